@@ -1,0 +1,113 @@
+//! The one conformance suite every Dream store passes.
+//!
+//! Each rule of the store contract (`dream_core::store`) is a public async function
+//! in [`rules`] taking an `Arc<dyn RecordStore>`. [`conformance_suite!`] turns a
+//! factory `async fn() -> Fixture` into one plain `#[test]` per rule, each on its
+//! own multi-thread runtime (so racing cases really race) with a fresh fixture.
+//! [`process`] helps tests that need several OS processes.
+//!
+//! ```ignore
+//! async fn make() -> dream_conformance::Fixture {
+//!     dream_conformance::Fixture::new(std::sync::Arc::new(MyStore::new()), ())
+//! }
+//! dream_conformance::conformance_suite!(make);
+//! ```
+
+use std::any::Any;
+use std::future::Future;
+use std::sync::Arc;
+
+use dream_core::RecordStore;
+
+pub mod process;
+pub mod rules;
+
+/// A store under test and whatever keeps its resources alive (a temp dir, a Redis
+/// prefix, a server process). Dropping the fixture drops the store first, then the guard.
+pub struct Fixture {
+    /// The store under test.
+    pub store: Arc<dyn RecordStore>,
+    /// Keeps the store's resources alive until the rule ends.
+    pub guard: Box<dyn Any + Send>,
+}
+
+impl Fixture {
+    /// A fixture from a store and its guard.
+    pub fn new(store: Arc<dyn RecordStore>, guard: impl Any + Send) -> Self {
+        Fixture {
+            store,
+            guard: Box::new(guard),
+        }
+    }
+}
+
+/// Runs one rule against a fresh fixture on its own multi-thread runtime.
+pub fn run<F, FFut, R, RFut>(factory: F, rule: R)
+where
+    F: FnOnce() -> FFut,
+    FFut: Future<Output = Fixture>,
+    R: FnOnce(Arc<dyn RecordStore>) -> RFut,
+    RFut: Future<Output = ()>,
+{
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(4)
+        .enable_all()
+        .build()
+        .expect("build a tokio runtime");
+    runtime.block_on(async {
+        let fixture = factory().await;
+        let Fixture { store, guard } = fixture;
+        rule(store).await;
+        drop(guard);
+    });
+}
+
+/// Emits `mod conformance` with one `#[test]` per rule of [`rules`], each running
+/// against a fresh fixture from `$factory` (an `async fn() -> Fixture` in scope).
+#[macro_export]
+macro_rules! conformance_suite {
+    ($factory:path) => {
+        $crate::conformance_suite!(@emit $factory;
+            round_trips_values,
+            missing_key_reads_as_absent,
+            matches_on_missing_key_conflicts,
+            absent_on_present_key_conflicts,
+            matches_with_wrong_version_conflicts,
+            delete_of_missing_key_is_false,
+            delete_removes_and_honours_preconditions,
+            no_aba_after_delete_and_put,
+            versions_are_never_reused,
+            too_large_value_is_refused_and_nothing_written,
+            ids_differing_in_case_are_distinct,
+            list_is_sorted_and_paginated,
+            list_limit_is_clamped,
+            namespaces_are_isolated,
+            namespaces_are_complete,
+            concurrent_absent_puts_have_one_winner,
+            concurrent_cas_increments_lose_nothing,
+            lease_is_exclusive,
+            fences_strictly_increase,
+            expired_lease_is_taken_over_and_stale_fence_refused,
+            renew_after_expiry_is_lock_lost,
+            renew_keeps_the_fence_and_extends,
+            release_reports_whether_still_held,
+            fenced_delete_is_checked,
+            fence_for_unknown_lock_is_refused,
+            errors_never_display_values,
+            info_is_consistent
+        );
+    };
+    (@emit $factory:path; $($rule:ident),* $(,)?) => {
+        #[allow(missing_docs)]
+        mod conformance {
+            #[allow(unused_imports)]
+            use super::*;
+            $(
+                #[test]
+                fn $rule() {
+                    $crate::run($factory, $crate::rules::$rule);
+                }
+            )*
+        }
+    };
+}

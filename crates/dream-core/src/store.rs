@@ -1,0 +1,385 @@
+//! The store contract. Backends store bytes, not memories: the engine encodes
+//! memories (Markdown) and everything else (JSON) into records, so a custom
+//! adapter stays small and a layer such as encryption wraps any backend.
+//!
+//! Semantics every backend must meet (each is a rule of `dream-conformance`):
+//! - `Matches` on a missing key → `Conflict`; `Absent` on a present key → `Conflict`;
+//! - delete with `Any` of a missing key → `Ok(false)`;
+//! - put, delete, put, then `Matches(first)` → `Conflict` (no ABA): versions come
+//!   from a store-wide counter and are never reused, not after a delete or a crash;
+//! - a write whose fence is not the lock's newest lease → `LockLost`, checked
+//!   atomically with the write;
+//! - renew after expiry → `LockLost`, even if nobody took the lock;
+//! - a value over `max_value_size` → `TooLarge`, nothing written;
+//! - ids differing only in case are distinct;
+//! - absence is `Ok(None)` / `Ok(false)`, never an error;
+//! - `Display` of an error never shows a value or a password.
+
+use std::error::Error as StdError;
+use std::fmt;
+use std::time::Duration;
+
+use async_trait::async_trait;
+use bytes::Bytes;
+
+use crate::id::{LockName, Namespace, RecordId};
+
+/// Default cap on one value: 16 MiB.
+pub const DEFAULT_MAX_VALUE_SIZE: usize = 16 * 1024 * 1024;
+
+/// Largest page `list` returns; larger limits are clamped to it.
+pub const MAX_LIST_LIMIT: usize = 1000;
+
+/// Clamps a `list` limit into `1..=MAX_LIST_LIMIT`.
+pub fn clamp_list_limit(limit: usize) -> usize {
+    limit.clamp(1, MAX_LIST_LIMIT)
+}
+
+/// Where a record lives.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Key {
+    /// Its namespace.
+    pub namespace: Namespace,
+    /// Its id inside the namespace.
+    pub id: RecordId,
+}
+
+impl Key {
+    /// A key from a namespace and an id.
+    pub fn new(namespace: Namespace, id: RecordId) -> Self {
+        Key { namespace, id }
+    }
+}
+
+impl fmt::Display for Key {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}/{}", self.namespace, self.id)
+    }
+}
+
+/// A record's version, from a store-wide counter; never reused.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Version(pub u64);
+
+impl fmt::Display for Version {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "v{}", self.0)
+    }
+}
+
+/// What must hold for a write to happen.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Precondition {
+    /// Write whatever is there.
+    Any,
+    /// Write only if the key is absent.
+    Absent,
+    /// Write only if the key is present at exactly this version.
+    Matches(Version),
+}
+
+/// Proof of holding a lease: the lock's name and the token its lease was issued with.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Fence {
+    /// The lock.
+    pub lock: LockName,
+    /// The lease's token; strictly increases per lock.
+    pub token: u64,
+}
+
+/// How a write is guarded.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Write {
+    /// The precondition on the record's current version.
+    pub pre: Precondition,
+    /// If set, the write happens only while this fence is the lock's newest.
+    pub fence: Option<Fence>,
+}
+
+impl Write {
+    /// Unconditional, unfenced.
+    pub fn any() -> Self {
+        Write {
+            pre: Precondition::Any,
+            fence: None,
+        }
+    }
+
+    /// Only if absent.
+    pub fn absent() -> Self {
+        Write {
+            pre: Precondition::Absent,
+            fence: None,
+        }
+    }
+
+    /// Only if present at `version`.
+    pub fn matches(version: Version) -> Self {
+        Write {
+            pre: Precondition::Matches(version),
+            fence: None,
+        }
+    }
+
+    /// The same write, carrying `fence`.
+    pub fn fenced(mut self, fence: Fence) -> Self {
+        self.fence = Some(fence);
+        self
+    }
+}
+
+/// A stored value and its version.
+#[derive(Clone, PartialEq, Eq)]
+pub struct Record {
+    /// The bytes.
+    pub value: Bytes,
+    /// The version the bytes were written at.
+    pub version: Version,
+}
+
+impl fmt::Debug for Record {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Record")
+            .field("value", &format_args!("<{} bytes>", self.value.len()))
+            .field("version", &self.version)
+            .finish()
+    }
+}
+
+/// One entry of a listing.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Entry {
+    /// The record's id.
+    pub id: RecordId,
+    /// The record.
+    pub record: Record,
+}
+
+/// One page of a listing, sorted by id bytes.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Page {
+    /// The entries, sorted by id bytes.
+    pub entries: Vec<Entry>,
+    /// Pass as `start_after` to get the next page; `None` when this page reached the end.
+    pub next: Option<RecordId>,
+}
+
+/// A held lease on a lock.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Lease {
+    lock: LockName,
+    token: u64,
+    holder: String,
+}
+
+impl Lease {
+    /// A lease on `lock` with fence `token`; `holder` is the store's random proof of
+    /// ownership used by renew and release.
+    pub fn new(lock: LockName, token: u64, holder: String) -> Self {
+        Lease {
+            lock,
+            token,
+            holder,
+        }
+    }
+
+    /// The lock.
+    pub fn lock(&self) -> &LockName {
+        &self.lock
+    }
+
+    /// The fence token this lease was issued with.
+    pub fn token(&self) -> u64 {
+        self.token
+    }
+
+    /// The holder's random identity.
+    pub fn holder(&self) -> &str {
+        &self.holder
+    }
+
+    /// The fence to attach to writes made under this lease.
+    pub fn fence(&self) -> Fence {
+        Fence {
+            lock: self.lock.clone(),
+            token: self.token,
+        }
+    }
+}
+
+/// What a store can do.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Capabilities {
+    /// Several processes may share it safely.
+    pub cross_process: bool,
+    /// `try_lease`, `renew` and `release` work.
+    pub leases: bool,
+    /// Writes may carry fences.
+    pub fenced_writes: bool,
+    /// Acknowledged writes survive a crash.
+    pub durable: bool,
+    /// Largest value accepted, in bytes.
+    pub max_value_size: usize,
+}
+
+/// A store's name and capabilities.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StoreInfo {
+    /// Short backend name (`fs`, `sqlite`, `redis`, `encrypted(fs)`).
+    pub name: String,
+    /// What it can do.
+    pub capabilities: Capabilities,
+}
+
+/// A store failure. `Display` never shows a value or a password.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum StoreError {
+    /// The precondition did not hold.
+    #[error("conflict on {key}: {}", match .current { Some(v) => format!("current version is {v}"), None => "the record is absent".to_owned() })]
+    Conflict {
+        /// The record.
+        key: Key,
+        /// Its current version, if present.
+        current: Option<Version>,
+    },
+    /// The fence is not the lock's newest lease, or the lease expired.
+    #[error("lease on lock {lock} was lost")]
+    LockLost {
+        /// The lock.
+        lock: LockName,
+    },
+    /// The store lacks the capability.
+    #[error("operation not supported by this store: {op}")]
+    Unsupported {
+        /// The operation.
+        op: &'static str,
+    },
+    /// The key is not acceptable to this store.
+    #[error("invalid key {key}: {reason}")]
+    InvalidKey {
+        /// The key.
+        key: Key,
+        /// Why.
+        reason: String,
+    },
+    /// The value is over the store's cap; nothing was written.
+    #[error("value of {size} bytes is over this store's limit of {max} bytes")]
+    TooLarge {
+        /// The value's size.
+        size: usize,
+        /// The cap.
+        max: usize,
+    },
+    /// Stored data failed an integrity check.
+    #[error("corrupt record{}: {reason}", match .key { Some(k) => format!(" {k}"), None => String::new() })]
+    Corrupt {
+        /// The record, when one is concerned.
+        key: Option<Key>,
+        /// What failed.
+        reason: String,
+    },
+    /// The store was made by another (e.g. newer) format or holds foreign data.
+    #[error("incompatible store: {reason}")]
+    Incompatible {
+        /// Why.
+        reason: String,
+    },
+    /// The backend failed.
+    #[error("backend error{}: {source}", if *.retryable { " (retryable)" } else { "" })]
+    Backend {
+        /// Whether retrying may succeed.
+        retryable: bool,
+        /// The cause; must not carry values or passwords.
+        source: Box<dyn StdError + Send + Sync>,
+    },
+}
+
+impl StoreError {
+    /// A backend failure.
+    pub fn backend(retryable: bool, source: impl Into<Box<dyn StdError + Send + Sync>>) -> Self {
+        StoreError::Backend {
+            retryable,
+            source: source.into(),
+        }
+    }
+
+    /// Whether retrying the operation may succeed.
+    pub fn is_retryable(&self) -> bool {
+        matches!(
+            self,
+            StoreError::Backend {
+                retryable: true,
+                ..
+            }
+        )
+    }
+}
+
+/// A place to keep records. Dyn-compatible; no default methods, so a wrapper that
+/// forgets to forward a method does not compile.
+#[async_trait]
+pub trait RecordStore: Send + Sync + fmt::Debug + 'static {
+    /// Name and capabilities.
+    fn info(&self) -> StoreInfo;
+    /// Reads a record; `Ok(None)` when absent.
+    async fn get(&self, key: &Key) -> Result<Option<Record>, StoreError>;
+    /// Writes a record if `write` holds; returns the new version.
+    async fn put(&self, key: &Key, value: Bytes, write: Write) -> Result<Version, StoreError>;
+    /// Deletes a record if `write` holds; `Ok(false)` when it was absent.
+    async fn delete(&self, key: &Key, write: Write) -> Result<bool, StoreError>;
+    /// Lists a namespace by id bytes, after `start_after`, at most `limit` entries
+    /// (clamped to `1..=MAX_LIST_LIMIT`).
+    async fn list(
+        &self,
+        namespace: &Namespace,
+        start_after: Option<&RecordId>,
+        limit: usize,
+    ) -> Result<Page, StoreError>;
+    /// Every namespace holding at least one record.
+    async fn namespaces(&self) -> Result<Vec<Namespace>, StoreError>;
+    /// Takes the lock for `ttl` if free or expired; `Ok(None)` while another holds it.
+    async fn try_lease(&self, lock: &LockName, ttl: Duration) -> Result<Option<Lease>, StoreError>;
+    /// Extends a held lease, keeping its fence; `LockLost` once it expired or was taken.
+    async fn renew(&self, lease: &Lease, ttl: Duration) -> Result<Lease, StoreError>;
+    /// Gives the lock up; `false` when the lease had already been lost.
+    async fn release(&self, lease: Lease) -> Result<bool, StoreError>;
+}
+
+macro_rules! forward_store {
+    ($($ptr:ident)::+) => {
+        #[async_trait]
+        impl<T: RecordStore + ?Sized> RecordStore for $($ptr)::+<T> {
+            fn info(&self) -> StoreInfo {
+                (**self).info()
+            }
+            async fn get(&self, key: &Key) -> Result<Option<Record>, StoreError> {
+                (**self).get(key).await
+            }
+            async fn put(&self, key: &Key, value: Bytes, write: Write) -> Result<Version, StoreError> {
+                (**self).put(key, value, write).await
+            }
+            async fn delete(&self, key: &Key, write: Write) -> Result<bool, StoreError> {
+                (**self).delete(key, write).await
+            }
+            async fn list(&self, namespace: &Namespace, start_after: Option<&RecordId>, limit: usize) -> Result<Page, StoreError> {
+                (**self).list(namespace, start_after, limit).await
+            }
+            async fn namespaces(&self) -> Result<Vec<Namespace>, StoreError> {
+                (**self).namespaces().await
+            }
+            async fn try_lease(&self, lock: &LockName, ttl: Duration) -> Result<Option<Lease>, StoreError> {
+                (**self).try_lease(lock, ttl).await
+            }
+            async fn renew(&self, lease: &Lease, ttl: Duration) -> Result<Lease, StoreError> {
+                (**self).renew(lease, ttl).await
+            }
+            async fn release(&self, lease: Lease) -> Result<bool, StoreError> {
+                (**self).release(lease).await
+            }
+        }
+    };
+}
+
+forward_store!(std::sync::Arc);
+forward_store!(std::boxed::Box);

@@ -1,0 +1,332 @@
+//! Test doubles (feature `testing`): an in-memory [`RecordStore`] with real leases
+//! and fences, and a [`ScriptedModel`] that replays given answers in order.
+
+use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
+
+use async_trait::async_trait;
+use bytes::Bytes;
+use chrono::{DateTime, Utc};
+
+use crate::clock::{Clock, SystemClock};
+use crate::id::{LockName, Namespace, RecordId};
+use crate::llm::{Completion, CompletionRequest, LanguageModel, ModelError, TokenUsage};
+use crate::store::{
+    Capabilities, DEFAULT_MAX_VALUE_SIZE, Entry, Fence, Key, Lease, Page, Precondition, Record,
+    RecordStore, StoreError, StoreInfo, Version, Write, clamp_list_limit,
+};
+
+/// A store held in process memory. Leases expire by its [`Clock`].
+#[derive(Debug)]
+pub struct MemoryStore {
+    state: Mutex<State>,
+    clock: Arc<dyn Clock>,
+    max_value_size: usize,
+}
+
+#[derive(Debug, Default)]
+struct State {
+    records: BTreeMap<(Namespace, RecordId), Record>,
+    last_version: u64,
+    newest_fence: HashMap<LockName, u64>,
+    leases: HashMap<LockName, Held>,
+}
+
+#[derive(Debug)]
+struct Held {
+    holder: String,
+    token: u64,
+    expires: DateTime<Utc>,
+}
+
+impl Default for MemoryStore {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl MemoryStore {
+    /// An empty store on the system clock.
+    pub fn new() -> Self {
+        Self::with_clock(Arc::new(SystemClock))
+    }
+
+    /// An empty store whose leases expire by `clock`.
+    pub fn with_clock(clock: Arc<dyn Clock>) -> Self {
+        MemoryStore {
+            state: Mutex::default(),
+            clock,
+            max_value_size: DEFAULT_MAX_VALUE_SIZE,
+        }
+    }
+
+    /// The same store with a different value cap.
+    pub fn with_max_value_size(mut self, max: usize) -> Self {
+        self.max_value_size = max;
+        self
+    }
+
+    fn state(&self) -> MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+fn ttl_delta(ttl: Duration) -> chrono::Duration {
+    chrono::Duration::from_std(ttl).unwrap_or(chrono::Duration::MAX)
+}
+
+impl State {
+    fn check(&self, key: &Key, write: &Write) -> Result<Option<Version>, StoreError> {
+        if let Some(fence) = &write.fence {
+            self.check_fence(fence)?;
+        }
+        let current = self
+            .records
+            .get(&(key.namespace.clone(), key.id.clone()))
+            .map(|r| r.version);
+        let ok = match write.pre {
+            Precondition::Any => true,
+            Precondition::Absent => current.is_none(),
+            Precondition::Matches(v) => current == Some(v),
+        };
+        if ok {
+            Ok(current)
+        } else {
+            Err(StoreError::Conflict {
+                key: key.clone(),
+                current,
+            })
+        }
+    }
+
+    fn check_fence(&self, fence: &Fence) -> Result<(), StoreError> {
+        if self.newest_fence.get(&fence.lock).copied() == Some(fence.token) {
+            Ok(())
+        } else {
+            Err(StoreError::LockLost {
+                lock: fence.lock.clone(),
+            })
+        }
+    }
+}
+
+#[async_trait]
+impl RecordStore for MemoryStore {
+    fn info(&self) -> StoreInfo {
+        StoreInfo {
+            name: "memory".to_owned(),
+            capabilities: Capabilities {
+                cross_process: false,
+                leases: true,
+                fenced_writes: true,
+                durable: false,
+                max_value_size: self.max_value_size,
+            },
+        }
+    }
+
+    async fn get(&self, key: &Key) -> Result<Option<Record>, StoreError> {
+        Ok(self
+            .state()
+            .records
+            .get(&(key.namespace.clone(), key.id.clone()))
+            .cloned())
+    }
+
+    async fn put(&self, key: &Key, value: Bytes, write: Write) -> Result<Version, StoreError> {
+        if value.len() > self.max_value_size {
+            return Err(StoreError::TooLarge {
+                size: value.len(),
+                max: self.max_value_size,
+            });
+        }
+        let mut state = self.state();
+        state.check(key, &write)?;
+        state.last_version += 1;
+        let version = Version(state.last_version);
+        state.records.insert(
+            (key.namespace.clone(), key.id.clone()),
+            Record { value, version },
+        );
+        Ok(version)
+    }
+
+    async fn delete(&self, key: &Key, write: Write) -> Result<bool, StoreError> {
+        let mut state = self.state();
+        let current = state.check(key, &write)?;
+        if current.is_some() {
+            state
+                .records
+                .remove(&(key.namespace.clone(), key.id.clone()));
+        }
+        Ok(current.is_some())
+    }
+
+    async fn list(
+        &self,
+        namespace: &Namespace,
+        start_after: Option<&RecordId>,
+        limit: usize,
+    ) -> Result<Page, StoreError> {
+        let limit = clamp_list_limit(limit);
+        let state = self.state();
+        let mut entries: Vec<Entry> = state
+            .records
+            .range((namespace.clone(), RecordId::new("0").expect("valid"))..)
+            .take_while(|((ns, _), _)| ns == namespace)
+            .filter(|((_, id), _)| start_after.is_none_or(|after| id > after))
+            .take(limit + 1)
+            .map(|((_, id), record)| Entry {
+                id: id.clone(),
+                record: record.clone(),
+            })
+            .collect();
+        let next = if entries.len() > limit {
+            entries.truncate(limit);
+            entries.last().map(|e| e.id.clone())
+        } else {
+            None
+        };
+        Ok(Page { entries, next })
+    }
+
+    async fn namespaces(&self) -> Result<Vec<Namespace>, StoreError> {
+        let mut out: Vec<Namespace> = Vec::new();
+        for (ns, _) in self.state().records.keys() {
+            if out.last() != Some(ns) {
+                out.push(ns.clone());
+            }
+        }
+        Ok(out)
+    }
+
+    async fn try_lease(&self, lock: &LockName, ttl: Duration) -> Result<Option<Lease>, StoreError> {
+        let now = self.clock.now();
+        let mut state = self.state();
+        if state
+            .leases
+            .get(lock)
+            .is_some_and(|held| held.expires > now)
+        {
+            return Ok(None);
+        }
+        let token = state.newest_fence.get(lock).copied().unwrap_or(0) + 1;
+        state.newest_fence.insert(lock.clone(), token);
+        let holder = ulid::Ulid::new().to_string();
+        state.leases.insert(
+            lock.clone(),
+            Held {
+                holder: holder.clone(),
+                token,
+                expires: now + ttl_delta(ttl),
+            },
+        );
+        Ok(Some(Lease::new(lock.clone(), token, holder)))
+    }
+
+    async fn renew(&self, lease: &Lease, ttl: Duration) -> Result<Lease, StoreError> {
+        let now = self.clock.now();
+        let mut state = self.state();
+        match state.leases.get_mut(lease.lock()) {
+            Some(held)
+                if held.holder == lease.holder()
+                    && held.token == lease.token()
+                    && held.expires > now =>
+            {
+                held.expires = now + ttl_delta(ttl);
+                Ok(lease.clone())
+            }
+            _ => Err(StoreError::LockLost {
+                lock: lease.lock().clone(),
+            }),
+        }
+    }
+
+    async fn release(&self, lease: Lease) -> Result<bool, StoreError> {
+        let now = self.clock.now();
+        let mut state = self.state();
+        let held = state.leases.get(lease.lock()).is_some_and(|held| {
+            held.holder == lease.holder() && held.token == lease.token() && held.expires > now
+        });
+        if held {
+            state.leases.remove(lease.lock());
+        }
+        Ok(held)
+    }
+}
+
+/// A language model that replays scripted answers in order and records what it
+/// was asked. Clones share the script and the record.
+#[derive(Debug, Clone, Default)]
+pub struct ScriptedModel {
+    script: Arc<Mutex<VecDeque<Result<Completion, ModelError>>>>,
+    requests: Arc<Mutex<Vec<CompletionRequest>>>,
+    delay: Option<Duration>,
+}
+
+impl ScriptedModel {
+    /// A model with an empty script.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// The same model, taking `delay` before every answer.
+    pub fn with_delay(mut self, delay: Duration) -> Self {
+        self.delay = Some(delay);
+        self
+    }
+
+    /// Queues a complete answer with this text.
+    pub fn push_text(&self, text: impl Into<String>) -> &Self {
+        self.push(Ok(Completion {
+            text: text.into(),
+            usage: TokenUsage {
+                input: 100,
+                output: 50,
+            },
+            model: "scripted".to_owned(),
+            truncated: false,
+        }))
+    }
+
+    /// Queues an answer or an error.
+    pub fn push(&self, answer: Result<Completion, ModelError>) -> &Self {
+        self.script
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push_back(answer);
+        self
+    }
+
+    /// Every request received so far.
+    pub fn requests(&self) -> Vec<CompletionRequest> {
+        self.requests
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+    }
+}
+
+#[async_trait]
+impl LanguageModel for ScriptedModel {
+    fn describe(&self) -> String {
+        "scripted".to_owned()
+    }
+
+    async fn complete(&self, request: &CompletionRequest) -> Result<Completion, ModelError> {
+        self.requests
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(request.clone());
+        if let Some(delay) = self.delay {
+            tokio::time::sleep(delay).await;
+        }
+        let next = self
+            .script
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .pop_front();
+        next.unwrap_or(Err(ModelError::ScriptExhausted))
+    }
+}

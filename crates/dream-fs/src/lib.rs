@@ -1,0 +1,1 @@
+//! Dream store on a directory.

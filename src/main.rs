@@ -1,0 +1,5 @@
+//! The `dream` command line.
+
+fn main() {
+    println!("dream");
+}
