@@ -1,0 +1,52 @@
+//! The `store` bench: one group per operation (put, get, list), one `BenchmarkId`
+//! per backend, each beside a raw baseline doing the same durable steps and the
+//! same thread hop. Each backend's functions live in `benches/store/<backend>.rs`.
+
+use criterion::{BenchmarkGroup, Criterion, criterion_group, criterion_main, measurement::WallTime};
+use tokio::runtime::Runtime;
+
+#[cfg(feature = "fs")]
+#[path = "store/fs.rs"]
+mod fs;
+
+/// A group under construction and the runtime its async code runs on.
+pub struct Bench<'a, 'c> {
+    /// The criterion group (one per operation).
+    pub group: &'a mut BenchmarkGroup<'c, WallTime>,
+    /// A multi-thread runtime shared by the whole bench.
+    pub runtime: &'a Runtime,
+}
+
+fn runtime() -> Runtime {
+    tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().expect("runtime")
+}
+
+fn put(c: &mut Criterion) {
+    let runtime = runtime();
+    let mut group = c.benchmark_group("put");
+    let mut _bench = Bench { group: &mut group, runtime: &runtime };
+    #[cfg(feature = "fs")]
+    fs::put(&mut _bench);
+    group.finish();
+}
+
+fn get(c: &mut Criterion) {
+    let runtime = runtime();
+    let mut group = c.benchmark_group("get");
+    let mut _bench = Bench { group: &mut group, runtime: &runtime };
+    #[cfg(feature = "fs")]
+    fs::get(&mut _bench);
+    group.finish();
+}
+
+fn list(c: &mut Criterion) {
+    let runtime = runtime();
+    let mut group = c.benchmark_group("list");
+    let mut _bench = Bench { group: &mut group, runtime: &runtime };
+    #[cfg(feature = "fs")]
+    fs::list(&mut _bench);
+    group.finish();
+}
+
+criterion_group!(benches, put, get, list);
+criterion_main!(benches);

@@ -1,0 +1,1 @@
+//! Encryption at rest (AES-256-GCM) over any Dream RecordStore.

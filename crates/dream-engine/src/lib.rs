@@ -1,0 +1,1 @@
+//! Dream's engine: sessions, the dream pass, the write gate, recall and its firewall.

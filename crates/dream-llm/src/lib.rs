@@ -1,0 +1,1 @@
+//! Dream's language models over HTTP: OpenAI, Anthropic and OpenAI-compatible servers.

@@ -1,0 +1,1 @@
+//! Dream's RecordStore on Redis, shared by many processes and hosts, with leases and fencing.

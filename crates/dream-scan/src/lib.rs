@@ -1,0 +1,1 @@
+//! Dream's injection and secret scanner: pure, no I/O.

@@ -1,0 +1,1 @@
+//! Dream's RecordStore on one SQLite database file.

@@ -1,0 +1,3 @@
+//! The `dream` subcommands, one module each.
+
+pub mod scan;
