@@ -1,0 +1,397 @@
+//! Where the store is and how to reach it. The password lives only inside the
+//! parsed connection info; nothing here prints it.
+
+use std::fmt;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use dream_core::store::DEFAULT_MAX_VALUE_SIZE;
+use redis::{ConnectionAddr, ConnectionInfo, IntoConnectionInfo};
+use rustix::fs::{FileType, Mode, OFlags};
+use rustix::io::Errno;
+
+/// The environment variable holding the Redis URL (password included, if any).
+pub const URL_ENV: &str = "DREAM_REDIS_URL";
+
+/// The key prefix used when none is configured.
+pub const DEFAULT_PREFIX: &str = "dream";
+
+/// Largest URL file accepted, in bytes.
+const MAX_URL_FILE: u64 = 4096;
+
+/// Longest prefix accepted.
+const MAX_PREFIX_LEN: usize = 64;
+
+/// A configuration that could not be built. `Display` never shows the URL or a
+/// password.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ConfigError {
+    /// The environment variable is not set.
+    #[error("environment variable {0} is not set")]
+    MissingEnv(&'static str),
+    /// The environment variable is not valid UTF-8.
+    #[error("environment variable {0} is not valid UTF-8")]
+    NotUnicode(&'static str),
+    /// The URL is not one this store accepts.
+    #[error("invalid Redis URL: {reason}")]
+    InvalidUrl {
+        /// Why (never the URL itself).
+        reason: &'static str,
+    },
+    /// `rediss://` was given, and this build has no TLS.
+    #[error(
+        "TLS (rediss://) is not supported by this build of dream-redis; use a unix socket or a local TLS tunnel"
+    )]
+    TlsUnsupported,
+    /// The key prefix is not acceptable.
+    #[error("invalid store prefix: {reason}")]
+    InvalidPrefix {
+        /// Why.
+        reason: &'static str,
+    },
+    /// The URL file could not be used.
+    #[error("Redis URL file {}: {reason}", .path.display())]
+    File {
+        /// The file.
+        path: PathBuf,
+        /// Why (never its contents).
+        reason: String,
+    },
+}
+
+/// How to reach a Redis store: server, database, credentials, key prefix and limits.
+///
+/// `Debug` shows the server, database and prefix; a password shows as `<redacted>`.
+#[derive(Clone)]
+pub struct RedisConfig {
+    pub(crate) connection: ConnectionInfo,
+    pub(crate) prefix: String,
+    pub(crate) max_value_size: usize,
+    pub(crate) response_timeout: Duration,
+    pub(crate) connection_timeout: Duration,
+    pub(crate) expected_epoch: Option<String>,
+    pub(crate) create: bool,
+}
+
+impl RedisConfig {
+    /// A configuration from a URL: `redis://[user][:password@]host[:port][/db]` or
+    /// `unix:///path/to/socket[?db=N]`. The prefix is [`DEFAULT_PREFIX`].
+    pub fn from_url(url: &str) -> Result<Self, ConfigError> {
+        let url = url.trim();
+        let scheme = url
+            .split_once("://")
+            .map(|(scheme, _)| scheme.to_ascii_lowercase())
+            .ok_or(ConfigError::InvalidUrl {
+                reason: "expected redis://host[:port][/db] or unix:///path",
+            })?;
+        match scheme.as_str() {
+            "redis" | "unix" | "redis+unix" | "valkey" => {}
+            "rediss" | "valkeys" => return Err(ConfigError::TlsUnsupported),
+            _ => {
+                return Err(ConfigError::InvalidUrl {
+                    reason: "unsupported scheme (expected redis:// or unix://)",
+                });
+            }
+        }
+        let connection = url
+            .into_connection_info()
+            .map_err(|_| ConfigError::InvalidUrl {
+                reason: "the URL could not be parsed (expected redis://[user][:password@]host[:port][/db] or unix:///path[?db=N])",
+            })?;
+        if connection.redis.db < 0 {
+            return Err(ConfigError::InvalidUrl {
+                reason: "the database number is negative",
+            });
+        }
+        if matches!(connection.addr, ConnectionAddr::TcpTls { .. }) {
+            return Err(ConfigError::TlsUnsupported);
+        }
+        Ok(RedisConfig {
+            connection,
+            prefix: DEFAULT_PREFIX.to_owned(),
+            max_value_size: DEFAULT_MAX_VALUE_SIZE,
+            response_timeout: Duration::from_secs(10),
+            connection_timeout: Duration::from_secs(5),
+            expected_epoch: None,
+            create: true,
+        })
+    }
+
+    /// A configuration from the URL in [`URL_ENV`] (`DREAM_REDIS_URL`).
+    pub fn from_env() -> Result<Self, ConfigError> {
+        Self::from_env_value(std::env::var(URL_ENV))
+    }
+
+    fn from_env_value(value: Result<String, std::env::VarError>) -> Result<Self, ConfigError> {
+        match value {
+            Ok(url) => Self::from_url(&url),
+            Err(std::env::VarError::NotPresent) => Err(ConfigError::MissingEnv(URL_ENV)),
+            Err(std::env::VarError::NotUnicode(_)) => Err(ConfigError::NotUnicode(URL_ENV)),
+        }
+    }
+
+    /// A configuration from a file holding the URL (surrounding whitespace ignored).
+    ///
+    /// The file must be a regular file (not a symlink), owned by this user, not
+    /// readable or writable by group or others (`chmod 600`), and at most 4 KiB.
+    /// The file is read on a blocking thread.
+    pub async fn from_file(path: impl AsRef<Path>) -> Result<Self, ConfigError> {
+        let path = path.as_ref().to_path_buf();
+        let for_error = path.clone();
+        let url = tokio::task::spawn_blocking(move || read_url_file(&path))
+            .await
+            .map_err(|_| ConfigError::File {
+                path: for_error,
+                reason: "the reading thread failed".to_owned(),
+            })??;
+        Self::from_url(&url)
+    }
+
+    /// The same configuration with another key prefix: 1 to 64 characters of
+    /// `[A-Za-z0-9_-]`, starting with a letter or digit. Stores with different
+    /// prefixes on one Redis are independent.
+    pub fn with_prefix(mut self, prefix: &str) -> Result<Self, ConfigError> {
+        validate_prefix(prefix)?;
+        self.prefix = prefix.to_owned();
+        Ok(self)
+    }
+
+    /// The same configuration with another value cap (default 16 MiB).
+    pub fn with_max_value_size(mut self, max: usize) -> Self {
+        self.max_value_size = max;
+        self
+    }
+
+    /// How long one command may wait for its answer (default 10 s).
+    pub fn with_response_timeout(mut self, timeout: Duration) -> Self {
+        self.response_timeout = timeout;
+        self
+    }
+
+    /// How long one connection attempt may take (default 5 s).
+    pub fn with_connection_timeout(mut self, timeout: Duration) -> Self {
+        self.connection_timeout = timeout;
+        self
+    }
+
+    /// Refuse to open unless the store's epoch is exactly `epoch` (as returned by
+    /// [`RedisStore::epoch`](crate::RedisStore::epoch) earlier): a caller that
+    /// remembers the epoch detects a wipe even across its own restarts.
+    pub fn expecting_epoch(mut self, epoch: impl Into<String>) -> Self {
+        self.expected_epoch = Some(epoch.into());
+        self
+    }
+
+    /// Refuse to create the store: opening fails unless it already exists.
+    pub fn without_create(mut self) -> Self {
+        self.create = false;
+        self
+    }
+
+    /// The key prefix.
+    pub fn prefix(&self) -> &str {
+        &self.prefix
+    }
+
+    /// The database number from the URL.
+    pub fn database(&self) -> i64 {
+        self.connection.redis.db
+    }
+
+    /// `host:port` or `unix:<path>`; never credentials.
+    pub fn server(&self) -> String {
+        describe_addr(&self.connection.addr)
+    }
+
+    pub(crate) fn password(&self) -> Option<&str> {
+        self.connection.redis.password.as_deref()
+    }
+}
+
+impl fmt::Debug for RedisConfig {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("RedisConfig")
+            .field("server", &self.server())
+            .field("database", &self.connection.redis.db)
+            .field("username", &self.connection.redis.username)
+            .field(
+                "password",
+                &self.password().map(|_| format_args!("<redacted>")),
+            )
+            .field("prefix", &self.prefix)
+            .field("max_value_size", &self.max_value_size)
+            .field("response_timeout", &self.response_timeout)
+            .field("connection_timeout", &self.connection_timeout)
+            .field("expected_epoch", &self.expected_epoch)
+            .field("create", &self.create)
+            .finish()
+    }
+}
+
+pub(crate) fn describe_addr(addr: &ConnectionAddr) -> String {
+    match addr {
+        ConnectionAddr::Tcp(host, port) => format!("{host}:{port}"),
+        ConnectionAddr::TcpTls { host, port, .. } => format!("{host}:{port} (tls)"),
+        ConnectionAddr::Unix(path) => format!("unix:{}", path.display()),
+    }
+}
+
+fn validate_prefix(prefix: &str) -> Result<(), ConfigError> {
+    let mut chars = prefix.chars();
+    match chars.next() {
+        None => {
+            return Err(ConfigError::InvalidPrefix {
+                reason: "it is empty",
+            });
+        }
+        Some(c) if !c.is_ascii_alphanumeric() => {
+            return Err(ConfigError::InvalidPrefix {
+                reason: "it must start with an ASCII letter or digit",
+            });
+        }
+        Some(_) => {}
+    }
+    if prefix.len() > MAX_PREFIX_LEN {
+        return Err(ConfigError::InvalidPrefix {
+            reason: "it is longer than 64 characters",
+        });
+    }
+    if !chars.all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-') {
+        return Err(ConfigError::InvalidPrefix {
+            reason: "only ASCII letters, digits, '_' and '-' are allowed",
+        });
+    }
+    Ok(())
+}
+
+fn read_url_file(path: &Path) -> Result<String, ConfigError> {
+    let fail = |reason: String| ConfigError::File {
+        path: path.to_path_buf(),
+        reason,
+    };
+    let fd = rustix::fs::open(
+        path,
+        OFlags::RDONLY | OFlags::CLOEXEC | OFlags::NOFOLLOW | OFlags::NOCTTY | OFlags::NONBLOCK,
+        Mode::empty(),
+    )
+    .map_err(|errno| {
+        fail(match errno {
+            Errno::LOOP => "it is a symbolic link; refusing to follow it".to_owned(),
+            Errno::NOENT => "it does not exist".to_owned(),
+            Errno::ACCESS => "permission denied".to_owned(),
+            other => format!("cannot open it: {other}"),
+        })
+    })?;
+    let stat = rustix::fs::fstat(&fd).map_err(|e| fail(format!("cannot stat it: {e}")))?;
+    if FileType::from_raw_mode(stat.st_mode) != FileType::RegularFile {
+        return Err(fail("it is not a regular file".to_owned()));
+    }
+    if stat.st_uid != rustix::process::geteuid().as_raw() {
+        return Err(fail("it is owned by another user".to_owned()));
+    }
+    if stat.st_mode & 0o077 != 0 {
+        return Err(fail(
+            "it is accessible by group or others; run chmod 600 on it".to_owned(),
+        ));
+    }
+    if stat.st_size as u64 > MAX_URL_FILE {
+        return Err(fail("it is larger than 4 KiB".to_owned()));
+    }
+    let mut text = String::new();
+    std::fs::File::from(fd)
+        .take(MAX_URL_FILE + 1)
+        .read_to_string(&mut text)
+        .map_err(|_| fail("it could not be read as UTF-8 text".to_owned()))?;
+    if text.len() as u64 > MAX_URL_FILE {
+        return Err(fail("it is larger than 4 KiB".to_owned()));
+    }
+    let url = text.trim();
+    if url.is_empty() {
+        return Err(fail("it is empty".to_owned()));
+    }
+    Ok(url.to_owned())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn url_with_database_and_password_parses_and_hides_the_password() {
+        let config = RedisConfig::from_url("redis://alice:pa55-WORD@10.1.2.3:6390/7").unwrap();
+        assert_eq!(config.database(), 7);
+        assert_eq!(config.server(), "10.1.2.3:6390");
+        assert_eq!(config.password(), Some("pa55-WORD"));
+        let shown = format!("{config:?}");
+        assert!(!shown.contains("pa55-WORD"), "{shown}");
+        assert!(shown.contains("<redacted>"), "{shown}");
+        assert!(shown.contains("alice"), "{shown}");
+    }
+
+    #[test]
+    fn unix_socket_url_parses() {
+        let config = RedisConfig::from_url("unix:///run/redis/redis.sock?db=2").unwrap();
+        assert_eq!(config.database(), 2);
+        assert_eq!(config.server(), "unix:/run/redis/redis.sock");
+    }
+
+    #[test]
+    fn tls_is_refused_clearly() {
+        for url in ["rediss://:secret@host:6380/0", "REDISS://host"] {
+            let err = RedisConfig::from_url(url).unwrap_err();
+            assert!(matches!(err, ConfigError::TlsUnsupported), "{err:?}");
+            assert!(err.to_string().contains("TLS"));
+        }
+    }
+
+    #[test]
+    fn bad_urls_are_refused_without_echoing_them() {
+        for url in [
+            "",
+            "localhost:6379",
+            "http://:hunter2-secret@host/",
+            "redis://:hunter2-secret@host:notaport/",
+            "redis://:hunter2-secret@host:6379/notadb",
+            "redis://:hunter2-secret@host:6379/-3",
+        ] {
+            let err = RedisConfig::from_url(url).unwrap_err();
+            assert!(matches!(err, ConfigError::InvalidUrl { .. }), "{url}: {err:?}");
+            let shown = format!("{err} {err:?}");
+            assert!(!shown.contains("hunter2"), "{shown}");
+        }
+    }
+
+    #[test]
+    fn env_lookup_without_the_variable_is_a_clear_error() {
+        let err = RedisConfig::from_env_value(Err(std::env::VarError::NotPresent)).unwrap_err();
+        assert!(matches!(err, ConfigError::MissingEnv(URL_ENV)), "{err:?}");
+        assert!(err.to_string().contains(URL_ENV));
+        let err = RedisConfig::from_env_value(Err(std::env::VarError::NotUnicode(
+            std::ffi::OsString::from("x"),
+        )))
+        .unwrap_err();
+        assert!(matches!(err, ConfigError::NotUnicode(URL_ENV)), "{err:?}");
+        let config = RedisConfig::from_env_value(Ok("redis://127.0.0.1:7000/4".into())).unwrap();
+        assert_eq!((config.server().as_str(), config.database()), ("127.0.0.1:7000", 4));
+    }
+
+    #[test]
+    fn prefixes_are_validated() {
+        let config = RedisConfig::from_url("redis://127.0.0.1").unwrap();
+        assert_eq!(config.prefix(), DEFAULT_PREFIX);
+        for ok in ["a", "team-1", "A_b-C", &"x".repeat(64)] {
+            assert_eq!(config.clone().with_prefix(ok).unwrap().prefix(), ok);
+        }
+        for bad in ["", "-a", "_a", "a:b", "a{b}", "a*", "a b", "é", &"x".repeat(65)] {
+            assert!(
+                matches!(
+                    config.clone().with_prefix(bad),
+                    Err(ConfigError::InvalidPrefix { .. })
+                ),
+                "{bad:?}"
+            );
+        }
+    }
+}

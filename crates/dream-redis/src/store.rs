@@ -1,0 +1,699 @@
+//! The store.
+
+use std::collections::HashMap;
+use std::fmt;
+use std::time::Duration;
+
+use dream_core::store::clamp_list_limit;
+use dream_core::{
+    Bytes, Capabilities, Entry, Key, Lease, LockName, Namespace, Page, Precondition, Record,
+    RecordId, RecordStore, StoreError, StoreInfo, Version, Write, async_trait,
+};
+use redis::aio::{ConnectionManager, ConnectionManagerConfig};
+use redis::{ErrorKind, RedisError, ScriptInvocation, Value};
+
+use crate::config::{RedisConfig, describe_addr};
+use crate::error::{EPOCH_CHANGED, EPOCH_MISSING, is_transient, map_error, unexpected_reply};
+use crate::keys::Keys;
+use crate::scripts::{self, SCRIPTS};
+
+/// The longest lease accepted; longer TTLs are shortened to it.
+pub const MAX_LEASE_TTL: Duration = Duration::from_secs(365 * 24 * 3600);
+
+/// What every epoch value starts with: the layout's format version.
+const EPOCH_FORMAT: &str = "dream-redis/1 ";
+
+/// How often an idempotent call is tried across a reconnect.
+const READ_ATTEMPTS: u32 = 5;
+
+/// A [`RecordStore`] on one Redis database under one key prefix.
+///
+/// Layout (every key starts with the hash tag `{prefix}`):
+///
+/// | key | type | holds |
+/// | --- | --- | --- |
+/// | `{p}:epoch` | string | `dream-redis/1 <random>`, written at creation, checked by every script |
+/// | `{p}:version` | integer | the store-wide version counter |
+/// | `{p}:namespaces` | set | namespaces holding at least one record |
+/// | `{p}:idx:<ns>` | sorted set | the namespace's ids, score 0 (read with `ZRANGEBYLEX`) |
+/// | `{p}:rec:<ns>:<id>` | hash | `n` = version, `v` = value |
+/// | `{p}:lease:<lock>` | string + TTL | `<holder>:<token>` of the current lease |
+/// | `{p}:fence:<lock>` | integer | the newest fence token issued for the lock |
+///
+/// `Debug` shows the server, database, prefix and epoch; never a password.
+pub struct RedisStore {
+    conn: ConnectionManager,
+    keys: Keys,
+    prefix: String,
+    epoch: String,
+    server: String,
+    database: i64,
+    /// Kept only to scrub it from error text.
+    password: Option<String>,
+    info: StoreInfo,
+    max_value_size: usize,
+}
+
+impl fmt::Debug for RedisStore {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("RedisStore")
+            .field("server", &self.server)
+            .field("database", &self.database)
+            .field(
+                "password",
+                &self.password.as_ref().map(|_| format_args!("<redacted>")),
+            )
+            .field("prefix", &self.prefix)
+            .field("epoch", &self.epoch)
+            .field("info", &self.info)
+            .finish()
+    }
+}
+
+/// The reply of a guarded script: its status and payload.
+struct Reply {
+    status: i64,
+    items: Vec<Value>,
+}
+
+impl Reply {
+    fn parse(op: &'static str, value: Value) -> Result<Reply, StoreError> {
+        let Value::Array(mut items) = value else {
+            return Err(unexpected_reply(op));
+        };
+        if items.is_empty() {
+            return Err(unexpected_reply(op));
+        }
+        let status = int_of(&items.remove(0)).ok_or_else(|| unexpected_reply(op))?;
+        match status {
+            scripts::EPOCH_MISSING => Err(StoreError::Corrupt {
+                key: None,
+                reason: EPOCH_MISSING.to_owned(),
+            }),
+            scripts::EPOCH_CHANGED => Err(StoreError::Incompatible {
+                reason: EPOCH_CHANGED.to_owned(),
+            }),
+            _ => Ok(Reply { status, items }),
+        }
+    }
+}
+
+fn bytes_of(value: Value) -> Option<Vec<u8>> {
+    match value {
+        Value::BulkString(bytes) => Some(bytes),
+        Value::SimpleString(text) => Some(text.into_bytes()),
+        _ => None,
+    }
+}
+
+fn text_of(value: Value) -> Option<String> {
+    bytes_of(value).and_then(|bytes| String::from_utf8(bytes).ok())
+}
+
+fn int_of(value: &Value) -> Option<i64> {
+    match value {
+        Value::Int(n) => Some(*n),
+        Value::BulkString(bytes) => std::str::from_utf8(bytes).ok()?.parse().ok(),
+        _ => None,
+    }
+}
+
+fn version_of(value: &Value) -> Option<Version> {
+    int_of(value)
+        .and_then(|n| u64::try_from(n).ok())
+        .filter(|n| *n > 0)
+        .map(Version)
+}
+
+fn random_hex() -> String {
+    format!("{:032x}", rand::random::<u128>())
+}
+
+/// A TTL in whole milliseconds, at least 1, at most [`MAX_LEASE_TTL`].
+fn ttl_millis(ttl: Duration) -> u64 {
+    ttl.min(MAX_LEASE_TTL).as_millis().max(1) as u64
+}
+
+fn precondition_args(pre: Precondition) -> (&'static str, String) {
+    match pre {
+        Precondition::Any => ("any", String::new()),
+        Precondition::Absent => ("absent", String::new()),
+        Precondition::Matches(version) => ("matches", version.0.to_string()),
+    }
+}
+
+impl RedisStore {
+    /// Connects and opens the store under the configured prefix, creating it
+    /// (writing a fresh random epoch) if the prefix is empty and creation is allowed.
+    ///
+    /// Fails with `Corrupt` when store data exists without its epoch (a partial
+    /// loss), and with `Incompatible` when the epoch key holds something else, the
+    /// epoch differs from [`RedisConfig::expecting_epoch`], or no store exists and
+    /// [`RedisConfig::without_create`] was set.
+    pub async fn open(config: RedisConfig) -> Result<Self, StoreError> {
+        let password = config.password().map(str::to_owned);
+        let client = redis::Client::open(config.connection.clone())
+            .map_err(|e| map_error("connect", None, e, password.as_deref()))?;
+        let manager = ConnectionManagerConfig::new()
+            .set_connection_timeout(config.connection_timeout)
+            .set_response_timeout(config.response_timeout)
+            .set_number_of_retries(4)
+            .set_max_delay(2_000);
+        let conn = ConnectionManager::new_with_config(client, manager)
+            .await
+            .map_err(|e| map_error("connect", None, e, password.as_deref()))?;
+        let keys = Keys::new(&config.prefix);
+        let mut store = RedisStore {
+            conn,
+            keys,
+            prefix: config.prefix.clone(),
+            epoch: String::new(),
+            server: describe_addr(&config.connection.addr),
+            database: config.connection.redis.db,
+            password,
+            info: StoreInfo {
+                name: "redis".to_owned(),
+                capabilities: Capabilities {
+                    cross_process: true,
+                    leases: true,
+                    fenced_writes: true,
+                    durable: false,
+                    max_value_size: config.max_value_size,
+                },
+            },
+            max_value_size: config.max_value_size,
+        };
+        store.epoch = store.open_epoch(&config).await?;
+        let appendonly = store.config_get("appendonly").await?;
+        let fsync = store.config_get("appendfsync").await?;
+        let eviction = store.config_get("maxmemory-policy").await?;
+        store.info.capabilities.durable =
+            appendonly.as_deref() == Some("yes") && fsync.as_deref() == Some("always");
+        if appendonly.as_deref() != Some("yes") {
+            tracing::warn!(
+                server = %store.server,
+                "Redis appendonly is not enabled: a restart can lose acknowledged writes (the epoch check then refuses the store)"
+            );
+        }
+        if eviction.as_deref().is_some_and(|policy| policy != "noeviction") {
+            tracing::warn!(
+                server = %store.server,
+                "Redis maxmemory-policy is not noeviction: records can be evicted silently"
+            );
+        }
+        tracing::debug!(
+            server = %store.server,
+            database = store.database,
+            prefix = %store.prefix,
+            "opened Redis store"
+        );
+        Ok(store)
+    }
+
+    async fn open_epoch(&self, config: &RedisConfig) -> Result<String, StoreError> {
+        let candidate = format!("{EPOCH_FORMAT}{}", random_hex());
+        let mut invocation = SCRIPTS.open.prepare_invoke();
+        invocation
+            .key(self.keys.epoch())
+            .key(self.keys.version())
+            .key(self.keys.namespaces())
+            .arg(&candidate)
+            .arg(if config.create { "1" } else { "0" });
+        let value = self.invoke("open", None, &invocation, true).await?;
+        let Value::Array(mut items) = value else {
+            return Err(unexpected_reply("open"));
+        };
+        let status = items.first().and_then(int_of);
+        let epoch = match status {
+            Some(scripts::OK) if items.len() == 2 => {
+                let epoch = items.pop().and_then(bytes_of).ok_or_else(|| unexpected_reply("open"))?;
+                match String::from_utf8(epoch) {
+                    Ok(epoch) if epoch.starts_with(EPOCH_FORMAT) => epoch,
+                    _ => {
+                        return Err(StoreError::Incompatible {
+                            reason: format!(
+                                "the key {} holds data of another program or format",
+                                self.keys.epoch()
+                            ),
+                        });
+                    }
+                }
+            }
+            Some(scripts::EPOCH_MISSING) => {
+                return Err(StoreError::Corrupt {
+                    key: None,
+                    reason: "store data exists under this prefix but its epoch key is missing: \
+                             Redis lost part of the store's data; refusing to open it"
+                        .to_owned(),
+                });
+            }
+            Some(scripts::NO_STORE) => {
+                return Err(StoreError::Incompatible {
+                    reason: "no Dream store exists under this prefix and creating one was not allowed"
+                        .to_owned(),
+                });
+            }
+            _ => return Err(unexpected_reply("open")),
+        };
+        if let Some(expected) = &config.expected_epoch
+            && *expected != epoch
+        {
+            return Err(StoreError::Incompatible {
+                reason: "the store's epoch is not the expected one: it was wiped and re-created"
+                    .to_owned(),
+            });
+        }
+        Ok(epoch)
+    }
+
+    /// The store's epoch: random, written when the store was created. Remember it
+    /// and pass it to [`RedisConfig::expecting_epoch`] to detect a wipe across
+    /// restarts of this process too.
+    pub fn epoch(&self) -> &str {
+        &self.epoch
+    }
+
+    /// The key prefix (the hash tag of every key).
+    pub fn prefix(&self) -> &str {
+        &self.prefix
+    }
+
+    /// The underlying reconnecting connection. Commands sent on it bypass the
+    /// epoch check and fencing: for benchmarks and diagnostics only.
+    pub fn connection(&self) -> ConnectionManager {
+        self.conn.clone()
+    }
+
+    /// Whether the server has `appendonly` on (`CONFIG GET appendonly`);
+    /// `None` when the server refuses `CONFIG` (as managed services often do).
+    pub async fn appendonly_enabled(&self) -> Result<Option<bool>, StoreError> {
+        Ok(self
+            .config_get("appendonly")
+            .await?
+            .map(|value| value.eq_ignore_ascii_case("yes")))
+    }
+
+    /// The server's `maxmemory-policy`; anything but `noeviction` can drop
+    /// records silently. `None` when the server refuses `CONFIG`.
+    pub async fn eviction_policy(&self) -> Result<Option<String>, StoreError> {
+        self.config_get("maxmemory-policy").await
+    }
+
+    async fn config_get(&self, parameter: &'static str) -> Result<Option<String>, StoreError> {
+        let mut conn = self.conn.clone();
+        let result: Result<HashMap<String, String>, RedisError> = redis::cmd("CONFIG")
+            .arg("GET")
+            .arg(parameter)
+            .query_async(&mut conn)
+            .await;
+        match result {
+            Ok(mut map) => Ok(map.remove(parameter)),
+            Err(err)
+                if matches!(
+                    err.kind(),
+                    ErrorKind::ResponseError | ErrorKind::ExtensionError
+                ) && !is_transient(&err) =>
+            {
+                Ok(None)
+            }
+            Err(err) => Err(self.fail("config get", None, err)),
+        }
+    }
+
+    /// Deletes every key of this store (found with `SCAN`, never `KEYS`), the
+    /// epoch first, so processes still using it are refused from then on.
+    /// Returns how many keys were deleted.
+    pub async fn destroy(self) -> Result<u64, StoreError> {
+        let mut conn = self.conn.clone();
+        let mut deleted: u64 = redis::cmd("DEL")
+            .arg(self.keys.epoch())
+            .query_async(&mut conn)
+            .await
+            .map_err(|e| self.fail("destroy", None, e))?;
+        let mut cursor: u64 = 0;
+        loop {
+            let (next, batch): (u64, Vec<Vec<u8>>) = redis::cmd("SCAN")
+                .arg(cursor)
+                .arg("MATCH")
+                .arg(self.keys.pattern())
+                .arg("COUNT")
+                .arg(1000)
+                .query_async(&mut conn)
+                .await
+                .map_err(|e| self.fail("destroy", None, e))?;
+            if !batch.is_empty() {
+                let n: u64 = redis::cmd("UNLINK")
+                    .arg(&batch)
+                    .query_async(&mut conn)
+                    .await
+                    .map_err(|e| self.fail("destroy", None, e))?;
+                deleted += n;
+            }
+            if next == 0 {
+                break;
+            }
+            cursor = next;
+        }
+        Ok(deleted)
+    }
+
+    fn fail(&self, op: &'static str, key: Option<&Key>, err: RedisError) -> StoreError {
+        map_error(op, key, err, self.password.as_deref())
+    }
+
+    /// Runs a script. Idempotent calls (`retry`) are tried again across a
+    /// reconnect; others fail at once with a retryable error.
+    async fn invoke(
+        &self,
+        op: &'static str,
+        key: Option<&Key>,
+        invocation: &ScriptInvocation<'_>,
+        retry: bool,
+    ) -> Result<Value, StoreError> {
+        let mut attempt = 1;
+        loop {
+            let mut conn = self.conn.clone();
+            match invocation.invoke_async::<Value>(&mut conn).await {
+                Ok(value) => return Ok(value),
+                Err(err) if retry && attempt < READ_ATTEMPTS && is_transient(&err) => {
+                    tracing::debug!(op, attempt, "Redis call failed; retrying after reconnect");
+                    tokio::time::sleep(Duration::from_millis(100 << attempt)).await;
+                    attempt += 1;
+                }
+                Err(err) => return Err(self.fail(op, key, err)),
+            }
+        }
+    }
+
+    async fn guarded(
+        &self,
+        op: &'static str,
+        key: Option<&Key>,
+        invocation: &ScriptInvocation<'_>,
+        retry: bool,
+    ) -> Result<Reply, StoreError> {
+        Reply::parse(op, self.invoke(op, key, invocation, retry).await?)
+    }
+
+    fn lease_value(lease: &Lease) -> String {
+        format!("{}:{}", lease.holder(), lease.token())
+    }
+
+    fn write_outcome(key: &Key, write: &Write, reply: &Reply) -> Result<(), StoreError> {
+        match reply.status {
+            scripts::OK => Ok(()),
+            scripts::CONFLICT => Err(StoreError::Conflict {
+                key: key.clone(),
+                current: reply.items.first().and_then(version_of),
+            }),
+            scripts::LOCK_LOST => match &write.fence {
+                Some(fence) => Err(StoreError::LockLost {
+                    lock: fence.lock.clone(),
+                }),
+                None => Err(unexpected_reply("write")),
+            },
+            _ => Err(unexpected_reply("write")),
+        }
+    }
+}
+
+#[async_trait]
+impl RecordStore for RedisStore {
+    fn info(&self) -> StoreInfo {
+        self.info.clone()
+    }
+
+    async fn get(&self, key: &Key) -> Result<Option<Record>, StoreError> {
+        let mut invocation = SCRIPTS.get.prepare_invoke();
+        invocation
+            .key(self.keys.epoch())
+            .key(self.keys.record(key))
+            .arg(&self.epoch);
+        let mut reply = self.guarded("get", Some(key), &invocation, true).await?;
+        if reply.status != scripts::OK {
+            return Err(unexpected_reply("get"));
+        }
+        match reply.items.len() {
+            0 => Ok(None),
+            2 => {
+                let value = reply.items.pop().and_then(bytes_of);
+                let version = reply.items.first().and_then(version_of);
+                match (version, value) {
+                    (Some(version), Some(value)) => Ok(Some(Record {
+                        value: Bytes::from(value),
+                        version,
+                    })),
+                    _ => Err(StoreError::Corrupt {
+                        key: Some(key.clone()),
+                        reason: "the record's version field is missing or not a number".to_owned(),
+                    }),
+                }
+            }
+            _ => Err(StoreError::Corrupt {
+                key: Some(key.clone()),
+                reason: "the record has a version but no value".to_owned(),
+            }),
+        }
+    }
+
+    async fn put(&self, key: &Key, value: Bytes, write: Write) -> Result<Version, StoreError> {
+        if value.len() > self.max_value_size {
+            return Err(StoreError::TooLarge {
+                size: value.len(),
+                max: self.max_value_size,
+            });
+        }
+        let (pre, expected) = precondition_args(write.pre);
+        let mut invocation = SCRIPTS.put.prepare_invoke();
+        invocation
+            .key(self.keys.epoch())
+            .key(self.keys.version())
+            .key(self.keys.namespaces())
+            .key(self.keys.index(&key.namespace))
+            .key(self.keys.record(key));
+        if let Some(fence) = &write.fence {
+            invocation.key(self.keys.fence(&fence.lock));
+        }
+        invocation
+            .arg(&self.epoch)
+            .arg(pre)
+            .arg(expected)
+            .arg(value.as_ref())
+            .arg(key.namespace.as_str())
+            .arg(key.id.as_str());
+        if let Some(fence) = &write.fence {
+            invocation.arg(fence.token);
+        }
+        let reply = self.guarded("put", Some(key), &invocation, false).await?;
+        Self::write_outcome(key, &write, &reply)?;
+        reply
+            .items
+            .first()
+            .and_then(version_of)
+            .ok_or_else(|| unexpected_reply("put"))
+    }
+
+    async fn delete(&self, key: &Key, write: Write) -> Result<bool, StoreError> {
+        let (pre, expected) = precondition_args(write.pre);
+        let mut invocation = SCRIPTS.delete.prepare_invoke();
+        invocation
+            .key(self.keys.epoch())
+            .key(self.keys.namespaces())
+            .key(self.keys.index(&key.namespace))
+            .key(self.keys.record(key));
+        if let Some(fence) = &write.fence {
+            invocation.key(self.keys.fence(&fence.lock));
+        }
+        invocation
+            .arg(&self.epoch)
+            .arg(pre)
+            .arg(expected)
+            .arg(key.namespace.as_str())
+            .arg(key.id.as_str());
+        if let Some(fence) = &write.fence {
+            invocation.arg(fence.token);
+        }
+        let reply = self.guarded("delete", Some(key), &invocation, false).await?;
+        Self::write_outcome(key, &write, &reply)?;
+        match reply.items.first().and_then(int_of) {
+            Some(1) => Ok(true),
+            Some(0) => Ok(false),
+            _ => Err(unexpected_reply("delete")),
+        }
+    }
+
+    async fn list(
+        &self,
+        namespace: &Namespace,
+        start_after: Option<&RecordId>,
+        limit: usize,
+    ) -> Result<Page, StoreError> {
+        let limit = clamp_list_limit(limit);
+        let start = match start_after {
+            Some(id) => format!("({id}"),
+            None => "-".to_owned(),
+        };
+        let mut invocation = SCRIPTS.list.prepare_invoke();
+        invocation
+            .key(self.keys.epoch())
+            .key(self.keys.index(namespace))
+            .arg(&self.epoch)
+            .arg(start)
+            .arg(limit + 1)
+            .arg(self.keys.record_prefix(namespace));
+        let reply = self.guarded("list", None, &invocation, true).await?;
+        if reply.status != scripts::OK || reply.items.len() % 3 != 0 {
+            return Err(unexpected_reply("list"));
+        }
+        let mut entries = Vec::with_capacity(reply.items.len() / 3);
+        let mut items = reply.items.into_iter();
+        while let (Some(id), Some(version), Some(value)) = (items.next(), items.next(), items.next())
+        {
+            let id = text_of(id)
+                .and_then(|id| RecordId::new(id).ok())
+                .ok_or_else(|| StoreError::Corrupt {
+                    key: None,
+                    reason: format!("the index of namespace {namespace} holds an invalid id"),
+                })?;
+            let key = Key::new(namespace.clone(), id.clone());
+            let Some(version) = version_of(&version) else {
+                return Err(StoreError::Corrupt {
+                    key: Some(key),
+                    reason: "the namespace index names a record that is missing or has no valid version"
+                        .to_owned(),
+                });
+            };
+            let value = bytes_of(value).ok_or_else(|| unexpected_reply("list"))?;
+            entries.push(Entry {
+                id,
+                record: Record {
+                    value: Bytes::from(value),
+                    version,
+                },
+            });
+        }
+        let next = if entries.len() > limit {
+            entries.truncate(limit);
+            entries.last().map(|entry| entry.id.clone())
+        } else {
+            None
+        };
+        Ok(Page { entries, next })
+    }
+
+    async fn namespaces(&self) -> Result<Vec<Namespace>, StoreError> {
+        let mut invocation = SCRIPTS.namespaces.prepare_invoke();
+        invocation
+            .key(self.keys.epoch())
+            .key(self.keys.namespaces())
+            .arg(&self.epoch);
+        let reply = self.guarded("namespaces", None, &invocation, true).await?;
+        if reply.status != scripts::OK {
+            return Err(unexpected_reply("namespaces"));
+        }
+        let mut out = reply
+            .items
+            .into_iter()
+            .map(|item| {
+                text_of(item)
+                    .and_then(|name| Namespace::new(name).ok())
+                    .ok_or_else(|| StoreError::Corrupt {
+                        key: None,
+                        reason: "the namespace set holds an invalid namespace".to_owned(),
+                    })
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        out.sort();
+        out.dedup();
+        Ok(out)
+    }
+
+    async fn try_lease(&self, lock: &LockName, ttl: Duration) -> Result<Option<Lease>, StoreError> {
+        let holder = random_hex();
+        let mut invocation = SCRIPTS.acquire.prepare_invoke();
+        invocation
+            .key(self.keys.epoch())
+            .key(self.keys.lease(lock))
+            .key(self.keys.fence(lock))
+            .arg(&self.epoch)
+            .arg(&holder)
+            .arg(ttl_millis(ttl));
+        let reply = self.guarded("try_lease", None, &invocation, false).await?;
+        if reply.status != scripts::OK {
+            return Err(unexpected_reply("try_lease"));
+        }
+        match reply.items.first() {
+            None => Ok(None),
+            Some(token) => {
+                let token = int_of(token)
+                    .and_then(|t| u64::try_from(t).ok())
+                    .ok_or_else(|| unexpected_reply("try_lease"))?;
+                Ok(Some(Lease::new(lock.clone(), token, holder)))
+            }
+        }
+    }
+
+    async fn renew(&self, lease: &Lease, ttl: Duration) -> Result<Lease, StoreError> {
+        let mut invocation = SCRIPTS.renew.prepare_invoke();
+        invocation
+            .key(self.keys.epoch())
+            .key(self.keys.lease(lease.lock()))
+            .key(self.keys.fence(lease.lock()))
+            .arg(&self.epoch)
+            .arg(Self::lease_value(lease))
+            .arg(ttl_millis(ttl))
+            .arg(lease.token());
+        // Compare-and-PEXPIRE is idempotent, so it may be retried across a reconnect.
+        let reply = self.guarded("renew", None, &invocation, true).await?;
+        match (reply.status, reply.items.first().and_then(int_of)) {
+            (scripts::OK, Some(1)) => Ok(lease.clone()),
+            (scripts::OK, Some(0)) => Err(StoreError::LockLost {
+                lock: lease.lock().clone(),
+            }),
+            _ => Err(unexpected_reply("renew")),
+        }
+    }
+
+    async fn release(&self, lease: Lease) -> Result<bool, StoreError> {
+        let mut invocation = SCRIPTS.release.prepare_invoke();
+        invocation
+            .key(self.keys.epoch())
+            .key(self.keys.lease(lease.lock()))
+            .arg(&self.epoch)
+            .arg(Self::lease_value(&lease));
+        let reply = self.guarded("release", None, &invocation, false).await?;
+        match (reply.status, reply.items.first().and_then(int_of)) {
+            (scripts::OK, Some(1)) => Ok(true),
+            (scripts::OK, Some(0)) => Ok(false),
+            _ => Err(unexpected_reply("release")),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ttls_are_whole_milliseconds_within_bounds() {
+        assert_eq!(ttl_millis(Duration::ZERO), 1);
+        assert_eq!(ttl_millis(Duration::from_micros(300)), 1);
+        assert_eq!(ttl_millis(Duration::from_millis(1500)), 1500);
+        assert_eq!(ttl_millis(Duration::MAX), MAX_LEASE_TTL.as_millis() as u64);
+    }
+
+    #[test]
+    fn versions_must_be_positive_integers() {
+        assert_eq!(version_of(&Value::Int(7)), Some(Version(7)));
+        assert_eq!(version_of(&Value::BulkString(b"42".to_vec())), Some(Version(42)));
+        for bad in [
+            Value::Int(0),
+            Value::Int(-1),
+            Value::BulkString(b"".to_vec()),
+            Value::BulkString(b"4x".to_vec()),
+            Value::Nil,
+        ] {
+            assert_eq!(version_of(&bad), None, "{bad:?}");
+        }
+    }
+}
