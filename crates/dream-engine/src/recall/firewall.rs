@@ -1,0 +1,319 @@
+//! The knowledge firewall: one verdict per candidate record, fail-closed, in order:
+//!
+//! 1. candidate set (the caller ranks, retries once and diagnoses);
+//! 2. recursive scan of every string and key → `quarantined` (done at analysis);
+//! 3. field validation → `rejected` (done at analysis);
+//! 4. lifecycle over the whole store's supersession index, built only from records
+//!    that passed 2 and 3 → `ignored` (superseded, revoked, expired);
+//! 5. scope → `held`; a local record whose only successors live in other scopes →
+//!    `rejected` (cross-scope current state);
+//! 6. conflict: another current in-scope record with the same subject key whose
+//!    content disagrees → `conflict` (both records, even one outside the top-K);
+//! 7. grounding: no provenance or low confidence → `ignored`;
+//! 8. admitted → `used` (at most `limit`; further admitted records → `ignored`,
+//!    over-limit).
+
+use std::collections::HashSet;
+
+use chrono::{DateTime, Utc};
+use dream_core::Scope;
+
+use super::analyze::{Outcome, Valid};
+use super::index::{Hit, Index};
+use super::{Policy, PolicyVerdict, Reason, RecordVerdict, Verdict, codes};
+
+/// Where a valid record is in its lifecycle.
+enum Life {
+    Current,
+    /// Superseded, revoked or expired.
+    Retired(Reason),
+    /// Replaced, but only by records of other scopes.
+    CrossScope(Reason),
+}
+
+/// Judges candidates against one index, scope and time.
+pub(crate) struct Firewall<'a> {
+    pub index: &'a Index,
+    pub scope: &'a Scope,
+    pub now: DateTime<Utc>,
+    pub min_confidence: f64,
+}
+
+impl Firewall<'_> {
+    fn valid(&self, doc: u32) -> Option<&Valid> {
+        self.index.docs.get(doc as usize)?.valid()
+    }
+
+    /// Whether a valid record is current (step 4 alone).
+    pub fn is_current(&self, valid: &Valid) -> bool {
+        matches!(self.life(valid), Life::Current)
+    }
+
+    /// Step 4, over the whole store.
+    fn life(&self, valid: &Valid) -> Life {
+        let memory = &valid.memory;
+        match memory.status {
+            dream_core::MemoryStatus::Active => {}
+            dream_core::MemoryStatus::Revoked => {
+                return Life::Retired(Reason::new(codes::REVOKED, None));
+            }
+            dream_core::MemoryStatus::Expired => {
+                return Life::Retired(Reason::new(codes::EXPIRED, Some("status".into())));
+            }
+            dream_core::MemoryStatus::Superseded => {
+                return Life::Retired(Reason::new(codes::SUPERSEDED, Some("status".into())));
+            }
+        }
+        if let Some(expires) = memory.expires_at
+            && expires <= self.now
+        {
+            return Life::Retired(Reason::new(
+                codes::EXPIRED,
+                Some(format!(
+                    "at {}",
+                    expires.to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
+                )),
+            ));
+        }
+        let successors: Vec<&Valid> = self
+            .index
+            .successors
+            .get(&memory.id)
+            .into_iter()
+            .flatten()
+            .filter_map(|s| self.valid(*s))
+            .filter(|s| s.memory.id != memory.id)
+            .collect();
+        if let Some(local) = successors.iter().find(|s| s.memory.scope == memory.scope) {
+            return Life::Retired(Reason::new(
+                codes::SUPERSEDED,
+                Some(format!("by {}", local.memory.id)),
+            ));
+        }
+        if let Some(foreign) = successors.first() {
+            return Life::CrossScope(Reason::new(
+                codes::CROSS_SCOPE_CURRENT_STATE,
+                Some(format!(
+                    "successor {} lives in scope {}",
+                    foreign.memory.id, foreign.memory.scope
+                )),
+            ));
+        }
+        Life::Current
+    }
+
+    /// Current, valid, in-scope records about the same subject that disagree.
+    fn disagreeing(&self, doc: u32, valid: &Valid) -> Vec<u32> {
+        let Some(group) = self.index.subjects.get(&valid.subject) else {
+            return Vec::new();
+        };
+        group
+            .iter()
+            .copied()
+            .filter(|other| *other != doc)
+            .filter(|other| {
+                self.valid(*other).is_some_and(|o| {
+                    o.agreement != valid.agreement
+                        && o.memory.scope == *self.scope
+                        && matches!(self.life(o), Life::Current)
+                })
+            })
+            .collect()
+    }
+
+    fn conflict_reason(&self, with: &[u32]) -> Reason {
+        let ids: Vec<&str> = with
+            .iter()
+            .take(3)
+            .filter_map(|d| self.index.docs.get(*d as usize))
+            .map(|d| d.id.as_str())
+            .collect();
+        let more = if with.len() > ids.len() {
+            format!(" and {} more", with.len() - ids.len())
+        } else {
+            String::new()
+        };
+        Reason::new(
+            codes::CONFLICT,
+            Some(format!(
+                "disagrees with {}{more} on the same subject",
+                ids.join(", ")
+            )),
+        )
+    }
+
+    /// One verdict per candidate, in rank order, then any conflicting record found
+    /// outside the candidates.
+    pub fn judge(&self, candidates: &[Hit], limit: usize) -> Vec<RecordVerdict> {
+        let mut out: Vec<RecordVerdict> = Vec::with_capacity(candidates.len());
+        let mut seen: HashSet<u32> = candidates.iter().map(|h| h.doc).collect();
+        let mut extra_conflicts: Vec<(u32, Vec<u32>)> = Vec::new();
+        let mut used = 0usize;
+        for hit in candidates {
+            let Some(doc) = self.index.docs.get(hit.doc as usize) else {
+                continue;
+            };
+            let verdict = |verdict: Verdict, reason: Reason| RecordVerdict {
+                id: doc.id.clone(),
+                version: doc.version,
+                verdict,
+                reason,
+                score: hit.score,
+                memory: None,
+            };
+            let valid = match &doc.outcome {
+                Outcome::Quarantined(reason) => {
+                    out.push(verdict(Verdict::Quarantined, reason.clone()));
+                    continue;
+                }
+                Outcome::Rejected { reason, .. } => {
+                    out.push(verdict(Verdict::Rejected, reason.clone()));
+                    continue;
+                }
+                Outcome::Valid(valid) => valid,
+            };
+            let life = self.life(valid);
+            if let Life::Retired(reason) = life {
+                out.push(verdict(Verdict::Ignored, reason));
+                continue;
+            }
+            if valid.memory.scope != *self.scope {
+                out.push(verdict(
+                    Verdict::Held,
+                    Reason::new(
+                        codes::OTHER_SCOPE,
+                        Some(format!("scope {}", valid.memory.scope)),
+                    ),
+                ));
+                continue;
+            }
+            if let Life::CrossScope(reason) = life {
+                out.push(verdict(Verdict::Rejected, reason));
+                continue;
+            }
+            let against = self.disagreeing(hit.doc, valid);
+            if !against.is_empty() {
+                for other in &against {
+                    if seen.insert(*other) {
+                        extra_conflicts.push((*other, vec![hit.doc]));
+                    } else if let Some(entry) =
+                        extra_conflicts.iter_mut().find(|(d, _)| d == other)
+                    {
+                        entry.1.push(hit.doc);
+                    }
+                }
+                let mut v = verdict(Verdict::Conflict, self.conflict_reason(&against));
+                v.memory = Some(valid.memory.clone());
+                out.push(v);
+                continue;
+            }
+            if valid.memory.sources.is_empty() {
+                out.push(verdict(
+                    Verdict::Ignored,
+                    Reason::new(codes::UNGROUNDED, Some("no provenance".into())),
+                ));
+                continue;
+            }
+            if valid.memory.confidence < self.min_confidence {
+                out.push(verdict(
+                    Verdict::Ignored,
+                    Reason::new(
+                        codes::LOW_CONFIDENCE,
+                        Some(format!(
+                            "{:.2} < {:.2}",
+                            valid.memory.confidence, self.min_confidence
+                        )),
+                    ),
+                ));
+                continue;
+            }
+            if used >= limit {
+                out.push(verdict(
+                    Verdict::Ignored,
+                    Reason::new(codes::OVER_LIMIT, Some(format!("limit {limit}"))),
+                ));
+                continue;
+            }
+            used += 1;
+            let detail = valid
+                .suspicious
+                .as_ref()
+                .map(|s| format!("suspicious: {s}; shown as fenced data"));
+            let mut v = verdict(Verdict::Used, Reason::new(codes::SAFE_FACT, detail));
+            v.memory = Some(valid.memory.clone());
+            out.push(v);
+        }
+        for (doc, with) in extra_conflicts {
+            let (Some(d), Some(valid)) = (self.index.docs.get(doc as usize), self.valid(doc))
+            else {
+                continue;
+            };
+            out.push(RecordVerdict {
+                id: d.id.clone(),
+                version: d.version,
+                verdict: Verdict::Conflict,
+                reason: self.conflict_reason(&with),
+                score: 0.0,
+                memory: Some(valid.memory.clone()),
+            });
+        }
+        out
+    }
+}
+
+/// The `POLICY:` verdict of a result. Precedence, highest first:
+/// conflict > used > quarantined > rejected > ignored (held counts as ignored).
+/// Its reason is that of the best-ranked record with the chosen verdict. When
+/// nothing was used, `diagnosis` says so ("nothing admitted: …").
+pub(crate) fn policy(records: &[RecordVerdict], empty_diagnosis: impl FnOnce() -> String) -> Policy {
+    let rank = |v: Verdict| match v {
+        Verdict::Conflict => 0,
+        Verdict::Used => 1,
+        Verdict::Quarantined => 2,
+        Verdict::Rejected => 3,
+        Verdict::Ignored | Verdict::Held => 4,
+    };
+    let Some(top) = records.iter().min_by_key(|r| rank(r.verdict)) else {
+        return Policy {
+            verdict: PolicyVerdict::Ignored,
+            reason: Reason::new(codes::NO_CANDIDATES, None),
+            diagnosis: Some(format!("nothing admitted: {}", empty_diagnosis())),
+        };
+    };
+    let verdict = match top.verdict {
+        Verdict::Conflict => PolicyVerdict::Conflict,
+        Verdict::Used => PolicyVerdict::Used,
+        Verdict::Quarantined => PolicyVerdict::Quarantined,
+        Verdict::Rejected => PolicyVerdict::Rejected,
+        Verdict::Ignored | Verdict::Held => PolicyVerdict::Ignored,
+    };
+    let reason = if top.verdict == Verdict::Held {
+        Reason::new(codes::HELD_AT_SCOPE, Some(top.reason.to_string()))
+    } else {
+        top.reason.clone()
+    };
+    let diagnosis = if records.iter().any(|r| r.verdict == Verdict::Used) {
+        None
+    } else {
+        let mut counts: Vec<(Verdict, usize)> = Vec::new();
+        for r in records {
+            match counts.iter_mut().find(|(v, _)| *v == r.verdict) {
+                Some((_, n)) => *n += 1,
+                None => counts.push((r.verdict, 1)),
+            }
+        }
+        counts.sort_by_key(|(v, _)| rank(*v));
+        let parts: Vec<String> = counts.iter().map(|(v, n)| format!("{n} {v}")).collect();
+        Some(format!(
+            "nothing admitted: {} candidate{} — {}",
+            records.len(),
+            if records.len() == 1 { "" } else { "s" },
+            parts.join(", ")
+        ))
+    };
+    Policy {
+        verdict,
+        reason,
+        diagnosis,
+    }
+}

@@ -1,0 +1,273 @@
+//! The in-memory index: BM25F postings over every record of the `memories`
+//! namespace, plus the whole store's supersession and subject indexes, built only
+//! from records that passed the scan and validation.
+//!
+//! BM25F: for a term `t` and a document `d`,
+//! `tf~ = Σ_f w_f · tf_f(t, d) / (1 − b_f + b_f · len_f(d) / avglen_f)` and
+//! `score += idf(t) · tf~ · (k1 + 1) / (k1 + tf~)`, with
+//! `idf(t) = ln(1 + (N − df + 0.5) / (df + 0.5))`. The per-field factor
+//! `w_f / (1 − b_f + b_f · len_f / avglen_f)` is computed once per document at build.
+
+use std::cmp::Ordering;
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use dream_core::{MemoryId, RecordId, Scope};
+
+use super::analyze::{Doc, FIELDS};
+use super::tokenize::LanguageSet;
+
+/// Ranking parameters.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct RankParams {
+    /// Field weights: name, description, tags, content.
+    pub weights: [f32; FIELDS],
+    /// Length normalisation per field (0 = none, 1 = full).
+    pub b: [f32; FIELDS],
+    /// Term-frequency saturation.
+    pub k1: f32,
+}
+
+impl Default for RankParams {
+    fn default() -> Self {
+        RankParams {
+            weights: [3.0, 2.0, 2.0, 1.0],
+            b: [0.3, 0.5, 0.3, 0.75],
+            k1: 1.2,
+        }
+    }
+}
+
+/// One document's term frequencies, per field.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Posting {
+    doc: u32,
+    tf: [u16; FIELDS],
+}
+
+/// Scope id of a record whose scope is unknown (it failed decoding).
+const UNKNOWN_SCOPE: u32 = u32::MAX;
+
+/// A ranked document.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct Hit {
+    pub doc: u32,
+    pub score: f32,
+}
+
+/// The index for one generation of the store.
+#[derive(Debug)]
+pub(crate) struct Index {
+    /// The `state/generation` read before the listing this index was built from;
+    /// `None` when it was unreadable (then every recall rebuilds).
+    pub generation: Option<u64>,
+    /// Every record of the namespace, sorted by id.
+    pub docs: Vec<Arc<Doc>>,
+    /// Record id → position in `docs`.
+    pub by_id: HashMap<RecordId, u32>,
+    /// Memory id → valid records that claim to supersede it.
+    pub successors: HashMap<MemoryId, Vec<u32>>,
+    /// Subject key → valid records about it.
+    pub subjects: HashMap<String, Vec<u32>>,
+    /// Languages the documents were analysed in.
+    pub languages: LanguageSet,
+    scopes: HashMap<Scope, u32>,
+    doc_scope: Vec<u32>,
+    /// `w_f / (1 − b_f + b_f · len_f / avglen_f)` per document and field.
+    factors: Vec<[f32; FIELDS]>,
+    /// Distinct terms, sorted.
+    terms: Vec<Box<str>>,
+    /// Postings of `terms[i]`, sorted by document.
+    postings: Vec<Vec<Posting>>,
+    k1: f32,
+}
+
+impl Index {
+    /// Builds the index from analysed records sorted by id.
+    pub fn build(generation: Option<u64>, docs: Vec<Arc<Doc>>, params: &RankParams) -> Index {
+        let n = docs.len();
+        let mut by_id = HashMap::with_capacity(n);
+        let mut successors: HashMap<MemoryId, Vec<u32>> = HashMap::new();
+        let mut subjects: HashMap<String, Vec<u32>> = HashMap::new();
+        let mut scopes: HashMap<Scope, u32> = HashMap::new();
+        let mut doc_scope = Vec::with_capacity(n);
+        let mut languages = LanguageSet::default();
+        let mut totals = [0f64; FIELDS];
+        let mut postings_map: HashMap<&str, Vec<Posting>> = HashMap::new();
+
+        for (i, doc) in docs.iter().enumerate() {
+            let i = u32::try_from(i).unwrap_or(u32::MAX);
+            by_id.insert(doc.id.clone(), i);
+            languages.insert(doc.language);
+            for (total, len) in totals.iter_mut().zip(doc.lengths) {
+                *total += f64::from(len);
+            }
+            let scope = match doc.valid() {
+                Some(valid) => {
+                    let memory = &valid.memory;
+                    for old in &memory.supersedes {
+                        successors.entry(old.clone()).or_default().push(i);
+                    }
+                    subjects.entry(valid.subject.clone()).or_default().push(i);
+                    let next = u32::try_from(scopes.len()).unwrap_or(UNKNOWN_SCOPE - 1);
+                    *scopes.entry(memory.scope.clone()).or_insert(next)
+                }
+                None => UNKNOWN_SCOPE,
+            };
+            doc_scope.push(scope);
+            for (term, tf) in &doc.terms {
+                postings_map
+                    .entry(term)
+                    .or_default()
+                    .push(Posting { doc: i, tf: *tf });
+            }
+        }
+
+        let averages = totals.map(|t| if n == 0 { 1.0 } else { (t / n as f64).max(1.0) });
+        let factors = docs
+            .iter()
+            .map(|doc| {
+                let mut f = [0f32; FIELDS];
+                for field in 0..FIELDS {
+                    let b = params.b[field].clamp(0.0, 1.0);
+                    let relative = f64::from(doc.lengths[field]) / averages[field];
+                    let norm = 1.0 - f64::from(b) + f64::from(b) * relative;
+                    f[field] = (f64::from(params.weights[field].max(0.0)) / norm.max(1e-6)) as f32;
+                }
+                f
+            })
+            .collect();
+
+        let mut sorted: Vec<(&str, Vec<Posting>)> = postings_map.into_iter().collect();
+        sorted.sort_unstable_by(|a, b| a.0.cmp(b.0));
+        let mut terms = Vec::with_capacity(sorted.len());
+        let mut postings = Vec::with_capacity(sorted.len());
+        for (term, list) in sorted {
+            terms.push(Box::from(term));
+            postings.push(list);
+        }
+
+        Index {
+            generation,
+            by_id,
+            successors,
+            subjects,
+            languages,
+            scopes,
+            doc_scope,
+            factors,
+            terms,
+            postings,
+            k1: params.k1.max(0.0),
+            docs,
+        }
+    }
+
+    /// Number of records indexed.
+    pub fn len(&self) -> usize {
+        self.docs.len()
+    }
+
+    /// Number of valid records in `scope`.
+    pub fn count_in_scope(&self, scope: &Scope) -> usize {
+        match self.scopes.get(scope) {
+            Some(id) => self.doc_scope.iter().filter(|s| *s == id).count(),
+            None => 0,
+        }
+    }
+
+    /// Whether a document is a valid record of `scope`.
+    pub fn in_scope(&self, doc: u32, scope: &Scope) -> bool {
+        self.scopes
+            .get(scope)
+            .is_some_and(|id| self.doc_scope.get(doc as usize) == Some(id))
+    }
+
+    fn term_index(&self, term: &str) -> Option<usize> {
+        self.terms.binary_search_by(|t| (**t).cmp(term)).ok()
+    }
+
+    /// Whether the exact term is indexed.
+    pub fn has_term(&self, term: &str) -> bool {
+        self.term_index(term).is_some()
+    }
+
+    /// Up to `cap` indexed terms starting with `prefix`, in order.
+    pub fn with_prefix(&self, prefix: &str, cap: usize) -> Vec<&str> {
+        let start = self.terms.partition_point(|t| **t < *prefix);
+        self.terms[start..]
+            .iter()
+            .take_while(|t| t.starts_with(prefix))
+            .take(cap)
+            .map(|t| &**t)
+            .collect()
+    }
+
+    /// Ranks documents by BM25F for the distinct `terms`. Returns at most `pool`
+    /// hits that are valid records of `scope` or of unknown scope (undecodable
+    /// records, which the firewall rejects) and at most `other_pool` hits from other
+    /// scopes, best first; ties go to the smaller record id.
+    pub fn rank(&self, terms: &[&str], scope: &Scope, pool: usize, other_pool: usize) -> Vec<Hit> {
+        let n = self.docs.len() as f64;
+        let mut scores = vec![0f32; self.docs.len()];
+        let mut touched: Vec<u32> = Vec::new();
+        for term in terms {
+            let Some(t) = self.term_index(term) else {
+                continue;
+            };
+            let list = &self.postings[t];
+            let df = list.len() as f64;
+            let idf = (1.0 + (n - df + 0.5) / (df + 0.5)).ln() as f32;
+            for posting in list {
+                let factors = &self.factors[posting.doc as usize];
+                let mut tf = 0f32;
+                for field in 0..FIELDS {
+                    tf += f32::from(posting.tf[field]) * factors[field];
+                }
+                if tf <= 0.0 {
+                    continue;
+                }
+                let slot = &mut scores[posting.doc as usize];
+                if *slot == 0.0 {
+                    touched.push(posting.doc);
+                }
+                *slot += idf * tf * (self.k1 + 1.0) / (self.k1 + tf);
+            }
+        }
+
+        let local = self.scopes.get(scope).copied();
+        let (mut mine, mut others): (Vec<Hit>, Vec<Hit>) = touched
+            .into_iter()
+            .map(|doc| Hit {
+                doc,
+                score: scores[doc as usize],
+            })
+            .filter(|h| h.score > 0.0)
+            .partition(|h| {
+                let s = self.doc_scope[h.doc as usize];
+                s == UNKNOWN_SCOPE || Some(s) == local
+            });
+        top(&mut mine, pool);
+        top(&mut others, other_pool);
+        mine.extend(others);
+        mine.sort_unstable_by(by_score);
+        mine
+    }
+}
+
+fn by_score(a: &Hit, b: &Hit) -> Ordering {
+    b.score
+        .partial_cmp(&a.score)
+        .unwrap_or(Ordering::Equal)
+        .then(a.doc.cmp(&b.doc))
+}
+
+/// Keeps the best `k` hits of `hits`, in no particular order.
+fn top(hits: &mut Vec<Hit>, k: usize) {
+    if k == 0 {
+        hits.clear();
+    } else if hits.len() > k {
+        hits.select_nth_unstable_by(k - 1, by_score);
+        hits.truncate(k);
+    }
+}

@@ -1,0 +1,839 @@
+//! Recall: lexical ranking (BM25F), the optional two-model picker, and the
+//! knowledge firewall that every recalled record passes, one verdict per record.
+//!
+//! Recalled memory is data, never an instruction. [`Recall::recall`] reads
+//! `state/generation` and rebuilds its in-memory index when it changed (so a
+//! `forget` made by any process is seen at the next recall), ranks candidates, and
+//! judges each one in the order of [`firewall`](self#the-firewall):
+//!
+//! # The firewall
+//!
+//! 1. **Candidate set**: the top-K by BM25F (or the picker's choice). When it is
+//!    empty, or every candidate is undecodable, one bounded retry runs with a
+//!    broader query (stop words kept, every stem also matched as a prefix and by its
+//!    indexed prefixes); if that still yields nothing the result carries a
+//!    diagnosis (`nothing admitted: …`), never a claim that no history exists.
+//! 2. **Scan**: every string and key at every depth, metadata included, through
+//!    `dream_scan` in memory mode. Instruction- or secret-shaped → `quarantined`
+//!    (reason `instruction` or `secret`, citing rule ids and paths, never text).
+//!    A *suspicious* verdict is admitted (the body is shown fenced, as data) and
+//!    noted in the `used` reason, unless [`RecallOptions::quarantine_suspicious`].
+//!    An undecodable record is scanned as raw text before it is rejected.
+//! 3. **Validation**: a record that fails the Markdown codec → `rejected`
+//!    (`malformed`, with the codec error; never repaired); not UTF-8 →
+//!    `unreadable`; record id ≠ memory id → `invalid-id`; empty name or content,
+//!    a memory superseding itself, a non-string `metadata.subject` →
+//!    `invalid-field`; `updated_at` or `expires_at` before `created_at` →
+//!    `invalid-date`.
+//! 4. **Lifecycle** over the whole store's supersession index, built only from
+//!    records that passed 2 and 3: status revoked/expired/superseded, `expires_at`
+//!    reached, or a successor in the record's own scope → `ignored`.
+//! 5. **Scope**: a record of another scope → `held` (`other-scope`); a local
+//!    record whose successors all live in other scopes → `rejected`
+//!    (`cross-scope-current-state`): an out-of-scope successor never makes it
+//!    current again.
+//! 6. **Conflict**: another current record of this scope with the same subject key
+//!    (`metadata.subject` when it is a string, else the name; case-folded) whose
+//!    content differs (case and white space aside) → `conflict` for both, even
+//!    when the other record ranked outside the top-K. Never settled by rank.
+//! 7. **Grounding**: no `sources` → `ignored` (`ungrounded`); confidence below
+//!    [`RecallOptions::min_confidence`] → `ignored` (`low-confidence`).
+//! 8. **Admitted** → `used` (`safe-fact`), at most `limit`; admitted records past
+//!    the limit → `ignored` (`over-limit`).
+//!
+//! The result opens with one `POLICY: <verdict> — <reason>` line. Precedence,
+//! highest first: **conflict** (any conflict escalates the whole answer) >
+//! **used** > **quarantined** > **rejected** > **ignored** (held records count as
+//! ignored, reason `held-at-scope`). The reason is that of the best-ranked record
+//! with the chosen verdict; when nothing is used a diagnosis follows
+//! (`; nothing admitted: …`). Then one line per record:
+//! `<id>@<version>:<verdict>:<reason>`.
+
+mod analyze;
+pub mod context;
+mod firewall;
+mod index;
+mod picker;
+pub mod tokenize;
+
+use std::collections::HashSet;
+use std::fmt;
+use std::sync::Arc;
+use std::time::Duration;
+
+use dream_core::store::MAX_LIST_LIMIT;
+use dream_core::{
+    Clock, Key, LanguageModel, Memory, Namespace, RecordId, RecordStore, Scope, StoreError,
+    Version,
+};
+use dream_scan::{Mode, Scanner};
+
+use analyze::{AnalyzeConfig, Doc, Outcome};
+use firewall::Firewall;
+use index::{Hit, Index};
+pub use index::RankParams;
+pub use picker::MAX_PICKS;
+pub use tokenize::Language;
+use tokenize::LanguageSet;
+
+/// Namespace holding memories (Markdown records, id = memory id).
+pub const MEMORIES_NAMESPACE: &str = "memories";
+/// Namespace of the generation counter.
+pub const STATE_NAMESPACE: &str = "state";
+/// Record id of the generation counter: ASCII decimal u64, absent = 0.
+pub const GENERATION_ID: &str = "generation";
+/// Largest `limit` accepted.
+pub const MAX_LIMIT: usize = 100;
+/// Longest query accepted, in bytes.
+pub const MAX_QUERY_BYTES: usize = 4096;
+
+/// Reason codes, one per cause. Each verdict's reason starts with one.
+pub mod codes {
+    /// Admitted: scanned clean, valid, current, in scope, unopposed, grounded.
+    pub const SAFE_FACT: &str = "safe-fact";
+    /// Instruction-shaped text somewhere in the record.
+    pub const INSTRUCTION: &str = "instruction";
+    /// Secret-shaped text somewhere in the record.
+    pub const SECRET: &str = "secret";
+    /// Suspicious text, quarantined because `quarantine_suspicious` is set.
+    pub const SUSPICIOUS: &str = "suspicious";
+    /// The Markdown codec refused the record.
+    pub const MALFORMED: &str = "malformed";
+    /// The record is not UTF-8.
+    pub const UNREADABLE: &str = "unreadable";
+    /// The record's id does not match the memory's id.
+    pub const INVALID_ID: &str = "invalid-id";
+    /// A field is empty or out of its domain.
+    pub const INVALID_FIELD: &str = "invalid-field";
+    /// The dates contradict each other.
+    pub const INVALID_DATE: &str = "invalid-date";
+    /// Replaced by a successor of the same scope, or marked superseded.
+    pub const SUPERSEDED: &str = "superseded";
+    /// Withdrawn.
+    pub const REVOKED: &str = "revoked";
+    /// Past its expiry, or marked expired.
+    pub const EXPIRED: &str = "expired";
+    /// Belongs to another scope.
+    pub const OTHER_SCOPE: &str = "other-scope";
+    /// POLICY reason when the top record was held at scope.
+    pub const HELD_AT_SCOPE: &str = "held-at-scope";
+    /// A local record replaced only by successors of other scopes.
+    pub const CROSS_SCOPE_CURRENT_STATE: &str = "cross-scope-current-state";
+    /// Disagrees with another current record about the same subject.
+    pub const CONFLICT: &str = "conflict";
+    /// No provenance.
+    pub const UNGROUNDED: &str = "ungrounded";
+    /// Confidence below the threshold.
+    pub const LOW_CONFIDENCE: &str = "low-confidence";
+    /// Admitted, but `limit` records were already used.
+    pub const OVER_LIMIT: &str = "over-limit";
+    /// POLICY reason when no candidate was found.
+    pub const NO_CANDIDATES: &str = "no-candidates";
+}
+
+/// Why a record got its verdict: a code from [`codes`] and an optional detail
+/// (rule ids, paths, ids, codec errors — never flagged text).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Reason {
+    /// The cause.
+    pub code: &'static str,
+    /// More about it, printable and bounded.
+    pub detail: Option<String>,
+}
+
+impl Reason {
+    /// A reason; the detail is made printable and bounded.
+    pub fn new(code: &'static str, detail: Option<String>) -> Self {
+        Reason {
+            code,
+            detail: detail.map(|d| printable(&d, 300)),
+        }
+    }
+}
+
+impl fmt::Display for Reason {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.detail {
+            Some(detail) => write!(f, "{} ({detail})", self.code),
+            None => f.write_str(self.code),
+        }
+    }
+}
+
+/// One record's verdict.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Verdict {
+    /// Admitted and handed on.
+    Used,
+    /// Not current, not grounded, or over the limit.
+    Ignored,
+    /// Instruction- or secret-shaped.
+    Quarantined,
+    /// Malformed, invalid, or cross-scope current state.
+    Rejected,
+    /// Belongs to another scope.
+    Held,
+    /// Disagrees with another current record about the same subject: escalate.
+    Conflict,
+}
+
+impl Verdict {
+    /// The lowercase word.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Used => "used",
+            Self::Ignored => "ignored",
+            Self::Quarantined => "quarantined",
+            Self::Rejected => "rejected",
+            Self::Held => "held",
+            Self::Conflict => "conflict",
+        }
+    }
+}
+
+impl fmt::Display for Verdict {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// The verdict of a whole result, as its `POLICY:` line states it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum PolicyVerdict {
+    /// At least one record is used and none conflicts.
+    Used,
+    /// Nothing used; everything was ignored or held (or nothing was found).
+    Ignored,
+    /// Nothing used; something was quarantined.
+    Quarantined,
+    /// Nothing used or quarantined; something was rejected.
+    Rejected,
+    /// Two current records disagree: escalate.
+    Conflict,
+}
+
+impl PolicyVerdict {
+    /// The lowercase word.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Used => "used",
+            Self::Ignored => "ignored",
+            Self::Quarantined => "quarantined",
+            Self::Rejected => "rejected",
+            Self::Conflict => "conflict",
+        }
+    }
+}
+
+/// The `POLICY:` line of a result.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Policy {
+    /// The overall verdict (see the module docs for the precedence).
+    pub verdict: PolicyVerdict,
+    /// The reason of the best-ranked record with that verdict.
+    pub reason: Reason,
+    /// When nothing was used: `nothing admitted: …`.
+    pub diagnosis: Option<String>,
+}
+
+impl fmt::Display for Policy {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "POLICY: {} — {}", self.verdict.as_str(), self.reason)?;
+        if let Some(diagnosis) = &self.diagnosis {
+            write!(f, "; {diagnosis}")?;
+        }
+        Ok(())
+    }
+}
+
+/// One record's verdict and reason.
+#[derive(Debug, Clone)]
+pub struct RecordVerdict {
+    /// The record.
+    pub id: RecordId,
+    /// Its version.
+    pub version: Version,
+    /// What the firewall decided.
+    pub verdict: Verdict,
+    /// Why.
+    pub reason: Reason,
+    /// Its BM25F score (0 for records added by the conflict rule or the picker).
+    pub score: f32,
+    /// The memory, only for `used` and `conflict` records.
+    pub memory: Option<Arc<Memory>>,
+}
+
+impl fmt::Display for RecordVerdict {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{}@{}:{}:{}",
+            self.id, self.version.0, self.verdict, self.reason
+        )
+    }
+}
+
+/// How the candidate set was chosen.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Ranker {
+    /// BM25F.
+    Lexical,
+    /// The picker model chose the candidates.
+    Model {
+        /// The model's key-free description.
+        model: String,
+    },
+    /// A picker is configured but failed; BM25F was used.
+    LexicalFallback {
+        /// Why the picker failed.
+        reason: String,
+    },
+}
+
+/// What a recall returns.
+#[derive(Debug, Clone)]
+pub struct RecallResult {
+    /// The `POLICY:` line.
+    pub policy: Policy,
+    /// One verdict per candidate, in rank order, then conflicting records found
+    /// outside the candidates.
+    pub records: Vec<RecordVerdict>,
+    /// How candidates were chosen.
+    pub ranker: Ranker,
+    /// Whether the bounded retry with a broader query ran.
+    pub retried: bool,
+    /// The generation the index was built at (`None`: unreadable).
+    pub generation: Option<u64>,
+}
+
+impl RecallResult {
+    /// The admitted memories, best first.
+    pub fn used(&self) -> impl Iterator<Item = &Memory> {
+        self.records
+            .iter()
+            .filter(|r| r.verdict == Verdict::Used)
+            .filter_map(|r| r.memory.as_deref())
+    }
+
+    /// The verdict of record `id`, if it was judged.
+    pub fn verdict_of(&self, id: &str) -> Option<&RecordVerdict> {
+        self.records.iter().find(|r| r.id.as_str() == id)
+    }
+
+    /// The admitted memories rendered as context (see [`context`]).
+    pub fn to_context(&self) -> String {
+        context::render(self)
+    }
+}
+
+impl fmt::Display for RecallResult {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        writeln!(f, "{}", self.policy)?;
+        for record in &self.records {
+            writeln!(f, "{record}")?;
+        }
+        Ok(())
+    }
+}
+
+/// The optional picker model (the two-model pattern).
+#[derive(Debug, Clone)]
+pub struct PickerOptions {
+    /// A cheap model.
+    pub model: Arc<dyn LanguageModel>,
+    /// Longest wait for its answer; past it, lexical ranking is used.
+    pub timeout: Duration,
+    /// Most manifest lines shown (lexical hits first, then the most recently
+    /// updated eligible memories).
+    pub manifest_size: usize,
+    /// Output token limit of the pick.
+    pub max_tokens: u32,
+}
+
+impl PickerOptions {
+    /// Defaults around `model`: 10 s timeout, 100 manifest lines, 256 tokens.
+    pub fn new(model: Arc<dyn LanguageModel>) -> Self {
+        PickerOptions {
+            model,
+            timeout: Duration::from_secs(10),
+            manifest_size: 100,
+            max_tokens: 256,
+        }
+    }
+}
+
+/// How recall ranks and judges.
+#[derive(Debug, Clone)]
+pub struct RecallOptions {
+    /// BM25F parameters.
+    pub rank: RankParams,
+    /// Languages detected, stemmed and stop-worded (default: all supported).
+    pub languages: Vec<Language>,
+    /// Language of texts without any stop-word hit (default English).
+    pub default_language: Language,
+    /// Candidates judged from this scope (and from undecodable records) per recall;
+    /// at least `limit` (default 20).
+    pub candidate_pool: usize,
+    /// Candidates judged from other scopes per recall, so a foreign record that
+    /// ranks high is reported as held (default 5).
+    pub other_scope_pool: usize,
+    /// Records below this confidence are ignored as `low-confidence` (default 0.5).
+    pub min_confidence: f64,
+    /// Quarantine records the scanner finds merely suspicious (default false:
+    /// they are admitted, fenced as data, with a note in the reason).
+    pub quarantine_suspicious: bool,
+    /// Most index terms one query word may expand to in the broader retry
+    /// (default 64).
+    pub retry_expansion: usize,
+    /// Most records indexed; a larger namespace is an error (default 1,000,000).
+    pub max_memories: usize,
+    /// The optional picker model.
+    pub picker: Option<PickerOptions>,
+}
+
+impl Default for RecallOptions {
+    fn default() -> Self {
+        RecallOptions {
+            rank: RankParams::default(),
+            languages: Language::ALL.to_vec(),
+            default_language: Language::English,
+            candidate_pool: 20,
+            other_scope_pool: 5,
+            min_confidence: 0.5,
+            quarantine_suspicious: false,
+            retry_expansion: 64,
+            max_memories: 1_000_000,
+            picker: None,
+        }
+    }
+}
+
+/// Why a recall could not run. Never shows a value.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum RecallError {
+    /// The store failed (after one retry when retryable).
+    #[error("could not read the memory store: {0}")]
+    Store(#[from] StoreError),
+    /// `limit` is 0 or over [`MAX_LIMIT`].
+    #[error("recall limit {limit} is outside 1..={max}")]
+    InvalidLimit {
+        /// The limit asked for.
+        limit: usize,
+        /// The largest accepted.
+        max: usize,
+    },
+    /// The query is longer than [`MAX_QUERY_BYTES`].
+    #[error("query of {len} bytes is over the limit of {max} bytes")]
+    QueryTooLong {
+        /// Its length.
+        len: usize,
+        /// The cap.
+        max: usize,
+    },
+    /// The namespace holds more records than [`RecallOptions::max_memories`].
+    #[error("the store holds more than {max} memories")]
+    TooManyMemories {
+        /// The cap.
+        max: usize,
+    },
+    /// Building the index failed (its task panicked or was cancelled).
+    #[error("building the recall index failed")]
+    IndexBuild,
+}
+
+/// Recall over one store: owns the in-memory index and the firewall.
+pub struct Recall {
+    store: Arc<dyn RecordStore>,
+    clock: Arc<dyn Clock>,
+    options: RecallOptions,
+    analyze: AnalyzeConfig,
+    scanner: Arc<Scanner>,
+    index: tokio::sync::Mutex<Option<Arc<Index>>>,
+}
+
+impl fmt::Debug for Recall {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Recall")
+            .field("store", &self.store)
+            .field("options", &self.options)
+            .finish_non_exhaustive()
+    }
+}
+
+fn memories_namespace() -> Namespace {
+    Namespace::new(MEMORIES_NAMESPACE).unwrap_or_else(|_| unreachable!("valid namespace"))
+}
+
+fn generation_key() -> Key {
+    Key::new(
+        Namespace::new(STATE_NAMESPACE).unwrap_or_else(|_| unreachable!("valid namespace")),
+        RecordId::new(GENERATION_ID).unwrap_or_else(|_| unreachable!("valid id")),
+    )
+}
+
+/// Escapes control characters and bounds `text` to `max` characters.
+pub(crate) fn printable(text: &str, max: usize) -> String {
+    let mut out = String::with_capacity(text.len().min(max * 2));
+    for (count, c) in text.chars().enumerate() {
+        if count == max {
+            out.push('…');
+            break;
+        }
+        if c.is_control() || dream_core::model::is_line_break(c) {
+            out.extend(c.escape_default());
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+impl Recall {
+    /// Recall over `store`, reading time from `clock`.
+    pub fn new(store: Arc<dyn RecordStore>, clock: Arc<dyn Clock>, options: RecallOptions) -> Self {
+        let mut languages = LanguageSet::of(&options.languages);
+        languages.insert(options.default_language);
+        Recall {
+            analyze: AnalyzeConfig {
+                languages,
+                default_language: options.default_language,
+                quarantine_suspicious: options.quarantine_suspicious,
+            },
+            store,
+            clock,
+            options,
+            scanner: Arc::new(Scanner::new(Mode::Memory)),
+            index: tokio::sync::Mutex::new(None),
+        }
+    }
+
+    /// The options in force.
+    pub fn options(&self) -> &RecallOptions {
+        &self.options
+    }
+
+    /// Ranks memories for `query` and judges each candidate (see the module docs).
+    pub async fn recall(
+        &self,
+        query: &str,
+        scope: &Scope,
+        limit: usize,
+    ) -> Result<RecallResult, RecallError> {
+        if limit == 0 || limit > MAX_LIMIT {
+            return Err(RecallError::InvalidLimit {
+                limit,
+                max: MAX_LIMIT,
+            });
+        }
+        if query.len() > MAX_QUERY_BYTES {
+            return Err(RecallError::QueryTooLong {
+                len: query.len(),
+                max: MAX_QUERY_BYTES,
+            });
+        }
+        let mut index = self.index().await?;
+        let pool = self.options.candidate_pool.max(limit);
+        let other_pool = self.options.other_scope_pool;
+
+        let mut ranker = Ranker::Lexical;
+        let mut hits = None;
+        if let Some(picker) = &self.options.picker {
+            match self.pick(picker, &index, query, scope).await {
+                Ok(picked) => {
+                    ranker = Ranker::Model {
+                        model: picker.model.describe(),
+                    };
+                    hits = Some(picked);
+                }
+                Err(reason) => {
+                    tracing::info!(%reason, "recall picker failed; using lexical ranking");
+                    ranker = Ranker::LexicalFallback { reason };
+                }
+            }
+        }
+        let hits = match hits {
+            Some(hits) => hits,
+            None => {
+                let terms = self.query_terms(&index, query);
+                let terms: Vec<&str> = terms.iter().map(String::as_str).collect();
+                index.rank(&terms, scope, pool, other_pool)
+            }
+        };
+        let now = self.clock.now();
+        let mut records = self.firewall(&index, scope, now).judge(&hits, limit);
+        let mut retried = false;
+        if unusable(&index, &hits) {
+            // One bounded retry: re-check the generation, then a broader query.
+            retried = true;
+            index = self.index().await?;
+            let terms = self.broad_terms(&index, query);
+            let terms: Vec<&str> = terms.iter().map(String::as_str).collect();
+            let hits = index.rank(&terms, scope, pool, other_pool);
+            records = self.firewall(&index, scope, now).judge(&hits, limit);
+        }
+        let policy = firewall::policy(&records, || {
+            format!(
+                "no memory matched the query{} ({} records indexed, {} valid in scope {scope})",
+                if retried { " nor the broader retry" } else { "" },
+                index.len(),
+                index.count_in_scope(scope)
+            )
+        });
+        Ok(RecallResult {
+            policy,
+            records,
+            ranker,
+            retried,
+            generation: index.generation,
+        })
+    }
+
+    /// Recalls and renders only the admitted memories as context for the next
+    /// session (see [`context`]).
+    pub async fn recall_as_context(
+        &self,
+        query: &str,
+        scope: &Scope,
+        limit: usize,
+    ) -> Result<String, RecallError> {
+        Ok(self.recall(query, scope, limit).await?.to_context())
+    }
+
+    fn firewall<'a>(
+        &self,
+        index: &'a Index,
+        scope: &'a Scope,
+        now: chrono::DateTime<chrono::Utc>,
+    ) -> Firewall<'a> {
+        Firewall {
+            index,
+            scope,
+            now,
+            min_confidence: self.options.min_confidence,
+        }
+    }
+
+    /// The index for the store's current generation, rebuilt when it changed.
+    /// Records whose version is unchanged keep their analysis.
+    async fn index(&self) -> Result<Arc<Index>, RecallError> {
+        let generation = self.read_generation().await?;
+        let mut slot = self.index.lock().await;
+        if let (Some(index), Some(_)) = (&*slot, generation)
+            && index.generation == generation
+        {
+            return Ok(index.clone());
+        }
+        let entries = self.list_all().await?;
+        let old = slot.clone();
+        let scanner = self.scanner.clone();
+        let config = self.analyze.clone();
+        let params = self.options.rank;
+        let built = tokio::task::spawn_blocking(move || {
+            let docs = entries
+                .into_iter()
+                .map(|(id, record)| {
+                    if let Some(old) = &old
+                        && let Some(&i) = old.by_id.get(&id)
+                        && let Some(doc) = old.docs.get(i as usize)
+                        && doc.version == record.version
+                    {
+                        return doc.clone();
+                    }
+                    Arc::new(analyze::analyze(
+                        id,
+                        record.version,
+                        &record.value,
+                        &scanner,
+                        &config,
+                    ))
+                })
+                .collect::<Vec<Arc<Doc>>>();
+            Index::build(generation, docs, &params)
+        })
+        .await
+        .map_err(|_| RecallError::IndexBuild)?;
+        let built = Arc::new(built);
+        *slot = Some(built.clone());
+        Ok(built)
+    }
+
+    async fn read_generation(&self) -> Result<Option<u64>, RecallError> {
+        let key = generation_key();
+        let record = match self.store.get(&key).await {
+            Err(e) if e.is_retryable() => self.store.get(&key).await?,
+            other => other?,
+        };
+        let Some(record) = record else {
+            return Ok(Some(0));
+        };
+        let parsed = std::str::from_utf8(&record.value)
+            .ok()
+            .and_then(|s| s.trim().parse::<u64>().ok());
+        if parsed.is_none() {
+            tracing::warn!("state/generation is not a decimal number; recall rebuilds every time");
+        }
+        Ok(parsed)
+    }
+
+    async fn list_all(&self) -> Result<Vec<(RecordId, dream_core::Record)>, RecallError> {
+        let namespace = memories_namespace();
+        let mut out = Vec::new();
+        let mut after: Option<RecordId> = None;
+        loop {
+            let page = match self
+                .store
+                .list(&namespace, after.as_ref(), MAX_LIST_LIMIT)
+                .await
+            {
+                Err(e) if e.is_retryable() => {
+                    self.store
+                        .list(&namespace, after.as_ref(), MAX_LIST_LIMIT)
+                        .await?
+                }
+                other => other?,
+            };
+            for entry in page.entries {
+                out.push((entry.id, entry.record));
+            }
+            if out.len() > self.options.max_memories {
+                return Err(RecallError::TooManyMemories {
+                    max: self.options.max_memories,
+                });
+            }
+            match page.next {
+                Some(next) => after = Some(next),
+                None => return Ok(out),
+            }
+        }
+    }
+
+    /// Query terms: stop words of the query's language dropped (unless that
+    /// leaves nothing), each word stemmed in every language present in the index.
+    fn query_terms(&self, index: &Index, query: &str) -> Vec<String> {
+        let mut words = Vec::new();
+        tokenize::words(query, &mut words);
+        let language =
+            tokenize::detect(&words, self.analyze.languages, self.analyze.default_language);
+        let content: Vec<&String> = words
+            .iter()
+            .filter(|w| !tokenize::is_stop_word(w, language))
+            .collect();
+        let kept: Vec<&String> = if content.is_empty() {
+            words.iter().collect()
+        } else {
+            content
+        };
+        let mut languages = index.languages;
+        languages.insert(language);
+        let mut out: Vec<String> = Vec::new();
+        for word in kept {
+            for l in languages.iter() {
+                let term = tokenize::stem(word, l);
+                if !out.contains(&term) {
+                    out.push(term);
+                }
+            }
+        }
+        out
+    }
+
+    /// The broader retry: every word (stop words too), its stems, the indexed
+    /// terms they prefix, and the indexed terms that prefix them (≥ 3 characters).
+    fn broad_terms(&self, index: &Index, query: &str) -> Vec<String> {
+        let mut words = Vec::new();
+        tokenize::words(query, &mut words);
+        let mut languages = index.languages;
+        languages.insert(self.analyze.default_language);
+        let cap = self.options.retry_expansion.max(1);
+        let mut out: HashSet<String> = HashSet::new();
+        for word in &words {
+            let mut forms = vec![word.clone()];
+            for l in languages.iter() {
+                let stem = tokenize::stem(word, l);
+                if !forms.contains(&stem) {
+                    forms.push(stem);
+                }
+            }
+            for form in &forms {
+                out.insert(form.clone());
+                if form.chars().count() < 3 {
+                    continue;
+                }
+                for term in index.with_prefix(form, cap) {
+                    out.insert(term.to_owned());
+                }
+                for (end, _) in form.char_indices().skip(3) {
+                    let prefix = &form[..end];
+                    if index.has_term(prefix) {
+                        out.insert(prefix.to_owned());
+                    }
+                }
+            }
+        }
+        let mut out: Vec<String> = out.into_iter().collect();
+        out.sort();
+        out
+    }
+
+    /// The picker: a manifest of eligible memories (valid, in scope, current),
+    /// lexical hits first, then the most recently updated.
+    async fn pick(
+        &self,
+        options: &PickerOptions,
+        index: &Index,
+        query: &str,
+        scope: &Scope,
+    ) -> Result<Vec<Hit>, String> {
+        let now = self.clock.now();
+        let firewall = self.firewall(index, scope, now);
+        let eligible = |doc: u32| -> Option<&Memory> {
+            let valid = index.docs.get(doc as usize)?.valid()?;
+            (index.in_scope(doc, scope) && firewall.is_current(valid)).then_some(&*valid.memory)
+        };
+        let size = options.manifest_size.max(1);
+        let terms = self.query_terms(index, query);
+        let terms: Vec<&str> = terms.iter().map(String::as_str).collect();
+        let mut chosen: Vec<u32> = Vec::new();
+        for hit in index.rank(&terms, scope, size, 0) {
+            if eligible(hit.doc).is_some() {
+                chosen.push(hit.doc);
+            }
+        }
+        if chosen.len() < size {
+            let taken: HashSet<u32> = chosen.iter().copied().collect();
+            let mut recent: Vec<(chrono::DateTime<chrono::Utc>, u32)> = (0..index.len())
+                .filter_map(|i| u32::try_from(i).ok())
+                .filter(|d| !taken.contains(d))
+                .filter_map(|d| eligible(d).map(|m| (m.updated_at, d)))
+                .collect();
+            recent.sort_unstable_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
+            chosen.extend(recent.into_iter().take(size - chosen.len()).map(|(_, d)| d));
+        }
+        let manifest: Vec<picker::Entry<'_>> = chosen
+            .iter()
+            .filter_map(|d| eligible(*d).map(|memory| picker::Entry { doc: *d, memory }))
+            .collect();
+        let picked = picker::pick(
+            options.model.as_ref(),
+            options.timeout,
+            options.max_tokens,
+            query,
+            &manifest,
+        )
+        .await?;
+        Ok(picked
+            .into_iter()
+            .map(|doc| Hit { doc, score: 0.0 })
+            .collect())
+    }
+}
+
+/// Whether a candidate set is empty or holds only undecodable records.
+fn unusable(index: &Index, hits: &[Hit]) -> bool {
+    hits.iter().all(|h| {
+        index.docs.get(h.doc as usize).is_none_or(|d| {
+            matches!(d.outcome, Outcome::Rejected { corrupt: true, .. })
+        })
+    })
+}
