@@ -1,1 +1,782 @@
-//! Dream store on a directory.
+//! Dream's [`RecordStore`] on a local directory (by default `.dream/`).
+//!
+//! # Layout
+//!
+//! ```text
+//! .dream/                      0700, owned by the user running Dream
+//!   .dream-store               marker: "dream-fs 1" (format version)
+//!   .gitignore                 "*": the store never lands in git
+//!   .lock                      flock()ed around every critical section
+//!   .version-reserved          durable high-water mark of the version counter
+//!   .version                   next version to issue (an in-place hint)
+//!   .leases/<lock>             per lock: newest fence, holder, expiry
+//!   memories/                  one directory per namespace, 0700
+//!     <id>.md                  the memory's Markdown, byte for byte, nothing else
+//!     .<id>.md.meta            sidecar: version and SHA-256 of the value
+//!   sessions/
+//!     <id>                     other namespaces: the bare id, any bytes
+//!     .<id>.meta
+//! ```
+//!
+//! Files are created 0600 and directories 0700. Ids are validated by
+//! `dream-core` (`^[A-Za-z0-9][A-Za-z0-9_-]{0,127}$`), so an id can never name
+//! a path, a sidecar, a temporary file or the store's own files (all of which
+//! start with `.`).
+//!
+//! # Opening
+//!
+//! [`FsStore::open`] creates the directory when nothing is there (built in a
+//! temporary sibling and renamed into place, so no process sees half a store).
+//! An existing directory is refused with `Incompatible` when it has no marker
+//! (Dream did not create it), another format version, another owner, or write
+//! permission for group or others. Opening takes the store lock once to move
+//! the version counter past everything issued before (see below).
+//!
+//! # No symlink is followed
+//!
+//! Every path inside the store is opened one component at a time with
+//! `openat(…, O_NOFOLLOW)` (plus `O_DIRECTORY` for directories) from a handle
+//! on the root; the root itself is opened `O_NOFOLLOW` too (the components of
+//! the path leading to it are the caller's). A value file, sidecar or
+//! namespace directory that is a symbolic link is reported as `Corrupt`
+//! naming the record or namespace; it is neither followed, read through, nor
+//! replaced, so nothing outside the root is read or written. Value files that
+//! are not regular files (a FIFO, a directory) or that have another hard link
+//! are refused the same way. Temporary files are removed (never opened)
+//! before they are created with `O_EXCL`.
+//!
+//! # Writes and crash consistency
+//!
+//! A write holds the store lock (an in-process mutex plus `flock` on `.lock`,
+//! so writers in every process are serialised), checks the fence and the
+//! precondition, takes a version from the counter, then:
+//!
+//! 1. writes the value to `.<file>.tmp` and fsyncs it;
+//! 2. writes the sidecar (`version`, `sha256`) to `.<file>.meta.tmp`;
+//! 3. renames the value into place, then the sidecar;
+//! 4. fsyncs the namespace directory, and only then reports success.
+//!
+//! A read needs no lock: it reads the value, hashes it and returns it only if
+//! the hash matches the sidecar. When it does not (a write in flight, a crash
+//! between the two renames, a sidecar lost to a power cut, or a hand edit),
+//! the reader takes the lock and looks again; if the files still disagree the
+//! record is *repaired by adoption*: the bytes in the value file are kept and
+//! given a fresh version from the counter, written with a durable sidecar.
+//! Repair never reissues a version, and never loses the value file's bytes.
+//!
+//! The sidecar is deliberately not fsynced before its rename (the value is):
+//! that saves one fsync per write, and the only thing a power cut can do to
+//! it is leave it stale, empty or torn, which the hash check catches and
+//! adoption repairs. So after a power cut an acknowledged value is intact and
+//! readable, but its version may have been replaced by a newer one. After a
+//! process crash (the page cache survives) versions are exactly as issued.
+//!
+//! A hand-edited value file is handled the same way, on purpose: the edit is
+//! adopted as a new version (logged with `tracing::warn!`, naming the key),
+//! so a writer holding the old version gets `Conflict` instead of silently
+//! overwriting the edit. The hash detects accidents, not attackers: anyone
+//! who can write the store can write a matching sidecar too (the
+//! threat model treats `.dream/` as trusted only if the filesystem is).
+//!
+//! Deletes unlink the value file, then the sidecar, then fsync the directory;
+//! a sidecar without a value file is an absent record.
+//!
+//! # Versions
+//!
+//! A store-wide counter (see the `counter` module): `.version-reserved` is a
+//! durable high-water mark extended a block at a time, `.version` an in-place
+//! hint. Every open moves the hint past the durable mark, so no version is
+//! issued twice — not after a delete, a process crash or a power cut.
+//! Versions increase with every write, across keys and processes.
+//!
+//! # Leases and fences
+//!
+//! `.leases/<lock>` holds the lock's newest fence token, its holder's random
+//! identity and the expiry in wall-clock milliseconds (from the store's
+//! [`Clock`]). `try_lease`, `renew` and `release` change it durably under the
+//! store lock, and a fenced write checks it under the same lock before it
+//! touches anything, so the check is atomic with the write. A renew after the
+//! expiry is `LockLost` even if nobody took the lock.
+//!
+//! # Case-insensitive filesystems
+//!
+//! Opening probes whether the marker is visible under another case. If it is,
+//! a write whose namespace or id differs only in case from an existing one is
+//! refused with `InvalidKey`, and reads look names up exactly, so `ABC` never
+//! reads `abc`. (Such filesystems cost a directory listing per operation.)
+//!
+//! # What is not guaranteed
+//!
+//! - Writes are serialised store-wide: throughput is about one fsync pair per
+//!   write, whatever the key.
+//! - A value's version may change after a power cut (see above), never to one
+//!   issued before.
+//! - A failed write (an I/O error after step 3) may still have replaced the
+//!   value; the next read adopts it under a fresh version.
+//! - Rolling the whole directory back to an old copy is not detected.
+//! - The directories leading to the root are trusted as given; only the root
+//!   and everything inside it are opened without following links.
+//! - All blocking work runs on tokio's blocking pool (`spawn_blocking`), so
+//!   the store needs a tokio runtime.
+
+use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
+
+use dream_core::store::{DEFAULT_MAX_VALUE_SIZE, clamp_list_limit};
+use dream_core::{
+    Bytes, Capabilities, Clock, Entry, Fence, Key, Lease, LockName, Namespace, Page, Precondition,
+    Record, RecordId, RecordStore, StoreError, StoreInfo, SystemClock, Version, Write, async_trait,
+};
+use rustix::fs::FlockOperation;
+use rustix::io::Errno;
+
+mod counter;
+mod error;
+mod io;
+mod lease;
+mod record;
+mod root;
+
+use error::{Context, corrupt_store};
+use io::{CaseMatch, Opened};
+use lease::LeaseRecord;
+use record::{Loaded, Names, Sidecar};
+
+/// The default store directory, relative to the working directory.
+pub const DEFAULT_DIR: &str = ".dream";
+
+/// How to open a store.
+#[derive(Debug, Clone)]
+pub struct FsOptions {
+    create: bool,
+    clock: Arc<dyn Clock>,
+    max_value_size: usize,
+    assume_case_insensitive: bool,
+}
+
+impl Default for FsOptions {
+    fn default() -> Self {
+        FsOptions {
+            create: true,
+            clock: Arc::new(SystemClock),
+            max_value_size: DEFAULT_MAX_VALUE_SIZE,
+            assume_case_insensitive: false,
+        }
+    }
+}
+
+impl FsOptions {
+    /// Defaults: create the store if missing, system clock, 16 MiB values.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Whether to create the store when nothing is at the path (default true).
+    pub fn create(mut self, create: bool) -> Self {
+        self.create = create;
+        self
+    }
+
+    /// The clock leases expire by (default: the system clock).
+    pub fn clock(mut self, clock: Arc<dyn Clock>) -> Self {
+        self.clock = clock;
+        self
+    }
+
+    /// The largest value accepted, in bytes (default 16 MiB).
+    pub fn max_value_size(mut self, max: usize) -> Self {
+        self.max_value_size = max;
+        self
+    }
+
+    /// Treats the filesystem as case-insensitive even if the probe at open says
+    /// otherwise (for filesystems where the probe is unreliable, and tests).
+    pub fn assume_case_insensitive(mut self, yes: bool) -> Self {
+        self.assume_case_insensitive = yes;
+        self
+    }
+}
+
+/// A [`RecordStore`] on a directory. See the crate documentation for the
+/// layout and the guarantees. Cheap to clone; clones share the handles.
+#[derive(Debug, Clone)]
+pub struct FsStore {
+    inner: Arc<Inner>,
+}
+
+#[derive(Debug)]
+struct Inner {
+    path: PathBuf,
+    root: OwnedFd,
+    lock_file: std::fs::File,
+    next_version: std::fs::File,
+    leases: OwnedFd,
+    in_process: Mutex<()>,
+    clock: Arc<dyn Clock>,
+    max_value_size: usize,
+    case_insensitive: bool,
+}
+
+impl FsStore {
+    /// Opens the store at `path`, creating it if nothing is there.
+    pub async fn open(path: impl AsRef<Path>) -> Result<Self, StoreError> {
+        Self::open_with(path, FsOptions::default()).await
+    }
+
+    /// Opens the store at `path` with `options`, off the async runtime.
+    pub async fn open_with(path: impl AsRef<Path>, options: FsOptions) -> Result<Self, StoreError> {
+        let path = path.as_ref().to_owned();
+        tokio::task::spawn_blocking(move || Self::open_blocking(&path, options))
+            .await
+            .map_err(|e| StoreError::backend(false, e))?
+    }
+
+    /// Opens the store at `path` with `options`, blocking the calling thread
+    /// (for code outside an async runtime).
+    pub fn open_blocking(path: impl AsRef<Path>, options: FsOptions) -> Result<Self, StoreError> {
+        let path = path.as_ref();
+        let root = root::open(path, options.create)?;
+        let inner = Inner {
+            path: path.to_owned(),
+            root: root.dir,
+            lock_file: root.lock,
+            next_version: root.next_version,
+            leases: root.leases,
+            in_process: Mutex::new(()),
+            clock: options.clock,
+            max_value_size: options.max_value_size,
+            case_insensitive: root.case_insensitive || options.assume_case_insensitive,
+        };
+        {
+            let _guard = inner.lock()?;
+            counter::reset(inner.root.as_fd(), &inner.next_version)?;
+        }
+        Ok(FsStore {
+            inner: Arc::new(inner),
+        })
+    }
+
+    /// The store's directory, as given when it was opened.
+    pub fn path(&self) -> &Path {
+        &self.inner.path
+    }
+
+    /// Whether names are handled as on a case-insensitive filesystem.
+    pub fn is_case_insensitive(&self) -> bool {
+        self.inner.case_insensitive
+    }
+
+    async fn run<T, F>(&self, f: F) -> Result<T, StoreError>
+    where
+        T: Send + 'static,
+        F: FnOnce(&Inner) -> Result<T, StoreError> + Send + 'static,
+    {
+        let inner = self.inner.clone();
+        tokio::task::spawn_blocking(move || f(&inner))
+            .await
+            .map_err(|e| StoreError::backend(false, e))?
+    }
+}
+
+/// Holds the store lock: the in-process mutex and the `flock`.
+struct Guard<'a> {
+    inner: &'a Inner,
+    _in_process: MutexGuard<'a, ()>,
+}
+
+impl Drop for Guard<'_> {
+    fn drop(&mut self) {
+        if let Err(e) = rustix::fs::flock(&self.inner.lock_file, FlockOperation::Unlock) {
+            tracing::error!(error = %e, "could not unlock the store");
+        }
+    }
+}
+
+/// A namespace directory as found.
+enum NsDir {
+    Open(OwnedFd),
+    Missing,
+}
+
+fn now_ms(clock: &dyn Clock) -> i64 {
+    clock.now().timestamp_millis()
+}
+
+fn ttl_ms(ttl: Duration) -> i64 {
+    i64::try_from(ttl.as_millis()).unwrap_or(i64::MAX)
+}
+
+impl Inner {
+    fn lock(&self) -> Result<Guard<'_>, StoreError> {
+        let in_process = self.in_process.lock().unwrap_or_else(|e| e.into_inner());
+        loop {
+            match rustix::fs::flock(&self.lock_file, FlockOperation::LockExclusive) {
+                Ok(()) => break,
+                Err(Errno::INTR) => continue,
+                Err(e) => return Err(e).context(|| "lock the store"),
+            }
+        }
+        Ok(Guard {
+            inner: self,
+            _in_process: in_process,
+        })
+    }
+
+    fn root(&self) -> BorrowedFd<'_> {
+        self.root.as_fd()
+    }
+
+    fn issue_version(&self, _guard: &Guard<'_>) -> Result<Version, StoreError> {
+        counter::issue(self.root(), &self.next_version)
+    }
+
+    /// Opens a namespace directory (never a link).
+    fn open_ns(&self, namespace: &Namespace) -> Result<NsDir, StoreError> {
+        match io::open_dir(self.root(), namespace.as_str())
+            .context(|| format!("open namespace {namespace}"))?
+        {
+            Opened::Found(fd) => Ok(NsDir::Open(fd)),
+            Opened::Missing => Ok(NsDir::Missing),
+            Opened::Symlink => Err(corrupt_store(format!(
+                "namespace directory {namespace} is a symbolic link, which the store never follows"
+            ))),
+            Opened::WrongKind(why) => Err(corrupt_store(format!(
+                "namespace directory {namespace} is {why}"
+            ))),
+        }
+    }
+
+    /// On a case-insensitive filesystem, how `name` matches the entries of `dir`.
+    fn case_match(
+        &self,
+        dir: BorrowedFd<'_>,
+        name: &str,
+        what: &str,
+    ) -> Result<CaseMatch, StoreError> {
+        let entries = io::list_dir(dir).context(|| format!("list {what}"))?;
+        Ok(io::case_match(
+            entries.iter().map(|e| e.name.as_str()),
+            name,
+        ))
+    }
+
+    /// Whether `key` names exactly an existing record's files (only asked on a
+    /// case-insensitive filesystem, where `ABC` would otherwise open `abc`).
+    fn names_exactly(&self, ns: BorrowedFd<'_>, key: &Key) -> Result<bool, StoreError> {
+        Ok(
+            self.case_match(self.root(), key.namespace.as_str(), "the store")? == CaseMatch::Exact
+                && self.case_match(ns, &Names::of(key).data, "a namespace")? == CaseMatch::Exact,
+        )
+    }
+
+    /// Reads a record without the lock; repairs a mismatch under the lock.
+    fn get_in(&self, ns: BorrowedFd<'_>, key: &Key) -> Result<Option<Record>, StoreError> {
+        match record::load(ns, key, self.max_value_size)? {
+            Loaded::Absent => Ok(None),
+            Loaded::Consistent(record) => Ok(Some(record)),
+            Loaded::Mismatch { .. } => {
+                let guard = self.lock()?;
+                self.load_locked(&guard, ns, key)
+            }
+        }
+    }
+
+    /// Reads a record under the lock, adopting a value that disagrees with its
+    /// sidecar under a fresh version.
+    fn load_locked(
+        &self,
+        guard: &Guard<'_>,
+        ns: BorrowedFd<'_>,
+        key: &Key,
+    ) -> Result<Option<Record>, StoreError> {
+        match record::load(ns, key, self.max_value_size)? {
+            Loaded::Absent => Ok(None),
+            Loaded::Consistent(record) => Ok(Some(record)),
+            Loaded::Mismatch { value, file, mode } => {
+                let version = self.issue_version(guard)?;
+                let sidecar = Sidecar {
+                    version: version.0,
+                    sha256: record::sha256(&value),
+                };
+                record::write_sidecar_durably(ns, key, &sidecar)?;
+                if mode & 0o077 != 0 {
+                    rustix::fs::fchmod(&file, rustix::fs::Mode::from_raw_mode(io::FILE_MODE))
+                        .context(|| format!("restrict the permissions of {key}"))?;
+                }
+                tracing::warn!(
+                    key = %key,
+                    version = version.0,
+                    "value did not match its sidecar (hand edit or interrupted write); adopted under a new version"
+                );
+                Ok(Some(Record { value, version }))
+            }
+        }
+    }
+
+    fn check_fence(&self, fence: Option<&Fence>, _guard: &Guard<'_>) -> Result<(), StoreError> {
+        let Some(fence) = fence else { return Ok(()) };
+        let lost = || StoreError::LockLost {
+            lock: fence.lock.clone(),
+        };
+        match lease::read(self.leases.as_fd(), &fence.lock)? {
+            Some(rec) if rec.lock == fence.lock.as_str() && rec.fence == fence.token => Ok(()),
+            _ => Err(lost()),
+        }
+    }
+
+    fn get(&self, key: &Key) -> Result<Option<Record>, StoreError> {
+        let NsDir::Open(ns) = self.open_ns(&key.namespace)? else {
+            return Ok(None);
+        };
+        if self.case_insensitive && !self.names_exactly(ns.as_fd(), key)? {
+            return Ok(None);
+        }
+        self.get_in(ns.as_fd(), key)
+    }
+
+    fn put(&self, key: &Key, value: &[u8], write: &Write) -> Result<Version, StoreError> {
+        if value.len() > self.max_value_size {
+            return Err(StoreError::TooLarge {
+                size: value.len(),
+                max: self.max_value_size,
+            });
+        }
+        let guard = self.lock()?;
+        self.check_fence(write.fence.as_ref(), &guard)?;
+        let invalid = |reason: &str| StoreError::InvalidKey {
+            key: key.clone(),
+            reason: reason.to_owned(),
+        };
+        if self.case_insensitive
+            && self.case_match(self.root(), key.namespace.as_str(), "the store")?
+                == CaseMatch::OtherCase
+        {
+            return Err(invalid(
+                "its namespace differs only in case from an existing one on this case-insensitive filesystem",
+            ));
+        }
+        let names = Names::of(key);
+        let existing = self.open_ns(&key.namespace)?;
+        let current = match &existing {
+            NsDir::Open(ns) => {
+                if self.case_insensitive
+                    && self.case_match(ns.as_fd(), &names.data, "a namespace")?
+                        == CaseMatch::OtherCase
+                {
+                    return Err(invalid(
+                        "its id differs only in case from an existing one on this case-insensitive filesystem",
+                    ));
+                }
+                self.load_locked(&guard, ns.as_fd(), key)?
+                    .map(|r| r.version)
+            }
+            NsDir::Missing => None,
+        };
+        check_precondition(key, write.pre, current)?;
+        let ns = match existing {
+            NsDir::Open(ns) => ns,
+            NsDir::Missing => self.create_ns(&key.namespace)?,
+        };
+        let ns = ns.as_fd();
+        let version = self.issue_version(&guard)?;
+        let sidecar = Sidecar {
+            version: version.0,
+            sha256: record::sha256(value),
+        };
+        let what = || format!("write {key}");
+        {
+            let mut file = io::create_fresh(ns, &names.data_tmp).context(what)?;
+            std::io::Write::write_all(&mut file, value).context(what)?;
+            file.sync_all().context(what)?;
+        }
+        {
+            let mut file = io::create_fresh(ns, &names.sidecar_tmp).context(what)?;
+            std::io::Write::write_all(&mut file, sidecar.render().as_bytes()).context(what)?;
+        }
+        dream_core::failpoint::failpoint("fs.put.after_temp_write");
+        rustix::fs::renameat(ns, names.data_tmp.as_str(), ns, names.data.as_str()).context(what)?;
+        dream_core::failpoint::failpoint("fs.put.after_data_rename");
+        rustix::fs::renameat(ns, names.sidecar_tmp.as_str(), ns, names.sidecar.as_str())
+            .context(what)?;
+        dream_core::failpoint::failpoint("fs.put.after_sidecar_rename");
+        rustix::fs::fsync(ns).context(|| format!("sync namespace {}", key.namespace))?;
+        drop(guard);
+        Ok(version)
+    }
+
+    fn create_ns(&self, namespace: &Namespace) -> Result<OwnedFd, StoreError> {
+        let (opened, created) = io::create_dir(self.root(), namespace.as_str())
+            .context(|| format!("create namespace {namespace}"))?;
+        let fd = match opened {
+            Opened::Found(fd) => fd,
+            Opened::Missing => {
+                return Err(corrupt_store(format!(
+                    "namespace directory {namespace} vanished while being created"
+                )));
+            }
+            Opened::Symlink => {
+                return Err(corrupt_store(format!(
+                    "namespace directory {namespace} is a symbolic link, which the store never follows"
+                )));
+            }
+            Opened::WrongKind(why) => {
+                return Err(corrupt_store(format!(
+                    "namespace directory {namespace} is {why}"
+                )));
+            }
+        };
+        if created {
+            rustix::fs::fsync(self.root()).context(|| "sync the store directory")?;
+        }
+        Ok(fd)
+    }
+
+    fn delete(&self, key: &Key, write: &Write) -> Result<bool, StoreError> {
+        let guard = self.lock()?;
+        self.check_fence(write.fence.as_ref(), &guard)?;
+        let ns = match self.open_ns(&key.namespace)? {
+            NsDir::Open(ns) if !self.case_insensitive || self.names_exactly(ns.as_fd(), key)? => ns,
+            _ => {
+                check_precondition(key, write.pre, None)?;
+                return Ok(false);
+            }
+        };
+        let ns = ns.as_fd();
+        let current = self.load_locked(&guard, ns, key)?.map(|r| r.version);
+        check_precondition(key, write.pre, current)?;
+        if current.is_none() {
+            return Ok(false);
+        }
+        let names = Names::of(key);
+        let what = || format!("delete {key}");
+        rustix::fs::unlinkat(ns, names.data.as_str(), rustix::fs::AtFlags::empty())
+            .context(what)?;
+        dream_core::failpoint::failpoint("fs.delete.after_data_unlink");
+        io::remove_if_present(ns, &names.sidecar).context(what)?;
+        rustix::fs::fsync(ns).context(|| format!("sync namespace {}", key.namespace))?;
+        drop(guard);
+        Ok(true)
+    }
+
+    fn list(
+        &self,
+        namespace: &Namespace,
+        start_after: Option<&RecordId>,
+        limit: usize,
+    ) -> Result<Page, StoreError> {
+        let limit = clamp_list_limit(limit);
+        let NsDir::Open(ns) = self.open_ns(namespace)? else {
+            return Ok(Page::default());
+        };
+        if self.case_insensitive
+            && self.case_match(self.root(), namespace.as_str(), "the store")? != CaseMatch::Exact
+        {
+            return Ok(Page::default());
+        }
+        let mut ids: Vec<RecordId> = io::list_dir(ns.as_fd())
+            .context(|| format!("list namespace {namespace}"))?
+            .into_iter()
+            .filter_map(|entry| record::id_of_file(namespace, &entry.name))
+            .filter(|id| start_after.is_none_or(|after| id > after))
+            .collect();
+        ids.sort_unstable();
+        let mut entries = Vec::new();
+        let mut next = None;
+        for (i, id) in ids.iter().enumerate() {
+            let key = Key::new(namespace.clone(), id.clone());
+            if let Some(record) = self.get_in(ns.as_fd(), &key)? {
+                entries.push(Entry {
+                    id: id.clone(),
+                    record,
+                });
+            }
+            if entries.len() == limit {
+                if i + 1 < ids.len() {
+                    next = Some(id.clone());
+                }
+                break;
+            }
+        }
+        Ok(Page { entries, next })
+    }
+
+    fn namespaces(&self) -> Result<Vec<Namespace>, StoreError> {
+        let mut out = Vec::new();
+        for entry in io::list_dir(self.root()).context(|| "list the store")? {
+            if entry.name.starts_with('.') || entry.is_dir == Some(false) && !entry.is_symlink {
+                continue;
+            }
+            let Ok(namespace) = Namespace::new(entry.name.as_str()) else {
+                continue;
+            };
+            let NsDir::Open(ns) = self.open_ns(&namespace)? else {
+                continue;
+            };
+            let has_record = io::list_dir(ns.as_fd())
+                .context(|| format!("list namespace {namespace}"))?
+                .iter()
+                .any(|e| record::id_of_file(&namespace, &e.name).is_some());
+            if has_record {
+                out.push(namespace);
+            }
+        }
+        out.sort_unstable();
+        Ok(out)
+    }
+
+    fn read_lease(
+        &self,
+        lock: &LockName,
+        _guard: &Guard<'_>,
+    ) -> Result<Option<LeaseRecord>, StoreError> {
+        lease::read(self.leases.as_fd(), lock)
+    }
+
+    fn try_lease(&self, lock: &LockName, ttl: Duration) -> Result<Option<Lease>, StoreError> {
+        let guard = self.lock()?;
+        let now = now_ms(&*self.clock);
+        let mut rec = self
+            .read_lease(lock, &guard)?
+            .unwrap_or_else(|| LeaseRecord::new(lock));
+        if rec.lock != lock.as_str() {
+            return Err(StoreError::Unsupported {
+                op: "two lock names differing only in case on a case-insensitive filesystem",
+            });
+        }
+        if rec.is_held(now) {
+            return Ok(None);
+        }
+        rec.fence = rec.fence.checked_add(1).ok_or_else(|| {
+            corrupt_store(format!("the fence counter of lock {lock} is exhausted"))
+        })?;
+        let holder = lease::new_holder();
+        rec.holder = Some(holder.clone());
+        rec.expires_ms = now.saturating_add(ttl_ms(ttl));
+        lease::write(self.leases.as_fd(), lock, &rec)?;
+        Ok(Some(Lease::new(lock.clone(), rec.fence, holder)))
+    }
+
+    fn renew(&self, held: &Lease, ttl: Duration) -> Result<Lease, StoreError> {
+        let guard = self.lock()?;
+        let now = now_ms(&*self.clock);
+        match self.read_lease(held.lock(), &guard)? {
+            Some(mut rec)
+                if rec.lock == held.lock().as_str()
+                    && rec.is_held_by(held.holder(), held.token(), now) =>
+            {
+                rec.expires_ms = now.saturating_add(ttl_ms(ttl));
+                lease::write(self.leases.as_fd(), held.lock(), &rec)?;
+                Ok(held.clone())
+            }
+            _ => Err(StoreError::LockLost {
+                lock: held.lock().clone(),
+            }),
+        }
+    }
+
+    fn release(&self, held: &Lease) -> Result<bool, StoreError> {
+        let guard = self.lock()?;
+        let now = now_ms(&*self.clock);
+        match self.read_lease(held.lock(), &guard)? {
+            Some(mut rec)
+                if rec.lock == held.lock().as_str()
+                    && rec.is_held_by(held.holder(), held.token(), now) =>
+            {
+                rec.holder = None;
+                rec.expires_ms = 0;
+                lease::write(self.leases.as_fd(), held.lock(), &rec)?;
+                Ok(true)
+            }
+            _ => Ok(false),
+        }
+    }
+}
+
+fn check_precondition(
+    key: &Key,
+    pre: Precondition,
+    current: Option<Version>,
+) -> Result<(), StoreError> {
+    let ok = match pre {
+        Precondition::Any => true,
+        Precondition::Absent => current.is_none(),
+        Precondition::Matches(v) => current == Some(v),
+    };
+    if ok {
+        Ok(())
+    } else {
+        Err(StoreError::Conflict {
+            key: key.clone(),
+            current,
+        })
+    }
+}
+
+#[async_trait]
+impl RecordStore for FsStore {
+    fn info(&self) -> StoreInfo {
+        StoreInfo {
+            name: "fs".to_owned(),
+            capabilities: Capabilities {
+                cross_process: true,
+                leases: true,
+                fenced_writes: true,
+                durable: true,
+                max_value_size: self.inner.max_value_size,
+            },
+        }
+    }
+
+    async fn get(&self, key: &Key) -> Result<Option<Record>, StoreError> {
+        let key = key.clone();
+        self.run(move |inner| inner.get(&key)).await
+    }
+
+    async fn put(&self, key: &Key, value: Bytes, write: Write) -> Result<Version, StoreError> {
+        if value.len() > self.inner.max_value_size {
+            return Err(StoreError::TooLarge {
+                size: value.len(),
+                max: self.inner.max_value_size,
+            });
+        }
+        let key = key.clone();
+        self.run(move |inner| inner.put(&key, &value, &write)).await
+    }
+
+    async fn delete(&self, key: &Key, write: Write) -> Result<bool, StoreError> {
+        let key = key.clone();
+        self.run(move |inner| inner.delete(&key, &write)).await
+    }
+
+    async fn list(
+        &self,
+        namespace: &Namespace,
+        start_after: Option<&RecordId>,
+        limit: usize,
+    ) -> Result<Page, StoreError> {
+        let namespace = namespace.clone();
+        let start_after = start_after.cloned();
+        self.run(move |inner| inner.list(&namespace, start_after.as_ref(), limit))
+            .await
+    }
+
+    async fn namespaces(&self) -> Result<Vec<Namespace>, StoreError> {
+        self.run(|inner| inner.namespaces()).await
+    }
+
+    async fn try_lease(&self, lock: &LockName, ttl: Duration) -> Result<Option<Lease>, StoreError> {
+        let lock = lock.clone();
+        self.run(move |inner| inner.try_lease(&lock, ttl)).await
+    }
+
+    async fn renew(&self, lease: &Lease, ttl: Duration) -> Result<Lease, StoreError> {
+        let lease = lease.clone();
+        self.run(move |inner| inner.renew(&lease, ttl)).await
+    }
+
+    async fn release(&self, lease: Lease) -> Result<bool, StoreError> {
+        self.run(move |inner| inner.release(&lease)).await
+    }
+}
