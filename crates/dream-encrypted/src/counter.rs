@@ -59,8 +59,7 @@ async fn load(
     let Some(record) = inner.get(key).await? else {
         return Ok(None);
     };
-    let parsed: CounterRecord =
-        serde_json::from_slice(&record.value).map_err(|_| corrupt(key))?;
+    let parsed: CounterRecord = serde_json::from_slice(&record.value).map_err(|_| corrupt(key))?;
     if parsed.format != 1 {
         return Err(corrupt(key));
     }
@@ -203,7 +202,10 @@ async fn reserve(
         }
         if current.reserved >= ceiling {
             tracing::warn!(key_id = id.get(), ceiling, "encryption key exhausted");
-            return Err(EncryptionError::KeyExhausted { key_id: id, ceiling });
+            return Err(EncryptionError::KeyExhausted {
+                key_id: id,
+                ceiling,
+            });
         }
         let end = current.reserved.saturating_add(block_size).min(ceiling);
         let next = CounterRecord {

@@ -370,7 +370,10 @@ mod tests {
         std::fs::write(&path, format!("{B64}\n")).expect("write");
         std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o644)).expect("chmod");
         let err = KeyMaterial::from_file(&path).expect_err("world-readable");
-        assert!(matches!(err, KeyError::InsecurePermissions { mode: 0o644, .. }));
+        assert!(matches!(
+            err,
+            KeyError::InsecurePermissions { mode: 0o644, .. }
+        ));
         std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600)).expect("chmod");
         let m = KeyMaterial::from_file(&path).expect("private key file");
         assert_eq!(m.to_base64().as_str(), B64);
@@ -396,6 +399,9 @@ mod tests {
     fn env_var_errors_are_typed_and_name_only_the_variable() {
         let err = KeyMaterial::from_env("DREAM_ENCRYPTED_TEST_SURELY_UNSET").expect_err("unset");
         assert!(matches!(err, KeyError::MissingEnv { .. }));
-        assert!(err.to_string().contains("DREAM_ENCRYPTED_TEST_SURELY_UNSET"));
+        assert!(
+            err.to_string()
+                .contains("DREAM_ENCRYPTED_TEST_SURELY_UNSET")
+        );
     }
 }

@@ -61,9 +61,7 @@ impl<S: RecordStore> EncryptedStore<S> {
     ) -> Result<RotationProgress, EncryptionError> {
         let ring = self.ring();
         let mut guard = self.take_rotation_lease().await?;
-        let result = self
-            .rotate_all(&ring, &mut guard, &mut on_progress)
-            .await;
+        let result = self.rotate_all(&ring, &mut guard, &mut on_progress).await;
         if let Some(lease) = guard.lease.take()
             && let Err(err) = self.inner.release(lease).await
         {
@@ -82,7 +80,11 @@ impl<S: RecordStore> EncryptedStore<S> {
             });
         }
         let lock = &self.options.rotation_lock;
-        match self.inner.try_lease(lock, self.options.rotation_ttl).await? {
+        match self
+            .inner
+            .try_lease(lock, self.options.rotation_ttl)
+            .await?
+        {
             Some(lease) => Ok(Guard {
                 lease: Some(lease),
                 fenced: caps.fenced_writes,
@@ -208,7 +210,11 @@ impl<S: RecordStore> EncryptedStore<S> {
             loop {
                 let page = self
                     .inner
-                    .list(&namespace, cursor.as_ref(), dream_core::store::MAX_LIST_LIMIT)
+                    .list(
+                        &namespace,
+                        cursor.as_ref(),
+                        dream_core::store::MAX_LIST_LIMIT,
+                    )
                     .await?;
                 for entry in &page.entries {
                     match envelope::key_id(&entry.record.value) {

@@ -5,8 +5,8 @@ use std::sync::{Arc, RwLock};
 use std::time::Duration;
 
 use dream_core::{
-    Bytes, Entry, Key, Lease, LockName, Namespace, Page, Record, RecordId, RecordStore,
-    StoreError, StoreInfo, Version, Write, async_trait,
+    Bytes, Entry, Key, Lease, LockName, Namespace, Page, Record, RecordId, RecordStore, StoreError,
+    StoreInfo, Version, Write, async_trait,
 };
 
 use crate::counter::{self, KeyUsage, WriteCounter};
@@ -101,7 +101,10 @@ impl<S: fmt::Debug> fmt::Debug for EncryptedStore<S> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("EncryptedStore")
             .field("inner", &self.inner)
-            .field("keys", &*self.ring.read().unwrap_or_else(|e| e.into_inner()).clone())
+            .field(
+                "keys",
+                &*self.ring.read().unwrap_or_else(|e| e.into_inner()).clone(),
+            )
             .field("options", &self.options)
             .finish()
     }
@@ -193,10 +196,7 @@ impl<S: RecordStore> EncryptedStore<S> {
     }
 
     pub(crate) fn ring(&self) -> Arc<KeyRing> {
-        self.ring
-            .read()
-            .unwrap_or_else(|e| e.into_inner())
-            .clone()
+        self.ring.read().unwrap_or_else(|e| e.into_inner()).clone()
     }
 
     pub(crate) fn remove_from_ring(&self, id: KeyId) {
@@ -208,7 +208,9 @@ impl<S: RecordStore> EncryptedStore<S> {
         if key.namespace == self.reserved {
             return Err(StoreError::InvalidKey {
                 key: key.clone(),
-                reason: format!("namespace `{RESERVED_NAMESPACE}` is reserved by the encryption layer"),
+                reason: format!(
+                    "namespace `{RESERVED_NAMESPACE}` is reserved by the encryption layer"
+                ),
             });
         }
         Ok(())

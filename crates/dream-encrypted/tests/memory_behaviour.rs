@@ -1,0 +1,879 @@
+//! `EncryptedStore` over the in-memory reference store: confidentiality, tamper
+//! detection through the inner store's API, the reserved namespace, the write
+//! counter, rotation and dropping keys.
+
+use std::collections::HashMap;
+use std::ops::ControlFlow;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use dream_conformance::process::{ChildProcess, child_role};
+use dream_core::testing::MemoryStore;
+use dream_core::{
+    Bytes, Key, Lease, LockName, Namespace, Page, Precondition, Record, RecordId, RecordStore,
+    StoreError, StoreInfo, Version, Write, async_trait,
+};
+use dream_encrypted::envelope::{HEADER_LEN, OVERHEAD};
+use dream_encrypted::{
+    EncryptedStore, EncryptionError, EncryptionOptions, KeyId, KeyMaterial, KeyRing,
+    RotationProgress,
+};
+
+fn key(ns: &str, id: &str) -> Key {
+    Key::new(
+        Namespace::new(ns).expect("ns"),
+        RecordId::new(id).expect("id"),
+    )
+}
+
+fn material(byte: u8) -> KeyMaterial {
+    KeyMaterial::from_bytes(&[byte; 32]).expect("32 bytes")
+}
+
+fn ring1() -> KeyRing {
+    KeyRing::new(KeyId::new(1), material(0x11))
+}
+
+fn ring12() -> KeyRing {
+    ring1()
+        .with_key(KeyId::new(2), material(0x22))
+        .expect("add")
+        .with_active(KeyId::new(2))
+        .expect("active")
+}
+
+fn ring2_only() -> KeyRing {
+    KeyRing::new(KeyId::new(2), material(0x22))
+}
+
+fn encrypted(inner: &Arc<MemoryStore>, ring: KeyRing) -> EncryptedStore<Arc<MemoryStore>> {
+    EncryptedStore::new(inner.clone(), ring)
+}
+
+fn with_options(
+    inner: &Arc<MemoryStore>,
+    ring: KeyRing,
+    options: EncryptionOptions,
+) -> EncryptedStore<Arc<MemoryStore>> {
+    EncryptedStore::with_options(inner.clone(), ring, options)
+}
+
+fn assert_corrupt<T: std::fmt::Debug>(result: Result<T, StoreError>, k: &Key, what: &str) {
+    match result {
+        Err(err @ StoreError::Corrupt { .. }) => {
+            let StoreError::Corrupt {
+                key: Some(named), ..
+            } = &err
+            else {
+                panic!("{what}: Corrupt without the record: {err:?}");
+            };
+            assert_eq!(named, k, "{what}: names the record");
+            assert_eq!(
+                err.to_string(),
+                format!("corrupt record {k}: encrypted record failed authentication"),
+                "{what}: one message for every failure kind"
+            );
+        }
+        other => panic!("{what}: expected Corrupt, got {other:?}"),
+    }
+}
+
+fn encryption_error(err: &StoreError) -> &EncryptionError {
+    EncryptionError::from_store_error(err)
+        .unwrap_or_else(|| panic!("not an encryption error: {err:?}"))
+}
+
+#[tokio::test]
+async fn inner_store_sees_only_ciphertext() {
+    let inner = Arc::new(MemoryStore::new());
+    let store = encrypted(&inner, ring1());
+    let k = key("memories", "01HZZZPHRASE");
+    let phrase = b"name: favourite-editor\nthe user's editor is emacs-violet-narwhal";
+    let version = store
+        .put(&k, Bytes::from_static(phrase), Write::absent())
+        .await
+        .expect("put");
+
+    let raw = inner.get(&k).await.expect("inner get").expect("present");
+    assert_eq!(raw.version, version, "versions are the inner store's");
+    assert_eq!(raw.value.len(), phrase.len() + OVERHEAD);
+    for needle in [&b"emacs-violet-narwhal"[..], b"favourite-editor", b"editor"] {
+        assert!(
+            !raw.value.windows(needle.len()).any(|w| w == needle),
+            "inner store holds plaintext"
+        );
+    }
+    let got = store.get(&k).await.expect("get").expect("present");
+    assert_eq!(got.value.as_ref(), phrase);
+    assert_eq!(got.version, version);
+    let page = store
+        .list(&k.namespace, None, 10)
+        .await
+        .expect("list decrypts");
+    assert_eq!(page.entries.len(), 1);
+    assert_eq!(page.entries[0].record.value.as_ref(), phrase);
+
+    // Two writes of the same value never produce the same bytes (fresh nonces).
+    store
+        .put(&k, Bytes::from_static(phrase), Write::matches(version))
+        .await
+        .expect("rewrite");
+    let raw2 = inner.get(&k).await.expect("inner get").expect("present");
+    assert_ne!(raw2.value, raw.value);
+}
+
+#[tokio::test]
+async fn reserved_namespace_is_refused_and_hidden() {
+    let inner = Arc::new(MemoryStore::new());
+    let store = encrypted(&inner, ring1());
+    store
+        .put(
+            &key("memories", "a"),
+            Bytes::from_static(b"x"),
+            Write::any(),
+        )
+        .await
+        .expect("put");
+    let reserved = key("encryption", "key-1");
+    assert!(matches!(
+        store.get(&reserved).await,
+        Err(StoreError::InvalidKey { .. })
+    ));
+    assert!(matches!(
+        store
+            .put(&reserved, Bytes::from_static(b"{}"), Write::any())
+            .await,
+        Err(StoreError::InvalidKey { .. })
+    ));
+    assert!(matches!(
+        store.delete(&reserved, Write::any()).await,
+        Err(StoreError::InvalidKey { .. })
+    ));
+    assert!(matches!(
+        store.list(&reserved.namespace, None, 10).await,
+        Err(StoreError::Unsupported { .. })
+    ));
+    let outer: Vec<String> = store
+        .namespaces()
+        .await
+        .expect("namespaces")
+        .into_iter()
+        .map(String::from)
+        .collect();
+    assert_eq!(outer, vec!["memories".to_owned()]);
+    let mut raw: Vec<String> = inner
+        .namespaces()
+        .await
+        .expect("namespaces")
+        .into_iter()
+        .map(String::from)
+        .collect();
+    raw.sort();
+    assert_eq!(raw, vec!["encryption".to_owned(), "memories".to_owned()]);
+    // The counter record is the documented plaintext JSON, with no key material.
+    let counter = inner.get(&reserved).await.expect("get").expect("counter");
+    assert_eq!(
+        std::str::from_utf8(&counter.value).expect("utf8"),
+        r#"{"format":1,"reserved":1024,"retired":false}"#
+    );
+}
+
+#[tokio::test]
+async fn max_value_size_is_inner_minus_overhead() {
+    let inner = Arc::new(MemoryStore::new().with_max_value_size(4096));
+    let store = encrypted(&inner, ring1());
+    let max = 4096 - OVERHEAD;
+    assert_eq!(store.info().capabilities.max_value_size, max);
+    assert_eq!(store.info().name, "encrypted(memory)");
+    let k = key("ns", "k");
+    store
+        .put(&k, Bytes::from(vec![7u8; max]), Write::any())
+        .await
+        .expect("exactly max fits");
+    match store
+        .put(&k, Bytes::from(vec![7u8; max + 1]), Write::any())
+        .await
+    {
+        Err(StoreError::TooLarge { size, max: m }) => {
+            assert_eq!((size, m), (max + 1, max));
+        }
+        other => panic!("expected TooLarge, got {other:?}"),
+    }
+    assert_eq!(
+        store.get(&k).await.expect("get").expect("kept").value.len(),
+        max
+    );
+}
+
+/// Every failure kind, made by writing doctored bytes with the inner store's API.
+#[tokio::test]
+async fn every_tamper_kind_is_one_corrupt_error() {
+    let inner = Arc::new(MemoryStore::new());
+    let store = encrypted(&inner, ring12());
+    let a = key("memories", "a");
+    let b = key("memories", "b");
+    store
+        .put(&a, Bytes::from_static(b"secret body of a"), Write::any())
+        .await
+        .expect("put a");
+    store
+        .put(&b, Bytes::from_static(b"secret body of b"), Write::any())
+        .await
+        .expect("put b");
+    let good_a = inner.get(&a).await.expect("get").expect("a").value;
+    let good_b = inner.get(&b).await.expect("get").expect("b").value;
+
+    let put_raw = |k: Key, bytes: Vec<u8>| {
+        let inner = inner.clone();
+        async move {
+            inner
+                .put(&k, Bytes::from(bytes), Write::any())
+                .await
+                .expect("raw put");
+        }
+    };
+
+    // Wrong key: same id, other material.
+    let wrong = encrypted(&inner, KeyRing::new(KeyId::new(2), material(0x99)));
+    assert_corrupt(wrong.get(&a).await, &a, "wrong key");
+
+    // A flipped bit in the ciphertext, and in the tag.
+    let mut flipped = good_a.to_vec();
+    flipped[HEADER_LEN + 3] ^= 0x40;
+    put_raw(a.clone(), flipped).await;
+    assert_corrupt(store.get(&a).await, &a, "bit flip in ciphertext");
+    let mut flipped = good_a.to_vec();
+    *flipped.last_mut().expect("tag") ^= 0x01;
+    put_raw(a.clone(), flipped).await;
+    assert_corrupt(store.get(&a).await, &a, "bit flip in tag");
+
+    // Truncation: one byte short, into the header, and empty.
+    for len in [good_a.len() - 1, HEADER_LEN + 2, 3, 0] {
+        put_raw(a.clone(), good_a[..len].to_vec()).await;
+        assert_corrupt(store.get(&a).await, &a, "truncation");
+    }
+
+    // Swapped records: b's envelope stored at a, and a's at b.
+    put_raw(a.clone(), good_b.to_vec()).await;
+    put_raw(b.clone(), good_a.to_vec()).await;
+    assert_corrupt(store.get(&a).await, &a, "swapped record");
+    assert_corrupt(store.get(&b).await, &b, "swapped record");
+    // The same envelope under another namespace.
+    let moved = key("sessions", "a");
+    put_raw(moved.clone(), good_a.to_vec()).await;
+    assert_corrupt(store.get(&moved).await, &moved, "moved across namespaces");
+
+    // Edited header: key id pointed at the other key in the ring, and a nonce byte.
+    let mut edited = good_a.to_vec();
+    edited[8] = 1; // key 2 → key 1
+    put_raw(a.clone(), edited).await;
+    assert_corrupt(store.get(&a).await, &a, "header key id edited");
+    let mut edited = good_a.to_vec();
+    edited[HEADER_LEN - 1] ^= 0x80;
+    put_raw(a.clone(), edited).await;
+    assert_corrupt(store.get(&a).await, &a, "header nonce edited");
+    let mut edited = good_a.to_vec();
+    edited[4] = 2; // format version
+    put_raw(a.clone(), edited).await;
+    assert_corrupt(store.get(&a).await, &a, "format version edited");
+
+    // Unknown key id.
+    let mut unknown = good_a.to_vec();
+    unknown[5..9].copy_from_slice(&77u32.to_be_bytes());
+    put_raw(a.clone(), unknown).await;
+    assert_corrupt(store.get(&a).await, &a, "unknown key id");
+
+    // Wrong magic, and a plaintext value written behind the layer's back.
+    let mut magic = good_a.to_vec();
+    magic[0] = b'X';
+    put_raw(a.clone(), magic).await;
+    assert_corrupt(store.get(&a).await, &a, "wrong magic");
+    put_raw(
+        a.clone(),
+        b"plain text that was never encrypted, long enough".to_vec(),
+    )
+    .await;
+    assert_corrupt(store.get(&a).await, &a, "plaintext value");
+
+    // A listing with one bad record fails naming it; the intact record still reads.
+    put_raw(b.clone(), good_b.to_vec()).await;
+    assert_corrupt(store.list(&a.namespace, None, 10).await, &a, "list");
+    assert_eq!(
+        store
+            .get(&b)
+            .await
+            .expect("get b")
+            .expect("b")
+            .value
+            .as_ref(),
+        b"secret body of b"
+    );
+    // Putting the genuine bytes back makes the record readable again.
+    put_raw(a.clone(), good_a.to_vec()).await;
+    assert_eq!(
+        store
+            .get(&a)
+            .await
+            .expect("get a")
+            .expect("a")
+            .value
+            .as_ref(),
+        b"secret body of a"
+    );
+}
+
+#[tokio::test]
+async fn write_ceiling_refuses_encryption_and_persists() {
+    let inner = Arc::new(MemoryStore::new());
+    let options = EncryptionOptions::default()
+        .write_ceiling(5)
+        .counter_block(2);
+    let store = with_options(&inner, ring1(), options.clone());
+    for i in 0..5 {
+        store
+            .put(
+                &key("ns", &format!("k{i}")),
+                Bytes::from_static(b"v"),
+                Write::any(),
+            )
+            .await
+            .expect("within the ceiling");
+    }
+    let err = store
+        .put(&key("ns", "k5"), Bytes::from_static(b"v"), Write::any())
+        .await
+        .expect_err("over the ceiling");
+    assert!(!err.is_retryable());
+    assert!(
+        matches!(
+            encryption_error(&err),
+            EncryptionError::KeyExhausted { key_id, ceiling: 5 } if *key_id == KeyId::new(1)
+        ),
+        "{err:?}"
+    );
+    assert!(err.to_string().contains("rotate"), "{err}");
+    assert_eq!(store.get(&key("ns", "k5")).await.expect("get"), None);
+    let usage = store.key_usage(KeyId::new(1)).await.expect("usage");
+    assert_eq!(usage.reserved, 5);
+    assert!(!usage.retired);
+
+    // A fresh instance (a restart, another process) sees the persisted count.
+    drop(store);
+    let reopened = with_options(&inner, ring1(), options.clone());
+    let err = reopened
+        .put(&key("ns", "k6"), Bytes::from_static(b"v"), Write::any())
+        .await
+        .expect_err("still exhausted after reopening");
+    assert!(matches!(
+        encryption_error(&err),
+        EncryptionError::KeyExhausted { .. }
+    ));
+    // Reads still work, and rotation to a new key is the way out.
+    assert!(reopened.get(&key("ns", "k0")).await.expect("get").is_some());
+    // Key 2 has its own budget (rotation takes 5 of it).
+    let rotated = with_options(&inner, ring12(), options.write_ceiling(6));
+    let done = rotated
+        .rotate(|_| ControlFlow::Continue(()))
+        .await
+        .expect("rotate to key 2");
+    assert_eq!(done.reencrypted, 5);
+    rotated
+        .put(&key("ns", "k6"), Bytes::from_static(b"v"), Write::any())
+        .await
+        .expect("key 2 has budget");
+    rotated.drop_key(KeyId::new(1)).await.expect("drop key 1");
+}
+
+#[tokio::test]
+async fn counter_blocks_persist_across_reopen() {
+    let inner = Arc::new(MemoryStore::new());
+    let options = EncryptionOptions::default().counter_block(10);
+    let first = with_options(&inner, ring1(), options.clone());
+    for i in 0..3 {
+        first
+            .put(
+                &key("ns", &format!("a{i}")),
+                Bytes::from_static(b"v"),
+                Write::any(),
+            )
+            .await
+            .expect("put");
+    }
+    assert_eq!(
+        first
+            .key_usage(KeyId::new(1))
+            .await
+            .expect("usage")
+            .reserved,
+        10
+    );
+    drop(first);
+    let second = with_options(&inner, ring1(), options);
+    assert_eq!(
+        second
+            .key_usage(KeyId::new(1))
+            .await
+            .expect("usage")
+            .reserved,
+        10,
+        "opening reserves nothing"
+    );
+    for i in 0..11 {
+        second
+            .put(
+                &key("ns", &format!("b{i}")),
+                Bytes::from_static(b"v"),
+                Write::any(),
+            )
+            .await
+            .expect("put");
+    }
+    // The first instance's 7 unused counts are never handed out again.
+    assert_eq!(
+        second
+            .key_usage(KeyId::new(1))
+            .await
+            .expect("usage")
+            .reserved,
+        30
+    );
+}
+
+/// Two instances sharing one inner store, racing until the key is exhausted:
+/// every count is used exactly once and the ceiling is never passed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn racing_instances_share_the_ceiling_exactly() {
+    let inner = Arc::new(MemoryStore::new());
+    let options = EncryptionOptions::default()
+        .write_ceiling(100)
+        .counter_block(3);
+    let stores = [
+        Arc::new(with_options(&inner, ring1(), options.clone())),
+        Arc::new(with_options(&inner, ring1(), options)),
+    ];
+    let mut tasks = Vec::new();
+    for (s, store) in stores.iter().enumerate() {
+        for t in 0..8 {
+            let store = store.clone();
+            tasks.push(tokio::spawn(async move {
+                let mut ok = 0u64;
+                for i in 0.. {
+                    let k = key("race", &format!("s{s}-t{t}-{i}"));
+                    match store
+                        .put(&k, Bytes::from_static(b"v"), Write::absent())
+                        .await
+                    {
+                        Ok(_) => ok += 1,
+                        Err(err) => {
+                            assert!(
+                                matches!(
+                                    EncryptionError::from_store_error(&err),
+                                    Some(EncryptionError::KeyExhausted { .. })
+                                ),
+                                "{err:?}"
+                            );
+                            break;
+                        }
+                    }
+                }
+                ok
+            }));
+        }
+    }
+    let mut total = 0;
+    for task in tasks {
+        total += task.await.expect("task");
+    }
+    assert_eq!(total, 100);
+    assert_eq!(
+        stores[0]
+            .key_usage(KeyId::new(1))
+            .await
+            .expect("usage")
+            .reserved,
+        100
+    );
+    let listed = stores[0]
+        .list(&Namespace::new("race").expect("ns"), None, 1000)
+        .await
+        .expect("list");
+    assert_eq!(listed.entries.len(), 100);
+}
+
+async fn fill(store: &EncryptedStore<Arc<MemoryStore>>, layout: &[(&str, usize)]) -> Vec<Key> {
+    let mut keys = Vec::new();
+    for (ns, n) in layout {
+        for i in 0..*n {
+            let k = key(ns, &format!("r{i:04}"));
+            store
+                .put(&k, Bytes::from(format!("{ns} record {i}")), Write::absent())
+                .await
+                .expect("put");
+            keys.push(k);
+        }
+    }
+    keys
+}
+
+#[tokio::test]
+async fn rotation_moves_every_record_then_the_old_key_can_go() {
+    let inner = Arc::new(MemoryStore::new());
+    let old = encrypted(&inner, ring1());
+    let keys = fill(&old, &[("audit", 40), ("memories", 150), ("sessions", 60)]).await;
+    drop(old);
+
+    let options = EncryptionOptions::default().rotation_batch(100);
+    let store = with_options(&inner, ring12(), options.clone());
+    assert_eq!(store.active_key(), KeyId::new(2));
+    let err = store.drop_key(KeyId::new(1)).await.expect_err("in use");
+    assert!(
+        matches!(err, EncryptionError::KeyInUse { records: 250, .. }),
+        "{err:?}"
+    );
+    assert!(matches!(
+        store.drop_key(KeyId::new(2)).await,
+        Err(EncryptionError::KeyActive { .. })
+    ));
+    assert!(matches!(
+        store.drop_key(KeyId::new(9)).await,
+        Err(EncryptionError::UnknownKey { .. })
+    ));
+
+    // Stop after the first page of `memories` (audit's 40 fit in one page).
+    let mut seen: Vec<RotationProgress> = Vec::new();
+    let partial = store
+        .rotate(|p| {
+            seen.push(p.clone());
+            if p.namespace.as_ref().map(|n| n.as_str()) == Some("memories") {
+                ControlFlow::Break(())
+            } else {
+                ControlFlow::Continue(())
+            }
+        })
+        .await
+        .expect("partial rotation");
+    assert!(!partial.complete);
+    assert_eq!(partial.reencrypted, 140);
+    assert_eq!(seen.len(), 2);
+    assert_eq!(seen[0].reencrypted, 40);
+    assert_eq!(seen[0].namespaces_done, 1);
+    let err = store
+        .drop_key(KeyId::new(1))
+        .await
+        .expect_err("rotation has not finished");
+    assert!(
+        matches!(err, EncryptionError::KeyInUse { records: 110, .. }),
+        "{err:?}"
+    );
+    // Mid-rotation every record still reads.
+    for k in &keys {
+        store
+            .get(k)
+            .await
+            .expect("get mid-rotation")
+            .expect("present");
+    }
+
+    // Resume: only the rest is re-encrypted.
+    let mut calls = 0;
+    let done = store
+        .rotate(|_| {
+            calls += 1;
+            ControlFlow::Continue(())
+        })
+        .await
+        .expect("resume");
+    assert!(done.complete);
+    assert_eq!(done.reencrypted, 110);
+    assert_eq!(done.already_current, 140);
+    assert_eq!(done.scanned, 250);
+    assert_eq!(done.namespaces_done, 3);
+    assert_eq!(
+        calls, 4,
+        "one report per page: audit 1, memories 2, sessions 1"
+    );
+
+    store.drop_key(KeyId::new(1)).await.expect("drop key 1");
+    assert_eq!(store.key_ids(), vec![KeyId::new(2)]);
+    assert!(store.key_usage(KeyId::new(1)).await.expect("usage").retired);
+    for k in &keys {
+        let got = store.get(k).await.expect("get").expect("present");
+        let (ns, i) = (k.namespace.as_str(), &k.id.as_str()[1..]);
+        assert_eq!(
+            got.value,
+            Bytes::from(format!("{ns} record {}", i.parse::<usize>().expect("n")))
+        );
+    }
+    // A store holding only key 2 reads everything; one holding only key 1 nothing.
+    let only2 = encrypted(&inner, ring2_only());
+    for k in &keys {
+        only2.get(k).await.expect("key 2 reads").expect("present");
+    }
+    let only1 = encrypted(&inner, ring1());
+    assert_corrupt(
+        only1.get(&keys[0]).await,
+        &keys[0],
+        "old key after rotation",
+    );
+    // A process still configured with key 1 active can no longer encrypt with it.
+    let err = only1
+        .put(&key("ns", "late"), Bytes::from_static(b"v"), Write::any())
+        .await
+        .expect_err("retired");
+    assert!(matches!(
+        encryption_error(&err),
+        EncryptionError::KeyRetired { .. }
+    ));
+}
+
+#[tokio::test]
+async fn rotation_refuses_while_another_holds_the_lock_and_stops_on_corrupt_records() {
+    let inner = Arc::new(MemoryStore::new());
+    let old = encrypted(&inner, ring1());
+    fill(&old, &[("memories", 3)]).await;
+    let store = encrypted(&inner, ring12());
+
+    let lock = LockName::new("encryption-rotation").expect("lock");
+    let lease = inner
+        .try_lease(&lock, Duration::from_secs(60))
+        .await
+        .expect("lease")
+        .expect("free");
+    let err = store
+        .rotate(|_| ControlFlow::Continue(()))
+        .await
+        .expect_err("busy");
+    assert!(
+        matches!(err, EncryptionError::RotationBusy { .. }),
+        "{err:?}"
+    );
+    assert!(inner.release(lease).await.expect("release"));
+
+    let bad = key("memories", "r0001");
+    inner
+        .put(&bad, Bytes::from_static(b"garbage"), Write::any())
+        .await
+        .expect("raw put");
+    match store.rotate(|_| ControlFlow::Continue(())).await {
+        Err(EncryptionError::Store(err)) => assert_corrupt(Err::<(), _>(err), &bad, "rotation"),
+        other => panic!("expected Corrupt, got {other:?}"),
+    }
+    // The lease was released: a retry is not told the rotation is busy.
+    let err = store
+        .rotate(|_| ControlFlow::Continue(()))
+        .await
+        .expect_err("still corrupt");
+    assert!(matches!(
+        err,
+        EncryptionError::Store(StoreError::Corrupt { .. })
+    ));
+    // drop_key refuses too: a record it cannot read might be under any key.
+    assert!(matches!(
+        store.drop_key(KeyId::new(1)).await,
+        Err(EncryptionError::Store(StoreError::Corrupt { .. }))
+    ));
+}
+
+/// What the interfering store does just before rotation's compare-and-swap.
+#[derive(Debug)]
+enum Interference {
+    Overwrite(Bytes),
+    Delete,
+}
+
+/// A store that, the first time a `Matches` put reaches one of its targets,
+/// changes the record first, as a concurrent writer in another process would.
+#[derive(Debug)]
+struct Interfering {
+    inner: Arc<MemoryStore>,
+    actions: Mutex<HashMap<Key, Interference>>,
+}
+
+#[async_trait]
+impl RecordStore for Interfering {
+    fn info(&self) -> StoreInfo {
+        self.inner.info()
+    }
+    async fn get(&self, key: &Key) -> Result<Option<Record>, StoreError> {
+        self.inner.get(key).await
+    }
+    async fn put(&self, key: &Key, value: Bytes, write: Write) -> Result<Version, StoreError> {
+        if matches!(write.pre, Precondition::Matches(_)) {
+            let action = self.actions.lock().expect("lock").remove(key);
+            match action {
+                Some(Interference::Overwrite(bytes)) => {
+                    self.inner.put(key, bytes, Write::any()).await?;
+                }
+                Some(Interference::Delete) => {
+                    self.inner.delete(key, Write::any()).await?;
+                }
+                None => {}
+            }
+        }
+        self.inner.put(key, value, write).await
+    }
+    async fn delete(&self, key: &Key, write: Write) -> Result<bool, StoreError> {
+        self.inner.delete(key, write).await
+    }
+    async fn list(
+        &self,
+        namespace: &Namespace,
+        start_after: Option<&RecordId>,
+        limit: usize,
+    ) -> Result<Page, StoreError> {
+        self.inner.list(namespace, start_after, limit).await
+    }
+    async fn namespaces(&self) -> Result<Vec<Namespace>, StoreError> {
+        self.inner.namespaces().await
+    }
+    async fn try_lease(&self, lock: &LockName, ttl: Duration) -> Result<Option<Lease>, StoreError> {
+        self.inner.try_lease(lock, ttl).await
+    }
+    async fn renew(&self, lease: &Lease, ttl: Duration) -> Result<Lease, StoreError> {
+        self.inner.renew(lease, ttl).await
+    }
+    async fn release(&self, lease: Lease) -> Result<bool, StoreError> {
+        self.inner.release(lease).await
+    }
+}
+
+#[tokio::test]
+async fn rotation_never_clobbers_a_concurrent_write_or_resurrects_a_delete() {
+    let inner = Arc::new(MemoryStore::new());
+    let old = encrypted(&inner, ring1());
+    fill(&old, &[("memories", 3)]).await;
+    let updated = key("memories", "r0001");
+    let deleted = key("memories", "r0002");
+
+    // The bytes a concurrent writer (holding key 2) puts at `updated`.
+    let scratch = Arc::new(MemoryStore::new());
+    let writer = encrypted(&scratch, ring12());
+    writer
+        .put(&updated, Bytes::from_static(b"newer value"), Write::any())
+        .await
+        .expect("scratch put");
+    let newer = scratch
+        .get(&updated)
+        .await
+        .expect("get")
+        .expect("present")
+        .value;
+
+    let interfering = Interfering {
+        inner: inner.clone(),
+        actions: Mutex::new(HashMap::from([
+            (updated.clone(), Interference::Overwrite(newer)),
+            (deleted.clone(), Interference::Delete),
+        ])),
+    };
+    let store = EncryptedStore::new(interfering, ring12());
+    let done = store
+        .rotate(|_| ControlFlow::Continue(()))
+        .await
+        .expect("rotate");
+    assert!(done.complete);
+    assert!(
+        store.inner().actions.lock().expect("lock").is_empty(),
+        "interfered"
+    );
+    assert_eq!(
+        (
+            done.scanned,
+            done.reencrypted,
+            done.already_current,
+            done.vanished
+        ),
+        (3, 1, 1, 1)
+    );
+    let store = encrypted(&inner, ring12());
+    assert_eq!(
+        store
+            .get(&updated)
+            .await
+            .expect("get")
+            .expect("present")
+            .value
+            .as_ref(),
+        b"newer value",
+        "the concurrent write survives"
+    );
+    assert_eq!(
+        store.get(&deleted).await.expect("get"),
+        None,
+        "stays deleted"
+    );
+    assert_eq!(
+        store
+            .get(&key("memories", "r0000"))
+            .await
+            .expect("get")
+            .expect("present")
+            .value
+            .as_ref(),
+        b"memories record 0"
+    );
+    store
+        .drop_key(KeyId::new(1))
+        .await
+        .expect("nothing left under key 1");
+}
+
+#[tokio::test]
+async fn debug_and_errors_never_show_key_material() {
+    let inner = Arc::new(MemoryStore::new());
+    let m = KeyMaterial::generate().expect("rng");
+    let b64 = m.to_base64().to_string();
+    let store = EncryptedStore::new(inner.clone(), KeyRing::new(KeyId::new(4), m));
+    let k = key("memories", "a");
+    store
+        .put(&k, Bytes::from_static(b"body"), Write::any())
+        .await
+        .expect("put");
+    let mut raw = inner
+        .get(&k)
+        .await
+        .expect("get")
+        .expect("present")
+        .value
+        .to_vec();
+    raw[30] ^= 1;
+    inner
+        .put(&k, Bytes::from(raw), Write::any())
+        .await
+        .expect("raw put");
+    let err = store.get(&k).await.expect_err("corrupt");
+    let shown = format!("{store:?} {err} {err:?}");
+    assert!(!shown.contains(&b64), "key material shown: {shown}");
+    assert!(shown.contains("KeyId(4)"), "ids are shown: {shown}");
+    assert!(!err.to_string().contains('4'), "error names no key: {err}");
+}
+
+/// Key material from an environment variable, read in a child process (tests
+/// cannot set variables in their own process safely).
+#[test]
+fn key_from_environment_variable() {
+    const VAR: &str = "DREAM_ENCRYPTED_TEST_KEY";
+    const B64: &str = "AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8=";
+    if let Some(role) = child_role() {
+        match KeyMaterial::from_env(VAR) {
+            Ok(m) if role == "good" && m.to_base64().as_str() == B64 => println!("RESULT ok"),
+            Err(dream_encrypted::KeyError::InvalidBase64) if role == "bad" => {
+                println!("RESULT invalid")
+            }
+            other => println!("RESULT unexpected {}", other.is_ok()),
+        }
+        return;
+    }
+    for (role, value, want) in [
+        ("good", B64, "RESULT ok"),
+        ("bad", "%%%not-base64%%%", "RESULT invalid"),
+    ] {
+        let mut child = ChildProcess::spawn("key_from_environment_variable", role, &[(VAR, value)])
+            .expect("spawn");
+        let line = child
+            .wait_for_line("RESULT", Duration::from_secs(60))
+            .expect("child answers");
+        assert!(line.ends_with(want), "{line}");
+        assert!(child.wait(Duration::from_secs(60)).expect("exit").success());
+    }
+}
