@@ -1,0 +1,152 @@
+//! `dream.toml`: optional settings from the working directory.
+//!
+//! A config file in the working directory is untrusted (anyone who can write a
+//! repository can plant one), so it may set only the store, the scope, the model
+//! name and limits. A base URL, an API key, a password, a key file or the choice
+//! of a remote provider are refused with an error naming the key: those come only
+//! from flags and the environment.
+
+use std::path::Path;
+
+use serde::Deserialize;
+
+/// Keys that must never come from a file in the working directory.
+const FORBIDDEN: &[&str] = &[
+    "base_url", "base-url", "api_key", "api-key", "key", "key_file", "key-file", "password", "llm", "redis_url",
+    "token", "secret",
+];
+
+/// What `dream.toml` may set.
+#[derive(Debug, Default, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FileConfig {
+    /// Store URL (`fs:PATH`, `sqlite:PATH`, `redis://host:port[/db][?prefix=…]` without a password).
+    pub store: Option<String>,
+    /// Default scope.
+    pub scope: Option<String>,
+    /// Model name for the provider chosen with `--llm`.
+    pub model: Option<String>,
+    /// Engine limits.
+    #[serde(default)]
+    pub limits: Limits,
+}
+
+/// Engine limits `dream.toml` may tune.
+#[derive(Debug, Default, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Limits {
+    /// Sessions needed before an unforced dream runs.
+    pub min_sessions: Option<usize>,
+    /// Hours since the last successful dream before an unforced dream runs.
+    pub min_hours: Option<u64>,
+    /// Most memories kept; beyond it the oldest unpinned go to the trash.
+    pub max_memories: Option<usize>,
+    /// Sessions kept in the log.
+    pub session_log: Option<usize>,
+}
+
+/// Why `dream.toml` was refused.
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    /// It could not be read.
+    #[error("cannot read {path}: {source}")]
+    Read {
+        /// The file.
+        path: String,
+        /// The cause.
+        source: std::io::Error,
+    },
+    /// It tried to set something only flags or the environment may set.
+    #[error("{path}: `{key}` may not be set in a config file; use a flag or the environment")]
+    Forbidden {
+        /// The file.
+        path: String,
+        /// The refused key.
+        key: String,
+    },
+    /// It is not valid.
+    #[error("{path}: {reason}")]
+    Invalid {
+        /// The file.
+        path: String,
+        /// What is wrong.
+        reason: String,
+    },
+}
+
+impl FileConfig {
+    /// Loads `path` if it exists; a missing file is the empty config.
+    pub fn load(path: &Path) -> Result<Self, ConfigError> {
+        let shown = path.display().to_string();
+        let text = match std::fs::read_to_string(path) {
+            Ok(text) => text,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Self::default()),
+            Err(source) => return Err(ConfigError::Read { path: shown, source }),
+        };
+        Self::parse(&text, &shown)
+    }
+
+    /// Parses config text; `shown` names the file in errors.
+    pub fn parse(text: &str, shown: &str) -> Result<Self, ConfigError> {
+        let table: toml::Table =
+            toml::from_str(text).map_err(|e| ConfigError::Invalid { path: shown.to_owned(), reason: e.message().to_owned() })?;
+        if let Some(key) = forbidden_key(&table) {
+            return Err(ConfigError::Forbidden { path: shown.to_owned(), key });
+        }
+        let config: FileConfig =
+            toml::from_str(text).map_err(|e| ConfigError::Invalid { path: shown.to_owned(), reason: e.message().to_owned() })?;
+        if let Some(store) = &config.store
+            && store.starts_with("redis")
+            && store.contains('@')
+        {
+            return Err(ConfigError::Forbidden { path: shown.to_owned(), key: "store (a Redis URL with credentials)".into() });
+        }
+        Ok(config)
+    }
+}
+
+fn forbidden_key(table: &toml::Table) -> Option<String> {
+    for (key, value) in table {
+        if FORBIDDEN.contains(&key.to_ascii_lowercase().as_str()) {
+            return Some(key.clone());
+        }
+        if let toml::Value::Table(inner) = value
+            && let Some(found) = forbidden_key(inner)
+        {
+            return Some(format!("{key}.{found}"));
+        }
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn accepts_store_scope_model_and_limits() {
+        let config = FileConfig::parse(
+            "store = \"sqlite:dream.db\"\nscope = \"web\"\nmodel = \"gpt-4o-mini\"\n[limits]\nmax_memories = 50\n",
+            "dream.toml",
+        )
+        .unwrap();
+        assert_eq!(config.store.as_deref(), Some("sqlite:dream.db"));
+        assert_eq!(config.limits.max_memories, Some(50));
+    }
+
+    #[test]
+    fn refuses_urls_keys_and_passwords() {
+        for text in [
+            "base_url = \"https://evil.example/v1\"",
+            "api_key = \"sk-x\"",
+            "llm = \"openai\"",
+            "[limits]\npassword = \"x\"",
+            "store = \"redis://:hunter2@127.0.0.1:6379\"",
+        ] {
+            let err = FileConfig::parse(text, "dream.toml").unwrap_err();
+            assert!(matches!(err, ConfigError::Forbidden { .. }), "{text}: {err}");
+            assert!(!err.to_string().contains("hunter2"));
+        }
+        assert!(matches!(FileConfig::parse("surprise = 1", "dream.toml"), Err(ConfigError::Invalid { .. })));
+    }
+}

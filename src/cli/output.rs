@@ -1,0 +1,119 @@
+//! Output for people: control characters from stored content escaped, colour only
+//! on a terminal, columns aligned. Output for programs is JSON and goes through serde.
+
+use std::borrow::Cow;
+use std::io::IsTerminal;
+
+/// Escapes control and bidi/zero-width formatting characters so stored content can
+/// neither move the cursor, recolour the terminal nor hide text (seed 002's T4).
+pub fn escape(text: &str) -> Cow<'_, str> {
+    if !text.chars().any(needs_escape) {
+        return Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + 8);
+    for c in text.chars() {
+        if needs_escape(c) {
+            out.extend(c.escape_default());
+        } else {
+            out.push(c);
+        }
+    }
+    Cow::Owned(out)
+}
+
+/// Escapes like [`escape`] but keeps newlines and tabs, for multi-line bodies.
+pub fn escape_body(text: &str) -> Cow<'_, str> {
+    if !text.chars().any(|c| c != '\n' && c != '\t' && needs_escape(c)) {
+        return Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + 8);
+    for c in text.chars() {
+        if c != '\n' && c != '\t' && needs_escape(c) {
+            out.extend(c.escape_default());
+        } else {
+            out.push(c);
+        }
+    }
+    Cow::Owned(out)
+}
+
+fn needs_escape(c: char) -> bool {
+    c.is_control()
+        || matches!(c, '\u{200B}'..='\u{200F}' | '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}' | '\u{FEFF}')
+}
+
+/// Styles for people's output; plain unless stdout is a terminal and NO_COLOR is unset.
+#[derive(Debug, Clone, Copy)]
+pub struct Style {
+    color: bool,
+}
+
+impl Style {
+    /// Detects whether stdout is a colour terminal.
+    pub fn detect() -> Self {
+        Style { color: std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none() }
+    }
+
+    fn paint(self, code: &str, text: &str) -> String {
+        if self.color { format!("\x1b[{code}m{text}\x1b[0m") } else { text.to_owned() }
+    }
+
+    /// Bold text.
+    pub fn bold(self, text: &str) -> String {
+        self.paint("1", text)
+    }
+
+    /// Green text (used, clean).
+    pub fn good(self, text: &str) -> String {
+        self.paint("32", text)
+    }
+
+    /// Yellow text (held, ignored, suspicious).
+    pub fn warn(self, text: &str) -> String {
+        self.paint("33", text)
+    }
+
+    /// Red text (quarantined, rejected, secrets).
+    pub fn bad(self, text: &str) -> String {
+        self.paint("31", text)
+    }
+}
+
+/// Renders rows as aligned columns (cells already escaped). The last column is not padded.
+pub fn table(rows: &[Vec<String>]) -> String {
+    let columns = rows.iter().map(Vec::len).max().unwrap_or(0);
+    let widths: Vec<usize> = (0..columns)
+        .map(|c| rows.iter().filter_map(|r| r.get(c)).map(|s| s.chars().count()).max().unwrap_or(0))
+        .collect();
+    let mut out = String::new();
+    for row in rows {
+        for (c, cell) in row.iter().enumerate() {
+            out.push_str(cell);
+            if c + 1 < row.len() {
+                out.extend(std::iter::repeat_n(' ', widths[c] - cell.chars().count() + 2));
+            }
+        }
+        out.push('\n');
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn escapes_terminal_controls() {
+        assert_eq!(escape("plain text é 日本"), "plain text é 日本");
+        assert_eq!(escape("a\x1b[2Jb"), "a\\u{1b}[2Jb");
+        assert_eq!(escape("line\nbreak"), "line\\nbreak");
+        assert_eq!(escape("rtl\u{202E}txt"), "rtl\\u{202e}txt");
+        assert_eq!(escape_body("keep\nlines\x07"), "keep\nlines\\u{7}");
+    }
+
+    #[test]
+    fn aligns_columns() {
+        let rows = vec![vec!["a".to_owned(), "bb".to_owned(), "c".to_owned()], vec!["ddd".to_owned(), "e".to_owned(), "f".to_owned()]];
+        assert_eq!(table(&rows), "a    bb  c\nddd  e   f\n");
+    }
+}
