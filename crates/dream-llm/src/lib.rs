@@ -1,1 +1,51 @@
-//! Dream's language models over HTTP: OpenAI, Anthropic and OpenAI-compatible servers.
+//! Dream's language models over HTTP: OpenAI Chat Completions, Anthropic
+//! Messages and OpenAI-compatible servers (Ollama, vLLM, llama.cpp server, …).
+//!
+//! This is the only crate in Dream that reaches the network, and only for a
+//! model selected explicitly: nothing here picks a provider because a key is in
+//! the environment. Keys come from an explicit [`ApiKey`] or from a standard
+//! variable read on request ([`ModelConfig::api_key_from_env`]); they are
+//! redacted in `Debug`, `Display`, errors and logs. Every call has a connect
+//! timeout and a per-attempt timeout, retries 429, 5xx and timeouts with
+//! exponential backoff and jitter (honouring `Retry-After`, within a total wait
+//! budget), never retries 400, 401 or 403, and stops reading an answer past a
+//! size cap. A non-default base URL is reported by [`HttpModel::announcement`]
+//! so the caller can show it before the first call.
+//!
+//! TLS is rustls with the `ring` provider only.
+//!
+//! ```no_run
+//! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
+//! use dream_core::llm::{CompletionRequest, LanguageModel, recover_json_object};
+//! use dream_llm::ModelConfig;
+//!
+//! let model = ModelConfig::openai("gpt-4o-mini").api_key_from_env().build()?;
+//! if let Some(line) = model.announcement() {
+//!     eprintln!("{line}");
+//! }
+//! let answer = model
+//!     .complete(&CompletionRequest {
+//!         system: "You consolidate notes.".into(),
+//!         user: "…".into(),
+//!         json: true,
+//!         max_tokens: 1024,
+//!         temperature: 0.0,
+//!     })
+//!     .await?;
+//! let plan = recover_json_object(&answer.text, answer.truncated)?;
+//! # let _ = plan; Ok(()) }
+//! ```
+
+mod client;
+mod config;
+mod key;
+mod wire;
+
+pub use client::HttpModel;
+pub use config::{
+    ANTHROPIC_DEFAULT_BASE_URL, ANTHROPIC_VERSION, ConfigError, DEFAULT_BACKOFF_BASE,
+    DEFAULT_CONNECT_TIMEOUT, DEFAULT_MAX_BACKOFF, DEFAULT_MAX_RESPONSE_BYTES, DEFAULT_MAX_RETRIES,
+    DEFAULT_MAX_TOTAL_WAIT, DEFAULT_REQUEST_TIMEOUT, MAX_MODEL_NAME_LEN, ModelConfig,
+    ModelSelection, Models, OPENAI_DEFAULT_BASE_URL, Provider,
+};
+pub use key::{ANTHROPIC_API_KEY_VAR, ApiKey, MAX_KEY_LEN, OPENAI_API_KEY_VAR};

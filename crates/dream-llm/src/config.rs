@@ -1,0 +1,567 @@
+//! Choosing a model: [`Provider`], [`ModelConfig`] (a builder) and
+//! [`ModelSelection`] (one model for consolidation, one for recall).
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use reqwest::Url;
+
+use crate::client::HttpModel;
+use crate::key::{ANTHROPIC_API_KEY_VAR, ApiKey, OPENAI_API_KEY_VAR};
+
+/// The official OpenAI base URL (it includes `/v1`; the client appends `/chat/completions`).
+pub const OPENAI_DEFAULT_BASE_URL: &str = "https://api.openai.com/v1";
+/// The official Anthropic base URL (without `/v1`; the client appends `/v1/messages`).
+pub const ANTHROPIC_DEFAULT_BASE_URL: &str = "https://api.anthropic.com";
+/// The `anthropic-version` header value sent with every Anthropic call.
+pub const ANTHROPIC_VERSION: &str = "2023-06-01";
+
+/// Default connect timeout.
+pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+/// Default timeout of one attempt, from sending the request to the end of the body.
+pub const DEFAULT_REQUEST_TIMEOUT: Duration = Duration::from_secs(120);
+/// Default number of retries after the first attempt.
+pub const DEFAULT_MAX_RETRIES: u32 = 3;
+/// Default first backoff delay (doubled on every retry, with jitter).
+pub const DEFAULT_BACKOFF_BASE: Duration = Duration::from_millis(500);
+/// Default cap on one backoff delay computed by the client.
+pub const DEFAULT_MAX_BACKOFF: Duration = Duration::from_secs(30);
+/// Default cap on the total time spent waiting between attempts of one call.
+pub const DEFAULT_MAX_TOTAL_WAIT: Duration = Duration::from_secs(90);
+/// Default cap on a response body, in bytes.
+pub const DEFAULT_MAX_RESPONSE_BYTES: usize = 4 << 20;
+/// The longest model name accepted, in bytes.
+pub const MAX_MODEL_NAME_LEN: usize = 256;
+
+/// A model provider's wire format.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Provider {
+    /// OpenAI's Chat Completions API.
+    OpenAi,
+    /// Anthropic's Messages API.
+    Anthropic,
+    /// A server speaking OpenAI's Chat Completions (Ollama, vLLM, llama.cpp
+    /// server, …): a base URL is required, a key is optional.
+    OpenAiCompatible,
+}
+
+impl Provider {
+    /// The short name used in descriptions (`openai`, `anthropic`, `openai-compatible`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Provider::OpenAi => "openai",
+            Provider::Anthropic => "anthropic",
+            Provider::OpenAiCompatible => "openai-compatible",
+        }
+    }
+
+    /// The standard environment variable for this provider's key, if any.
+    pub fn key_env_var(self) -> Option<&'static str> {
+        match self {
+            Provider::OpenAi => Some(OPENAI_API_KEY_VAR),
+            Provider::Anthropic => Some(ANTHROPIC_API_KEY_VAR),
+            Provider::OpenAiCompatible => None,
+        }
+    }
+
+    /// The official base URL, if the provider has one.
+    pub fn default_base_url(self) -> Option<&'static str> {
+        match self {
+            Provider::OpenAi => Some(OPENAI_DEFAULT_BASE_URL),
+            Provider::Anthropic => Some(ANTHROPIC_DEFAULT_BASE_URL),
+            Provider::OpenAiCompatible => None,
+        }
+    }
+
+    /// The path the client appends to the base URL.
+    pub fn endpoint_path(self) -> &'static str {
+        match self {
+            Provider::OpenAi | Provider::OpenAiCompatible => "/chat/completions",
+            Provider::Anthropic => "/v1/messages",
+        }
+    }
+}
+
+/// Why a model configuration was refused. Never shows a key.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum ConfigError {
+    /// The key value is unusable.
+    #[error("invalid API key: {0}")]
+    InvalidKey(&'static str),
+    /// The environment variable the caller named is not set.
+    #[error("the environment variable {var} is not set")]
+    MissingEnv {
+        /// The variable's name.
+        var: String,
+    },
+    /// The environment variable the caller named holds an unusable key.
+    #[error("the environment variable {var} holds an invalid API key: {why}")]
+    InvalidEnvKey {
+        /// The variable's name.
+        var: String,
+        /// Why the value was refused.
+        why: &'static str,
+    },
+    /// This provider needs a key and none was given.
+    #[error("{provider} needs an API key (give one explicitly or call api_key_from_env)")]
+    MissingKey {
+        /// The provider's short name.
+        provider: &'static str,
+    },
+    /// This provider has no key variable (OpenAI-compatible: pass a key or none).
+    #[error("{provider} has no standard API key variable; pass the key explicitly")]
+    NoKeyVariable {
+        /// The provider's short name.
+        provider: &'static str,
+    },
+    /// An OpenAI-compatible server needs its base URL.
+    #[error("an OpenAI-compatible server needs a base URL")]
+    MissingBaseUrl,
+    /// The base URL is unusable.
+    #[error("invalid base URL: {0}")]
+    InvalidBaseUrl(&'static str),
+    /// The model name is unusable.
+    #[error("invalid model name: {0}")]
+    InvalidModel(&'static str),
+    /// A timeout, retry or size setting is unusable.
+    #[error("invalid setting: {0}")]
+    InvalidSetting(&'static str),
+    /// The HTTP client could not be built.
+    #[error("could not build the HTTP client: {0}")]
+    Client(String),
+}
+
+/// How to reach one model: provider, model name, base URL, key, timeouts,
+/// retries and limits. Built with [`ModelConfig::openai`], [`ModelConfig::anthropic`]
+/// or [`ModelConfig::openai_compatible`], then the setters, then [`ModelConfig::build`].
+/// Nothing here reads the environment unless [`ModelConfig::api_key_from_env`] is called.
+#[derive(Debug, Clone)]
+pub struct ModelConfig {
+    pub(crate) provider: Provider,
+    pub(crate) model: String,
+    pub(crate) base_url: Option<String>,
+    pub(crate) api_key: Option<ApiKey>,
+    pub(crate) key_error: Option<ConfigError>,
+    pub(crate) connect_timeout: Duration,
+    pub(crate) request_timeout: Duration,
+    pub(crate) max_retries: u32,
+    pub(crate) backoff_base: Duration,
+    pub(crate) max_backoff: Duration,
+    pub(crate) max_total_wait: Duration,
+    pub(crate) max_response_bytes: usize,
+    pub(crate) debug_prompts: bool,
+    pub(crate) allow_plain_http: bool,
+    pub(crate) use_env_proxy: bool,
+}
+
+impl ModelConfig {
+    fn new(provider: Provider, model: impl Into<String>) -> Self {
+        Self {
+            provider,
+            model: model.into(),
+            base_url: None,
+            api_key: None,
+            key_error: None,
+            connect_timeout: DEFAULT_CONNECT_TIMEOUT,
+            request_timeout: DEFAULT_REQUEST_TIMEOUT,
+            max_retries: DEFAULT_MAX_RETRIES,
+            backoff_base: DEFAULT_BACKOFF_BASE,
+            max_backoff: DEFAULT_MAX_BACKOFF,
+            max_total_wait: DEFAULT_MAX_TOTAL_WAIT,
+            max_response_bytes: DEFAULT_MAX_RESPONSE_BYTES,
+            debug_prompts: false,
+            allow_plain_http: false,
+            use_env_proxy: true,
+        }
+    }
+
+    /// OpenAI Chat Completions with this model (for example `gpt-4o-mini`).
+    pub fn openai(model: impl Into<String>) -> Self {
+        Self::new(Provider::OpenAi, model)
+    }
+
+    /// Anthropic Messages with this model (for example `claude-sonnet-4-5`).
+    pub fn anthropic(model: impl Into<String>) -> Self {
+        Self::new(Provider::Anthropic, model)
+    }
+
+    /// An OpenAI-compatible server at `base_url` (as for the OpenAI SDK, the
+    /// base URL usually ends in `/v1`; the client appends `/chat/completions`).
+    pub fn openai_compatible(model: impl Into<String>, base_url: impl Into<String>) -> Self {
+        Self::new(Provider::OpenAiCompatible, model).base_url(base_url)
+    }
+
+    /// The provider.
+    pub fn provider(&self) -> Provider {
+        self.provider
+    }
+
+    /// Uses this base URL instead of the provider's official one.
+    pub fn base_url(mut self, base_url: impl Into<String>) -> Self {
+        self.base_url = Some(base_url.into());
+        self
+    }
+
+    /// Uses this key.
+    pub fn api_key(mut self, key: ApiKey) -> Self {
+        self.api_key = Some(key);
+        self.key_error = None;
+        self
+    }
+
+    /// Reads the key from the provider's standard variable (`OPENAI_API_KEY`,
+    /// `ANTHROPIC_API_KEY`), now. A failure is reported by [`ModelConfig::build`].
+    pub fn api_key_from_env(mut self) -> Self {
+        let read = match self.provider.key_env_var() {
+            Some(var) => ApiKey::from_env(var),
+            None => Err(ConfigError::NoKeyVariable {
+                provider: self.provider.name(),
+            }),
+        };
+        match read {
+            Ok(key) => {
+                self.api_key = Some(key);
+                self.key_error = None;
+            }
+            Err(e) => self.key_error = Some(e),
+        }
+        self
+    }
+
+    /// Sets the connect timeout and the timeout of one attempt (request sent to
+    /// body fully read).
+    pub fn timeouts(mut self, connect: Duration, request: Duration) -> Self {
+        self.connect_timeout = connect;
+        self.request_timeout = request;
+        self
+    }
+
+    /// Sets the retry policy: at most `max_retries` retries after the first
+    /// attempt, backoff starting at `base` and doubling, each computed delay
+    /// capped at `max_backoff`, and all waits of one call together at most
+    /// `max_total_wait` (a `Retry-After` that would exceed it ends the call).
+    pub fn retries(
+        mut self,
+        max_retries: u32,
+        base: Duration,
+        max_backoff: Duration,
+        max_total_wait: Duration,
+    ) -> Self {
+        self.max_retries = max_retries;
+        self.backoff_base = base;
+        self.max_backoff = max_backoff;
+        self.max_total_wait = max_total_wait;
+        self
+    }
+
+    /// Caps a response body at `bytes`; reading stops past the cap.
+    pub fn max_response_bytes(mut self, bytes: usize) -> Self {
+        self.max_response_bytes = bytes;
+        self
+    }
+
+    /// Logs prompts and answers through `tracing` at DEBUG (target
+    /// `dream_llm::prompt`). Off by default. Headers are never logged.
+    pub fn debug_prompts(mut self, on: bool) -> Self {
+        self.debug_prompts = on;
+        self
+    }
+
+    /// Allows plain `http://` to a host other than loopback (off by default:
+    /// a key or prompt would cross the network in clear).
+    pub fn allow_plain_http(mut self, on: bool) -> Self {
+        self.allow_plain_http = on;
+        self
+    }
+
+    /// Whether the standard proxy variables (`HTTPS_PROXY`, `NO_PROXY`, …) are
+    /// honoured. On by default.
+    pub fn use_env_proxy(mut self, on: bool) -> Self {
+        self.use_env_proxy = on;
+        self
+    }
+
+    /// Validates the configuration and builds the client.
+    pub fn build(self) -> Result<HttpModel, ConfigError> {
+        HttpModel::new(self)
+    }
+
+    /// The base URL in effect, parsed and checked.
+    pub(crate) fn resolved_base_url(&self) -> Result<Url, ConfigError> {
+        let raw = match (&self.base_url, self.provider.default_base_url()) {
+            (Some(url), _) => url.as_str(),
+            (None, Some(default)) => default,
+            (None, None) => return Err(ConfigError::MissingBaseUrl),
+        };
+        check_base_url(raw, self.allow_plain_http)
+    }
+
+    pub(crate) fn validate(&self) -> Result<(), ConfigError> {
+        check_model_name(&self.model)?;
+        if let Some(e) = &self.key_error {
+            return Err(e.clone());
+        }
+        if self.api_key.is_none() && self.provider != Provider::OpenAiCompatible {
+            return Err(ConfigError::MissingKey {
+                provider: self.provider.name(),
+            });
+        }
+        if self.connect_timeout.is_zero() || self.request_timeout.is_zero() {
+            return Err(ConfigError::InvalidSetting("timeouts must be positive"));
+        }
+        if self.max_retries > 20 {
+            return Err(ConfigError::InvalidSetting("at most 20 retries"));
+        }
+        if self.max_response_bytes == 0 {
+            return Err(ConfigError::InvalidSetting(
+                "the response cap must be positive",
+            ));
+        }
+        Ok(())
+    }
+}
+
+fn check_model_name(model: &str) -> Result<(), ConfigError> {
+    if model.is_empty() {
+        return Err(ConfigError::InvalidModel("the name is empty"));
+    }
+    if model.len() > MAX_MODEL_NAME_LEN {
+        return Err(ConfigError::InvalidModel("the name is too long"));
+    }
+    if !model.bytes().all(|b| b.is_ascii_graphic()) {
+        return Err(ConfigError::InvalidModel(
+            "the name holds characters other than visible ASCII",
+        ));
+    }
+    Ok(())
+}
+
+/// Parses and checks a base URL: http(s), a host, no credentials, no query or
+/// fragment, and plain http only to loopback unless allowed.
+fn check_base_url(raw: &str, allow_plain_http: bool) -> Result<Url, ConfigError> {
+    let url = Url::parse(raw.trim()).map_err(|_| ConfigError::InvalidBaseUrl("not a URL"))?;
+    match url.scheme() {
+        "https" => {}
+        "http" => {
+            if !allow_plain_http && !is_loopback(&url) {
+                return Err(ConfigError::InvalidBaseUrl(
+                    "plain http is allowed only to a loopback host (or with allow_plain_http)",
+                ));
+            }
+        }
+        _ => {
+            return Err(ConfigError::InvalidBaseUrl(
+                "the scheme must be http or https",
+            ));
+        }
+    }
+    if url.host().is_none() {
+        return Err(ConfigError::InvalidBaseUrl("the URL has no host"));
+    }
+    if !url.username().is_empty() || url.password().is_some() {
+        return Err(ConfigError::InvalidBaseUrl(
+            "credentials in the URL are refused; pass the key as an API key",
+        ));
+    }
+    if url.query().is_some() || url.fragment().is_some() {
+        return Err(ConfigError::InvalidBaseUrl(
+            "the URL must not have a query or fragment",
+        ));
+    }
+    Ok(url)
+}
+
+fn is_loopback(url: &Url) -> bool {
+    match url.host() {
+        Some(url::Host::Domain(d)) => d.eq_ignore_ascii_case("localhost"),
+        Some(url::Host::Ipv4(ip)) => ip.is_loopback(),
+        Some(url::Host::Ipv6(ip)) => ip.is_loopback(),
+        None => false,
+    }
+}
+
+/// The models Dream uses, chosen explicitly: one for consolidation (the dream
+/// pass) and one for recall. Either may be absent; nothing is ever chosen
+/// because a key happens to be in the environment.
+#[derive(Debug, Clone, Default)]
+pub struct ModelSelection {
+    /// The model that consolidates sessions into memories.
+    pub consolidation: Option<ModelConfig>,
+    /// The model used at recall time.
+    pub recall: Option<ModelConfig>,
+}
+
+impl ModelSelection {
+    /// Builds both clients.
+    pub fn build(self) -> Result<Models, ConfigError> {
+        Ok(Models {
+            consolidation: self
+                .consolidation
+                .map(|c| c.build().map(Arc::new))
+                .transpose()?,
+            recall: self.recall.map(|c| c.build().map(Arc::new)).transpose()?,
+        })
+    }
+}
+
+/// Built clients for [`ModelSelection`].
+#[derive(Debug, Clone, Default)]
+pub struct Models {
+    /// The consolidation model, if selected.
+    pub consolidation: Option<Arc<HttpModel>>,
+    /// The recall model, if selected.
+    pub recall: Option<Arc<HttpModel>>,
+}
+
+impl Models {
+    /// Every line to show before the first call: one per model using a
+    /// non-default base URL.
+    pub fn announcements(&self) -> Vec<String> {
+        [
+            ("consolidation", &self.consolidation),
+            ("recall", &self.recall),
+        ]
+        .into_iter()
+        .filter_map(|(role, model)| {
+            let line = model.as_ref()?.announcement()?;
+            Some(format!("{role}: {line}"))
+        })
+        .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn key() -> ApiKey {
+        ApiKey::new("sk-test-key").unwrap()
+    }
+
+    #[test]
+    fn base_urls_are_checked() {
+        assert!(check_base_url("https://api.openai.com/v1", false).is_ok());
+        assert!(check_base_url("http://127.0.0.1:11434/v1", false).is_ok());
+        assert!(check_base_url("http://localhost:8080", false).is_ok());
+        assert!(check_base_url("http://[::1]:8080/v1", false).is_ok());
+        assert!(check_base_url("http://10.0.0.5:8000/v1", true).is_ok());
+        for (bad, allow) in [
+            ("http://10.0.0.5:8000/v1", false),
+            ("http://example.com/v1", false),
+            ("ftp://example.com", true),
+            ("file:///etc/passwd", true),
+            ("https://user:pw@example.com/v1", true),
+            ("https://user@example.com/v1", true),
+            ("https://example.com/v1?key=1", true),
+            ("https://example.com/v1#x", true),
+            ("not a url", true),
+            ("", true),
+        ] {
+            let err = check_base_url(bad, allow).unwrap_err();
+            assert!(matches!(err, ConfigError::InvalidBaseUrl(_)), "{bad}");
+            assert!(!err.to_string().contains("pw"), "{err}");
+        }
+    }
+
+    #[test]
+    fn keys_are_required_where_the_provider_needs_one() {
+        assert_eq!(
+            ModelConfig::openai("gpt-4o-mini").build().unwrap_err(),
+            ConfigError::MissingKey { provider: "openai" }
+        );
+        assert_eq!(
+            ModelConfig::anthropic("claude-x").build().unwrap_err(),
+            ConfigError::MissingKey {
+                provider: "anthropic"
+            }
+        );
+        assert!(
+            ModelConfig::openai_compatible("llama3", "http://127.0.0.1:11434/v1")
+                .build()
+                .is_ok()
+        );
+        assert!(
+            ModelConfig::openai("gpt-4o-mini")
+                .api_key(key())
+                .build()
+                .is_ok()
+        );
+    }
+
+    #[test]
+    fn an_env_failure_surfaces_at_build() {
+        let err = ModelConfig::openai_compatible("m", "http://127.0.0.1:1/v1")
+            .api_key_from_env()
+            .build()
+            .unwrap_err();
+        assert_eq!(
+            err,
+            ConfigError::NoKeyVariable {
+                provider: "openai-compatible"
+            }
+        );
+    }
+
+    #[test]
+    fn model_names_are_checked() {
+        for bad in ["", "gpt 4", "gpt\n4", &"m".repeat(MAX_MODEL_NAME_LEN + 1)] {
+            assert!(matches!(
+                ModelConfig::openai(bad).api_key(key()).build(),
+                Err(ConfigError::InvalidModel(_))
+            ));
+        }
+    }
+
+    #[test]
+    fn settings_are_checked() {
+        let zero = Duration::ZERO;
+        let s = Duration::from_secs(1);
+        let cfg = || ModelConfig::openai("gpt-4o-mini").api_key(key());
+        assert!(matches!(
+            cfg().timeouts(zero, s).build(),
+            Err(ConfigError::InvalidSetting(_))
+        ));
+        assert!(matches!(
+            cfg().timeouts(s, zero).build(),
+            Err(ConfigError::InvalidSetting(_))
+        ));
+        assert!(matches!(
+            cfg().max_response_bytes(0).build(),
+            Err(ConfigError::InvalidSetting(_))
+        ));
+        assert!(matches!(
+            cfg().retries(21, s, s, s).build(),
+            Err(ConfigError::InvalidSetting(_))
+        ));
+    }
+
+    #[test]
+    fn selection_builds_each_role_and_announces_custom_urls() {
+        let models = ModelSelection {
+            consolidation: Some(ModelConfig::openai("gpt-4o-mini").api_key(key())),
+            recall: Some(ModelConfig::openai_compatible(
+                "llama3",
+                "http://127.0.0.1:11434/v1",
+            )),
+        }
+        .build()
+        .unwrap();
+        assert_eq!(
+            models.consolidation.as_ref().unwrap().provider(),
+            Provider::OpenAi
+        );
+        assert_eq!(
+            models.recall.as_ref().unwrap().provider(),
+            Provider::OpenAiCompatible
+        );
+        let lines = models.announcements();
+        assert_eq!(lines.len(), 1, "{lines:?}");
+        assert!(lines[0].starts_with("recall: "), "{lines:?}");
+        assert!(lines[0].contains("http://127.0.0.1:11434/v1"), "{lines:?}");
+
+        let none = ModelSelection::default().build().unwrap();
+        assert!(none.consolidation.is_none() && none.recall.is_none());
+        assert!(none.announcements().is_empty());
+    }
+}
