@@ -87,7 +87,7 @@ impl RedisConfig {
                 reason: "expected redis://host[:port][/db] or unix:///path",
             })?;
         match scheme.as_str() {
-            "redis" | "unix" | "redis+unix" | "valkey" => {}
+            "redis" | "unix" | "redis+unix" | "valkey" | "valkey+unix" => {}
             "rediss" | "valkeys" => return Err(ConfigError::TlsUnsupported),
             _ => {
                 return Err(ConfigError::InvalidUrl {
@@ -357,7 +357,10 @@ mod tests {
             "redis://:hunter2-secret@host:6379/-3",
         ] {
             let err = RedisConfig::from_url(url).unwrap_err();
-            assert!(matches!(err, ConfigError::InvalidUrl { .. }), "{url}: {err:?}");
+            assert!(
+                matches!(err, ConfigError::InvalidUrl { .. }),
+                "{url}: {err:?}"
+            );
             let shown = format!("{err} {err:?}");
             assert!(!shown.contains("hunter2"), "{shown}");
         }
@@ -374,7 +377,10 @@ mod tests {
         .unwrap_err();
         assert!(matches!(err, ConfigError::NotUnicode(URL_ENV)), "{err:?}");
         let config = RedisConfig::from_env_value(Ok("redis://127.0.0.1:7000/4".into())).unwrap();
-        assert_eq!((config.server().as_str(), config.database()), ("127.0.0.1:7000", 4));
+        assert_eq!(
+            (config.server().as_str(), config.database()),
+            ("127.0.0.1:7000", 4)
+        );
     }
 
     #[test]
@@ -384,7 +390,17 @@ mod tests {
         for ok in ["a", "team-1", "A_b-C", &"x".repeat(64)] {
             assert_eq!(config.clone().with_prefix(ok).unwrap().prefix(), ok);
         }
-        for bad in ["", "-a", "_a", "a:b", "a{b}", "a*", "a b", "é", &"x".repeat(65)] {
+        for bad in [
+            "",
+            "-a",
+            "_a",
+            "a:b",
+            "a{b}",
+            "a*",
+            "a b",
+            "é",
+            &"x".repeat(65),
+        ] {
             assert!(
                 matches!(
                     config.clone().with_prefix(bad),

@@ -157,7 +157,10 @@ impl RedisStore {
         let manager = ConnectionManagerConfig::new()
             .set_connection_timeout(config.connection_timeout)
             .set_response_timeout(config.response_timeout)
-            .set_number_of_retries(4)
+            // Each (re)connection is tried 3 times, about 1-2 s apart (backon's
+            // minimum delay is 1 s); callers see a retryable error after that.
+            .set_factor(2)
+            .set_number_of_retries(2)
             .set_max_delay(2_000);
         let conn = ConnectionManager::new_with_config(client, manager)
             .await
@@ -195,7 +198,10 @@ impl RedisStore {
                 "Redis appendonly is not enabled: a restart can lose acknowledged writes (the epoch check then refuses the store)"
             );
         }
-        if eviction.as_deref().is_some_and(|policy| policy != "noeviction") {
+        if eviction
+            .as_deref()
+            .is_some_and(|policy| policy != "noeviction")
+        {
             tracing::warn!(
                 server = %store.server,
                 "Redis maxmemory-policy is not noeviction: records can be evicted silently"
@@ -226,7 +232,10 @@ impl RedisStore {
         let status = items.first().and_then(int_of);
         let epoch = match status {
             Some(scripts::OK) if items.len() == 2 => {
-                let epoch = items.pop().and_then(bytes_of).ok_or_else(|| unexpected_reply("open"))?;
+                let epoch = items
+                    .pop()
+                    .and_then(bytes_of)
+                    .ok_or_else(|| unexpected_reply("open"))?;
                 match String::from_utf8(epoch) {
                     Ok(epoch) if epoch.starts_with(EPOCH_FORMAT) => epoch,
                     _ => {
@@ -249,8 +258,9 @@ impl RedisStore {
             }
             Some(scripts::NO_STORE) => {
                 return Err(StoreError::Incompatible {
-                    reason: "no Dream store exists under this prefix and creating one was not allowed"
-                        .to_owned(),
+                    reason:
+                        "no Dream store exists under this prefix and creating one was not allowed"
+                            .to_owned(),
                 });
             }
             _ => return Err(unexpected_reply("open")),
@@ -513,7 +523,9 @@ impl RecordStore for RedisStore {
         if let Some(fence) = &write.fence {
             invocation.arg(fence.token);
         }
-        let reply = self.guarded("delete", Some(key), &invocation, false).await?;
+        let reply = self
+            .guarded("delete", Some(key), &invocation, false)
+            .await?;
         Self::write_outcome(key, &write, &reply)?;
         match reply.items.first().and_then(int_of) {
             Some(1) => Ok(true),
@@ -547,7 +559,8 @@ impl RecordStore for RedisStore {
         }
         let mut entries = Vec::with_capacity(reply.items.len() / 3);
         let mut items = reply.items.into_iter();
-        while let (Some(id), Some(version), Some(value)) = (items.next(), items.next(), items.next())
+        while let (Some(id), Some(version), Some(value)) =
+            (items.next(), items.next(), items.next())
         {
             let id = text_of(id)
                 .and_then(|id| RecordId::new(id).ok())
@@ -559,8 +572,9 @@ impl RecordStore for RedisStore {
             let Some(version) = version_of(&version) else {
                 return Err(StoreError::Corrupt {
                     key: Some(key),
-                    reason: "the namespace index names a record that is missing or has no valid version"
-                        .to_owned(),
+                    reason:
+                        "the namespace index names a record that is missing or has no valid version"
+                            .to_owned(),
                 });
             };
             let value = bytes_of(value).ok_or_else(|| unexpected_reply("list"))?;
@@ -685,7 +699,10 @@ mod tests {
     #[test]
     fn versions_must_be_positive_integers() {
         assert_eq!(version_of(&Value::Int(7)), Some(Version(7)));
-        assert_eq!(version_of(&Value::BulkString(b"42".to_vec())), Some(Version(42)));
+        assert_eq!(
+            version_of(&Value::BulkString(b"42".to_vec())),
+            Some(Version(42))
+        );
         for bad in [
             Value::Int(0),
             Value::Int(-1),

@@ -30,13 +30,16 @@ pub const SERVER_ENV: &str = "DREAM_TEST_REDIS_SERVER";
 
 /// Prints that `test` skipped, or panics when Redis is required.
 pub fn skip(test: &str) {
-    let message = format!(
-        "no Redis for {test}: set {URL_ENV} or install redis-server (or set {SERVER_ENV})"
-    );
+    let message =
+        format!("no Redis for {test}: set {URL_ENV} or install redis-server (or set {SERVER_ENV})");
     if std::env::var(REQUIRE_ENV).is_ok_and(|v| v == "1") {
         panic!("{message}, and {REQUIRE_ENV}=1 requires Redis");
     }
-    eprintln!("\n{}\n*** SKIPPED: {message} ***\n{}\n", "*".repeat(78), "*".repeat(78));
+    eprintln!(
+        "\n{}\n*** SKIPPED: {message} ***\n{}\n",
+        "*".repeat(78),
+        "*".repeat(78)
+    );
 }
 
 /// How a private server is configured.
@@ -135,7 +138,10 @@ impl RedisServer {
             }
             std::thread::sleep(Duration::from_millis(20));
         }
-        panic!("redis-server on port {} did not answer PING in 20 s", self.port);
+        panic!(
+            "redis-server on port {} did not answer PING in 20 s",
+            self.port
+        );
     }
 
     fn ping(&self) -> bool {
