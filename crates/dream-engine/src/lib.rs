@@ -1,1 +1,53 @@
-//! Dream's engine: sessions, the dream pass, the write gate, recall and its firewall.
+//! Dream's engine: sessions, the scheduler, the dream pass, the write gate,
+//! trash, history, quarantine and audit — over any [`dream_core::RecordStore`].
+//!
+//! ```ignore
+//! let dream = Dream::open(store, Options::default())?;          // offline (rule-based) mode
+//! dream.log_session(vec![Message::new(Role::User, "call me Sam")]).await?;
+//! let report = dream.dream(false).await?;                        // gates, then a pass
+//! ```
+//!
+//! Everything untrusted — transcripts, model answers, imported records — reaches
+//! `memories` only through one write gate (see [`gate`](crate::gate) in the
+//! source): the engine assigns ids, scope, provenance and timestamps, checks
+//! every field, scans every string and key at every depth, and quarantines what
+//! is instruction- or secret-shaped. The storage layout is in [`layout`].
+
+mod consolidate;
+mod diff;
+mod dream;
+mod error;
+mod events;
+mod gate;
+mod journal;
+pub mod layout;
+mod lease;
+mod manage;
+mod options;
+mod pass;
+mod plan;
+mod records;
+mod scan;
+mod sessions;
+
+pub use consolidate::{
+    Batch, BatchSession, Consolidation, Consolidator, LlmConsolidator, RuleBasedConsolidator,
+    SYSTEM_RULES,
+};
+pub use diff::escape_for_display;
+pub use dream::Dream;
+pub use error::{DreamError, Result};
+pub use events::{EVENT_CAPACITY, Event};
+pub use journal::APPLY_FAILPOINTS;
+pub use manage::{
+    HistoryEntry, ImportReport, MAX_IMPORT, NewMemory, Purged, Remembered, Stats, TrashEntry,
+};
+pub use options::{
+    MAX_MESSAGE_BYTES, MAX_MESSAGES_PER_SESSION, MAX_SESSION_BYTES, Options, limits,
+};
+pub use pass::{DreamReport, DryRun, PlanSummary, SkipReason};
+pub use plan::{MAX_ACTIONS, Plan, ProposedCreate, ProposedDelete, ProposedUpdate, Refusal};
+pub use records::{
+    Actor, AuditAction, AuditRecord, FindingInfo, ProposalKind, QuarantineRecord,
+    QuarantineSource, SessionRecord, SessionStatus, SuccessStamp,
+};

@@ -1,0 +1,453 @@
+//! The rule-based consolidator: the offline mode. Deterministic, no model, no key.
+//!
+//! It reads the user's own messages sentence by sentence and turns statements of
+//! lasting facts, preferences, decisions and corrections into memories:
+//!
+//! | statement                                   | memory                                |
+//! |---------------------------------------------|---------------------------------------|
+//! | "call me Sam", "my name is Sam"             | user: preferred name                  |
+//! | "I prefer tabs", "I don't like emojis"      | user: preference                      |
+//! | "we use Vitest here, not Jest"              | project: tool in use                  |
+//! | "from now on we deploy on Fridays"          | project: decision, with its date      |
+//! | "we decided to drop IE11"                   | project: decision, with its date      |
+//! | "always run the tests", "never use tabs"    | feedback                              |
+//!
+//! A statement about a subject an existing memory (or an earlier statement of the
+//! batch) already covers becomes an update of that memory instead of a new one:
+//! "call me Samuel" after "call me Sam", "we use Vitest, not Jest" after "we use
+//! Jest", near-duplicates by word overlap. Relative dates (today, tomorrow,
+//! yesterday) become absolute ones from the session's date.
+
+use std::collections::BTreeSet;
+use std::sync::LazyLock;
+
+use async_trait::async_trait;
+use chrono::{DateTime, Duration, Utc};
+use dream_core::{Memory, MemoryKind, MemoryStatus, Role, TokenUsage};
+use regex::Regex;
+use serde_json::{Map, Value, json};
+
+use super::{Batch, BatchSession, Consolidation, Consolidator};
+use crate::error::Result;
+use crate::plan::{Plan, ProposedCreate, ProposedUpdate};
+
+/// How the offline mode names itself in reports and audit records.
+const LABEL: &str = "rule-based (offline mode)";
+/// Word overlap (Jaccard) at which two statements are the same memory.
+const NEAR_DUPLICATE: f64 = 0.6;
+/// Longest captured value, in characters.
+const MAX_VALUE_CHARS: usize = 300;
+
+/// The deterministic consolidator used when no model is configured.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct RuleBasedConsolidator;
+
+impl RuleBasedConsolidator {
+    /// The offline consolidator.
+    pub fn new() -> Self {
+        RuleBasedConsolidator
+    }
+
+    /// The plan for a batch (what [`Consolidator::consolidate`] returns).
+    pub fn plan(&self, batch: &Batch) -> Plan {
+        let mut state = Builder {
+            memories: &batch.memories,
+            creates: Vec::new(),
+            updates: Vec::new(),
+        };
+        for session in &batch.sessions {
+            for statement in statements(session) {
+                state.add(statement);
+            }
+        }
+        state.finish()
+    }
+}
+
+#[async_trait]
+impl Consolidator for RuleBasedConsolidator {
+    fn describe(&self) -> String {
+        LABEL.to_owned()
+    }
+
+    async fn consolidate(&self, batch: &Batch) -> Result<Consolidation> {
+        Ok(Consolidation {
+            plan: self.plan(batch),
+            usage: TokenUsage::default(),
+            model: LABEL.to_owned(),
+        })
+    }
+}
+
+/// Which rule recognised a statement.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Rule {
+    Name,
+    Preference,
+    Uses,
+    Decision,
+    Feedback,
+}
+
+impl Rule {
+    fn as_str(self) -> &'static str {
+        match self {
+            Rule::Name => "name",
+            Rule::Preference => "preference",
+            Rule::Uses => "uses",
+            Rule::Decision => "decision",
+            Rule::Feedback => "feedback",
+        }
+    }
+
+    fn parse(s: &str) -> Option<Rule> {
+        [Rule::Name, Rule::Preference, Rule::Uses, Rule::Decision, Rule::Feedback]
+            .into_iter()
+            .find(|r| r.as_str() == s)
+    }
+}
+
+/// One recognised statement.
+#[derive(Debug, Clone)]
+struct Statement {
+    rule: Rule,
+    /// What it is about; statements with the same rule and subject are one memory.
+    subject: BTreeSet<String>,
+    kind: MemoryKind,
+    name: String,
+    description: String,
+    content: String,
+    source: String,
+}
+
+static PREAMBLE: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(
+        r"(?i)^(?:(?:ok(?:ay)?|so|also|and|btw|by the way|actually|no|nope|well|hey|fyi|note|correction|to be clear|just so you know)\b[,:!]?\s*)+",
+    )
+    .expect("static regex")
+});
+static CALL_ME: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"(?i)^(?:please\s+)?call me\s+(.+)$").expect("static regex"));
+static MY_NAME: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"(?i)^my name is\s+(.+)$").expect("static regex"));
+static PREFER: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?i)^i\s+(?:really\s+|strongly\s+)?(prefer|like|love|hate|dislike|don't like|do not like|can't stand)\s+(.+)$")
+        .expect("static regex")
+});
+static USES: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(
+        r"(?i)^we(?:'re| are)?\s+(?:now\s+|only\s+)?(?:use|using|switched to|moved to|migrated to)\s+(.+?)(?:\s+here)?(?:,?\s+(?:and\s+)?(?:not|instead of|rather than|no longer)\s+(.+))?$",
+    )
+    .expect("static regex")
+});
+static FROM_NOW_ON: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?i)^(?:from now on|going forward|from today on|starting (?:today|now)),?\s+(.+)$")
+        .expect("static regex")
+});
+static DECIDED: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?i)^we(?:'ve| have)?\s+decided\s+(?:to|that)\s+(.+)$").expect("static regex")
+});
+static FEEDBACK: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?i)^(?:please\s+)?(always|never|don't|do not|stop)\s+(.+)$").expect("static regex")
+});
+static SENTENCE_END: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"[.!?;]+(?:\s+|$)|\n+").expect("static regex"));
+static RELATIVE_DAY: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"(?i)\b(today|tomorrow|yesterday)\b").expect("static regex"));
+
+const STOPWORDS: &[&str] = &[
+    "a", "an", "the", "we", "i", "you", "our", "my", "your", "here", "now", "is", "are", "be", "to",
+    "of", "and", "or", "on", "in", "at", "for", "with", "not", "instead", "rather", "than", "use",
+    "using", "from", "it", "this", "that", "will", "should", "please", "me", "all", "its", "as",
+    "by", "do", "does", "no", "longer", "only", "every", "each", "so",
+];
+
+fn words(text: &str) -> BTreeSet<String> {
+    text.split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .map(str::to_lowercase)
+        .filter(|w| !STOPWORDS.contains(&w.as_str()))
+        .collect()
+}
+
+fn jaccard(a: &BTreeSet<String>, b: &BTreeSet<String>) -> f64 {
+    if a.is_empty() || b.is_empty() {
+        return 0.0;
+    }
+    let common = a.intersection(b).count() as f64;
+    common / a.union(b).count() as f64
+}
+
+/// Cleans a captured value: one line, no surrounding quotes or punctuation, capped.
+fn clean(value: &str) -> Option<String> {
+    let collapsed = value.split_whitespace().collect::<Vec<_>>().join(" ");
+    let trimmed = collapsed
+        .trim_matches(|c: char| matches!(c, '"' | '\'' | '`' | ',' | ':' | '.' | '!' | '?' | ';'))
+        .trim();
+    if trimmed.is_empty() {
+        return None;
+    }
+    Some(match trimmed.char_indices().nth(MAX_VALUE_CHARS) {
+        Some((cut, _)) => trimmed[..cut].to_owned(),
+        None => trimmed.to_owned(),
+    })
+}
+
+fn short(value: &str, chars: usize) -> String {
+    match value.char_indices().nth(chars) {
+        Some((cut, _)) => format!("{}…", &value[..cut]),
+        None => value.to_owned(),
+    }
+}
+
+fn capitalized(value: &str) -> String {
+    let mut chars = value.chars();
+    match chars.next() {
+        Some(first) => first.to_uppercase().chain(chars).collect(),
+        None => String::new(),
+    }
+}
+
+fn absolute_days(text: &str, at: DateTime<Utc>) -> String {
+    RELATIVE_DAY
+        .replace_all(text, |caps: &regex::Captures<'_>| {
+            let day = match caps[1].to_ascii_lowercase().as_str() {
+                "tomorrow" => at + Duration::days(1),
+                "yesterday" => at - Duration::days(1),
+                _ => at,
+            };
+            format!("on {}", day.format("%Y-%m-%d"))
+        })
+        .into_owned()
+}
+
+/// The words of a decision up to its first preposition or number: its subject.
+fn decision_subject(text: &str) -> BTreeSet<String> {
+    const BREAKS: &[&str] = &[
+        "on", "at", "in", "every", "by", "with", "to", "for", "from", "after", "before", "until",
+        "each", "via", "using",
+    ];
+    let mut head = Vec::new();
+    for w in text.split(|c: char| !c.is_alphanumeric()).filter(|w| !w.is_empty()) {
+        let lw = w.to_lowercase();
+        if BREAKS.contains(&lw.as_str()) || lw.chars().all(|c| c.is_ascii_digit()) {
+            break;
+        }
+        head.push(lw);
+    }
+    let subject: BTreeSet<String> = words(&head.join(" "));
+    if subject.is_empty() { words(text) } else { subject }
+}
+
+fn recognise(sentence: &str, session: &BatchSession) -> Option<Statement> {
+    let sentence = PREAMBLE.replace(sentence.trim(), "");
+    let sentence = sentence.trim();
+    let date = session.created_at.format("%Y-%m-%d").to_string();
+    let stated = format!("Stated by the user on {date}");
+    let make = |rule, subject, kind, name: String, content: String| Statement {
+        rule,
+        subject,
+        kind,
+        name,
+        description: stated.clone(),
+        content,
+        source: session.reference.clone(),
+    };
+    if let Some(c) = CALL_ME.captures(sentence).or_else(|| MY_NAME.captures(sentence)) {
+        let value = clean(&c[1])?;
+        let subject = BTreeSet::from(["user-name".to_owned()]);
+        return Some(make(
+            Rule::Name,
+            subject,
+            MemoryKind::User,
+            "Preferred name".into(),
+            format!("Call the user {value}."),
+        ));
+    }
+    if let Some(c) = PREFER.captures(sentence) {
+        let verb = c[1].to_lowercase();
+        let value = clean(&absolute_days(&c[2], session.created_at))?;
+        let verb = match verb.as_str() {
+            "don't like" | "do not like" | "can't stand" => "dislikes".to_owned(),
+            v => format!("{v}s"),
+        };
+        return Some(make(
+            Rule::Preference,
+            words(&value),
+            MemoryKind::User,
+            format!("Preference: {}", short(&value, 60)),
+            format!("The user {verb} {value}."),
+        ));
+    }
+    if let Some(c) = USES.captures(sentence) {
+        let tool = clean(&c[1])?;
+        let mut subject = words(&tool);
+        let content = match c.get(2).and_then(|m| clean(m.as_str())) {
+            Some(old) => {
+                subject.extend(words(&old));
+                format!("The project uses {tool}, not {old} (since {date}).")
+            }
+            None => format!("The project uses {tool}."),
+        };
+        return Some(make(
+            Rule::Uses,
+            subject,
+            MemoryKind::Project,
+            format!("Uses {}", short(&tool, 60)),
+            content,
+        ));
+    }
+    if let Some(c) = FROM_NOW_ON.captures(sentence).or_else(|| DECIDED.captures(sentence)) {
+        let value = clean(&absolute_days(&c[1], session.created_at))?;
+        return Some(make(
+            Rule::Decision,
+            decision_subject(&value),
+            MemoryKind::Project,
+            format!("Decision: {}", short(&value, 60)),
+            format!("Since {date}: {value}."),
+        ));
+    }
+    if let Some(c) = FEEDBACK.captures(sentence) {
+        let verb = match c[1].to_lowercase().as_str() {
+            "always" => "Always",
+            "stop" => "Stop",
+            _ => "Never",
+        };
+        let value = clean(&absolute_days(&c[2], session.created_at))?;
+        return Some(make(
+            Rule::Feedback,
+            words(&value),
+            MemoryKind::Feedback,
+            format!("Feedback: {} {}", verb.to_lowercase(), short(&value, 50)),
+            format!("{verb} {value}."),
+        ));
+    }
+    None
+}
+
+fn statements(session: &BatchSession) -> Vec<Statement> {
+    session
+        .messages
+        .iter()
+        .filter(|m| m.role == Role::User)
+        .flat_map(|m| SENTENCE_END.split(&m.content).map(str::to_owned).collect::<Vec<_>>())
+        .filter_map(|sentence| recognise(&sentence, session))
+        .collect()
+}
+
+fn same_subject(rule: Rule, a: &BTreeSet<String>, b: &BTreeSet<String>) -> bool {
+    match rule {
+        Rule::Uses => !a.is_disjoint(b),
+        Rule::Name => a == b,
+        _ => a == b || jaccard(a, b) >= NEAR_DUPLICATE,
+    }
+}
+
+/// What an existing memory is about, when the offline mode wrote it.
+fn memory_subject(m: &Memory) -> Option<(Rule, BTreeSet<String>)> {
+    let rule = Rule::parse(m.metadata.get("rule")?.as_str()?)?;
+    let subject = m
+        .metadata
+        .get("subject")?
+        .as_array()?
+        .iter()
+        .filter_map(|v| v.as_str().map(str::to_owned))
+        .collect();
+    Some((rule, subject))
+}
+
+fn covers(m: &Memory, s: &Statement) -> bool {
+    if m.status != MemoryStatus::Active || m.pinned {
+        return false;
+    }
+    match memory_subject(m) {
+        Some((rule, subject)) => rule == s.rule && same_subject(rule, &subject, &s.subject),
+        None => jaccard(&words(&m.content), &words(&s.content)) >= NEAR_DUPLICATE,
+    }
+}
+
+fn metadata(s: &Statement) -> Map<String, Value> {
+    let mut map = Map::new();
+    map.insert("rule".into(), json!(s.rule.as_str()));
+    map.insert("subject".into(), json!(s.subject.iter().collect::<Vec<_>>()));
+    map
+}
+
+struct Builder<'a> {
+    memories: &'a [Memory],
+    creates: Vec<(Statement, Vec<String>)>,
+    updates: Vec<(String, Statement, Vec<String>)>,
+}
+
+fn absorb(into: &mut Statement, sources: &mut Vec<String>, s: Statement) {
+    if into.rule == Rule::Uses {
+        let mut subject = into.subject.clone();
+        subject.extend(s.subject.iter().cloned());
+        into.subject = subject;
+    }
+    if !sources.contains(&s.source) {
+        sources.push(s.source.clone());
+    }
+    into.content = s.content;
+    into.name = s.name;
+    into.description = s.description;
+}
+
+impl Builder<'_> {
+    fn add(&mut self, s: Statement) {
+        let same = |t: &Statement| t.rule == s.rule && same_subject(s.rule, &t.subject, &s.subject);
+        if let Some((t, sources)) = self.creates.iter_mut().find(|(t, _)| same(t)) {
+            return absorb(t, sources, s);
+        }
+        if let Some((_, t, sources)) = self.updates.iter_mut().find(|(_, t, _)| same(t)) {
+            return absorb(t, sources, s);
+        }
+        if let Some(m) = self.memories.iter().find(|m| covers(m, &s)) {
+            if m.content == s.content {
+                return;
+            }
+            let mut s = s;
+            if let Some((_, subject)) = memory_subject(m).filter(|(r, _)| *r == Rule::Uses) {
+                s.subject.extend(subject);
+            }
+            let source = s.source.clone();
+            self.updates.push((m.id.to_string(), s, vec![source]));
+            return;
+        }
+        let source = s.source.clone();
+        self.creates.push((s, vec![source]));
+    }
+
+    fn finish(self) -> Plan {
+        let mut plan = Plan::default();
+        for (i, (s, sources)) in self.creates.into_iter().enumerate() {
+            plan.creates.push(ProposedCreate {
+                handle: format!("rule-{}", i + 1),
+                metadata: metadata(&s),
+                name: capitalized(&s.name),
+                description: s.description,
+                kind: s.kind,
+                content: s.content,
+                tags: vec![s.rule.as_str().to_owned()],
+                sources,
+                supersedes: Vec::new(),
+                confidence: Some(0.8),
+                expires_at: None,
+            });
+        }
+        for (id, s, sources) in self.updates {
+            plan.updates.push(ProposedUpdate {
+                target: id,
+                metadata: Some(metadata(&s)),
+                name: Some(capitalized(&s.name)),
+                description: Some(s.description),
+                kind: None,
+                content: Some(s.content),
+                tags: None,
+                sources,
+                confidence: None,
+            });
+        }
+        plan
+    }
+}

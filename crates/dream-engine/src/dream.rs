@@ -1,0 +1,425 @@
+//! The [`Dream`] handle and the helpers every operation shares: reading the
+//! generation and the memories, taking the store lease (rolling a leftover
+//! journal forward first), committing a journaled mutation, audit and events.
+
+use std::collections::{BTreeMap, HashSet};
+use std::fmt;
+use std::sync::Arc;
+
+use chrono::{DateTime, Utc};
+use dream_core::store::MAX_LIST_LIMIT;
+use dream_core::{
+    Clock, Entry, Key, LanguageModel, Memory, MemoryId, Namespace, Record, RecordId, RecordStore,
+    Scope, SessionId, SystemClock, Write, parse_memory,
+};
+use tokio::sync::broadcast;
+
+use crate::consolidate::{Consolidator, LlmConsolidator, RuleBasedConsolidator};
+use crate::error::{DreamError, Result};
+use crate::events::{EVENT_CAPACITY, Event};
+use crate::gate::{Known, Prior};
+use crate::journal::{self, Journal, Op, Outcome};
+use crate::layout::{self, IdGen, hash_bytes};
+use crate::lease::HeldLease;
+use crate::options::Options;
+use crate::records::{Actor, AuditAction, AuditRecord, to_json};
+use crate::scan::Scanners;
+
+/// Long-term memory over one store, working in one scope.
+///
+/// Cheap to clone (clones share the store, the scanners and the event channel).
+/// Every memory mutation — a dream pass, `remember`, `forget`, `restore`,
+/// `release`, an import — is made under the store's lease (lock `dream`), each
+/// write fenced, journaled so it happens completely or not at all, and bumps
+/// `state/generation` so every process sees its view is stale.
+#[derive(Clone)]
+pub struct Dream {
+    pub(crate) store: Arc<dyn RecordStore>,
+    pub(crate) clock: Arc<dyn Clock>,
+    pub(crate) scope: Scope,
+    pub(crate) options: Arc<Options>,
+    pub(crate) consolidator: Arc<dyn Consolidator>,
+    pub(crate) scanners: Arc<Scanners>,
+    pub(crate) ids: Arc<IdGen>,
+    pub(crate) events: broadcast::Sender<Event>,
+}
+
+impl fmt::Debug for Dream {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Dream")
+            .field("store", &self.store.info().name)
+            .field("scope", &self.scope)
+            .field("consolidator", &self.consolidator.describe())
+            .finish_non_exhaustive()
+    }
+}
+
+/// What orient read: the generation and every memory, split by scope.
+#[derive(Debug)]
+pub(crate) struct Orient {
+    pub generation: u64,
+    pub memories: BTreeMap<MemoryId, Known>,
+    pub foreign: HashSet<MemoryId>,
+}
+
+/// One audit entry in the making.
+#[derive(Debug, Clone)]
+pub(crate) struct AuditEntry {
+    pub action: AuditAction,
+    pub actor: Actor,
+    pub reason: String,
+    pub memory: Option<MemoryId>,
+    pub sessions: Vec<SessionId>,
+    pub pass: Option<String>,
+    pub rules: Vec<String>,
+    pub hash: Option<String>,
+    /// Another scope than the handle's (housekeeping across scopes).
+    pub scope: Option<Scope>,
+}
+
+impl AuditEntry {
+    pub fn new(action: AuditAction, actor: Actor, reason: impl Into<String>) -> Self {
+        AuditEntry {
+            action,
+            actor,
+            reason: reason.into(),
+            memory: None,
+            sessions: Vec::new(),
+            pass: None,
+            rules: Vec::new(),
+            hash: None,
+            scope: None,
+        }
+    }
+    pub fn memory(mut self, id: &MemoryId) -> Self {
+        self.memory = Some(id.clone());
+        self
+    }
+    pub fn sessions(mut self, sessions: &[SessionId]) -> Self {
+        self.sessions = sessions.to_vec();
+        self
+    }
+    pub fn pass(mut self, pass: &str) -> Self {
+        self.pass = Some(pass.to_owned());
+        self
+    }
+    pub fn rules(mut self, rules: Vec<String>) -> Self {
+        self.rules = rules;
+        self
+    }
+    pub fn hash(mut self, hash: String) -> Self {
+        self.hash = Some(hash);
+        self
+    }
+}
+
+impl Dream {
+    /// Opens Dream over `store`. No I/O happens here: opening never touches a
+    /// journal. The store must offer leases and fenced writes. The consolidator
+    /// is the rule-based offline mode until [`Dream::with_model`] or
+    /// [`Dream::with_consolidator`] says otherwise; the clock is the system's.
+    pub fn open(store: Arc<dyn RecordStore>, options: Options) -> Result<Dream> {
+        options.validate()?;
+        let info = store.info();
+        if !info.capabilities.leases {
+            return Err(DreamError::UnsupportedStore {
+                store: info.name,
+                missing: "leases",
+            });
+        }
+        if !info.capabilities.fenced_writes {
+            return Err(DreamError::UnsupportedStore {
+                store: info.name,
+                missing: "fenced writes",
+            });
+        }
+        let (events, _) = broadcast::channel(EVENT_CAPACITY);
+        Ok(Dream {
+            store,
+            clock: Arc::new(SystemClock),
+            scope: options.scope.clone(),
+            options: Arc::new(options),
+            consolidator: Arc::new(RuleBasedConsolidator::new()),
+            scanners: Arc::new(Scanners::new()),
+            ids: Arc::new(IdGen::default()),
+            events,
+        })
+    }
+
+    /// The same handle on another clock (gates, expiry and timestamps follow it).
+    pub fn with_clock(mut self, clock: Arc<dyn Clock>) -> Self {
+        self.clock = clock;
+        self
+    }
+
+    /// The same handle consolidating with `consolidator`.
+    pub fn with_consolidator(mut self, consolidator: Arc<dyn Consolidator>) -> Self {
+        self.consolidator = consolidator;
+        self
+    }
+
+    /// The same handle consolidating with a language model ([`LlmConsolidator`]).
+    pub fn with_model(self, model: Arc<dyn LanguageModel>) -> Self {
+        let max_tokens = self.options.max_tokens;
+        self.with_consolidator(Arc::new(LlmConsolidator::new(model, max_tokens)))
+    }
+
+    /// The scope this handle works in.
+    pub fn scope(&self) -> &Scope {
+        &self.scope
+    }
+
+    /// The options.
+    pub fn options(&self) -> &Options {
+        &self.options
+    }
+
+    /// The store.
+    pub fn store(&self) -> &Arc<dyn RecordStore> {
+        &self.store
+    }
+
+    /// The consolidator's description (`rule-based (offline mode)` when no model is set).
+    pub fn consolidator(&self) -> String {
+        self.consolidator.describe()
+    }
+
+    /// Events for every state change this handle (and its clones) makes.
+    pub fn subscribe(&self) -> broadcast::Receiver<Event> {
+        self.events.subscribe()
+    }
+
+    pub(crate) fn now(&self) -> DateTime<Utc> {
+        self.clock.now()
+    }
+
+    pub(crate) fn emit(&self, event: Event) {
+        let _ = self.events.send(event);
+    }
+
+    /// The current generation: bumped by every memory mutation, in any process.
+    pub async fn generation(&self) -> Result<u64> {
+        Ok(self.read_generation().await?.0)
+    }
+
+    pub(crate) async fn read_generation(&self) -> Result<(u64, Option<Record>)> {
+        let key = layout::generation_key();
+        match self.store.get(&key).await? {
+            None => Ok((0, None)),
+            Some(record) => {
+                let value = std::str::from_utf8(&record.value)
+                    .ok()
+                    .and_then(|s| s.trim().parse::<u64>().ok())
+                    .ok_or_else(|| DreamError::corrupt(&key, "not an ASCII decimal number"))?;
+                Ok((value, Some(record)))
+            }
+        }
+    }
+
+    /// Every entry of a namespace, page by page.
+    pub(crate) async fn list_all(&self, ns: &'static str) -> Result<Vec<Entry>> {
+        let ns = layout::namespace(ns);
+        let mut out = Vec::new();
+        let mut after: Option<RecordId> = None;
+        loop {
+            let page = self.store.list(&ns, after.as_ref(), MAX_LIST_LIMIT).await?;
+            out.extend(page.entries);
+            match page.next {
+                Some(next) => after = Some(next),
+                None => return Ok(out),
+            }
+        }
+    }
+
+    /// The entries of `ns` whose ids start with `prefix` (a valid id itself).
+    pub(crate) async fn list_prefix(&self, ns: &'static str, prefix: &str) -> Result<Vec<Entry>> {
+        let ns: Namespace = layout::namespace(ns);
+        let mut after = RecordId::new(prefix)?;
+        let mut out = Vec::new();
+        loop {
+            let page = self.store.list(&ns, Some(&after), 64).await?;
+            let full = page.next.is_some();
+            for entry in page.entries {
+                if !entry.id.as_str().starts_with(prefix) {
+                    return Ok(out);
+                }
+                after = entry.id.clone();
+                out.push(entry);
+            }
+            if !full {
+                return Ok(out);
+            }
+        }
+    }
+
+    /// The first (oldest) entries of a time-ordered namespace.
+    pub(crate) async fn list_oldest(&self, ns: &'static str, limit: usize) -> Result<Vec<Entry>> {
+        Ok(self
+            .store
+            .list(&layout::namespace(ns), None, limit)
+            .await?
+            .entries)
+    }
+
+    /// Parses a stored memory, checking it is stored under its own id.
+    pub(crate) fn parse_entry(&self, id: &RecordId, record: &Record) -> Option<Memory> {
+        let text = std::str::from_utf8(&record.value).ok()?;
+        match parse_memory(text) {
+            Ok(m) if m.id.as_str() == id.as_str() => Some(m),
+            Ok(_) => {
+                tracing::warn!(memory = %id, "memory record holds another id; ignored");
+                None
+            }
+            Err(e) => {
+                tracing::warn!(memory = %id, error = %e, "unreadable memory record; ignored");
+                None
+            }
+        }
+    }
+
+    /// Reads the generation and every memory.
+    pub(crate) async fn orient(&self) -> Result<Orient> {
+        let (generation, _) = self.read_generation().await?;
+        let mut memories = BTreeMap::new();
+        let mut foreign = HashSet::new();
+        for entry in self.list_all(layout::MEMORIES).await? {
+            let Some(memory) = self.parse_entry(&entry.id, &entry.record) else {
+                continue;
+            };
+            if memory.scope != self.scope {
+                foreign.insert(memory.id);
+                continue;
+            }
+            let prior = Prior {
+                version: entry.record.version.0,
+                hash: hash_bytes(&entry.record.value),
+            };
+            memories.insert(memory.id.clone(), Known { memory, prior });
+        }
+        Ok(Orient {
+            generation,
+            memories,
+            foreign,
+        })
+    }
+
+    /// Reads one memory of this scope with its stored record.
+    pub(crate) async fn read_memory(&self, id: &MemoryId) -> Result<Option<(Memory, Record)>> {
+        let key = layout::key(layout::MEMORIES, id.clone());
+        let Some(record) = self.store.get(&key).await? else {
+            return Ok(None);
+        };
+        Ok(self
+            .parse_entry(&key.id, &record)
+            .filter(|m| m.scope == self.scope)
+            .map(|m| (m, record)))
+    }
+
+    /// Takes the store lease and, before anything else, rolls a leftover journal forward.
+    pub(crate) async fn lock(&self) -> Result<HeldLease> {
+        Ok(self.lock_rolled().await?.0)
+    }
+
+    /// [`Dream::lock`], also saying which leftover journal it rolled forward.
+    pub(crate) async fn lock_rolled(&self) -> Result<(HeldLease, Option<String>)> {
+        let lease = HeldLease::take(
+            &self.store,
+            &layout::dream_lock(),
+            self.options.lease_ttl,
+            self.options.lease_wait,
+        )
+        .await?;
+        let rolled = match journal::roll_forward(&self.store, &lease).await {
+            Ok(None) => None,
+            Ok(Some((id, outcome))) => {
+                if let Err(e) = self.after_roll_forward(&lease, id.clone(), outcome).await {
+                    lease.release().await;
+                    return Err(e);
+                }
+                Some(id)
+            }
+            Err(e) => {
+                lease.release().await;
+                return Err(e);
+            }
+        };
+        Ok((lease, rolled))
+    }
+
+    async fn after_roll_forward(&self, lease: &HeldLease, id: String, outcome: Outcome) -> Result<()> {
+        let reason = if outcome.mismatches.is_empty() {
+            format!("journal of {id} rolled forward after an interrupted apply")
+        } else {
+            format!(
+                "journal of {id} rolled forward after an interrupted apply; {} writes skipped \
+                 (records held neither their pre- nor their post-image)",
+                outcome.mismatches.len()
+            )
+        };
+        let entry = AuditEntry::new(AuditAction::JournalRolledForward, Actor::Engine, reason).pass(&id);
+        let op = self.audit_op(entry);
+        self.store
+            .put(&op.key(), op.value.clone().unwrap_or_default().into(), Write::absent().fenced(lease.fence()))
+            .await?;
+        self.emit(Event::JournalRolledForward { pass: id });
+        Ok(())
+    }
+
+    /// Journals and applies `ops` under `lease`.
+    pub(crate) async fn commit(&self, lease: &HeldLease, id: &str, ops: Vec<Op>) -> Result<Outcome> {
+        if ops.is_empty() {
+            return Ok(Outcome::default());
+        }
+        let journal = Journal {
+            id: id.to_owned(),
+            at: self.now(),
+            ops,
+        };
+        journal::run(&self.store, lease, &journal).await
+    }
+
+    /// The op that bumps the generation read as `(generation, record)`.
+    pub(crate) fn bump_op(&self, generation: u64, record: Option<&Record>) -> Op {
+        Op::put(layout::generation_key(), (generation + 1).to_string(), record)
+    }
+
+    /// An audit record as an op (for journaled mutations).
+    pub(crate) fn audit_op(&self, entry: AuditEntry) -> Op {
+        let now = self.now();
+        let record = self.audit_record(entry, now);
+        let key = layout::key(layout::AUDIT, RecordId::new(&record.id).expect("valid id"));
+        Op::create(key, String::from_utf8(to_json(&record).to_vec()).expect("JSON is UTF-8"))
+    }
+
+    fn audit_record(&self, entry: AuditEntry, now: DateTime<Utc>) -> AuditRecord {
+        AuditRecord {
+            id: self.ids.next(now),
+            at: now,
+            action: entry.action,
+            actor: entry.actor,
+            scope: entry.scope.unwrap_or_else(|| self.scope.clone()),
+            memory: entry.memory,
+            sessions: entry.sessions,
+            pass: entry.pass,
+            reason: entry.reason,
+            rules: entry.rules,
+            hash: entry.hash,
+        }
+    }
+
+    /// Writes an audit record now, outside any journal (for events that change no memory).
+    pub(crate) async fn audit_now(&self, entry: AuditEntry) -> Result<()> {
+        let now = self.now();
+        let record = self.audit_record(entry, now);
+        let key: Key = layout::key(layout::AUDIT, RecordId::new(&record.id)?);
+        self.store.put(&key, to_json(&record), Write::absent()).await?;
+        Ok(())
+    }
+}
+
+/// A memory's Markdown and its hash.
+pub(crate) fn rendered(memory: &Memory) -> (String, String) {
+    let text = dream_core::render_memory(memory);
+    let hash = hash_bytes(text.as_bytes());
+    (text, hash)
+}

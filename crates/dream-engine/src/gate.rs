@@ -1,0 +1,606 @@
+//! The write gate: the one place a proposed memory becomes a write.
+//!
+//! Every writer goes through it — both consolidators, `remember`, imports and
+//! releases. The engine, not the proposer, assigns ids, scope, provenance and
+//! timestamps. A pass's actions must cite a session of its batch; updates,
+//! supersedes and deletes must target a known, active, unpinned memory of the
+//! scope and count against the per-pass change cap; creates are capped. Every
+//! string and key of a proposal, at every depth, is scanned: instruction- or
+//! secret-shaped proposals go to the quarantine (secrets redacted), never to
+//! `memories`.
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+
+use chrono::{DateTime, Utc};
+use dream_core::model::is_line_break;
+use dream_core::{Memory, MemoryId, MemoryStatus, Scope, SessionId, render_memory};
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value, json};
+
+use crate::layout::{IdGen, hash_bytes};
+use crate::options::{Options, limits};
+use crate::plan::{Plan, ProposedCreate, ProposedDelete, ProposedUpdate, Refusal};
+use crate::records::{ProposalKind, QuarantineRecord, QuarantineSource};
+use crate::scan::{Level, Scan, Scanners};
+
+/// Where a stored record stood when it was read: what a write must replace.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub(crate) struct Prior {
+    /// Its version.
+    pub version: u64,
+    /// SHA-256 of its bytes.
+    pub hash: String,
+}
+
+/// An in-scope memory as read by orient.
+#[derive(Debug, Clone)]
+pub(crate) struct Known {
+    pub memory: Memory,
+    pub prior: Prior,
+}
+
+/// A memory the gate admitted as new.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub(crate) struct Created {
+    pub memory: Memory,
+    pub sessions: Vec<SessionId>,
+    /// Rules of suspicious (allowed) findings.
+    pub rules: Vec<String>,
+}
+
+/// A memory the gate admitted a change to.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub(crate) struct Changed {
+    pub before: Memory,
+    pub prior: Prior,
+    pub after: Memory,
+    pub sessions: Vec<SessionId>,
+    /// For a supersede: the memory that replaces it.
+    pub by: Option<MemoryId>,
+    pub rules: Vec<String>,
+}
+
+/// A memory the gate admitted a removal (to the trash) of.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub(crate) struct Removed {
+    pub memory: Memory,
+    pub prior: Prior,
+    pub sessions: Vec<SessionId>,
+    /// Why, in the engine's words.
+    pub reason: String,
+    /// SHA-256 of the proposer's own reason (its text is never kept).
+    pub reason_hash: Option<String>,
+}
+
+/// What survives the gate: concrete, engine-made writes.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub(crate) struct Gated {
+    pub creates: Vec<Created>,
+    pub updates: Vec<Changed>,
+    pub supersedes: Vec<Changed>,
+    pub deletes: Vec<Removed>,
+    pub prunes: Vec<Removed>,
+    pub quarantine: Vec<QuarantineRecord>,
+    pub refused: Vec<Refusal>,
+}
+
+impl Gated {
+    /// Whether applying it writes any memory.
+    pub fn changes_memories(&self) -> bool {
+        !(self.creates.is_empty()
+            && self.updates.is_empty()
+            && self.supersedes.is_empty()
+            && self.deletes.is_empty()
+            && self.prunes.is_empty())
+    }
+}
+
+/// A session of the batch as the gate sees it.
+#[derive(Debug, Clone)]
+pub(crate) struct Cited {
+    pub reference: String,
+    pub id: SessionId,
+}
+
+/// What the gate needs to judge a plan.
+pub(crate) struct GateContext<'a> {
+    pub now: DateTime<Utc>,
+    pub scope: &'a Scope,
+    pub pass: &'a str,
+    pub options: &'a Options,
+    pub scanners: &'a Scanners,
+    pub ids: &'a IdGen,
+    /// In-scope memories.
+    pub memories: &'a BTreeMap<MemoryId, Known>,
+    /// Ids of memories of other scopes.
+    pub foreign: &'a HashSet<MemoryId>,
+    pub sessions: &'a [Cited],
+}
+
+// ---------------------------------------------------------------------------
+// Field rules shared by every writer.
+
+fn has_bad_control(s: &str, allow_newlines: bool) -> bool {
+    s.chars().any(|c| {
+        if allow_newlines && matches!(c, '\n' | '\r' | '\t') {
+            return false;
+        }
+        c.is_control() || is_line_break(c) || is_bidi_control(c)
+    })
+}
+
+/// Unicode bidirectional controls (the "Trojan source" characters).
+pub(crate) fn is_bidi_control(c: char) -> bool {
+    matches!(c, '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}' | '\u{200E}' | '\u{200F}')
+}
+
+fn depth(value: &Value) -> usize {
+    match value {
+        Value::Array(items) => 1 + items.iter().map(depth).max().unwrap_or(0),
+        Value::Object(map) => 1 + map.values().map(depth).max().unwrap_or(0),
+        _ => 0,
+    }
+}
+
+/// Checks a memory's fields against the documented caps; the reason names the rule.
+pub(crate) fn validate_fields(m: &Memory) -> Result<(), String> {
+    if m.name.trim().is_empty() {
+        return Err("name is empty".into());
+    }
+    if m.name.chars().count() > limits::NAME_CHARS {
+        return Err(format!("name is longer than {} characters", limits::NAME_CHARS));
+    }
+    if has_bad_control(&m.name, false) {
+        return Err("name contains a line break or a control character".into());
+    }
+    if m.description.chars().count() > limits::DESCRIPTION_CHARS {
+        return Err(format!(
+            "description is longer than {} characters",
+            limits::DESCRIPTION_CHARS
+        ));
+    }
+    if has_bad_control(&m.description, false) {
+        return Err("description contains a line break or a control character".into());
+    }
+    if m.content.trim().is_empty() {
+        return Err("content is empty".into());
+    }
+    if m.content.len() > limits::CONTENT_BYTES {
+        return Err(format!("content is larger than {} bytes", limits::CONTENT_BYTES));
+    }
+    if has_bad_control(&m.content, true) {
+        return Err("content contains a control character".into());
+    }
+    if m.tags.len() > limits::TAGS {
+        return Err(format!("more than {} tags", limits::TAGS));
+    }
+    for tag in &m.tags {
+        if tag.trim().is_empty() || tag.chars().count() > limits::TAG_CHARS {
+            return Err(format!("a tag is empty or longer than {} characters", limits::TAG_CHARS));
+        }
+        if has_bad_control(tag, false) {
+            return Err("a tag contains a line break or a control character".into());
+        }
+    }
+    let meta = Value::Object(m.metadata.clone());
+    if depth(&meta) > limits::METADATA_DEPTH {
+        return Err(format!("metadata is nested deeper than {}", limits::METADATA_DEPTH));
+    }
+    if serde_json::to_vec(&meta).map_or(usize::MAX, |v| v.len()) > limits::METADATA_BYTES {
+        return Err(format!("metadata is larger than {} bytes", limits::METADATA_BYTES));
+    }
+    if !(m.confidence.is_finite() && (0.0..=1.0).contains(&m.confidence)) {
+        return Err("confidence is not between 0 and 1".into());
+    }
+    if m.sources.len() > limits::SOURCES {
+        return Err(format!("more than {} sources", limits::SOURCES));
+    }
+    Ok(())
+}
+
+/// The parts of a memory a proposer controls, as JSON for the recursive scan.
+fn proposal_json(m: &Memory) -> Value {
+    json!({
+        "name": m.name,
+        "description": m.description,
+        "content": m.content,
+        "tags": m.tags,
+        "metadata": Value::Object(m.metadata.clone()),
+    })
+}
+
+/// Scans every string and key of a memory's proposer-controlled fields.
+pub(crate) fn scan_memory(scanners: &Scanners, m: &Memory) -> Scan {
+    scanners.memory_json(&proposal_json(m))
+}
+
+/// The memory with every secret redacted, in every field and metadata key.
+pub(crate) fn redacted(scanners: &Scanners, m: &Memory) -> Memory {
+    let mut out = m.clone();
+    out.name = scanners.redact_memory(&m.name).into_owned();
+    out.description = scanners.redact_memory(&m.description).into_owned();
+    out.content = scanners.redact_memory(&m.content).into_owned();
+    out.tags = m
+        .tags
+        .iter()
+        .map(|t| scanners.redact_memory(t).into_owned())
+        .collect();
+    out.metadata = match scanners.redact_json(&Value::Object(m.metadata.clone())) {
+        Value::Object(map) => map,
+        _ => Map::new(),
+    };
+    out
+}
+
+/// A quarantine record for a blocked proposal: redacted, no flagged text elsewhere.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn quarantine_record(
+    scanners: &Scanners,
+    ids: &IdGen,
+    now: DateTime<Utc>,
+    scope: &Scope,
+    source: QuarantineSource,
+    kind: ProposalKind,
+    memory: &Memory,
+    scan: &Scan,
+    sessions: Vec<SessionId>,
+) -> QuarantineRecord {
+    let memory = redacted(scanners, memory);
+    let hash = hash_bytes(render_memory(&memory).as_bytes());
+    QuarantineRecord {
+        id: ids.next(now),
+        at: now,
+        scope: scope.clone(),
+        source,
+        kind,
+        memory,
+        findings: scan.findings.clone(),
+        sessions,
+        hash,
+    }
+}
+
+/// The verdict of the gate on one proposed memory, outside a pass.
+pub(crate) enum Admission {
+    /// Store it; `rules` are suspicious findings that were allowed.
+    Admit { rules: Vec<String> },
+    /// Quarantine it.
+    Quarantine(Scan),
+}
+
+/// Field rules, then the scan: what every non-pass writer calls.
+pub(crate) fn admit(scanners: &Scanners, m: &Memory) -> Result<Admission, String> {
+    validate_fields(m)?;
+    let scan = scan_memory(scanners, m);
+    if scan.blocks() {
+        Ok(Admission::Quarantine(scan))
+    } else {
+        Ok(Admission::Admit {
+            rules: if scan.verdict > Level::Clean { scan.rules() } else { Vec::new() },
+        })
+    }
+}
+
+fn merge_sources(into: &mut Vec<SessionId>, more: &[SessionId]) {
+    for s in more {
+        if !into.contains(s) {
+            into.push(s.clone());
+        }
+    }
+    if into.len() > limits::SOURCES {
+        let excess = into.len() - limits::SOURCES;
+        into.drain(..excess);
+    }
+}
+
+// ---------------------------------------------------------------------------
+// The pass gate.
+
+struct Judge<'a, 'b> {
+    ctx: &'b GateContext<'a>,
+    refs: HashMap<&'b str, &'b SessionId>,
+    touched: HashSet<MemoryId>,
+    changes: usize,
+    creates: usize,
+    out: Gated,
+}
+
+/// Judges a plan: what survives becomes concrete writes, the rest is refused
+/// or quarantined, each with a reason.
+pub(crate) fn gate(plan: Plan, ctx: &GateContext<'_>) -> Gated {
+    let mut refs = HashMap::new();
+    for s in ctx.sessions {
+        refs.insert(s.reference.as_str(), &s.id);
+        refs.insert(s.id.as_str(), &s.id);
+    }
+    let mut judge = Judge {
+        ctx,
+        refs,
+        touched: HashSet::new(),
+        changes: 0,
+        creates: 0,
+        out: Gated {
+            refused: plan.dropped,
+            ..Gated::default()
+        },
+    };
+    for c in plan.creates {
+        judge.create(c);
+    }
+    for u in plan.updates {
+        judge.update(u);
+    }
+    for d in plan.deletes {
+        judge.delete(d);
+    }
+    judge.prune();
+    judge.out
+}
+
+impl Judge<'_, '_> {
+    fn refuse(&mut self, action: &str, target: Option<&str>, reason: impl Into<String>) {
+        self.out.refused.push(Refusal::new(action, target, reason));
+    }
+
+    fn cite(&self, sources: &[String]) -> Vec<SessionId> {
+        let mut out: Vec<SessionId> = Vec::new();
+        for s in sources {
+            if let Some(id) = self.refs.get(s.trim()) {
+                if !out.contains(id) {
+                    out.push((*id).clone());
+                }
+            }
+        }
+        out
+    }
+
+    /// Resolves an existing target the pass may change, or says why not.
+    fn target(&self, raw: &str) -> Result<&Known, String> {
+        let id = MemoryId::new(raw).map_err(|_| "target is not a valid memory id".to_owned())?;
+        let Some(known) = self.ctx.memories.get(&id) else {
+            return Err(if self.ctx.foreign.contains(&id) {
+                "target belongs to another scope".to_owned()
+            } else {
+                "target is not a known memory".to_owned()
+            });
+        };
+        if known.memory.pinned {
+            return Err("target is pinned: only a person changes it".into());
+        }
+        if known.memory.status != MemoryStatus::Active {
+            return Err("target is not active".into());
+        }
+        if self.touched.contains(&id) {
+            return Err("target is already changed by this plan".into());
+        }
+        Ok(known)
+    }
+
+    fn budget(&self) -> usize {
+        self.ctx.options.max_deletes_per_pass.saturating_sub(self.changes)
+    }
+
+    fn quarantine(&mut self, kind: ProposalKind, memory: &Memory, scan: &Scan, sessions: Vec<SessionId>) {
+        let c = self.ctx;
+        let record = quarantine_record(
+            c.scanners,
+            c.ids,
+            c.now,
+            c.scope,
+            QuarantineSource::Dream { pass: c.pass.to_owned() },
+            kind,
+            memory,
+            scan,
+            sessions,
+        );
+        self.out.quarantine.push(record);
+    }
+
+    fn create(&mut self, p: ProposedCreate) {
+        let handle = p.handle.clone();
+        let h = Some(handle.as_str());
+        let sessions = self.cite(&p.sources);
+        if sessions.is_empty() {
+            return self.refuse("create", h, "cites no session of this batch");
+        }
+        if let Some(at) = p.expires_at {
+            if at <= self.ctx.now {
+                return self.refuse("create", h, "expires_at is not in the future");
+            }
+        }
+        let c = self.ctx;
+        let mut memory = Memory::new(
+            MemoryId::new(c.ids.next(c.now)).expect("ULIDs are valid ids"),
+            p.kind,
+            p.name,
+            p.description,
+            p.content,
+            c.now,
+        );
+        memory.tags = p.tags;
+        memory.scope = c.scope.clone();
+        memory.sources = sessions.clone();
+        memory.confidence = p.confidence.unwrap_or(0.7);
+        memory.metadata = p.metadata;
+        memory.expires_at = p.expires_at;
+        if let Err(reason) = validate_fields(&memory) {
+            return self.refuse("create", h, reason);
+        }
+        if self.creates >= c.options.max_creates_per_pass {
+            return self.refuse("create", h, "per-pass create cap reached");
+        }
+        self.creates += 1;
+        let scan = scan_memory(c.scanners, &memory);
+        if scan.blocks() {
+            return self.quarantine(ProposalKind::Create, &memory, &scan, sessions);
+        }
+        let mut supersedes = Vec::new();
+        for raw in &p.supersedes {
+            let verdict = self.target(raw).map(|k| k.clone());
+            match verdict {
+                Err(reason) => self.refuse("supersede", Some(raw), reason),
+                Ok(_) if self.budget() == 0 => {
+                    self.refuse("supersede", Some(raw), "per-pass change cap reached")
+                }
+                Ok(known) => {
+                    self.changes += 1;
+                    self.touched.insert(known.memory.id.clone());
+                    let mut after = known.memory.clone();
+                    after.status = MemoryStatus::Superseded;
+                    after.updated_at = c.now;
+                    supersedes.push(known.memory.id.clone());
+                    self.out.supersedes.push(Changed {
+                        before: known.memory,
+                        prior: known.prior,
+                        after,
+                        sessions: sessions.clone(),
+                        by: Some(memory.id.clone()),
+                        rules: Vec::new(),
+                    });
+                }
+            }
+        }
+        memory.supersedes = supersedes;
+        let rules = if scan.verdict > Level::Clean { scan.rules() } else { Vec::new() };
+        self.out.creates.push(Created { memory, sessions, rules });
+    }
+
+    fn update(&mut self, p: ProposedUpdate) {
+        let t = Some(p.target.as_str());
+        let known = match self.target(&p.target) {
+            Ok(k) => k.clone(),
+            Err(reason) => return self.refuse("update", t, reason),
+        };
+        let sessions = self.cite(&p.sources);
+        if sessions.is_empty() {
+            return self.refuse("update", t, "cites no session of this batch");
+        }
+        if self.budget() == 0 {
+            return self.refuse("update", t, "per-pass change cap reached");
+        }
+        let mut after = known.memory.clone();
+        if let Some(v) = p.name {
+            after.name = v;
+        }
+        if let Some(v) = p.description {
+            after.description = v;
+        }
+        if let Some(v) = p.kind {
+            after.kind = v;
+        }
+        if let Some(v) = p.content {
+            after.content = v;
+        }
+        if let Some(v) = p.tags {
+            after.tags = v;
+        }
+        if let Some(v) = p.confidence {
+            after.confidence = v;
+        }
+        if let Some(v) = p.metadata {
+            after.metadata = v;
+        }
+        merge_sources(&mut after.sources, &sessions);
+        after.updated_at = self.ctx.now;
+        if let Err(reason) = validate_fields(&after) {
+            return self.refuse("update", t, reason);
+        }
+        self.changes += 1;
+        self.touched.insert(known.memory.id.clone());
+        let scan = scan_memory(self.ctx.scanners, &after);
+        if scan.blocks() {
+            return self.quarantine(ProposalKind::Update, &after, &scan, sessions);
+        }
+        let rules = if scan.verdict > Level::Clean { scan.rules() } else { Vec::new() };
+        self.out.updates.push(Changed {
+            before: known.memory,
+            prior: known.prior,
+            after,
+            sessions,
+            by: None,
+            rules,
+        });
+    }
+
+    fn delete(&mut self, p: ProposedDelete) {
+        let t = Some(p.target.as_str());
+        let known = match self.target(&p.target) {
+            Ok(k) => k.clone(),
+            Err(reason) => return self.refuse("delete", t, reason),
+        };
+        let sessions = self.cite(&p.sources);
+        if sessions.is_empty() {
+            return self.refuse("delete", t, "cites no session of this batch");
+        }
+        if self.budget() == 0 {
+            return self.refuse("delete", t, "per-pass change cap reached");
+        }
+        self.changes += 1;
+        self.touched.insert(known.memory.id.clone());
+        let reason_hash = (!p.reason.is_empty()).then(|| hash_bytes(p.reason.as_bytes()));
+        self.out.deletes.push(Removed {
+            memory: known.memory,
+            prior: known.prior,
+            sessions,
+            reason: format!("deleted by pass {} as contradicted or superseded", self.ctx.pass),
+            reason_hash,
+        });
+    }
+
+    /// Prunes beyond `max_memories`: inactive memories first, then the least
+    /// recently updated; never pinned ones, never what this pass writes;
+    /// counted against the change cap.
+    fn prune(&mut self) {
+        let c = self.ctx;
+        let after = c.memories.len() + self.out.creates.len() - self.out.deletes.len();
+        let mut excess = after.saturating_sub(c.options.max_memories);
+        if excess == 0 {
+            return;
+        }
+        let mut candidates: Vec<&Known> = c
+            .memories
+            .values()
+            .filter(|k| !k.memory.pinned && !self.touched.contains(&k.memory.id))
+            .collect();
+        candidates.sort_by(|a, b| {
+            let key = |k: &Known| {
+                (
+                    k.memory.status == MemoryStatus::Active,
+                    k.memory.updated_at,
+                    k.memory.created_at,
+                    k.memory.id.clone(),
+                )
+            };
+            key(a).cmp(&key(b))
+        });
+        for known in candidates {
+            if excess == 0 {
+                break;
+            }
+            if self.budget() == 0 {
+                self.refuse(
+                    "prune",
+                    None,
+                    format!("per-pass change cap reached with {excess} memories over max_memories"),
+                );
+                break;
+            }
+            self.changes += 1;
+            excess -= 1;
+            self.out.prunes.push(Removed {
+                memory: known.memory.clone(),
+                prior: known.prior.clone(),
+                sessions: Vec::new(),
+                reason: format!("pruned: over max_memories ({})", c.options.max_memories),
+                reason_hash: None,
+            });
+        }
+        if excess > 0 && self.budget() > 0 {
+            self.refuse(
+                "prune",
+                None,
+                format!("{excess} memories over max_memories are pinned or written by this pass"),
+            );
+        }
+    }
+}

@@ -1,0 +1,419 @@
+//! The journal: how a multi-record mutation becomes all-or-nothing.
+//!
+//! Under the store lease, the writer first stores `journal/current` holding every
+//! write of the mutation (the new bytes, the version and hash it expects to
+//! replace, the hash it will leave), then applies the writes one by one, each
+//! fenced, then deletes the journal. If the process dies in between, the next
+//! process that takes the lease rolls the journal forward before doing anything
+//! else: each write is applied when the record still holds its pre-image, skipped
+//! when it already holds its post-image. Opening a store never touches a journal.
+
+use std::sync::Arc;
+
+use bytes::Bytes;
+use chrono::{DateTime, Utc};
+use dream_core::failpoint::failpoint;
+use dream_core::{Key, Namespace, Record, RecordId, RecordStore, StoreError, Version, Write};
+use serde::{Deserialize, Serialize};
+
+use crate::error::{DreamError, Result};
+use crate::layout::{self, hash_bytes};
+use crate::lease::HeldLease;
+use crate::records::{from_json, to_json};
+
+/// The failpoints of apply, in the order they are reached. With the `failpoints`
+/// feature, setting `DREAM_FAILPOINT` to one of them kills the process there.
+pub const APPLY_FAILPOINTS: &[&str] = &[
+    "apply-before-journal",
+    "apply-after-journal",
+    "apply-after-first-write",
+    "apply-before-generation",
+    "apply-after-generation",
+    "apply-after-journal-clear",
+];
+
+/// One write of a journaled mutation.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub(crate) struct Op {
+    /// The record's namespace.
+    pub ns: Namespace,
+    /// The record's id.
+    pub id: RecordId,
+    /// The new value (UTF-8); `None` deletes the record.
+    #[serde(default)]
+    pub value: Option<String>,
+    /// The version it replaces, as read under the lease; `None`: it must be absent.
+    #[serde(default)]
+    pub expect: Option<u64>,
+    /// SHA-256 of the bytes it replaces; `None`: absent.
+    #[serde(default)]
+    pub pre: Option<String>,
+    /// SHA-256 of the bytes it leaves; `None`: it deletes.
+    #[serde(default)]
+    pub post: Option<String>,
+}
+
+impl Op {
+    /// Creates a record that must not exist yet.
+    pub fn create(key: Key, value: impl Into<String>) -> Op {
+        let value = value.into();
+        Op {
+            post: Some(hash_bytes(value.as_bytes())),
+            ns: key.namespace,
+            id: key.id,
+            value: Some(value),
+            expect: None,
+            pre: None,
+        }
+    }
+
+    /// Replaces `current` (or creates, when `None`).
+    pub fn put(key: Key, value: impl Into<String>, current: Option<&Record>) -> Op {
+        let value = value.into();
+        Op {
+            post: Some(hash_bytes(value.as_bytes())),
+            ns: key.namespace,
+            id: key.id,
+            value: Some(value),
+            expect: current.map(|r| r.version.0),
+            pre: current.map(|r| hash_bytes(&r.value)),
+        }
+    }
+
+    /// Deletes `current`.
+    pub fn delete(key: Key, current: &Record) -> Op {
+        Op {
+            ns: key.namespace,
+            id: key.id,
+            value: None,
+            expect: Some(current.version.0),
+            pre: Some(hash_bytes(&current.value)),
+            post: None,
+        }
+    }
+
+    /// Replaces the record read at `version` with bytes hashing to `hash`.
+    pub fn replace(key: Key, value: impl Into<String>, version: u64, hash: &str) -> Op {
+        let value = value.into();
+        Op {
+            post: Some(hash_bytes(value.as_bytes())),
+            ns: key.namespace,
+            id: key.id,
+            value: Some(value),
+            expect: Some(version),
+            pre: Some(hash.to_owned()),
+        }
+    }
+
+    /// Deletes the record read at `version` with bytes hashing to `hash`.
+    pub fn remove(key: Key, version: u64, hash: &str) -> Op {
+        Op {
+            ns: key.namespace,
+            id: key.id,
+            value: None,
+            expect: Some(version),
+            pre: Some(hash.to_owned()),
+            post: None,
+        }
+    }
+
+    /// The record's key.
+    pub fn key(&self) -> Key {
+        Key::new(self.ns.clone(), self.id.clone())
+    }
+
+    fn precondition(&self) -> Write {
+        match self.expect {
+            Some(v) => Write::matches(Version(v)),
+            None => Write::absent(),
+        }
+    }
+}
+
+/// The stored journal.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub(crate) struct Journal {
+    /// The pass or operation it belongs to.
+    pub id: String,
+    /// When it was written.
+    pub at: DateTime<Utc>,
+    /// The writes, in order.
+    pub ops: Vec<Op>,
+}
+
+/// What running a journal did.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub(crate) struct Outcome {
+    /// Writes found neither at their pre- nor at their post-image, and skipped.
+    pub mismatches: Vec<Key>,
+}
+
+/// Writes the journal, applies every op fenced by `lease`, clears the journal.
+/// The caller holds the lease and has rolled any leftover journal forward.
+pub(crate) async fn run(
+    store: &Arc<dyn RecordStore>,
+    lease: &HeldLease,
+    journal: &Journal,
+) -> Result<Outcome> {
+    let fence = lease.fence();
+    let jkey = layout::journal_key();
+    failpoint("apply-before-journal");
+    lease.check()?;
+    let jversion = store
+        .put(&jkey, to_json(journal), Write::absent().fenced(fence.clone()))
+        .await?;
+    failpoint("apply-after-journal");
+    let outcome = apply_ops(store, lease, &journal.ops, true).await?;
+    lease.check()?;
+    store
+        .delete(&jkey, Write::matches(jversion).fenced(fence))
+        .await?;
+    failpoint("apply-after-journal-clear");
+    Ok(outcome)
+}
+
+/// Rolls a leftover journal forward, if there is one. Only call right after taking
+/// the lease, before anything else. Returns the journal's id and the outcome.
+pub(crate) async fn roll_forward(
+    store: &Arc<dyn RecordStore>,
+    lease: &HeldLease,
+) -> Result<Option<(String, Outcome)>> {
+    let jkey = layout::journal_key();
+    let Some(record) = store.get(&jkey).await? else {
+        return Ok(None);
+    };
+    let journal: Journal = from_json(&jkey, &record)?;
+    tracing::info!(journal = %journal.id, ops = journal.ops.len(), "rolling a leftover journal forward");
+    let outcome = apply_ops(store, lease, &journal.ops, false).await?;
+    lease.check()?;
+    store
+        .delete(&jkey, Write::matches(record.version).fenced(lease.fence()))
+        .await?;
+    if !outcome.mismatches.is_empty() {
+        tracing::warn!(journal = %journal.id, skipped = outcome.mismatches.len(),
+            "journal writes skipped: records held neither their pre- nor their post-image");
+    }
+    Ok(Some((journal.id, outcome)))
+}
+
+async fn apply_ops(
+    store: &Arc<dyn RecordStore>,
+    lease: &HeldLease,
+    ops: &[Op],
+    first_run: bool,
+) -> Result<Outcome> {
+    let mut outcome = Outcome::default();
+    let generation = layout::generation_key();
+    for (index, op) in ops.iter().enumerate() {
+        lease.check()?;
+        let key = op.key();
+        let is_generation = key == generation;
+        if is_generation {
+            failpoint("apply-before-generation");
+        }
+        let done = if first_run {
+            match write(store, lease, op, &key, op.precondition()).await {
+                Ok(()) => true,
+                Err(DreamError::Store(StoreError::Conflict { .. })) => false,
+                Err(e) => return Err(e),
+            }
+        } else {
+            false
+        };
+        if !done && !careful(store, lease, op, &key).await? {
+            outcome.mismatches.push(key);
+        }
+        if index == 0 {
+            failpoint("apply-after-first-write");
+        }
+        if is_generation {
+            failpoint("apply-after-generation");
+        }
+    }
+    Ok(outcome)
+}
+
+/// Applies `op` after looking at the record: `Ok(false)` when it holds neither
+/// the op's pre-image nor its post-image (the op is skipped).
+async fn careful(
+    store: &Arc<dyn RecordStore>,
+    lease: &HeldLease,
+    op: &Op,
+    key: &Key,
+) -> Result<bool> {
+    let current = store.get(key).await?;
+    let at_pre = match (&current, op.expect) {
+        (None, None) => true,
+        (Some(r), Some(v)) => r.version.0 == v || op.pre.as_deref() == Some(&hash_bytes(&r.value)),
+        _ => false,
+    };
+    let at_post = match (&current, &op.post) {
+        (None, None) => true,
+        (Some(r), Some(post)) => &hash_bytes(&r.value) == post,
+        _ => false,
+    };
+    if at_post && !at_pre {
+        return Ok(true);
+    }
+    if !at_pre {
+        return Ok(false);
+    }
+    let pre = match &current {
+        Some(r) => Write::matches(r.version),
+        None => Write::absent(),
+    };
+    write(store, lease, op, key, pre).await?;
+    Ok(true)
+}
+
+async fn write(
+    store: &Arc<dyn RecordStore>,
+    lease: &HeldLease,
+    op: &Op,
+    key: &Key,
+    pre: Write,
+) -> Result<()> {
+    let w = pre.fenced(lease.fence());
+    match &op.value {
+        Some(value) => {
+            store
+                .put(key, Bytes::copy_from_slice(value.as_bytes()), w)
+                .await?;
+        }
+        None => {
+            store.delete(key, w).await?;
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use dream_core::testing::MemoryStore;
+    use std::time::Duration;
+
+    fn k(id: &str) -> Key {
+        layout::key(layout::STATE, RecordId::new(id).unwrap())
+    }
+
+    async fn setup() -> (Arc<dyn RecordStore>, HeldLease) {
+        let store: Arc<dyn RecordStore> = Arc::new(MemoryStore::new());
+        let lease = HeldLease::try_take(&store, &layout::dream_lock(), Duration::from_secs(5))
+            .await
+            .unwrap()
+            .unwrap();
+        (store, lease)
+    }
+
+    async fn value(store: &Arc<dyn RecordStore>, id: &str) -> Option<String> {
+        store
+            .get(&k(id))
+            .await
+            .unwrap()
+            .map(|r| String::from_utf8(r.value.to_vec()).unwrap())
+    }
+
+    #[tokio::test]
+    async fn a_journal_applies_every_op_and_clears_itself() {
+        let (store, lease) = setup().await;
+        let old = store.put(&k("b"), Bytes::from("old"), Write::any()).await.unwrap();
+        let dead = store.put(&k("c"), Bytes::from("gone"), Write::any()).await.unwrap();
+        let b = Record { value: Bytes::from("old"), version: old };
+        let c = Record { value: Bytes::from("gone"), version: dead };
+        let journal = Journal {
+            id: "p1".into(),
+            at: Utc::now(),
+            ops: vec![
+                Op::create(k("a"), "new"),
+                Op::put(k("b"), "newer", Some(&b)),
+                Op::delete(k("c"), &c),
+            ],
+        };
+        let outcome = run(&store, &lease, &journal).await.unwrap();
+        assert!(outcome.mismatches.is_empty());
+        assert_eq!(value(&store, "a").await.as_deref(), Some("new"));
+        assert_eq!(value(&store, "b").await.as_deref(), Some("newer"));
+        assert_eq!(value(&store, "c").await, None);
+        assert!(store.get(&layout::journal_key()).await.unwrap().is_none());
+    }
+
+    #[tokio::test]
+    async fn roll_forward_finishes_a_half_applied_journal_exactly_once() {
+        let (store, lease) = setup().await;
+        let v = store.put(&k("b"), Bytes::from("old"), Write::any()).await.unwrap();
+        let b = Record { value: Bytes::from("old"), version: v };
+        let journal = Journal {
+            id: "p2".into(),
+            at: Utc::now(),
+            ops: vec![Op::create(k("a"), "new"), Op::put(k("b"), "newer", Some(&b))],
+        };
+        // A crash after the journal and the first write.
+        store
+            .put(&layout::journal_key(), to_json(&journal), Write::absent())
+            .await
+            .unwrap();
+        store.put(&k("a"), Bytes::from("new"), Write::absent()).await.unwrap();
+        lease.release().await;
+
+        let (_, lease) = (
+            (),
+            HeldLease::try_take(&store, &layout::dream_lock(), Duration::from_secs(5))
+                .await
+                .unwrap()
+                .unwrap(),
+        );
+        let (id, outcome) = roll_forward(&store, &lease).await.unwrap().unwrap();
+        assert_eq!(id, "p2");
+        assert!(outcome.mismatches.is_empty());
+        assert_eq!(value(&store, "a").await.as_deref(), Some("new"));
+        assert_eq!(value(&store, "b").await.as_deref(), Some("newer"));
+        assert!(roll_forward(&store, &lease).await.unwrap().is_none());
+    }
+
+    #[tokio::test]
+    async fn roll_forward_skips_records_it_does_not_recognise() {
+        let (store, lease) = setup().await;
+        let v = store.put(&k("b"), Bytes::from("old"), Write::any()).await.unwrap();
+        let b = Record { value: Bytes::from("old"), version: v };
+        let journal = Journal {
+            id: "p3".into(),
+            at: Utc::now(),
+            ops: vec![Op::put(k("b"), "newer", Some(&b))],
+        };
+        store
+            .put(&layout::journal_key(), to_json(&journal), Write::absent())
+            .await
+            .unwrap();
+        store.put(&k("b"), Bytes::from("tampered"), Write::any()).await.unwrap();
+        let (_, outcome) = roll_forward(&store, &lease).await.unwrap().unwrap();
+        assert_eq!(outcome.mismatches, vec![k("b")]);
+        assert_eq!(value(&store, "b").await.as_deref(), Some("tampered"));
+    }
+
+    #[tokio::test]
+    async fn a_lost_lease_stops_the_journal_before_any_write() {
+        let clock = dream_core::ManualClock::new(Utc::now());
+        let store: Arc<dyn RecordStore> =
+            Arc::new(MemoryStore::with_clock(Arc::new(clock.clone())));
+        let lease = HeldLease::try_take(&store, &layout::dream_lock(), Duration::from_secs(1))
+            .await
+            .unwrap()
+            .unwrap();
+        clock.advance(chrono::Duration::seconds(10));
+        let _thief = store
+            .try_lease(&layout::dream_lock(), Duration::from_secs(60))
+            .await
+            .unwrap()
+            .unwrap();
+        let journal = Journal {
+            id: "p4".into(),
+            at: Utc::now(),
+            ops: vec![Op::create(k("a"), "new")],
+        };
+        let err = run(&store, &lease, &journal).await.unwrap_err();
+        assert!(matches!(err, DreamError::LockLost { .. }), "{err}");
+        assert!(store.get(&k("a")).await.unwrap().is_none());
+        assert!(store.get(&layout::journal_key()).await.unwrap().is_none());
+    }
+}

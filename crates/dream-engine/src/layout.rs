@@ -1,0 +1,166 @@
+//! Where the engine keeps what, in any [`RecordStore`](dream_core::RecordStore).
+//!
+//! | namespace    | id                                  | value |
+//! |--------------|-------------------------------------|-------|
+//! | `memories`   | the memory id                       | `render_memory` Markdown |
+//! | `sessions`   | time-ordered session id             | JSON [`SessionRecord`](crate::records::SessionRecord) |
+//! | `quarantine` | time-ordered                        | JSON, secrets redacted |
+//! | `trash`      | time-ordered                        | JSON with the memory's Markdown |
+//! | `history`    | `<memory key>-<time-ordered>`       | JSON with a prior version's Markdown |
+//! | `audit`      | time-ordered                        | JSON, rule ids and hashes only |
+//! | `plans`      | time-ordered                        | JSON dry-run plans |
+//! | `state`      | `generation`, `success-<scope key>` | ASCII decimal; JSON |
+//! | `journal`    | `current`                           | JSON journal of the apply in flight |
+//!
+//! `state/generation` is an ASCII decimal `u64` bumped by every memory mutation.
+//! Every mutation is made under the lease on lock `dream`, each write fenced.
+
+use std::sync::Mutex;
+
+use chrono::{DateTime, Utc};
+use dream_core::{Key, LockName, Namespace, RecordId, Scope};
+use sha2::{Digest, Sha256};
+
+/// Memories, as Markdown.
+pub const MEMORIES: &str = "memories";
+/// Logged sessions.
+pub const SESSIONS: &str = "sessions";
+/// What the write gate refused to store as a memory.
+pub const QUARANTINE: &str = "quarantine";
+/// Forgotten and pruned memories, restorable for a while.
+pub const TRASH: &str = "trash";
+/// Prior versions of memories.
+pub const HISTORY: &str = "history";
+/// The audit log.
+pub const AUDIT: &str = "audit";
+/// Dry-run plans.
+pub const PLANS: &str = "plans";
+/// Generation and success stamps.
+pub const STATE: &str = "state";
+/// The journal of the apply in flight.
+pub const JOURNAL: &str = "journal";
+/// Id of the generation record in `state`.
+pub const GENERATION: &str = "generation";
+/// Id of the journal record in `journal`.
+pub const CURRENT_JOURNAL: &str = "current";
+/// The lock every memory mutation holds.
+pub const DREAM_LOCK: &str = "dream";
+
+/// A namespace from one of the constants above.
+pub fn namespace(name: &'static str) -> Namespace {
+    Namespace::new(name).expect("layout names are valid namespaces")
+}
+
+/// A key in one of the namespaces above.
+pub fn key(ns: &'static str, id: impl Into<RecordId>) -> Key {
+    Key::new(namespace(ns), id.into())
+}
+
+/// A key whose id is a constant of this module.
+pub fn fixed_key(ns: &'static str, id: &'static str) -> Key {
+    Key::new(
+        namespace(ns),
+        RecordId::new(id).expect("layout ids are valid"),
+    )
+}
+
+/// The generation record.
+pub fn generation_key() -> Key {
+    fixed_key(STATE, GENERATION)
+}
+
+/// The journal record.
+pub fn journal_key() -> Key {
+    fixed_key(JOURNAL, CURRENT_JOURNAL)
+}
+
+/// The store lock.
+pub fn dream_lock() -> LockName {
+    LockName::new(DREAM_LOCK).expect("valid lock name")
+}
+
+/// A short stable key for a scope (or any id): 16 hex digits of its SHA-256.
+pub fn short_hash(text: &str) -> String {
+    let digest = Sha256::digest(text.as_bytes());
+    hex::encode(&digest[..8])
+}
+
+/// The claim lock of a scope: a pass holds it around its model call.
+pub fn claim_lock(scope: &Scope) -> LockName {
+    LockName::new(format!("dream-claim-{}", short_hash(scope.as_str()))).expect("valid lock name")
+}
+
+/// The success stamp of a scope.
+pub fn success_key(scope: &Scope) -> Key {
+    Key::new(
+        namespace(STATE),
+        RecordId::new(format!("success-{}", short_hash(scope.as_str()))).expect("valid id"),
+    )
+}
+
+/// The prefix every history id of `memory` starts with.
+pub fn history_prefix(memory: &str) -> String {
+    format!("{}-", short_hash(memory))
+}
+
+/// SHA-256 of bytes, in hex: what audit records and events carry instead of text.
+pub fn hash_bytes(bytes: &[u8]) -> String {
+    hex::encode(Sha256::digest(bytes))
+}
+
+/// Monotonic time-ordered ids (ULIDs): ids made later by this generator sort after
+/// earlier ones even when the clock stands still or steps back.
+#[derive(Debug, Default)]
+pub struct IdGen(Mutex<Option<ulid::Ulid>>);
+
+impl IdGen {
+    /// A fresh time-ordered id for `at`.
+    pub fn next(&self, at: DateTime<Utc>) -> String {
+        let mut last = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        let fresh = ulid::Ulid::from_datetime(at.into());
+        let id = match *last {
+            Some(prev) if fresh <= prev => prev.increment().unwrap_or(fresh),
+            _ => fresh,
+        };
+        *last = Some(id);
+        id.to_string()
+    }
+
+    /// A fresh time-ordered record id.
+    pub fn record(&self, at: DateTime<Utc>) -> RecordId {
+        RecordId::new(self.next(at)).expect("ULIDs are valid ids")
+    }
+}
+
+/// The smallest ULID text of instant `at`: every id made at or after `at` sorts after it.
+pub fn ulid_floor(at: DateTime<Utc>) -> RecordId {
+    let ms = at.timestamp_millis().max(0) as u64;
+    RecordId::new(ulid::Ulid::from_parts(ms, 0).to_string()).expect("valid id")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ids_are_monotonic_even_when_time_stands_still_or_steps_back() {
+        let gen_ = IdGen::default();
+        let t = DateTime::from_timestamp(1_700_000_000, 0).unwrap();
+        let a = gen_.next(t);
+        let b = gen_.next(t);
+        let c = gen_.next(t - chrono::Duration::seconds(10));
+        assert!(a < b && b < c, "{a} {b} {c}");
+        assert!(RecordId::new(&c).is_ok());
+        let later = gen_.next(t + chrono::Duration::seconds(1));
+        assert!(later > c);
+        assert!(ulid_floor(t).as_str() < a.as_str());
+    }
+
+    #[test]
+    fn derived_names_are_valid() {
+        let scope = Scope::new("x".repeat(128)).unwrap();
+        claim_lock(&scope);
+        success_key(&scope);
+        assert_eq!(history_prefix("m1").len(), 17);
+    }
+}

@@ -1,0 +1,865 @@
+//! What a person does directly: remember, list, get, forget, purge, history,
+//! restore, the trash, the quarantine, the audit log, stats and imports. Every
+//! memory mutation here goes through the same write gate and the same journaled,
+//! fenced, generation-bumping commit as a dream pass.
+
+use chrono::{DateTime, Duration, Utc};
+use dream_core::{Memory, MemoryId, MemoryKind, MemoryStatus, RecordId, Scope, parse_memory};
+use serde::Serialize;
+use serde_json::{Map, Value};
+
+use crate::dream::{AuditEntry, Dream, rendered};
+use crate::error::{DreamError, Result};
+use crate::events::Event;
+use crate::gate::{Admission, admit, quarantine_record, scan_memory, validate_fields};
+use crate::journal::Op;
+use crate::layout::{self, hash_bytes};
+use crate::lease::HeldLease;
+use crate::records::{
+    Actor, AuditAction, AuditRecord, HistoryRecord, ProposalKind, QuarantineRecord,
+    QuarantineSource, SessionStatus, TrashRecord, from_json, to_json,
+};
+
+/// Most memories one import call takes.
+pub const MAX_IMPORT: usize = 1000;
+/// Memories committed per journal during an import.
+const IMPORT_CHUNK: usize = 50;
+
+/// A memory a person asks Dream to remember. The engine assigns its id, scope
+/// and timestamps; it is pinned (never pruned, never changed by a pass).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct NewMemory {
+    /// Short name (single line).
+    pub name: String,
+    /// One-line description.
+    pub description: String,
+    /// What it is about.
+    pub kind: MemoryKind,
+    /// The body.
+    pub content: String,
+    /// Tags.
+    pub tags: Vec<String>,
+    /// Nested metadata (depth ≤ 8).
+    pub metadata: Map<String, Value>,
+    /// When it stops being current, if ever.
+    pub expires_at: Option<DateTime<Utc>>,
+}
+
+impl NewMemory {
+    /// A memory with a name, a kind and a body; no description, tags or metadata.
+    pub fn new(kind: MemoryKind, name: impl Into<String>, content: impl Into<String>) -> Self {
+        NewMemory {
+            name: name.into(),
+            description: String::new(),
+            kind,
+            content: content.into(),
+            tags: Vec::new(),
+            metadata: Map::new(),
+            expires_at: None,
+        }
+    }
+
+    /// The same memory with a description.
+    pub fn with_description(mut self, description: impl Into<String>) -> Self {
+        self.description = description.into();
+        self
+    }
+}
+
+/// What `remember` did.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Remembered {
+    /// Stored, pinned.
+    Stored(Memory),
+    /// The scanner found it instruction- or secret-shaped: quarantined (redacted).
+    Quarantined {
+        /// The quarantine entry.
+        entry: String,
+        /// The rules that fired.
+        rules: Vec<String>,
+    },
+}
+
+/// A memory in the trash.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct TrashEntry {
+    /// The trash entry's id.
+    pub id: String,
+    /// When it was trashed.
+    pub at: DateTime<Utc>,
+    /// When it will be purged.
+    pub expires_at: DateTime<Utc>,
+    /// Why it was trashed.
+    pub reason: String,
+    /// Who trashed it.
+    pub actor: Actor,
+    /// The memory as it was.
+    pub memory: Memory,
+}
+
+/// A prior version of a memory.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct HistoryEntry {
+    /// When it was replaced.
+    pub at: DateTime<Utc>,
+    /// What replaced it (`updated`, `superseded`, `released`).
+    pub action: AuditAction,
+    /// The pass, if any.
+    pub pass: Option<String>,
+    /// The version.
+    pub memory: Memory,
+}
+
+/// What `forget_purge` removed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct Purged {
+    /// Whether the memory itself was still there.
+    pub memory: bool,
+    /// History versions removed.
+    pub history: usize,
+    /// Trash copies removed.
+    pub trash: usize,
+}
+
+/// What an import did, per memory.
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
+pub struct ImportReport {
+    /// Imported ids.
+    pub imported: Vec<MemoryId>,
+    /// Quarantine entries (instruction- or secret-shaped memories).
+    pub quarantined: Vec<String>,
+    /// Refused, by position in the input, with the reason.
+    pub rejected: Vec<(usize, String)>,
+}
+
+/// Counts for a dashboard.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Stats {
+    /// The scope.
+    pub scope: Scope,
+    /// Memories in this scope.
+    pub memories: usize,
+    /// Of which active.
+    pub active: usize,
+    /// Of which pinned.
+    pub pinned: usize,
+    /// Pending sessions in this scope.
+    pub pending_sessions: usize,
+    /// Sessions in the log (every scope).
+    pub logged_sessions: usize,
+    /// Quarantine entries in this scope.
+    pub quarantined: usize,
+    /// Trash entries in this scope.
+    pub trash: usize,
+    /// The store's generation.
+    pub generation: u64,
+    /// The last successful pass.
+    pub last_success: Option<DateTime<Utc>>,
+    /// The consolidator.
+    pub consolidator: String,
+    /// The store's name.
+    pub store: String,
+}
+
+fn json_string<T: Serialize>(value: &T) -> String {
+    String::from_utf8(to_json(value).to_vec()).expect("JSON is UTF-8")
+}
+
+impl Dream {
+    /// Remembers what a person states: pinned, through the same write gate as a
+    /// pass (field rules, then the recursive scan). Instruction- or secret-shaped
+    /// memories are quarantined (redacted) instead.
+    pub async fn remember(&self, new: NewMemory) -> Result<Remembered> {
+        let now = self.now();
+        let mut memory = Memory::new(
+            MemoryId::new(self.ids.next(now))?,
+            new.kind,
+            new.name,
+            new.description,
+            new.content,
+            now,
+        );
+        memory.scope = self.scope.clone();
+        memory.tags = new.tags;
+        memory.metadata = new.metadata;
+        memory.expires_at = new.expires_at;
+        memory.pinned = true;
+        memory.confidence = 1.0;
+        let admission = admit(&self.scanners, &memory).map_err(|r| DreamError::invalid("memory", r))?;
+        let lease = self.lock().await?;
+        let result = self.remember_locked(&lease, memory, admission, now).await;
+        lease.release().await;
+        result
+    }
+
+    async fn remember_locked(
+        &self,
+        lease: &HeldLease,
+        memory: Memory,
+        admission: Admission,
+        now: DateTime<Utc>,
+    ) -> Result<Remembered> {
+        let op_id = self.ids.next(now);
+        match admission {
+            Admission::Quarantine(scan) => {
+                let q = quarantine_record(
+                    &self.scanners,
+                    &self.ids,
+                    now,
+                    &self.scope,
+                    QuarantineSource::Remember,
+                    ProposalKind::Create,
+                    &memory,
+                    &scan,
+                    Vec::new(),
+                );
+                let ops = vec![
+                    Op::create(layout::key(layout::QUARANTINE, RecordId::new(&q.id)?), json_string(&q)),
+                    self.audit_op(
+                        AuditEntry::new(
+                            AuditAction::Quarantined,
+                            Actor::Person,
+                            format!("remembered memory quarantined as entry {}", q.id),
+                        )
+                        .memory(&memory.id)
+                        .rules(scan.rules())
+                        .hash(q.hash.clone()),
+                    ),
+                ];
+                self.commit(lease, &op_id, ops).await?;
+                self.emit(Event::Quarantined {
+                    entry: q.id.clone(),
+                    rules: scan.rules(),
+                });
+                Ok(Remembered::Quarantined {
+                    entry: q.id,
+                    rules: scan.rules(),
+                })
+            }
+            Admission::Admit { rules } => {
+                let (generation, record) = self.read_generation().await?;
+                let (text, hash) = rendered(&memory);
+                let ops = vec![
+                    Op::create(layout::key(layout::MEMORIES, memory.id.clone()), text),
+                    self.audit_op(
+                        AuditEntry::new(AuditAction::Remembered, Actor::Person, "remembered (pinned)")
+                            .memory(&memory.id)
+                            .rules(rules)
+                            .hash(hash.clone()),
+                    ),
+                    self.bump_op(generation, record.as_ref()),
+                ];
+                self.commit(lease, &op_id, ops).await?;
+                self.emit(Event::MemoryCreated {
+                    memory: memory.id.clone(),
+                    hash,
+                });
+                Ok(Remembered::Stored(memory))
+            }
+        }
+    }
+
+    /// The memories of this scope (every status), oldest first.
+    pub async fn list(&self) -> Result<Vec<Memory>> {
+        let mut out: Vec<Memory> = self
+            .orient()
+            .await?
+            .memories
+            .into_values()
+            .map(|k| k.memory)
+            .collect();
+        out.sort_by(|a, b| (a.created_at, &a.id).cmp(&(b.created_at, &b.id)));
+        Ok(out)
+    }
+
+    /// One memory of this scope.
+    pub async fn get(&self, id: &MemoryId) -> Result<Option<Memory>> {
+        Ok(self.read_memory(id).await?.map(|(m, _)| m))
+    }
+
+    /// Moves a memory to the trash (restorable for `trash_days`).
+    pub async fn forget(&self, id: &MemoryId) -> Result<()> {
+        let lease = self.lock().await?;
+        let result = self.forget_locked(&lease, id).await;
+        lease.release().await;
+        result?;
+        self.emit(Event::MemoryTrashed {
+            memory: id.clone(),
+            why: "forgotten",
+        });
+        Ok(())
+    }
+
+    async fn forget_locked(&self, lease: &HeldLease, id: &MemoryId) -> Result<()> {
+        let Some((memory, record)) = self.read_memory(id).await? else {
+            return Err(DreamError::not_found("memory", id));
+        };
+        let now = self.now();
+        let (generation, gen_record) = self.read_generation().await?;
+        let (text, hash) = rendered(&memory);
+        let trash = TrashRecord {
+            memory_id: id.clone(),
+            scope: self.scope.clone(),
+            at: now,
+            reason: "forgotten by a person".into(),
+            actor: Actor::Person,
+            pass: None,
+            markdown: text,
+        };
+        let ops = vec![
+            Op::create(layout::key(layout::TRASH, self.ids.record(now)), json_string(&trash)),
+            Op::delete(layout::key(layout::MEMORIES, id.clone()), &record),
+            self.audit_op(
+                AuditEntry::new(AuditAction::Forgotten, Actor::Person, "forgotten (to the trash)")
+                    .memory(id)
+                    .hash(hash),
+            ),
+            self.bump_op(generation, gen_record.as_ref()),
+        ];
+        self.commit(lease, &self.ids.next(now), ops).await?;
+        Ok(())
+    }
+
+    /// Removes a memory for good: the memory, its history and its trash copies.
+    pub async fn forget_purge(&self, id: &MemoryId) -> Result<Purged> {
+        let lease = self.lock().await?;
+        let result = self.purge_locked(&lease, id).await;
+        lease.release().await;
+        let purged = result?;
+        self.emit(Event::MemoryPurged { memory: id.clone() });
+        Ok(purged)
+    }
+
+    async fn purge_locked(&self, lease: &HeldLease, id: &MemoryId) -> Result<Purged> {
+        let now = self.now();
+        let mut ops = Vec::new();
+        let current = self.read_memory(id).await?;
+        let mut hash = None;
+        if let Some((memory, record)) = &current {
+            hash = Some(rendered(memory).1);
+            ops.push(Op::delete(layout::key(layout::MEMORIES, id.clone()), record));
+        }
+        let trash = self.trash_records().await?;
+        let copies: Vec<_> = trash.iter().filter(|(_, _, t)| &t.memory_id == id).collect();
+        for (rid, record, t) in &copies {
+            hash.get_or_insert_with(|| hash_bytes(t.markdown.as_bytes()));
+            ops.push(Op::delete(layout::key(layout::TRASH, rid.clone()), record));
+        }
+        if current.is_none() && copies.is_empty() {
+            return Err(DreamError::not_found("memory", id));
+        }
+        let history = self
+            .list_prefix(layout::HISTORY, &layout::history_prefix(id.as_str()))
+            .await?;
+        let mut history_count = 0;
+        for entry in &history {
+            let key = layout::key(layout::HISTORY, entry.id.clone());
+            if let Ok(h) = from_json::<HistoryRecord>(&key, &entry.record) {
+                if &h.memory_id == id {
+                    ops.push(Op::delete(key, &entry.record));
+                    history_count += 1;
+                }
+            }
+        }
+        let mut audit = AuditEntry::new(
+            AuditAction::Purged,
+            Actor::Person,
+            format!(
+                "purged for good: memory {}, {history_count} history versions, {} trash copies",
+                if current.is_some() { "removed" } else { "already gone" },
+                copies.len()
+            ),
+        )
+        .memory(id);
+        if let Some(h) = hash {
+            audit = audit.hash(h);
+        }
+        ops.push(self.audit_op(audit));
+        let (generation, gen_record) = self.read_generation().await?;
+        ops.push(self.bump_op(generation, gen_record.as_ref()));
+        self.commit(lease, &self.ids.next(now), ops).await?;
+        Ok(Purged {
+            memory: current.is_some(),
+            history: history_count,
+            trash: copies.len(),
+        })
+    }
+
+    /// Prior versions of a memory, newest first (at most `history_per_memory`).
+    pub async fn history(&self, id: &MemoryId) -> Result<Vec<HistoryEntry>> {
+        let entries = self
+            .list_prefix(layout::HISTORY, &layout::history_prefix(id.as_str()))
+            .await?;
+        let mut out = Vec::new();
+        for entry in entries.iter().rev() {
+            let key = layout::key(layout::HISTORY, entry.id.clone());
+            let h: HistoryRecord = from_json(&key, &entry.record)?;
+            if &h.memory_id != id {
+                continue;
+            }
+            let memory = parse_memory(&h.markdown).map_err(|e| DreamError::corrupt(&key, e))?;
+            if memory.scope != self.scope {
+                continue;
+            }
+            out.push(HistoryEntry {
+                at: h.at,
+                action: h.action,
+                pass: h.pass,
+                memory,
+            });
+            if out.len() >= self.options.history_per_memory {
+                break;
+            }
+        }
+        Ok(out)
+    }
+
+    /// Every trash record (all scopes) with its id and stored record.
+    async fn trash_records(&self) -> Result<Vec<(RecordId, dream_core::Record, TrashRecord)>> {
+        let mut out = Vec::new();
+        for entry in self.list_all(layout::TRASH).await? {
+            let key = layout::key(layout::TRASH, entry.id.clone());
+            let t: TrashRecord = from_json(&key, &entry.record)?;
+            out.push((entry.id, entry.record, t));
+        }
+        Ok(out)
+    }
+
+    fn trash_expiry(&self, at: DateTime<Utc>) -> DateTime<Utc> {
+        at + Duration::days(i64::from(self.options.trash_days))
+    }
+
+    /// The trash of this scope, oldest first; expired entries are not shown.
+    pub async fn trash(&self) -> Result<Vec<TrashEntry>> {
+        let now = self.now();
+        let mut out = Vec::new();
+        for (rid, _, t) in self.trash_records().await? {
+            let expires_at = self.trash_expiry(t.at);
+            if t.scope != self.scope || expires_at <= now {
+                continue;
+            }
+            let key = layout::key(layout::TRASH, rid.clone());
+            let memory = parse_memory(&t.markdown).map_err(|e| DreamError::corrupt(&key, e))?;
+            out.push(TrashEntry {
+                id: rid.to_string(),
+                at: t.at,
+                expires_at,
+                reason: t.reason,
+                actor: t.actor,
+                memory,
+            });
+        }
+        Ok(out)
+    }
+
+    /// Brings a memory back from the trash (its newest unexpired copy). Refused
+    /// when a memory with its id exists, or when the scanner now flags it.
+    pub async fn restore(&self, id: &MemoryId) -> Result<Memory> {
+        let lease = self.lock().await?;
+        let result = self.restore_locked(&lease, id).await;
+        lease.release().await;
+        let memory = result?;
+        self.emit(Event::MemoryRestored { memory: id.clone() });
+        Ok(memory)
+    }
+
+    async fn restore_locked(&self, lease: &HeldLease, id: &MemoryId) -> Result<Memory> {
+        let now = self.now();
+        let key = layout::key(layout::MEMORIES, id.clone());
+        if self.store.get(&key).await?.is_some() {
+            return Err(DreamError::AlreadyExists {
+                what: "memory",
+                id: id.to_string(),
+            });
+        }
+        let newest = self
+            .trash_records()
+            .await?
+            .into_iter()
+            .filter(|(_, _, t)| &t.memory_id == id && t.scope == self.scope)
+            .filter(|(_, _, t)| self.trash_expiry(t.at) > now)
+            .next_back();
+        let Some((rid, record, t)) = newest else {
+            return Err(DreamError::not_found("trash entry for memory", id));
+        };
+        let tkey = layout::key(layout::TRASH, rid);
+        let memory = parse_memory(&t.markdown).map_err(|e| DreamError::corrupt(&tkey, e))?;
+        let scan = scan_memory(&self.scanners, &memory);
+        if scan.blocks() {
+            return Err(DreamError::Refused {
+                reason: format!(
+                    "the scanner flags this memory now (rules: {}); it stays in the trash",
+                    scan.rules().join(", ")
+                ),
+            });
+        }
+        let (generation, gen_record) = self.read_generation().await?;
+        let (text, hash) = rendered(&memory);
+        let ops = vec![
+            Op::create(key, text),
+            Op::delete(tkey, &record),
+            self.audit_op(
+                AuditEntry::new(AuditAction::Restored, Actor::Person, "restored from the trash")
+                    .memory(id)
+                    .hash(hash),
+            ),
+            self.bump_op(generation, gen_record.as_ref()),
+        ];
+        self.commit(lease, &self.ids.next(now), ops).await?;
+        Ok(memory)
+    }
+
+    /// Removes trash entries past `trash_days` now (a pass also does it); returns how many.
+    pub async fn expire_trash(&self) -> Result<usize> {
+        let lease = self.lock().await?;
+        let result = async {
+            let now = self.now();
+            let mut ops = Vec::new();
+            let expired = self.expiry_ops(now, &mut ops).await?;
+            if expired > 0 {
+                let (generation, gen_record) = self.read_generation().await?;
+                ops.push(self.bump_op(generation, gen_record.as_ref()));
+            }
+            self.commit(&lease, &self.ids.next(now), ops).await?;
+            Ok::<_, DreamError>(expired)
+        }
+        .await;
+        lease.release().await;
+        let expired = result?;
+        if expired > 0 {
+            self.emit(Event::TrashExpired { count: expired });
+        }
+        Ok(expired)
+    }
+
+    /// The quarantine of this scope, oldest first (secrets redacted).
+    pub async fn quarantine(&self) -> Result<Vec<QuarantineRecord>> {
+        let mut out = Vec::new();
+        for entry in self.list_all(layout::QUARANTINE).await? {
+            let key = layout::key(layout::QUARANTINE, entry.id.clone());
+            let q: QuarantineRecord = from_json(&key, &entry.record)?;
+            if q.scope == self.scope {
+                out.push(q);
+            }
+        }
+        Ok(out)
+    }
+
+    async fn quarantine_entry(&self, entry: &str) -> Result<(dream_core::Key, dream_core::Record, QuarantineRecord)> {
+        let key = layout::key(layout::QUARANTINE, RecordId::new(entry)?);
+        let Some(record) = self.store.get(&key).await? else {
+            return Err(DreamError::not_found("quarantine entry", entry));
+        };
+        let q: QuarantineRecord = from_json(&key, &record)?;
+        if q.scope != self.scope {
+            return Err(DreamError::not_found("quarantine entry", entry));
+        }
+        Ok((key, record, q))
+    }
+
+    /// Releases a quarantined proposal into `memories`: a person's decision,
+    /// recorded in the audit log with `note`'s hash. A proposal with a secret
+    /// finding can never be released.
+    pub async fn release(&self, entry: &str, note: &str) -> Result<Memory> {
+        let lease = self.lock().await?;
+        let result = self.release_locked(&lease, entry, note).await;
+        lease.release().await;
+        let memory = result?;
+        self.emit(Event::Released {
+            entry: entry.to_owned(),
+            memory: memory.id.clone(),
+        });
+        Ok(memory)
+    }
+
+    async fn release_locked(&self, lease: &HeldLease, entry: &str, note: &str) -> Result<Memory> {
+        let (qkey, qrecord, q) = self.quarantine_entry(entry).await?;
+        if q.has_secret() {
+            return Err(DreamError::Refused {
+                reason: "a proposal with a secret finding can never be released; drop it".into(),
+            });
+        }
+        let scan = scan_memory(&self.scanners, &q.memory);
+        if !scan.secret_rules().is_empty() {
+            return Err(DreamError::Refused {
+                reason: "the scanner finds a secret in this proposal; it can never be released".into(),
+            });
+        }
+        validate_fields(&q.memory).map_err(|reason| DreamError::Refused {
+            reason: format!("the proposal breaks a field rule: {reason}"),
+        })?;
+        let now = self.now();
+        let mut memory = q.memory.clone();
+        memory.scope = self.scope.clone();
+        memory.updated_at = now;
+        let key = layout::key(layout::MEMORIES, memory.id.clone());
+        let mut ops = Vec::new();
+        match q.kind {
+            ProposalKind::Create => {
+                if self.store.get(&key).await?.is_some() {
+                    return Err(DreamError::AlreadyExists {
+                        what: "memory",
+                        id: memory.id.to_string(),
+                    });
+                }
+                let (text, _) = rendered(&memory);
+                ops.push(Op::create(key, text));
+            }
+            ProposalKind::Update => {
+                let Some((before, record)) = self.read_memory(&memory.id).await? else {
+                    return Err(DreamError::not_found("memory", &memory.id));
+                };
+                ops.extend(
+                    self.history_ops(&memory.id, &before, AuditAction::Released, entry, now)
+                        .await?,
+                );
+                let (text, _) = rendered(&memory);
+                ops.push(Op::put(key, text, Some(&record)));
+            }
+        }
+        ops.push(Op::delete(qkey, &qrecord));
+        let mut reason = format!("quarantine entry {entry} released by a person");
+        if !note.is_empty() {
+            reason.push_str(&format!(" (note SHA-256 {})", hash_bytes(note.as_bytes())));
+        }
+        let rules = q.findings.iter().map(|f| f.rule.clone()).collect();
+        ops.push(self.audit_op(
+            AuditEntry::new(AuditAction::Released, Actor::Person, reason)
+                .memory(&memory.id)
+                .sessions(&q.sessions)
+                .rules(rules)
+                .hash(rendered(&memory).1),
+        ));
+        let (generation, gen_record) = self.read_generation().await?;
+        ops.push(self.bump_op(generation, gen_record.as_ref()));
+        self.commit(lease, &self.ids.next(now), ops).await?;
+        Ok(memory)
+    }
+
+    /// Drops a quarantined proposal for good.
+    pub async fn drop_quarantined(&self, entry: &str) -> Result<()> {
+        let lease = self.lock().await?;
+        let result = async {
+            let (qkey, qrecord, q) = self.quarantine_entry(entry).await?;
+            let ops = vec![
+                Op::delete(qkey, &qrecord),
+                self.audit_op(
+                    AuditEntry::new(
+                        AuditAction::QuarantineDropped,
+                        Actor::Person,
+                        format!("quarantine entry {entry} dropped by a person"),
+                    )
+                    .memory(&q.memory.id)
+                    .hash(q.hash.clone()),
+                ),
+            ];
+            self.commit(&lease, &self.ids.next(self.now()), ops).await
+        }
+        .await;
+        lease.release().await;
+        result?;
+        self.emit(Event::QuarantineDropped {
+            entry: entry.to_owned(),
+        });
+        Ok(())
+    }
+
+    /// The audit log of this scope since `since`, oldest first.
+    pub async fn audit(&self, since: DateTime<Utc>) -> Result<Vec<AuditRecord>> {
+        let ns = layout::namespace(layout::AUDIT);
+        let mut after = Some(layout::ulid_floor(since - Duration::milliseconds(1)));
+        let mut out = Vec::new();
+        loop {
+            let page = self
+                .store
+                .list(&ns, after.as_ref(), dream_core::store::MAX_LIST_LIMIT)
+                .await?;
+            for entry in page.entries {
+                let key = layout::key(layout::AUDIT, entry.id.clone());
+                let a: AuditRecord = from_json(&key, &entry.record)?;
+                if a.scope == self.scope && a.at >= since {
+                    out.push(a);
+                }
+            }
+            match page.next {
+                Some(next) => after = Some(next),
+                None => return Ok(out),
+            }
+        }
+    }
+
+    /// Counts for a dashboard.
+    pub async fn stats(&self) -> Result<Stats> {
+        let orient = self.orient().await?;
+        let log = self.session_log().await?;
+        let pending = log
+            .entries
+            .iter()
+            .filter(|e| e.header.status == SessionStatus::Pending && e.header.scope == self.scope)
+            .count();
+        let memories: Vec<&Memory> = orient.memories.values().map(|k| &k.memory).collect();
+        Ok(Stats {
+            scope: self.scope.clone(),
+            memories: memories.len(),
+            active: memories.iter().filter(|m| m.status == MemoryStatus::Active).count(),
+            pinned: memories.iter().filter(|m| m.pinned).count(),
+            pending_sessions: pending,
+            logged_sessions: log.entries.len(),
+            quarantined: self.quarantine().await?.len(),
+            trash: self.trash().await?.len(),
+            generation: orient.generation,
+            last_success: self.last_success().await?.map(|s| s.at),
+            consolidator: self.consolidator.describe(),
+            store: self.store.info().name,
+        })
+    }
+
+    /// Imports Markdown memories (as `render_memory` writes them) through the
+    /// write gate. See [`Dream::import`].
+    pub async fn import_markdown(&self, texts: &[String], pin: bool) -> Result<ImportReport> {
+        let mut report = ImportReport::default();
+        let mut parsed = Vec::new();
+        let mut positions = Vec::new();
+        for (i, text) in texts.iter().enumerate() {
+            match parse_memory(text) {
+                Ok(m) => {
+                    parsed.push(m);
+                    positions.push(i);
+                }
+                Err(e) => report.rejected.push((i, format!("not a Dream memory: {e}"))),
+            }
+        }
+        let inner = self.import(parsed, pin).await?;
+        report.imported = inner.imported;
+        report.quarantined = inner.quarantined;
+        report
+            .rejected
+            .extend(inner.rejected.into_iter().map(|(i, r)| (positions[i], r)));
+        report.rejected.sort();
+        Ok(report)
+    }
+
+    /// Imports memories through the write gate: each keeps its id (refused if one
+    /// exists), joins this scope, is pinned only if `pin`, and is scanned;
+    /// instruction- or secret-shaped ones are quarantined (redacted). At most
+    /// [`MAX_IMPORT`] per call; committed in journaled chunks, each bumping the
+    /// generation. `max_memories` is enforced by the next pass.
+    pub async fn import(&self, memories: Vec<Memory>, pin: bool) -> Result<ImportReport> {
+        if memories.len() > MAX_IMPORT {
+            return Err(DreamError::invalid(
+                "import",
+                format!("more than {MAX_IMPORT} memories in one call"),
+            ));
+        }
+        let now = self.now();
+        let mut report = ImportReport::default();
+        let mut admitted: Vec<(usize, Memory, Admission)> = Vec::new();
+        let mut seen = std::collections::HashSet::new();
+        for (i, mut m) in memories.into_iter().enumerate() {
+            m.scope = self.scope.clone();
+            m.pinned = pin;
+            if m.created_at > now {
+                m.created_at = now;
+            }
+            if m.updated_at > now || m.updated_at < m.created_at {
+                m.updated_at = now;
+            }
+            if !seen.insert(m.id.clone()) {
+                report.rejected.push((i, "the same id twice in one import".into()));
+                continue;
+            }
+            match admit(&self.scanners, &m) {
+                Ok(a) => admitted.push((i, m, a)),
+                Err(reason) => report.rejected.push((i, reason)),
+            }
+        }
+        for chunk in admitted.chunks(IMPORT_CHUNK) {
+            let lease = self.lock().await?;
+            let result = self.import_chunk(&lease, chunk, &mut report).await;
+            lease.release().await;
+            result?;
+        }
+        report.rejected.sort();
+        Ok(report)
+    }
+
+    async fn import_chunk(
+        &self,
+        lease: &HeldLease,
+        chunk: &[(usize, Memory, Admission)],
+        report: &mut ImportReport,
+    ) -> Result<()> {
+        let now = self.now();
+        let mut ops = Vec::new();
+        let mut created = Vec::new();
+        let mut quarantined = Vec::new();
+        for (i, m, admission) in chunk {
+            let key = layout::key(layout::MEMORIES, m.id.clone());
+            if self.store.get(&key).await?.is_some() {
+                report.rejected.push((*i, "a memory with this id exists".into()));
+                continue;
+            }
+            match admission {
+                Admission::Admit { rules } => {
+                    let (text, hash) = rendered(m);
+                    ops.push(Op::create(key, text));
+                    ops.push(self.audit_op(
+                        AuditEntry::new(AuditAction::Imported, Actor::Person, "imported")
+                            .memory(&m.id)
+                            .rules(rules.clone())
+                            .hash(hash.clone()),
+                    ));
+                    created.push((m.id.clone(), hash));
+                }
+                Admission::Quarantine(scan) => {
+                    let q = quarantine_record(
+                        &self.scanners,
+                        &self.ids,
+                        now,
+                        &self.scope,
+                        QuarantineSource::Import,
+                        ProposalKind::Create,
+                        m,
+                        scan,
+                        Vec::new(),
+                    );
+                    ops.push(Op::create(
+                        layout::key(layout::QUARANTINE, RecordId::new(&q.id)?),
+                        json_string(&q),
+                    ));
+                    ops.push(self.audit_op(
+                        AuditEntry::new(
+                            AuditAction::Quarantined,
+                            Actor::Person,
+                            format!("imported memory quarantined as entry {}", q.id),
+                        )
+                        .memory(&m.id)
+                        .rules(scan.rules())
+                        .hash(q.hash.clone()),
+                    ));
+                    quarantined.push((q.id, scan.rules()));
+                }
+            }
+        }
+        if !created.is_empty() {
+            let (generation, gen_record) = self.read_generation().await?;
+            ops.push(self.bump_op(generation, gen_record.as_ref()));
+        }
+        self.commit(lease, &self.ids.next(now), ops).await?;
+        for (id, hash) in created {
+            self.emit(Event::MemoryCreated {
+                memory: id.clone(),
+                hash,
+            });
+            report.imported.push(id);
+        }
+        for (entry, rules) in quarantined {
+            self.emit(Event::Quarantined {
+                entry: entry.clone(),
+                rules,
+            });
+            report.quarantined.push(entry);
+        }
+        Ok(())
+    }
+}

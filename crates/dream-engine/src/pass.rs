@@ -1,0 +1,870 @@
+//! The dream pass: gates, claim, orient, gather, consolidate, gate, apply.
+
+use std::fmt;
+
+use chrono::{DateTime, Duration, Utc};
+use dream_core::{Key, MemoryId, RecordId, SessionId, TokenUsage, render_memory};
+use serde::{Deserialize, Serialize};
+
+use crate::consolidate::{Batch, BatchSession};
+use crate::diff::render_diff;
+use crate::dream::{AuditEntry, Dream, rendered};
+use crate::error::{DreamError, Result};
+use crate::events::Event;
+use crate::gate::{Cited, GateContext, Gated, Prior, gate};
+use crate::journal::Op;
+use crate::layout::{self, hash_bytes};
+use crate::lease::HeldLease;
+use crate::plan::Refusal;
+use crate::records::{
+    Actor, AuditAction, AuditRecord, HistoryRecord, SessionRecord, SessionStatus, SuccessStamp,
+    TrashRecord, from_json, to_json,
+};
+
+/// Trash and audit records one pass examines for expiry.
+const EXPIRY_SCAN: usize = 500;
+
+/// Why a pass did not run.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "reason", rename_all = "kebab-case")]
+pub enum SkipReason {
+    /// `Options::enabled` is false.
+    Disabled,
+    /// The last successful pass is too recent.
+    TooSoon {
+        /// When the hours gate opens.
+        next_at: DateTime<Utc>,
+    },
+    /// Too few sessions are pending.
+    NotEnoughSessions {
+        /// Pending now.
+        pending: usize,
+        /// Needed.
+        needed: usize,
+    },
+    /// Another process (or task) holds this scope's claim.
+    AnotherPassRunning,
+    /// No session is pending (a forced pass or a dry run with nothing to do).
+    NothingPending,
+}
+
+impl fmt::Display for SkipReason {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            SkipReason::Disabled => f.write_str("dreaming is disabled"),
+            SkipReason::TooSoon { next_at } => {
+                write!(f, "the last successful pass is too recent; next at {next_at}")
+            }
+            SkipReason::NotEnoughSessions { pending, needed } => {
+                write!(f, "{pending} sessions pending, {needed} needed")
+            }
+            SkipReason::AnotherPassRunning => f.write_str("another pass is running"),
+            SkipReason::NothingPending => f.write_str("no session is pending"),
+        }
+    }
+}
+
+/// What a pass did (or, for a dry run, would do).
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
+pub struct DreamReport {
+    /// The pass (or plan) id; `None` when skipped before a pass began.
+    pub pass: Option<String>,
+    /// Why the pass did not run, if it did not.
+    pub skipped: Option<SkipReason>,
+    /// The consolidator (`rule-based (offline mode)` when offline).
+    pub consolidator: String,
+    /// Memories created.
+    pub created: Vec<MemoryId>,
+    /// Memories updated.
+    pub updated: Vec<MemoryId>,
+    /// Memories marked superseded.
+    pub superseded: Vec<MemoryId>,
+    /// Memories moved to the trash as contradicted or superseded.
+    pub deleted: Vec<MemoryId>,
+    /// Memories pruned to the trash beyond `max_memories`.
+    pub pruned: Vec<MemoryId>,
+    /// Quarantine entries made.
+    pub quarantined: Vec<String>,
+    /// Proposed actions refused, with reasons.
+    pub refused: Vec<Refusal>,
+    /// Sessions consumed.
+    pub sessions_consumed: Vec<SessionId>,
+    /// Tokens the model used.
+    pub usage: TokenUsage,
+    /// Trash entries past their retention removed.
+    pub trash_expired: usize,
+    /// A leftover journal rolled forward first, if any.
+    pub rolled_forward: Option<String>,
+}
+
+impl DreamReport {
+    fn skipped(reason: SkipReason, consolidator: String) -> Self {
+        DreamReport {
+            skipped: Some(reason),
+            consolidator,
+            ..DreamReport::default()
+        }
+    }
+}
+
+/// The result of [`Dream::dry_run`].
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct DryRun {
+    /// The stored plan's id, for [`Dream::apply`]; `None` when there was nothing to plan.
+    pub plan: Option<String>,
+    /// A readable diff (control characters escaped).
+    pub diff: String,
+    /// What applying the plan would do.
+    pub report: DreamReport,
+}
+
+/// A stored dry-run plan, as listed by [`Dream::plans`].
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct PlanSummary {
+    /// Its id.
+    pub id: String,
+    /// When it was made.
+    pub created_at: DateTime<Utc>,
+    /// Its readable diff.
+    pub diff: String,
+}
+
+/// Everything a pass decided before taking the store lease; a dry run stores it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub(crate) struct Prepared {
+    pub pass: String,
+    pub created_at: DateTime<Utc>,
+    pub scope: dream_core::Scope,
+    pub consolidator: String,
+    pub model: String,
+    pub usage: TokenUsage,
+    /// The generation orient read.
+    pub generation: u64,
+    /// The batch: each session with the version gather read.
+    pub sessions: Vec<(SessionId, u64)>,
+    /// Consumed sessions to trim from the log, oldest first.
+    pub trim: Vec<(RecordId, Prior)>,
+    pub gated: Gated,
+    pub diff: String,
+}
+
+impl Dream {
+    /// Runs a dream pass. Without `force`, the gates first, cheapest first: enabled,
+    /// hours since the last *successful* pass, pending sessions; with `force`,
+    /// straight to the claim. Then the scope's claim lease (so two processes never
+    /// pay for the same model call), orient, gather, consolidate, gate, and apply
+    /// under the store lease. An error leaves every session pending and no stamp,
+    /// so a failed pass does not postpone the next one.
+    pub async fn dream(&self, force: bool) -> Result<DreamReport> {
+        self.run(force, None).await
+    }
+
+    pub(crate) async fn dream_excluding(&self, exclude: Option<&SessionId>) -> Result<DreamReport> {
+        self.run(false, exclude).await
+    }
+
+    /// Why `dream(false)` would not run now, if it would not (`exclude` does not count).
+    pub async fn check_gates(&self, exclude: Option<&SessionId>) -> Result<Option<SkipReason>> {
+        let o = &self.options;
+        if !o.enabled {
+            return Ok(Some(SkipReason::Disabled));
+        }
+        if let Some(stamp) = self.last_success().await? {
+            let next_at = stamp.at + Duration::hours(i64::from(o.min_hours));
+            if self.now() < next_at {
+                return Ok(Some(SkipReason::TooSoon { next_at }));
+            }
+        }
+        let pending = self.pending_count(exclude).await?;
+        if pending < o.min_sessions {
+            return Ok(Some(SkipReason::NotEnoughSessions {
+                pending,
+                needed: o.min_sessions,
+            }));
+        }
+        Ok(None)
+    }
+
+    /// When this scope last had a successful pass.
+    pub async fn last_success(&self) -> Result<Option<SuccessStamp>> {
+        let key = layout::success_key(&self.scope);
+        match self.store.get(&key).await? {
+            None => Ok(None),
+            Some(record) => Ok(Some(from_json(&key, &record)?)),
+        }
+    }
+
+    async fn run(&self, force: bool, exclude: Option<&SessionId>) -> Result<DreamReport> {
+        let name = self.consolidator.describe();
+        if !force {
+            if let Some(reason) = self.check_gates(exclude).await? {
+                return Ok(self.skip(reason, name));
+            }
+        }
+        let claim_lock = layout::claim_lock(&self.scope);
+        let Some(claim) = HeldLease::try_take(&self.store, &claim_lock, self.options.claim_ttl).await?
+        else {
+            return Ok(self.skip(SkipReason::AnotherPassRunning, name));
+        };
+        let pass = self.ids.next(self.now());
+        let result = async {
+            let prepared = match self.prepare(&claim, &pass, force, exclude).await? {
+                Ok(prepared) => prepared,
+                Err((reason, rolled)) => {
+                    let mut report = self.skip(reason, name.clone());
+                    report.rolled_forward = rolled;
+                    return Ok(report);
+                }
+            };
+            let rolled = prepared.1.clone();
+            let mut report = self.apply_prepared(Some(&claim), &prepared.0, None).await?;
+            report.rolled_forward = rolled;
+            Ok(report)
+        }
+        .await;
+        claim.release().await;
+        if let Err(e) = &result {
+            self.pass_failed(&pass, e).await;
+        }
+        result
+    }
+
+    fn skip(&self, reason: SkipReason, consolidator: String) -> DreamReport {
+        self.emit(Event::PassSkipped {
+            reason: reason.to_string(),
+        });
+        DreamReport::skipped(reason, consolidator)
+    }
+
+    async fn pass_failed(&self, pass: &str, error: &DreamError) {
+        tracing::warn!(pass, error = %error, "dream pass failed; its sessions stay pending");
+        let entry = AuditEntry::new(
+            AuditAction::PassFailed,
+            Actor::Engine,
+            format!("pass failed, sessions stay pending: {error}"),
+        )
+        .pass(pass);
+        if let Err(e) = self.audit_now(entry).await {
+            tracing::warn!(error = %e, "could not audit a failed pass");
+        }
+        self.emit(Event::PassFailed {
+            pass: pass.to_owned(),
+            reason: error.to_string(),
+        });
+    }
+
+    /// Rolls a leftover journal forward (taking the store lease only if one exists).
+    async fn settle_journal(&self) -> Result<Option<String>> {
+        if self.store.get(&layout::journal_key()).await?.is_none() {
+            return Ok(None);
+        }
+        let (lease, rolled) = self.lock_rolled().await?;
+        lease.release().await;
+        Ok(rolled)
+    }
+
+    /// Orient, gather, consolidate and gate, holding `claim`.
+    #[allow(clippy::type_complexity)]
+    async fn prepare(
+        &self,
+        claim: &HeldLease,
+        pass: &str,
+        force: bool,
+        exclude: Option<&SessionId>,
+    ) -> Result<Result<(Prepared, Option<String>), (SkipReason, Option<String>)>> {
+        let rolled = claim.guard(self.settle_journal()).await?;
+        if !force {
+            // Another process may have completed a pass between our gates and our claim.
+            if let Some(reason) = self.check_gates(exclude).await? {
+                return Ok(Err((reason, rolled)));
+            }
+        }
+        self.emit(Event::PassStarted {
+            pass: pass.to_owned(),
+        });
+        let orient = claim.guard(self.orient()).await?;
+        let log = claim.guard(self.session_log()).await?;
+        let mut sessions = Vec::new();
+        let mut bytes = 0usize;
+        for entry in log.pending(&self.scope) {
+            if sessions.len() >= self.options.batch_sessions {
+                break;
+            }
+            let key = Key::new(layout::namespace(layout::SESSIONS), entry.id.clone());
+            let record: SessionRecord = from_json(&key, &entry.record)?;
+            let size: usize = record.messages.iter().map(|m| m.content.len()).sum();
+            if !sessions.is_empty() && bytes + size > self.options.batch_bytes {
+                break;
+            }
+            bytes += size;
+            sessions.push((record, entry.record.version.0));
+        }
+        if sessions.is_empty() {
+            return Ok(Err((SkipReason::NothingPending, rolled)));
+        }
+        let now = self.now();
+        let batch = Batch {
+            now,
+            scope: self.scope.clone(),
+            sessions: sessions
+                .iter()
+                .enumerate()
+                .map(|(i, (s, _))| BatchSession {
+                    reference: format!("S{}", i + 1),
+                    id: s.id.clone(),
+                    created_at: s.created_at,
+                    messages: s.messages.clone(),
+                    flags: s.flags.clone(),
+                })
+                .collect(),
+            memories: orient.memories.values().map(|k| k.memory.clone()).collect(),
+        };
+        let consolidation = claim.guard(self.consolidator.consolidate(&batch)).await?;
+        let cited: Vec<Cited> = batch
+            .sessions
+            .iter()
+            .map(|s| Cited {
+                reference: s.reference.clone(),
+                id: s.id.clone(),
+            })
+            .collect();
+        let ctx = GateContext {
+            now,
+            scope: &self.scope,
+            pass,
+            options: &self.options,
+            scanners: &self.scanners,
+            ids: &self.ids,
+            memories: &orient.memories,
+            foreign: &orient.foreign,
+            sessions: &cited,
+        };
+        let gated = gate(consolidation.plan, &ctx);
+        let excess = log.entries.len().saturating_sub(self.options.session_log);
+        let trim = log
+            .entries
+            .iter()
+            .filter(|e| e.header.status == SessionStatus::Consumed)
+            .take(excess)
+            .map(|e| {
+                (
+                    e.id.clone(),
+                    Prior {
+                        version: e.record.version.0,
+                        hash: hash_bytes(&e.record.value),
+                    },
+                )
+            })
+            .collect();
+        let consolidator = self.consolidator.describe();
+        let session_ids: Vec<(SessionId, u64)> =
+            sessions.iter().map(|(s, v)| (s.id.clone(), *v)).collect();
+        let diff = render_diff(pass, &self.scope, &consolidator, &batch.sessions, &gated);
+        Ok(Ok((
+            Prepared {
+                pass: pass.to_owned(),
+                created_at: now,
+                scope: self.scope.clone(),
+                consolidator,
+                model: consolidation.model,
+                usage: consolidation.usage,
+                generation: orient.generation,
+                sessions: session_ids,
+                trim,
+                gated,
+                diff,
+            },
+            rolled,
+        )))
+    }
+
+    /// Takes the store lease and applies a prepared pass or a stored plan.
+    async fn apply_prepared(
+        &self,
+        claim: Option<&HeldLease>,
+        prepared: &Prepared,
+        plan: Option<(Key, u64, String)>,
+    ) -> Result<DreamReport> {
+        let lease = self.lock().await?;
+        let result = self.apply_locked(&lease, claim, prepared, plan).await;
+        lease.release().await;
+        let report = result?;
+        self.announce(prepared, &report);
+        Ok(report)
+    }
+
+    async fn apply_locked(
+        &self,
+        lease: &HeldLease,
+        claim: Option<&HeldLease>,
+        p: &Prepared,
+        plan: Option<(Key, u64, String)>,
+    ) -> Result<DreamReport> {
+        if let Some(claim) = claim {
+            claim.check()?;
+        }
+        let (generation, generation_record) = self.read_generation().await?;
+        if generation != p.generation {
+            return Err(DreamError::Stale {
+                reason: format!(
+                    "memories changed since the pass read them (generation {} is now {generation}); \
+                     nothing applied, the sessions stay pending",
+                    p.generation
+                ),
+            });
+        }
+        let now = self.now();
+        let mut ops: Vec<Op> = Vec::new();
+        let mut report = DreamReport {
+            pass: Some(p.pass.clone()),
+            consolidator: p.consolidator.clone(),
+            usage: p.usage,
+            ..DreamReport::default()
+        };
+        // The sessions, still at the versions gather read: consumed.
+        for (id, version) in &p.sessions {
+            let key = layout::key(layout::SESSIONS, id.clone());
+            let record = self.store.get(&key).await?;
+            let Some(record) = record.filter(|r| r.version.0 == *version) else {
+                return Err(DreamError::Stale {
+                    reason: format!(
+                        "session {id} changed since it was gathered; nothing applied"
+                    ),
+                });
+            };
+            let mut session: SessionRecord = from_json(&key, &record)?;
+            if session.status != SessionStatus::Pending {
+                return Err(DreamError::Stale {
+                    reason: format!("session {id} is already consumed; nothing applied"),
+                });
+            }
+            session.status = SessionStatus::Consumed;
+            session.consumed_at = Some(now);
+            session.consumed_by = Some(p.pass.clone());
+            let value = String::from_utf8(to_json(&session).to_vec()).expect("JSON is UTF-8");
+            ops.push(Op::put(key, value, Some(&record)));
+            report.sessions_consumed.push(id.clone());
+        }
+        let g = &p.gated;
+        for c in &g.creates {
+            let (text, hash) = rendered(&c.memory);
+            ops.push(Op::create(layout::key(layout::MEMORIES, c.memory.id.clone()), text));
+            ops.push(self.audit_op(
+                AuditEntry::new(AuditAction::Created, Actor::Engine, "created from the batch's sessions")
+                    .memory(&c.memory.id)
+                    .sessions(&c.sessions)
+                    .pass(&p.pass)
+                    .rules(c.rules.clone())
+                    .hash(hash),
+            ));
+            report.created.push(c.memory.id.clone());
+        }
+        let changed = g.updates.iter().map(|c| (c, AuditAction::Updated)).chain(
+            g.supersedes.iter().map(|c| (c, AuditAction::Superseded)),
+        );
+        for (c, action) in changed {
+            let id = &c.before.id;
+            ops.extend(self.history_ops(id, &c.before, action, &p.pass, now).await?);
+            let (text, hash) = rendered(&c.after);
+            ops.push(Op::replace(
+                layout::key(layout::MEMORIES, id.clone()),
+                text,
+                c.prior.version,
+                &c.prior.hash,
+            ));
+            let reason = match &c.by {
+                Some(by) => format!("superseded by {by}"),
+                None => "updated from the batch's sessions".to_owned(),
+            };
+            ops.push(self.audit_op(
+                AuditEntry::new(action, Actor::Engine, reason)
+                    .memory(id)
+                    .sessions(&c.sessions)
+                    .pass(&p.pass)
+                    .rules(c.rules.clone())
+                    .hash(hash),
+            ));
+            match action {
+                AuditAction::Superseded => report.superseded.push(id.clone()),
+                _ => report.updated.push(id.clone()),
+            }
+        }
+        let removed = g.deletes.iter().map(|r| (r, AuditAction::Deleted)).chain(
+            g.prunes.iter().map(|r| (r, AuditAction::Pruned)),
+        );
+        for (r, action) in removed {
+            let id = &r.memory.id;
+            let (text, hash) = rendered(&r.memory);
+            let trash = TrashRecord {
+                memory_id: id.clone(),
+                scope: r.memory.scope.clone(),
+                at: now,
+                reason: r.reason.clone(),
+                actor: Actor::Engine,
+                pass: Some(p.pass.clone()),
+                markdown: text,
+            };
+            ops.push(Op::create(
+                layout::key(layout::TRASH, self.ids.record(now)),
+                String::from_utf8(to_json(&trash).to_vec()).expect("JSON is UTF-8"),
+            ));
+            ops.push(Op::remove(
+                layout::key(layout::MEMORIES, id.clone()),
+                r.prior.version,
+                &r.prior.hash,
+            ));
+            let mut reason = r.reason.clone();
+            if let Some(h) = &r.reason_hash {
+                reason.push_str(&format!(" (proposer's reason, SHA-256 {h})"));
+            }
+            ops.push(self.audit_op(
+                AuditEntry::new(action, Actor::Engine, reason)
+                    .memory(id)
+                    .sessions(&r.sessions)
+                    .pass(&p.pass)
+                    .hash(hash),
+            ));
+            match action {
+                AuditAction::Pruned => report.pruned.push(id.clone()),
+                _ => report.deleted.push(id.clone()),
+            }
+        }
+        for q in &g.quarantine {
+            let key = layout::key(layout::QUARANTINE, RecordId::new(&q.id)?);
+            ops.push(Op::create(key, String::from_utf8(to_json(q).to_vec()).expect("JSON is UTF-8")));
+            let what = if q.has_secret() { "secret-shaped" } else { "instruction-shaped" };
+            ops.push(self.audit_op(
+                AuditEntry::new(
+                    AuditAction::Quarantined,
+                    Actor::Engine,
+                    format!("{:?} proposal is {what}: quarantined as entry {}", q.kind, q.id)
+                        .to_lowercase(),
+                )
+                .memory(&q.memory.id)
+                .sessions(&q.sessions)
+                .pass(&p.pass)
+                .rules(rules_of(q))
+                .hash(q.hash.clone()),
+            ));
+            report.quarantined.push(q.id.clone());
+        }
+        for r in &g.refused {
+            let mut entry = AuditEntry::new(
+                AuditAction::Refused,
+                Actor::Engine,
+                format!("{} refused: {}", r.action, r.reason),
+            )
+            .pass(&p.pass);
+            if let Some(id) = r.target.as_deref().and_then(|t| MemoryId::new(t).ok()) {
+                entry = entry.memory(&id);
+            }
+            ops.push(self.audit_op(entry));
+            report.refused.push(r.clone());
+        }
+        // Housekeeping: trim the session log, expire trash and old audit records.
+        for (id, prior) in &p.trim {
+            ops.push(Op::remove(layout::key(layout::SESSIONS, id.clone()), prior.version, &prior.hash));
+        }
+        report.trash_expired = self.expiry_ops(now, &mut ops).await?;
+        if let Some((key, version, hash)) = plan {
+            ops.push(Op::remove(key, version, &hash));
+        }
+        let stamp_key = layout::success_key(&self.scope);
+        let stamp_record = self.store.get(&stamp_key).await?;
+        let stamp = SuccessStamp {
+            at: now,
+            pass: p.pass.clone(),
+        };
+        ops.push(self.audit_op(
+            AuditEntry::new(
+                AuditAction::PassCompleted,
+                Actor::Engine,
+                format!(
+                    "pass by {} completed: {} sessions, {} created, {} updated, {} superseded, \
+                     {} deleted, {} pruned, {} quarantined, {} refused",
+                    p.consolidator,
+                    report.sessions_consumed.len(),
+                    report.created.len(),
+                    report.updated.len(),
+                    report.superseded.len(),
+                    report.deleted.len(),
+                    report.pruned.len(),
+                    report.quarantined.len(),
+                    report.refused.len()
+                ),
+            )
+            .sessions(&report.sessions_consumed)
+            .pass(&p.pass),
+        ));
+        ops.push(Op::put(
+            stamp_key,
+            String::from_utf8(to_json(&stamp).to_vec()).expect("JSON is UTF-8"),
+            stamp_record.as_ref(),
+        ));
+        ops.push(self.bump_op(generation, generation_record.as_ref()));
+        self.commit(lease, &p.pass, ops).await?;
+        Ok(report)
+    }
+
+    /// The history record of `before` and the deletes keeping history bounded.
+    pub(crate) async fn history_ops(
+        &self,
+        id: &MemoryId,
+        before: &dream_core::Memory,
+        action: AuditAction,
+        pass: &str,
+        now: DateTime<Utc>,
+    ) -> Result<Vec<Op>> {
+        let prefix = layout::history_prefix(id.as_str());
+        let existing = self.list_prefix(layout::HISTORY, &prefix).await?;
+        let mut ops = Vec::new();
+        let keep = self.options.history_per_memory;
+        let excess = (existing.len() + 1).saturating_sub(keep);
+        for entry in existing.iter().take(excess) {
+            ops.push(Op::delete(layout::key(layout::HISTORY, entry.id.clone()), &entry.record));
+        }
+        let record = HistoryRecord {
+            memory_id: id.clone(),
+            at: now,
+            action,
+            pass: Some(pass.to_owned()),
+            markdown: render_memory(before),
+        };
+        let hid = RecordId::new(format!("{prefix}{}", self.ids.next(now)))?;
+        ops.push(Op::create(
+            layout::key(layout::HISTORY, hid),
+            String::from_utf8(to_json(&record).to_vec()).expect("JSON is UTF-8"),
+        ));
+        Ok(ops)
+    }
+
+    /// Deletes for trash past `trash_days` (with an audit record each) and audit
+    /// records past `audit_days`; returns how many trash entries expired.
+    pub(crate) async fn expiry_ops(&self, now: DateTime<Utc>, ops: &mut Vec<Op>) -> Result<usize> {
+        let trash_cutoff = now - Duration::days(i64::from(self.options.trash_days));
+        let mut expired = 0;
+        for entry in self.list_oldest(layout::TRASH, EXPIRY_SCAN).await? {
+            let key = layout::key(layout::TRASH, entry.id.clone());
+            let Ok(trash) = from_json::<TrashRecord>(&key, &entry.record) else {
+                continue;
+            };
+            if trash.at >= trash_cutoff {
+                continue;
+            }
+            ops.push(Op::delete(key, &entry.record));
+            let mut audit = AuditEntry::new(
+                AuditAction::TrashExpired,
+                Actor::Engine,
+                format!("trash entry {} older than {} days removed", entry.id, self.options.trash_days),
+            )
+            .memory(&trash.memory_id)
+            .hash(hash_bytes(trash.markdown.as_bytes()));
+            audit.scope = Some(trash.scope);
+            ops.push(self.audit_op(audit));
+            expired += 1;
+        }
+        let audit_cutoff = now - Duration::days(i64::from(self.options.audit_days));
+        for entry in self.list_oldest(layout::AUDIT, EXPIRY_SCAN).await? {
+            let key = layout::key(layout::AUDIT, entry.id.clone());
+            match from_json::<AuditRecord>(&key, &entry.record) {
+                Ok(a) if a.at < audit_cutoff => ops.push(Op::delete(key, &entry.record)),
+                _ => {}
+            }
+        }
+        Ok(expired)
+    }
+
+    fn announce(&self, p: &Prepared, report: &DreamReport) {
+        let g = &p.gated;
+        for c in &g.creates {
+            self.emit(Event::MemoryCreated {
+                memory: c.memory.id.clone(),
+                hash: rendered(&c.memory).1,
+            });
+        }
+        for c in &g.updates {
+            self.emit(Event::MemoryUpdated {
+                memory: c.after.id.clone(),
+                hash: rendered(&c.after).1,
+            });
+        }
+        for c in &g.supersedes {
+            if let Some(by) = &c.by {
+                self.emit(Event::MemorySuperseded {
+                    memory: c.after.id.clone(),
+                    by: by.clone(),
+                });
+            }
+        }
+        for r in &g.deletes {
+            self.emit(Event::MemoryTrashed {
+                memory: r.memory.id.clone(),
+                why: "deleted",
+            });
+        }
+        for r in &g.prunes {
+            self.emit(Event::MemoryTrashed {
+                memory: r.memory.id.clone(),
+                why: "pruned",
+            });
+        }
+        for q in &g.quarantine {
+            self.emit(Event::Quarantined {
+                entry: q.id.clone(),
+                rules: rules_of(q),
+            });
+        }
+        for r in &g.refused {
+            self.emit(Event::Refused {
+                action: match r.action.as_str() {
+                    "create" => "create",
+                    "update" => "update",
+                    "delete" => "delete",
+                    "supersede" => "supersede",
+                    "prune" => "prune",
+                    _ => "plan",
+                },
+                reason: r.reason.clone(),
+            });
+        }
+        if report.trash_expired > 0 {
+            self.emit(Event::TrashExpired {
+                count: report.trash_expired,
+            });
+        }
+        self.emit(Event::PassCompleted {
+            pass: p.pass.clone(),
+            sessions: report.sessions_consumed.len(),
+        });
+    }
+
+    /// Consolidates the pending sessions now, ignoring the gates, and stores the
+    /// plan instead of applying it. [`Dream::apply`] applies exactly that plan.
+    pub async fn dry_run(&self) -> Result<DryRun> {
+        let name = self.consolidator.describe();
+        let claim_lock = layout::claim_lock(&self.scope);
+        let Some(claim) = HeldLease::try_take(&self.store, &claim_lock, self.options.claim_ttl).await?
+        else {
+            return Ok(DryRun {
+                plan: None,
+                diff: String::new(),
+                report: self.skip(SkipReason::AnotherPassRunning, name),
+            });
+        };
+        let pass = self.ids.next(self.now());
+        let prepared = self.prepare(&claim, &pass, true, None).await;
+        claim.release().await;
+        let prepared = match prepared? {
+            Ok((prepared, _)) => prepared,
+            Err((reason, _)) => {
+                return Ok(DryRun {
+                    plan: None,
+                    diff: String::new(),
+                    report: self.skip(reason, name),
+                });
+            }
+        };
+        let key = layout::key(layout::PLANS, RecordId::new(&prepared.pass)?);
+        self.store.put(&key, to_json(&prepared), dream_core::Write::absent()).await?;
+        self.trim_plans().await?;
+        self.audit_now(
+            AuditEntry::new(AuditAction::PlanStored, Actor::Engine, "dry run stored a plan")
+                .sessions(&prepared.sessions.iter().map(|(s, _)| s.clone()).collect::<Vec<_>>())
+                .pass(&prepared.pass),
+        )
+        .await?;
+        self.emit(Event::PlanStored {
+            plan: prepared.pass.clone(),
+        });
+        Ok(DryRun {
+            plan: Some(prepared.pass.clone()),
+            diff: prepared.diff.clone(),
+            report: preview(&prepared),
+        })
+    }
+
+    async fn trim_plans(&self) -> Result<()> {
+        let plans = self.list_all(layout::PLANS).await?;
+        let excess = plans.len().saturating_sub(self.options.max_plans);
+        for entry in plans.iter().take(excess) {
+            let key = layout::key(layout::PLANS, entry.id.clone());
+            match self
+                .store
+                .delete(&key, dream_core::Write::matches(entry.record.version))
+                .await
+            {
+                Ok(_) | Err(dream_core::StoreError::Conflict { .. }) => {}
+                Err(e) => return Err(e.into()),
+            }
+        }
+        Ok(())
+    }
+
+    /// The stored dry-run plans of this scope, oldest first.
+    pub async fn plans(&self) -> Result<Vec<PlanSummary>> {
+        let mut out = Vec::new();
+        for entry in self.list_all(layout::PLANS).await? {
+            let key = layout::key(layout::PLANS, entry.id.clone());
+            let p: Prepared = from_json(&key, &entry.record)?;
+            if p.scope == self.scope {
+                out.push(PlanSummary {
+                    id: p.pass,
+                    created_at: p.created_at,
+                    diff: p.diff,
+                });
+            }
+        }
+        Ok(out)
+    }
+
+    /// Applies exactly the plan a dry run stored, if nothing it read has changed
+    /// (else `Stale` with the reason, and nothing is applied). A plan applies once.
+    pub async fn apply(&self, plan_id: &str) -> Result<DreamReport> {
+        let id = RecordId::new(plan_id)?;
+        let key = layout::key(layout::PLANS, id);
+        let Some(record) = self.store.get(&key).await? else {
+            return Err(DreamError::not_found("plan", plan_id));
+        };
+        let prepared: Prepared = from_json(&key, &record)?;
+        if prepared.scope != self.scope {
+            return Err(DreamError::not_found("plan", plan_id));
+        }
+        let plan = (key, record.version.0, hash_bytes(&record.value));
+        let result = self.apply_prepared(None, &prepared, Some(plan)).await;
+        if let Err(e) = &result {
+            self.pass_failed(&prepared.pass, e).await;
+        }
+        result
+    }
+}
+
+fn rules_of(q: &crate::records::QuarantineRecord) -> Vec<String> {
+    let mut rules: Vec<String> = Vec::new();
+    for f in &q.findings {
+        if !rules.contains(&f.rule) {
+            rules.push(f.rule.clone());
+        }
+    }
+    rules
+}
+
+/// What applying a prepared pass would report.
+fn preview(p: &Prepared) -> DreamReport {
+    let g = &p.gated;
+    DreamReport {
+        pass: Some(p.pass.clone()),
+        skipped: None,
+        consolidator: p.consolidator.clone(),
+        created: g.creates.iter().map(|c| c.memory.id.clone()).collect(),
+        updated: g.updates.iter().map(|c| c.after.id.clone()).collect(),
+        superseded: g.supersedes.iter().map(|c| c.after.id.clone()).collect(),
+        deleted: g.deletes.iter().map(|r| r.memory.id.clone()).collect(),
+        pruned: g.prunes.iter().map(|r| r.memory.id.clone()).collect(),
+        quarantined: g.quarantine.iter().map(|q| q.id.clone()).collect(),
+        refused: g.refused.clone(),
+        sessions_consumed: p.sessions.iter().map(|(s, _)| s.clone()).collect(),
+        usage: p.usage,
+        trash_expired: 0,
+        rolled_forward: None,
+    }
+}

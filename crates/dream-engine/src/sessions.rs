@@ -1,0 +1,210 @@
+//! Logging sessions, and reading the session log for the gates and for gather.
+
+use dream_core::store::MAX_LIST_LIMIT;
+use dream_core::{Key, Message, Record, RecordId, Role, SessionId, Write};
+
+use crate::dream::{AuditEntry, Dream};
+use crate::error::{DreamError, Result};
+use crate::events::Event;
+use crate::layout::{self, hash_bytes};
+use crate::options::{MAX_MESSAGE_BYTES, MAX_MESSAGES_PER_SESSION, MAX_SESSION_BYTES};
+use crate::records::{
+    Actor, AuditAction, SessionHeader, SessionRecord, SessionStatus, from_json, to_json,
+};
+
+/// One entry of the session log as gather saw it.
+#[derive(Debug, Clone)]
+pub(crate) struct LogEntry {
+    pub id: RecordId,
+    pub record: Record,
+    pub header: SessionHeader,
+}
+
+/// The session log, read once.
+#[derive(Debug, Default)]
+pub(crate) struct SessionLog {
+    /// Every session, oldest first (headers only; values kept for the batch).
+    pub entries: Vec<LogEntry>,
+}
+
+impl SessionLog {
+    /// Pending sessions of `scope`, oldest first.
+    pub fn pending<'a>(&'a self, scope: &'a dream_core::Scope) -> impl Iterator<Item = &'a LogEntry> {
+        self.entries
+            .iter()
+            .filter(move |e| e.header.status == SessionStatus::Pending && &e.header.scope == scope)
+    }
+}
+
+fn validate(messages: &[Message]) -> Result<()> {
+    let bad = |reason: String| Err(DreamError::invalid("session", reason));
+    if messages.is_empty() {
+        return bad("a session needs at least one message".into());
+    }
+    if messages.len() > MAX_MESSAGES_PER_SESSION {
+        return bad(format!("more than {MAX_MESSAGES_PER_SESSION} messages"));
+    }
+    let mut total = 0usize;
+    for (i, m) in messages.iter().enumerate() {
+        if m.role == Role::System {
+            return bad(format!(
+                "message {} has role `system`: log what the user, the assistant and tools said, \
+                 not the agent's own instructions",
+                i + 1
+            ));
+        }
+        if m.content.len() > MAX_MESSAGE_BYTES {
+            return bad(format!("message {} is larger than {MAX_MESSAGE_BYTES} bytes", i + 1));
+        }
+        if m.content.contains('\0') {
+            return bad(format!("message {} contains a NUL character", i + 1));
+        }
+        total += m.content.len();
+    }
+    if total > MAX_SESSION_BYTES {
+        return bad(format!("the session is larger than {MAX_SESSION_BYTES} bytes"));
+    }
+    Ok(())
+}
+
+impl Dream {
+    /// Logs a session transcript and returns its id. Never waits for a pass.
+    ///
+    /// Caps: 1 to [`MAX_MESSAGES_PER_SESSION`] messages of at most
+    /// [`MAX_MESSAGE_BYTES`] each and [`MAX_SESSION_BYTES`] in all; roles `user`,
+    /// `assistant` and `tool` (`system` is refused: the agent's own prompt is not
+    /// session content). Every secret the scanner finds is replaced with
+    /// `[REDACTED:<rule>]` before anything is stored or sent anywhere. Past
+    /// `max_pending` pending sessions in this scope: `PendingFull`, nothing stored
+    /// (processes logging at the same instant may overshoot the bound by one each).
+    pub async fn log_session(&self, messages: Vec<Message>) -> Result<SessionId> {
+        validate(&messages)?;
+        let mut redactions: Vec<String> = Vec::new();
+        let mut flags: Vec<String> = Vec::new();
+        let mut clean = Vec::with_capacity(messages.len());
+        for message in messages {
+            let scan = self.scanners.transcript(&message.content);
+            let secrets = scan.secret_rules();
+            let content = if secrets.is_empty() {
+                message.content
+            } else {
+                let redacted = self.scanners.redact_transcript(&message.content).into_owned();
+                if !self.scanners.transcript(&redacted).secret_rules().is_empty() {
+                    return Err(DreamError::Refused {
+                        reason: "a secret in the session could not be redacted; nothing was stored"
+                            .into(),
+                    });
+                }
+                redacted
+            };
+            for rule in secrets {
+                if !redactions.contains(&rule) {
+                    redactions.push(rule);
+                }
+            }
+            for f in scan.findings.iter().filter(|f| !f.secret) {
+                if !flags.contains(&f.rule) {
+                    flags.push(f.rule.clone());
+                }
+            }
+            clean.push(Message::new(message.role, content));
+        }
+        let log = self.session_log().await?;
+        let pending = log.pending(&self.scope).count();
+        if pending >= self.options.max_pending {
+            return Err(DreamError::PendingFull {
+                pending,
+                bound: self.options.max_pending,
+            });
+        }
+        let now = self.now();
+        let id = SessionId::new(self.ids.next(now))?;
+        let record = SessionRecord {
+            status: SessionStatus::Pending,
+            scope: self.scope.clone(),
+            id: id.clone(),
+            created_at: now,
+            consumed_at: None,
+            consumed_by: None,
+            redactions: redactions.clone(),
+            flags: flags.clone(),
+            messages: clean,
+        };
+        let bytes = to_json(&record);
+        let hash = hash_bytes(&bytes);
+        let key = layout::key(layout::SESSIONS, id.clone());
+        self.store.put(&key, bytes, Write::absent()).await?;
+        let mut rules = redactions.clone();
+        rules.extend(flags);
+        let reason = if redactions.is_empty() {
+            "session logged".to_owned()
+        } else {
+            format!("session logged; {} kinds of secret redacted", redactions.len())
+        };
+        let entry = AuditEntry::new(AuditAction::SessionLogged, Actor::Engine, reason)
+            .sessions(std::slice::from_ref(&id))
+            .rules(rules)
+            .hash(hash);
+        if let Err(e) = self.audit_now(entry).await {
+            tracing::warn!(error = %e, "could not audit a logged session");
+        }
+        self.emit(Event::SessionLogged {
+            session: id.clone(),
+            redactions,
+        });
+        if self.options.auto_dream {
+            let this = self.clone();
+            let logged = id.clone();
+            tokio::spawn(async move {
+                if let Err(e) = this.dream_excluding(Some(&logged)).await {
+                    tracing::warn!(error = %e, "background dream pass failed");
+                }
+            });
+        }
+        Ok(id)
+    }
+
+    /// Reads the session log (every scope), headers only.
+    pub(crate) async fn session_log(&self) -> Result<SessionLog> {
+        let ns = layout::namespace(layout::SESSIONS);
+        let mut log = SessionLog::default();
+        let mut after: Option<RecordId> = None;
+        loop {
+            let page = self.store.list(&ns, after.as_ref(), MAX_LIST_LIMIT).await?;
+            for entry in page.entries {
+                let key = Key::new(ns.clone(), entry.id.clone());
+                let header: SessionHeader = from_json(&key, &entry.record)?;
+                log.entries.push(LogEntry {
+                    id: entry.id,
+                    record: entry.record,
+                    header,
+                });
+            }
+            match page.next {
+                Some(next) => after = Some(next),
+                None => return Ok(log),
+            }
+        }
+    }
+
+    /// Pending sessions of this scope, not counting `exclude`.
+    pub(crate) async fn pending_count(&self, exclude: Option<&SessionId>) -> Result<usize> {
+        let log = self.session_log().await?;
+        Ok(log
+            .pending(&self.scope)
+            .filter(|e| exclude.is_none_or(|x| x.as_str() != e.id.as_str()))
+            .count())
+    }
+
+    /// A logged session of this scope.
+    pub async fn session(&self, id: &SessionId) -> Result<Option<SessionRecord>> {
+        let key = layout::key(layout::SESSIONS, id.clone());
+        match self.store.get(&key).await? {
+            None => Ok(None),
+            Some(record) => {
+                let session: SessionRecord = from_json(&key, &record)?;
+                Ok((session.scope == self.scope).then_some(session))
+            }
+        }
+    }
+}

@@ -1,0 +1,9 @@
+//! The engine's integration tests: one binary, one module per area.
+
+mod attacks;
+mod common;
+mod lifecycle;
+mod llm;
+mod multiprocess;
+mod rules;
+mod secrets;
