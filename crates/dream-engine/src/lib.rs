@@ -27,6 +27,7 @@ mod options;
 mod pass;
 mod plan;
 mod records;
+pub mod recall;
 mod scan;
 mod sessions;
 

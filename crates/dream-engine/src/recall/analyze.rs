@@ -3,14 +3,16 @@
 //! `(record id, version)`; versions are never reused, so a cached analysis is
 //! never stale.
 
-use std::collections::BTreeMap;
 use std::hash::{DefaultHasher, Hash, Hasher};
 use std::sync::Arc;
 
 use dream_core::{Memory, RecordId, Version, parse_memory};
 use dream_scan::{Report, Scanner, Verdict as ScanVerdict};
 
-use super::tokenize::{self, Language, LanguageSet};
+use sha2::{Digest, Sha256};
+
+use super::tokenize::{self, Detector, Language, LanguageSet};
+use super::vocab::Vocabulary;
 use super::{Reason, codes};
 
 /// Number of ranked fields, in order: name, description, tags, content.
@@ -31,8 +33,10 @@ pub(crate) struct Valid {
     /// `metadata.subject` when it is a string, else the name; case-folded,
     /// white space collapsed.
     pub subject: String,
-    /// Hash of the case-folded, white-space-collapsed content: equal hashes agree.
-    pub agreement: u64,
+    /// `hash64(subject)`.
+    pub subject_hash: u64,
+    /// SHA-256 of the case-folded, white-space-collapsed content: equal digests agree.
+    pub agreement: [u8; 32],
     /// Set when the scanner found the record merely suspicious (see `RecallOptions`).
     pub suspicious: Option<String>,
 }
@@ -55,8 +59,8 @@ pub(crate) struct Doc {
     pub id: RecordId,
     pub version: Version,
     pub outcome: Outcome,
-    /// Distinct index terms with their frequency per field, sorted by term.
-    pub terms: Vec<(Box<str>, [u16; FIELDS])>,
+    /// Distinct term ids (see `Vocabulary`) with their frequency per field, sorted.
+    pub terms: Vec<(u32, [u16; FIELDS])>,
     /// Number of terms per field.
     pub lengths: [u32; FIELDS],
     /// The language the record was analysed in.
@@ -80,6 +84,7 @@ pub(crate) fn analyze(
     bytes: &[u8],
     scanner: &Scanner,
     config: &AnalyzeConfig,
+    vocab: &mut Vocabulary,
 ) -> Doc {
     let (text, utf8) = match std::str::from_utf8(bytes) {
         Ok(text) => (std::borrow::Cow::Borrowed(text), true),
@@ -108,77 +113,92 @@ pub(crate) fn analyze(
                     corrupt: true,
                 }
             };
-            let words = split_fields(["", "", "", &text]);
-            return tokenised(id, version, outcome, words, config);
+            let (terms, lengths, language) = tokenised(["", "", "", &text], config, vocab);
+            return Doc {
+                id,
+                version,
+                outcome,
+                terms,
+                lengths,
+                language,
+            };
         }
     };
 
     let tags = memory.tags.join(" ");
-    let words = split_fields([&memory.name, &memory.description, &tags, &memory.content]);
     let report = match serde_json::to_value(&memory) {
         Ok(value) => scanner.scan_json(&value),
         // A parsed memory always serialises; should it not, fail closed.
         Err(_) => scanner.scan(&text),
     };
-    let outcome = if let Some(reason) = quarantine_reason(&report, config.quarantine_suspicious) {
-        Outcome::Quarantined(reason)
-    } else if let Err(reason) = validate(&id, &memory) {
-        Outcome::Rejected {
+    let refused = if let Some(reason) = quarantine_reason(&report, config.quarantine_suspicious) {
+        Some(Outcome::Quarantined(reason))
+    } else {
+        validate(&id, &memory).err().map(|reason| Outcome::Rejected {
             reason,
             corrupt: false,
-        }
-    } else {
-        let suspicious = (report.verdict == ScanVerdict::Suspicious).then(|| cite(&report));
-        Outcome::Valid(Valid {
-            subject: subject_key(&memory),
-            agreement: agreement(&memory.content),
-            memory: Arc::new(memory),
-            suspicious,
         })
     };
-    tokenised(id, version, outcome, words, config)
-}
-
-fn split_fields(fields: [&str; FIELDS]) -> [Vec<String>; FIELDS] {
-    let mut words: [Vec<String>; FIELDS] = Default::default();
-    for (slot, text) in words.iter_mut().zip(fields) {
-        tokenize::words(text, slot);
-    }
-    words
-}
-
-fn tokenised(
-    id: RecordId,
-    version: Version,
-    outcome: Outcome,
-    field_words: [Vec<String>; FIELDS],
-    config: &AnalyzeConfig,
-) -> Doc {
-    let all: Vec<String> = field_words.iter().flatten().cloned().collect();
-    let language = tokenize::detect(&all, config.languages, config.default_language);
-    let mut counts: BTreeMap<String, [u16; FIELDS]> = BTreeMap::new();
-    let mut lengths = [0u32; FIELDS];
-    let mut terms = Vec::new();
-    for (field, words) in field_words.iter().enumerate() {
-        terms.clear();
-        tokenize::terms(words, language, &mut terms);
-        lengths[field] = u32::try_from(terms.len()).unwrap_or(u32::MAX);
-        for term in terms.drain(..) {
-            let slot = &mut counts.entry(term).or_default()[field];
-            *slot = slot.saturating_add(1);
+    let fields = [&*memory.name, &*memory.description, &*tags, &*memory.content];
+    let (terms, lengths, language) = tokenised(fields, config, vocab);
+    let outcome = match refused {
+        Some(outcome) => outcome,
+        None => {
+            let suspicious = (report.verdict == ScanVerdict::Suspicious).then(|| cite(&report));
+            let subject = subject_key(&memory);
+            Outcome::Valid(Valid {
+                subject_hash: hash64(&subject),
+                subject,
+                agreement: Sha256::digest(fold(&memory.content).as_bytes()).into(),
+                memory: Arc::new(memory),
+                suspicious,
+            })
         }
-    }
+    };
     Doc {
         id,
         version,
         outcome,
-        terms: counts
-            .into_iter()
-            .map(|(t, c)| (t.into_boxed_str(), c))
-            .collect(),
+        terms,
         lengths,
         language,
     }
+}
+
+/// Term ids with their per-field counts, field lengths, and the language.
+type Tokens = (Vec<(u32, [u16; FIELDS])>, [u32; FIELDS], Language);
+
+fn tokenised(fields: [&str; FIELDS], config: &AnalyzeConfig, vocab: &mut Vocabulary) -> Tokens {
+    let mut detector = Detector::default();
+    for text in fields {
+        tokenize::for_each_word(text, |w| detector.add(w));
+    }
+    let language = detector.language(config.languages, config.default_language);
+    let mut occurrences: Vec<(u32, usize)> = Vec::new();
+    let mut lengths = [0u32; FIELDS];
+    for (field, text) in fields.iter().enumerate() {
+        tokenize::for_each_word(text, |w| {
+            if let Some(term) = vocab.term(w, language) {
+                occurrences.push((term, field));
+                lengths[field] = lengths[field].saturating_add(1);
+            }
+        });
+    }
+    occurrences.sort_unstable();
+    let mut terms: Vec<(u32, [u16; FIELDS])> = Vec::new();
+    for (term, field) in occurrences {
+        match terms.last_mut() {
+            Some((last, counts)) if *last == term => {
+                counts[field] = counts[field].saturating_add(1);
+            }
+            _ => {
+                let mut counts = [0u16; FIELDS];
+                counts[field] = 1;
+                terms.push((term, counts));
+            }
+        }
+    }
+    (terms, lengths, language)
 }
 
 /// The quarantine reason when the scan verdict is instruction or secret (or merely
@@ -274,8 +294,9 @@ fn subject_key(memory: &Memory) -> String {
     }
 }
 
-fn agreement(content: &str) -> u64 {
+/// A fast hash of a subject key, for the subject index (equality is re-checked).
+pub(crate) fn hash64(text: &str) -> u64 {
     let mut hasher = DefaultHasher::new();
-    fold(content).hash(&mut hasher);
+    text.hash(&mut hasher);
     hasher.finish()
 }

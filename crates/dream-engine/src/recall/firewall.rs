@@ -104,7 +104,7 @@ impl Firewall<'_> {
 
     /// Current, valid, in-scope records about the same subject that disagree.
     fn disagreeing(&self, doc: u32, valid: &Valid) -> Vec<u32> {
-        let Some(group) = self.index.subjects.get(&valid.subject) else {
+        let Some(group) = self.index.subjects.get(&valid.subject_hash) else {
             return Vec::new();
         };
         group
@@ -113,7 +113,8 @@ impl Firewall<'_> {
             .filter(|other| *other != doc)
             .filter(|other| {
                 self.valid(*other).is_some_and(|o| {
-                    o.agreement != valid.agreement
+                    o.subject == valid.subject
+                        && o.agreement != valid.agreement
                         && o.memory.scope == *self.scope
                         && matches!(self.life(o), Life::Current)
                 })

@@ -10,12 +10,13 @@
 
 use std::cmp::Ordering;
 use std::collections::HashMap;
-use std::sync::Arc;
+use std::sync::{Arc, RwLock};
 
-use dream_core::{MemoryId, RecordId, Scope};
+use dream_core::{MemoryId, Scope};
 
 use super::analyze::{Doc, FIELDS};
 use super::tokenize::LanguageSet;
+use super::vocab::Vocabulary;
 
 /// Ranking parameters.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -63,41 +64,45 @@ pub(crate) struct Index {
     pub generation: Option<u64>,
     /// Every record of the namespace, sorted by id.
     pub docs: Vec<Arc<Doc>>,
-    /// Record id → position in `docs`.
-    pub by_id: HashMap<RecordId, u32>,
     /// Memory id → valid records that claim to supersede it.
     pub successors: HashMap<MemoryId, Vec<u32>>,
-    /// Subject key → valid records about it.
-    pub subjects: HashMap<String, Vec<u32>>,
+    /// `hash64(subject key)` → valid records about it (compare the key itself too).
+    pub subjects: HashMap<u64, Vec<u32>>,
     /// Languages the documents were analysed in.
     pub languages: LanguageSet,
+    /// The vocabulary the documents' term ids refer to (shared, append-only).
+    pub vocab: Arc<RwLock<Vocabulary>>,
     scopes: HashMap<Scope, u32>,
     doc_scope: Vec<u32>,
     /// `w_f / (1 − b_f + b_f · len_f / avglen_f)` per document and field.
     factors: Vec<[f32; FIELDS]>,
-    /// Distinct terms, sorted.
-    terms: Vec<Box<str>>,
-    /// Postings of `terms[i]`, sorted by document.
+    /// Postings per term id, sorted by document.
     postings: Vec<Vec<Posting>>,
     k1: f32,
 }
 
 impl Index {
-    /// Builds the index from analysed records sorted by id.
-    pub fn build(generation: Option<u64>, docs: Vec<Arc<Doc>>, params: &RankParams) -> Index {
+    /// Builds the index from analysed records sorted by id, whose term ids refer
+    /// to `vocab`.
+    pub fn build(
+        generation: Option<u64>,
+        docs: Vec<Arc<Doc>>,
+        vocab: Arc<RwLock<Vocabulary>>,
+        params: &RankParams,
+    ) -> Index {
         let n = docs.len();
-        let mut by_id = HashMap::with_capacity(n);
+        let terms = vocab.read().unwrap_or_else(|e| e.into_inner()).len();
         let mut successors: HashMap<MemoryId, Vec<u32>> = HashMap::new();
-        let mut subjects: HashMap<String, Vec<u32>> = HashMap::new();
+        let mut subjects: HashMap<u64, Vec<u32>> = HashMap::new();
         let mut scopes: HashMap<Scope, u32> = HashMap::new();
         let mut doc_scope = Vec::with_capacity(n);
         let mut languages = LanguageSet::default();
         let mut totals = [0f64; FIELDS];
-        let mut postings_map: HashMap<&str, Vec<Posting>> = HashMap::new();
+        let mut postings: Vec<Vec<Posting>> = Vec::new();
+        postings.resize_with(terms, Vec::new);
 
         for (i, doc) in docs.iter().enumerate() {
             let i = u32::try_from(i).unwrap_or(u32::MAX);
-            by_id.insert(doc.id.clone(), i);
             languages.insert(doc.language);
             for (total, len) in totals.iter_mut().zip(doc.lengths) {
                 *total += f64::from(len);
@@ -108,18 +113,23 @@ impl Index {
                     for old in &memory.supersedes {
                         successors.entry(old.clone()).or_default().push(i);
                     }
-                    subjects.entry(valid.subject.clone()).or_default().push(i);
-                    let next = u32::try_from(scopes.len()).unwrap_or(UNKNOWN_SCOPE - 1);
-                    *scopes.entry(memory.scope.clone()).or_insert(next)
+                    subjects.entry(valid.subject_hash).or_default().push(i);
+                    match scopes.get(&memory.scope) {
+                        Some(id) => *id,
+                        None => {
+                            let id = u32::try_from(scopes.len()).unwrap_or(UNKNOWN_SCOPE - 1);
+                            scopes.insert(memory.scope.clone(), id);
+                            id
+                        }
+                    }
                 }
                 None => UNKNOWN_SCOPE,
             };
             doc_scope.push(scope);
             for (term, tf) in &doc.terms {
-                postings_map
-                    .entry(term)
-                    .or_default()
-                    .push(Posting { doc: i, tf: *tf });
+                if let Some(list) = postings.get_mut(*term as usize) {
+                    list.push(Posting { doc: i, tf: *tf });
+                }
             }
         }
 
@@ -138,25 +148,15 @@ impl Index {
             })
             .collect();
 
-        let mut sorted: Vec<(&str, Vec<Posting>)> = postings_map.into_iter().collect();
-        sorted.sort_unstable_by(|a, b| a.0.cmp(b.0));
-        let mut terms = Vec::with_capacity(sorted.len());
-        let mut postings = Vec::with_capacity(sorted.len());
-        for (term, list) in sorted {
-            terms.push(Box::from(term));
-            postings.push(list);
-        }
-
         Index {
             generation,
-            by_id,
             successors,
             subjects,
             languages,
+            vocab,
             scopes,
             doc_scope,
             factors,
-            terms,
             postings,
             k1: params.k1.max(0.0),
             docs,
@@ -183,39 +183,21 @@ impl Index {
             .is_some_and(|id| self.doc_scope.get(doc as usize) == Some(id))
     }
 
-    fn term_index(&self, term: &str) -> Option<usize> {
-        self.terms.binary_search_by(|t| (**t).cmp(term)).ok()
-    }
-
-    /// Whether the exact term is indexed.
-    pub fn has_term(&self, term: &str) -> bool {
-        self.term_index(term).is_some()
-    }
-
-    /// Up to `cap` indexed terms starting with `prefix`, in order.
-    pub fn with_prefix(&self, prefix: &str, cap: usize) -> Vec<&str> {
-        let start = self.terms.partition_point(|t| **t < *prefix);
-        self.terms[start..]
-            .iter()
-            .take_while(|t| t.starts_with(prefix))
-            .take(cap)
-            .map(|t| &**t)
-            .collect()
-    }
-
-    /// Ranks documents by BM25F for the distinct `terms`. Returns at most `pool`
-    /// hits that are valid records of `scope` or of unknown scope (undecodable
-    /// records, which the firewall rejects) and at most `other_pool` hits from other
-    /// scopes, best first; ties go to the smaller record id.
-    pub fn rank(&self, terms: &[&str], scope: &Scope, pool: usize, other_pool: usize) -> Vec<Hit> {
+    /// Ranks documents by BM25F for the distinct term ids `terms`. Returns at most
+    /// `pool` hits that are valid records of `scope` or of unknown scope
+    /// (undecodable records, which the firewall rejects) and at most `other_pool`
+    /// hits from other scopes, best first; ties go to the smaller record id.
+    pub fn rank(&self, terms: &[u32], scope: &Scope, pool: usize, other_pool: usize) -> Vec<Hit> {
         let n = self.docs.len() as f64;
         let mut scores = vec![0f32; self.docs.len()];
         let mut touched: Vec<u32> = Vec::new();
         for term in terms {
-            let Some(t) = self.term_index(term) else {
+            let Some(list) = self.postings.get(*term as usize) else {
                 continue;
             };
-            let list = &self.postings[t];
+            if list.is_empty() {
+                continue;
+            }
             let df = list.len() as f64;
             let idf = (1.0 + (n - df + 0.5) / (df + 0.5)).ln() as f32;
             for posting in list {

@@ -55,10 +55,11 @@ mod firewall;
 mod index;
 mod picker;
 pub mod tokenize;
+mod vocab;
 
 use std::collections::HashSet;
 use std::fmt;
-use std::sync::Arc;
+use std::sync::{Arc, RwLock};
 use std::time::Duration;
 
 use dream_core::store::MAX_LIST_LIMIT;
@@ -75,6 +76,7 @@ pub use index::RankParams;
 pub use picker::MAX_PICKS;
 pub use tokenize::Language;
 use tokenize::LanguageSet;
+use vocab::Vocabulary;
 
 /// Namespace holding memories (Markdown records, id = memory id).
 pub const MEMORIES_NAMESPACE: &str = "memories";
@@ -449,6 +451,7 @@ pub struct Recall {
     options: RecallOptions,
     analyze: AnalyzeConfig,
     scanner: Arc<Scanner>,
+    vocab: Arc<RwLock<Vocabulary>>,
     index: tokio::sync::Mutex<Option<Arc<Index>>>,
 }
 
@@ -504,6 +507,7 @@ impl Recall {
             clock,
             options,
             scanner: Arc::new(Scanner::new(Mode::Memory)),
+            vocab: Arc::new(RwLock::new(Vocabulary::default())),
             index: tokio::sync::Mutex::new(None),
         }
     }
@@ -556,7 +560,6 @@ impl Recall {
             Some(hits) => hits,
             None => {
                 let terms = self.query_terms(&index, query);
-                let terms: Vec<&str> = terms.iter().map(String::as_str).collect();
                 index.rank(&terms, scope, pool, other_pool)
             }
         };
@@ -568,7 +571,6 @@ impl Recall {
             retried = true;
             index = self.index().await?;
             let terms = self.broad_terms(&index, query);
-            let terms: Vec<&str> = terms.iter().map(String::as_str).collect();
             let hits = index.rank(&terms, scope, pool, other_pool);
             records = self.firewall(&index, scope, now).judge(&hits, limit);
         }
@@ -629,27 +631,38 @@ impl Recall {
         let scanner = self.scanner.clone();
         let config = self.analyze.clone();
         let params = self.options.rank;
+        let vocab = self.vocab.clone();
         let built = tokio::task::spawn_blocking(move || {
-            let docs = entries
-                .into_iter()
-                .map(|(id, record)| {
-                    if let Some(old) = &old
-                        && let Some(&i) = old.by_id.get(&id)
-                        && let Some(doc) = old.docs.get(i as usize)
-                        && doc.version == record.version
-                    {
-                        return doc.clone();
-                    }
-                    Arc::new(analyze::analyze(
-                        id,
-                        record.version,
-                        &record.value,
-                        &scanner,
-                        &config,
-                    ))
-                })
-                .collect::<Vec<Arc<Doc>>>();
-            Index::build(generation, docs, &params)
+            let docs = {
+                let mut words = vocab.write().unwrap_or_else(|e| e.into_inner());
+                // Both listings are sorted by id: walk them together and keep the
+                // analysis of every record whose version is unchanged.
+                let previous = old.as_ref().map(|o| o.docs.as_slice()).unwrap_or(&[]);
+                let mut p = 0usize;
+                entries
+                    .into_iter()
+                    .map(|(id, record)| {
+                        while p < previous.len() && previous[p].id < id {
+                            p += 1;
+                        }
+                        if let Some(doc) = previous.get(p)
+                            && doc.id == id
+                            && doc.version == record.version
+                        {
+                            return doc.clone();
+                        }
+                        Arc::new(analyze::analyze(
+                            id,
+                            record.version,
+                            &record.value,
+                            &scanner,
+                            &config,
+                            &mut words,
+                        ))
+                    })
+                    .collect::<Vec<Arc<Doc>>>()
+            };
+            Index::build(generation, docs, vocab, &params)
         })
         .await
         .map_err(|_| RecallError::IndexBuild)?;
@@ -708,9 +721,9 @@ impl Recall {
         }
     }
 
-    /// Query terms: stop words of the query's language dropped (unless that
+    /// Query term ids: stop words of the query's language dropped (unless that
     /// leaves nothing), each word stemmed in every language present in the index.
-    fn query_terms(&self, index: &Index, query: &str) -> Vec<String> {
+    fn query_terms(&self, index: &Index, query: &str) -> Vec<u32> {
         let mut words = Vec::new();
         tokenize::words(query, &mut words);
         let language =
@@ -726,12 +739,14 @@ impl Recall {
         };
         let mut languages = index.languages;
         languages.insert(language);
-        let mut out: Vec<String> = Vec::new();
+        let vocab = index.vocab.read().unwrap_or_else(|e| e.into_inner());
+        let mut out: Vec<u32> = Vec::new();
         for word in kept {
             for l in languages.iter() {
-                let term = tokenize::stem(word, l);
-                if !out.contains(&term) {
-                    out.push(term);
+                if let Some(id) = vocab.lookup(&tokenize::stem(word, l))
+                    && !out.contains(&id)
+                {
+                    out.push(id);
                 }
             }
         }
@@ -740,13 +755,14 @@ impl Recall {
 
     /// The broader retry: every word (stop words too), its stems, the indexed
     /// terms they prefix, and the indexed terms that prefix them (≥ 3 characters).
-    fn broad_terms(&self, index: &Index, query: &str) -> Vec<String> {
+    fn broad_terms(&self, index: &Index, query: &str) -> Vec<u32> {
         let mut words = Vec::new();
         tokenize::words(query, &mut words);
         let mut languages = index.languages;
         languages.insert(self.analyze.default_language);
         let cap = self.options.retry_expansion.max(1);
-        let mut out: HashSet<String> = HashSet::new();
+        let vocab = index.vocab.read().unwrap_or_else(|e| e.into_inner());
+        let mut out: HashSet<u32> = HashSet::new();
         for word in &words {
             let mut forms = vec![word.clone()];
             for l in languages.iter() {
@@ -756,23 +772,18 @@ impl Recall {
                 }
             }
             for form in &forms {
-                out.insert(form.clone());
+                out.extend(vocab.lookup(form));
                 if form.chars().count() < 3 {
                     continue;
                 }
-                for term in index.with_prefix(form, cap) {
-                    out.insert(term.to_owned());
-                }
+                out.extend(vocab.with_prefix(form, cap));
                 for (end, _) in form.char_indices().skip(3) {
-                    let prefix = &form[..end];
-                    if index.has_term(prefix) {
-                        out.insert(prefix.to_owned());
-                    }
+                    out.extend(vocab.lookup(&form[..end]));
                 }
             }
         }
-        let mut out: Vec<String> = out.into_iter().collect();
-        out.sort();
+        let mut out: Vec<u32> = out.into_iter().collect();
+        out.sort_unstable();
         out
     }
 
@@ -793,7 +804,6 @@ impl Recall {
         };
         let size = options.manifest_size.max(1);
         let terms = self.query_terms(index, query);
-        let terms: Vec<&str> = terms.iter().map(String::as_str).collect();
         let mut chosen: Vec<u32> = Vec::new();
         for hit in index.rank(&terms, scope, size, 0) {
             if eligible(hit.doc).is_some() {

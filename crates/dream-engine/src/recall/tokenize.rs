@@ -179,8 +179,8 @@ static TABLES: LazyLock<Tables> = LazyLock::new(|| {
     Tables { stemmers, stop }
 });
 
-/// Splits `text` into normalised, lower-cased words, appending them to `out`.
-pub fn words(text: &str, out: &mut Vec<String>) {
+/// Calls `f` with each normalised, lower-cased word of `text`.
+pub fn for_each_word(text: &str, mut f: impl FnMut(&str)) {
     let normalized;
     let text = if is_nfkc_quick(text.chars()) == IsNormalized::Yes {
         text
@@ -188,23 +188,30 @@ pub fn words(text: &str, out: &mut Vec<String>) {
         normalized = text.nfkc().collect::<String>();
         &normalized
     };
+    let mut lower = String::new();
     for word in text.unicode_words() {
         for part in word.split(['_', '.', '\'', '\u{2019}']) {
             if part.is_empty() || part.len() > MAX_WORD_BYTES {
                 continue;
             }
-            let lower = if part.bytes().any(|b| b.is_ascii_uppercase() || b >= 0x80) {
-                part.chars().flat_map(char::to_lowercase).collect()
+            if part.bytes().any(|b| b.is_ascii_uppercase() || b >= 0x80) {
+                lower.clear();
+                lower.extend(part.chars().flat_map(char::to_lowercase));
+                f(&lower);
             } else {
-                part.to_owned()
-            };
-            out.push(lower);
+                f(part);
+            }
         }
     }
 }
 
-/// The languages (among `enabled`) whose stop-word list holds `word`.
-fn stop_mask(word: &str) -> u16 {
+/// Splits `text` into normalised, lower-cased words, appending them to `out`.
+pub fn words(text: &str, out: &mut Vec<String>) {
+    for_each_word(text, |w| out.push(w.to_owned()));
+}
+
+/// The languages whose stop-word list holds `word`, as a [`LanguageSet`] mask.
+pub fn stop_mask(word: &str) -> u16 {
     TABLES.stop.get(word).copied().unwrap_or(0)
 }
 
@@ -213,35 +220,54 @@ pub fn is_stop_word(word: &str, language: Language) -> bool {
     stop_mask(word) & language.bit() != 0
 }
 
-/// The language of a text, from its words: the enabled language with the most
-/// stop-word hits, `default` when none hits.
-pub fn detect(words: &[String], enabled: LanguageSet, default: Language) -> Language {
-    let mut hits = [0u32; Language::ALL.len()];
-    let mut any = false;
-    for word in words {
-        let mask = stop_mask(word) & enabled.0;
+/// Counts stop-word hits per language, to detect a text's language.
+#[derive(Debug, Clone, Default)]
+pub struct Detector {
+    hits: [u32; Language::ALL.len()],
+    any: bool,
+}
+
+impl Detector {
+    /// Counts one word.
+    pub fn add(&mut self, word: &str) {
+        let mask = stop_mask(word);
         if mask == 0 {
-            continue;
+            return;
         }
-        any = true;
-        for (i, hit) in hits.iter_mut().enumerate() {
+        self.any = true;
+        for (i, hit) in self.hits.iter_mut().enumerate() {
             if mask & (1 << i) != 0 {
                 *hit += 1;
             }
         }
     }
-    if !any {
-        return default;
-    }
-    let mut best = default;
-    let mut best_hits = hits[default.index()];
-    for language in enabled.iter() {
-        if hits[language.index()] > best_hits {
-            best = language;
-            best_hits = hits[language.index()];
+
+    /// The enabled language with the most hits; `default` when none hits
+    /// (ties go to `default`, then to the earlier language in [`Language::ALL`]).
+    pub fn language(&self, enabled: LanguageSet, default: Language) -> Language {
+        if !self.any {
+            return default;
         }
+        let mut best = default;
+        let mut best_hits = self.hits[default.index()];
+        for language in enabled.iter() {
+            if self.hits[language.index()] > best_hits {
+                best = language;
+                best_hits = self.hits[language.index()];
+            }
+        }
+        best
     }
-    best
+}
+
+/// The language of a text, from its words: the enabled language with the most
+/// stop-word hits, `default` when none hits.
+pub fn detect(words: &[String], enabled: LanguageSet, default: Language) -> Language {
+    let mut detector = Detector::default();
+    for word in words {
+        detector.add(word);
+    }
+    detector.language(enabled, default)
 }
 
 /// `word` reduced by `language`'s stemmer. Words holding a digit are kept whole.
