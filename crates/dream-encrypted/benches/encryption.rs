@@ -11,6 +11,9 @@ use aes_gcm::aead::OsRng;
 use aes_gcm::aead::rand_core::RngCore;
 use aes_gcm::{AeadInPlace, Aes256Gcm, KeyInit, Nonce, Tag};
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_main};
+use dream_core::{Bytes, Key, Namespace, RecordId, RecordStore, Write};
+use dream_encrypted::{EncryptedStore, KeyId, KeyMaterial, KeyRing};
+use dream_fs::FsStore;
 
 const SIZES: [usize; 3] = [1024, 4096, 64 * 1024];
 
@@ -52,7 +55,59 @@ fn aes256gcm(c: &mut Criterion) {
     group.finish();
 }
 
+/// Put and get of a 4 KiB value: plain dream-fs beside `EncryptedStore<dream-fs>`,
+/// each on its own fresh directory, both driven from the same runtime so they
+/// make the same thread hops (dream-fs runs its file I/O on the blocking pool).
+fn store_4k(c: &mut Criterion) {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .expect("runtime");
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (plain, encrypted) = runtime.block_on(async {
+        let plain = FsStore::open(dir.path().join("plain")).await.expect("open");
+        let inner = FsStore::open(dir.path().join("encrypted"))
+            .await
+            .expect("open");
+        let ring = KeyRing::new(KeyId::new(1), KeyMaterial::generate().expect("rng"));
+        (plain, EncryptedStore::new(inner, ring))
+    });
+    let key = Key::new(
+        Namespace::new("memories").expect("ns"),
+        RecordId::new("bench-record").expect("id"),
+    );
+    let value = Bytes::from(vec![0x61u8; 4096]);
+    let stores: [(&str, &dyn RecordStore); 2] = [("fs", &plain), ("encrypted_fs", &encrypted)];
+
+    let mut group = c.benchmark_group("store_4k");
+    group.throughput(Throughput::Bytes(value.len() as u64));
+    for (name, store) in stores {
+        group.bench_function(BenchmarkId::new("put", name), |b| {
+            b.to_async(&runtime).iter(|| async {
+                store
+                    .put(&key, value.clone(), Write::any())
+                    .await
+                    .expect("put")
+            })
+        });
+    }
+    for (name, store) in stores {
+        runtime
+            .block_on(store.put(&key, value.clone(), Write::any()))
+            .expect("seed");
+        group.bench_function(BenchmarkId::new("get", name), |b| {
+            b.to_async(&runtime).iter(|| async {
+                let record = store.get(&key).await.expect("get").expect("present");
+                assert_eq!(record.value.len(), 4096);
+                record
+            })
+        });
+    }
+    group.finish();
+}
+
 mod groups {
-    criterion::criterion_group!(benches, super::aes256gcm);
+    criterion::criterion_group!(benches, super::aes256gcm, super::store_4k);
 }
 criterion_main!(groups::benches);

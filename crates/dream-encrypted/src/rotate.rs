@@ -121,6 +121,7 @@ impl<S: RecordStore> EncryptedStore<S> {
                     .list(&namespace, cursor.as_ref(), self.options.rotation_batch)
                     .await?;
                 for entry in page.entries {
+                    self.keep_lease(guard).await?;
                     let key = Key::new(namespace.clone(), entry.id);
                     progress.scanned += 1;
                     self.rotate_record(ring, guard, &key, entry.record, &mut progress)

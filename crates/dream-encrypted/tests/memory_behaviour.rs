@@ -679,6 +679,7 @@ async fn rotation_refuses_while_another_holds_the_lock_and_stops_on_corrupt_reco
 enum Interference {
     Overwrite(Bytes),
     Delete,
+    Stall(Duration),
 }
 
 /// A store that, the first time a `Matches` put reaches one of its targets,
@@ -707,6 +708,7 @@ impl RecordStore for Interfering {
                 Some(Interference::Delete) => {
                     self.inner.delete(key, Write::any()).await?;
                 }
+                Some(Interference::Stall(pause)) => tokio::time::sleep(pause).await,
                 None => {}
             }
         }
@@ -876,4 +878,101 @@ fn key_from_environment_variable() {
         assert!(line.ends_with(want), "{line}");
         assert!(child.wait(Duration::from_secs(60)).expect("exit").success());
     }
+}
+
+/// A rotation slower than its lease TTL keeps the lease by renewing it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn rotation_renews_its_lease() {
+    let inner = Arc::new(MemoryStore::new());
+    let old = encrypted(&inner, ring1());
+    let keys = fill(&old, &[("memories", 8)]).await;
+    let stalls = keys
+        .iter()
+        .map(|k| (k.clone(), Interference::Stall(Duration::from_millis(300))))
+        .collect();
+    let options = EncryptionOptions::default().rotation_ttl(Duration::from_secs(1));
+    let store = Arc::new(EncryptedStore::with_options(
+        Interfering {
+            inner: inner.clone(),
+            actions: Mutex::new(stalls),
+        },
+        ring12(),
+        options,
+    ));
+    let rotation = {
+        let store = store.clone();
+        tokio::spawn(async move { store.rotate(|_| ControlFlow::Continue(())).await })
+    };
+    // 1.5 s in (past the 1 s TTL, before the 2.4 s of stalls end) the lock is held.
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    let lock = LockName::new("encryption-rotation").expect("lock");
+    assert!(
+        inner
+            .try_lease(&lock, Duration::from_secs(1))
+            .await
+            .expect("try_lease")
+            .is_none(),
+        "the rotation lease was renewed"
+    );
+    let done = rotation.await.expect("task").expect("rotation");
+    assert!(done.complete);
+    assert_eq!(done.reencrypted, 8);
+}
+
+/// A rotation stalled past its lease, whose lock another process then took,
+/// stops with `LockLost`; its stalled write is refused and nothing is lost.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn rotation_that_loses_its_lease_stops_and_resumes_later() {
+    let inner = Arc::new(MemoryStore::new());
+    let old = encrypted(&inner, ring1());
+    let keys = fill(&old, &[("memories", 3)]).await;
+    let stalled = keys[1].clone();
+    let options = EncryptionOptions::default().rotation_ttl(Duration::from_secs(1));
+    let store = Arc::new(EncryptedStore::with_options(
+        Interfering {
+            inner: inner.clone(),
+            actions: Mutex::new(HashMap::from([(
+                stalled.clone(),
+                Interference::Stall(Duration::from_millis(4000)),
+            )])),
+        },
+        ring12(),
+        options.clone(),
+    ));
+    let rotation = {
+        let store = store.clone();
+        tokio::spawn(async move { store.rotate(|_| ControlFlow::Continue(())).await })
+    };
+    // Wait 3 × TTL, then take the expired lock as another process would.
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    let lock = LockName::new("encryption-rotation").expect("lock");
+    let competitor = inner
+        .try_lease(&lock, Duration::from_secs(60))
+        .await
+        .expect("try_lease")
+        .expect("the stalled rotation's lease expired");
+    let err = rotation.await.expect("task").expect_err("lease lost");
+    assert!(
+        matches!(err, EncryptionError::Store(StoreError::LockLost { .. })),
+        "{err:?}"
+    );
+    // The stalled record was not rewritten: still readable, still under key 1.
+    let raw = inner.get(&stalled).await.expect("get").expect("present");
+    assert_eq!(&raw.value[5..9], &1u32.to_be_bytes());
+    assert!(inner.release(competitor).await.expect("release"));
+
+    let again = with_options(&inner, ring12(), options);
+    let done = again
+        .rotate(|_| ControlFlow::Continue(()))
+        .await
+        .expect("resume");
+    assert!(done.complete);
+    assert_eq!((done.already_current, done.reencrypted), (1, 2));
+    for (i, k) in keys.iter().enumerate() {
+        assert_eq!(
+            again.get(k).await.expect("get").expect("present").value,
+            Bytes::from(format!("memories record {i}"))
+        );
+    }
+    again.drop_key(KeyId::new(1)).await.expect("drop key 1");
 }
