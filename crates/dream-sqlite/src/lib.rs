@@ -248,14 +248,17 @@ impl SqliteStore {
     fn open_blocking(path: PathBuf, options: SqliteOptions) -> Result<Self, StoreError> {
         schema::prepare_file(&path)?;
         let mut writer = open_connection(&path, &options).map_err(|e| map_err(e, None))?;
-        schema::open_schema(&mut writer, options.verify_on_open)?;
+        schema::open_schema(&mut writer, options.verify_on_open, options.busy_timeout)?;
         let reader_path = path.clone();
         let reader_options = options.clone();
         let readers = Pool::new(
             options.readers,
             Box::new(move || open_connection(&reader_path, &reader_options)),
         );
-        tracing::debug!(durability = options.durability.pragma(), "opened SQLite store");
+        tracing::debug!(
+            durability = options.durability.pragma(),
+            "opened SQLite store"
+        );
         Ok(SqliteStore {
             inner: Arc::new(Inner {
                 path,
@@ -570,7 +573,12 @@ fn try_lease_blocking(
     let holder = hex::encode(rand::random::<[u8; 16]>());
     tx.prepare_cached(sql::GRANT)
         .map_err(err)?
-        .execute(rusqlite::params![lock.as_str(), token, holder, expiry(now, ttl)])
+        .execute(rusqlite::params![
+            lock.as_str(),
+            token,
+            holder,
+            expiry(now, ttl)
+        ])
         .map_err(err)?;
     tx.commit().map_err(err)?;
     let token = u64::try_from(token).map_err(|_| corrupt(None, "negative fence token"))?;
@@ -679,7 +687,9 @@ impl RecordStore for SqliteStore {
         let limit = clamp_list_limit(limit);
         let namespace = namespace.clone();
         // Every valid id is non-empty, so `id > ''` lists from the start.
-        let after = start_after.map(|id| id.as_str().to_owned()).unwrap_or_default();
+        let after = start_after
+            .map(|id| id.as_str().to_owned())
+            .unwrap_or_default();
         self.read(move |conn| list_blocking(conn, &namespace, &after, limit))
             .await
     }

@@ -66,10 +66,7 @@ impl Pool {
                     }
                 };
             }
-            state = self
-                .returned
-                .wait(state)
-                .unwrap_or_else(|e| e.into_inner());
+            state = self.returned.wait(state).unwrap_or_else(|e| e.into_inner());
         }
     }
 
@@ -92,7 +89,9 @@ impl Deref for Pooled<'_> {
     type Target = Connection;
 
     fn deref(&self) -> &Connection {
-        self.conn.as_ref().expect("a loaned connection is present until drop")
+        self.conn
+            .as_ref()
+            .expect("a loaned connection is present until drop")
     }
 }
 

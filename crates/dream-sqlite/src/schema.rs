@@ -5,6 +5,7 @@
 use std::fs::File;
 use std::io::{self, Read};
 use std::path::Path;
+use std::time::{Duration, Instant};
 
 use dream_core::StoreError;
 use rusqlite::{Connection, TransactionBehavior};
@@ -188,12 +189,11 @@ fn schema_objects(conn: &Connection) -> Result<Vec<SchemaObject>, StoreError> {
 fn check_current_schema(conn: &Connection) -> Result<(), StoreError> {
     let found = schema_objects(conn)?;
     let matches = found.len() == EXPECTED.len()
-        && found
-            .iter()
-            .zip(EXPECTED)
-            .all(|((kind, name, sql), (want_kind, want_name, want_sql))| {
+        && found.iter().zip(EXPECTED).all(
+            |((kind, name, sql), (want_kind, want_name, want_sql))| {
                 kind == want_kind && name == want_name && sql.as_deref() == *want_sql
-            });
+            },
+        );
     if matches {
         Ok(())
     } else {
@@ -219,7 +219,11 @@ fn quick_check(conn: &Connection) -> Result<(), StoreError> {
 
 /// Validates the database on `conn` and brings its schema to [`SCHEMA_VERSION`].
 /// A foreign, newer or damaged database is refused before anything is written.
-pub(crate) fn open_schema(conn: &mut Connection, verify: bool) -> Result<(), StoreError> {
+pub(crate) fn open_schema(
+    conn: &mut Connection,
+    verify: bool,
+    busy_timeout: Duration,
+) -> Result<(), StoreError> {
     let found = read_state(conn)?;
     if let Found::Dream(version) = found {
         if verify {
@@ -229,20 +233,38 @@ pub(crate) fn open_schema(conn: &mut Connection, verify: bool) -> Result<(), Sto
             check_current_schema(conn)?;
         }
     }
-    // WAL is a persistent property of the file; set it before the first write.
-    let mode: String = conn
-        .pragma_update_and_check(None, "journal_mode", "wal", |row| row.get(0))
-        .map_err(|e| map_err(e, None))?;
-    if !mode.eq_ignore_ascii_case("wal") {
-        return Err(StoreError::backend(
-            false,
-            format!("SQLite refused WAL journal mode (got {mode})"),
-        ));
-    }
+    enable_wal(conn, busy_timeout)?;
     if matches!(found, Found::Dream(SCHEMA_VERSION)) {
         return Ok(());
     }
     migrate(conn)
+}
+
+/// Switches the file to WAL, a persistent property of the file, before the first
+/// write. SQLite answers with the old mode instead of waiting when another
+/// connection holds a lock (a process initialising the same new file), so this
+/// retries until `busy_timeout`.
+fn enable_wal(conn: &Connection, busy_timeout: Duration) -> Result<(), StoreError> {
+    let deadline = Instant::now() + busy_timeout;
+    loop {
+        let mode = conn
+            .pragma_update_and_check(None, "journal_mode", "wal", |row| row.get::<_, String>(0));
+        let retry = match mode {
+            Ok(mode) if mode.eq_ignore_ascii_case("wal") => return Ok(()),
+            Ok(mode) => StoreError::backend(
+                true,
+                format!("SQLite did not switch to WAL journal mode (still {mode})"),
+            ),
+            Err(err) => match map_err(err, None) {
+                err if err.is_retryable() => err,
+                err => return Err(err),
+            },
+        };
+        if Instant::now() >= deadline {
+            return Err(retry);
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
 }
 
 /// Applies the missing migrations in one `BEGIN IMMEDIATE` transaction, re-reading

@@ -26,7 +26,11 @@ fn runtime() -> tokio::runtime::Runtime {
 }
 
 fn mode(path: &Path) -> u32 {
-    std::fs::metadata(path).expect("metadata").permissions().mode() & 0o777
+    std::fs::metadata(path)
+        .expect("metadata")
+        .permissions()
+        .mode()
+        & 0o777
 }
 
 fn sidecar(path: &Path, suffix: &str) -> PathBuf {
@@ -136,7 +140,11 @@ fn reopen_keeps_records_and_never_reuses_versions() {
             .await
             .expect("put a");
         let vb = store
-            .put(&key("ns", "b"), Bytes::from_static(b"beta"), Write::absent())
+            .put(
+                &key("ns", "b"),
+                Bytes::from_static(b"beta"),
+                Write::absent(),
+            )
             .await
             .expect("put b");
         assert!(
@@ -155,7 +163,11 @@ fn reopen_keeps_records_and_never_reuses_versions() {
         assert_eq!(a.version, va);
         assert_eq!(store.get(&key("ns", "b")).await.expect("get"), None);
         let again = store
-            .put(&key("ns", "b"), Bytes::from_static(b"beta"), Write::absent())
+            .put(
+                &key("ns", "b"),
+                Bytes::from_static(b"beta"),
+                Write::absent(),
+            )
             .await
             .expect("put b again");
         assert!(
@@ -351,7 +363,11 @@ fn tampered_rows_read_as_corrupt() {
             Err(StoreError::Corrupt { .. })
         ));
         let page = store
-            .list(&Namespace::new("items").expect("ns"), Some(&RecordId::new("r0000").expect("id")), 10)
+            .list(
+                &Namespace::new("items").expect("ns"),
+                Some(&RecordId::new("r0000").expect("id")),
+                10,
+            )
             .await
             .expect("untampered rows still list");
         assert_eq!(page.entries.len(), 2);
@@ -416,7 +432,9 @@ fn waiting_write_does_not_block_the_runtime() {
             tokio::time::sleep(Duration::from_millis(10)).await;
             ticks += 1;
         }
-        put.await.expect("task").expect("put after the lock is released");
+        put.await
+            .expect("task")
+            .expect("put after the lock is released");
         let waited = started.elapsed();
         assert!(
             waited >= Duration::from_millis(500),

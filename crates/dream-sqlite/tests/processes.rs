@@ -77,7 +77,11 @@ fn cas_increments_across_processes_lose_nothing() {
                         (n + 1, Write::matches(record.version))
                     }
                 };
-                match retrying!(store.put(&k, Bytes::from(next.to_string()), write.clone()).await) {
+                match retrying!(
+                    store
+                        .put(&k, Bytes::from(next.to_string()), write.clone())
+                        .await
+                ) {
                     Ok(_) => done += 1,
                     Err(StoreError::Conflict { .. }) => conflicts += 1,
                     Err(other) => panic!("CAS increment: {other:?}"),
@@ -185,7 +189,11 @@ fn lease_guarded_sections_across_processes_never_overlap() {
                 text.extend_from_slice(format!("{me} {i} {}\n", lease.token()).as_bytes());
                 retrying!(
                     store
-                        .put(&log, Bytes::from(text.clone()), write.clone().fenced(fence.clone()))
+                        .put(
+                            &log,
+                            Bytes::from(text.clone()),
+                            write.clone().fenced(fence.clone())
+                        )
                         .await
                 )
                 .expect("append under the lease");
@@ -247,10 +255,7 @@ fn lease_guarded_sections_across_processes_never_overlap() {
     }
     runtime().block_on(async {
         let store = SqliteStore::open(&db).await.expect("open");
-        assert_eq!(
-            store.get(&key("state", "inside")).await.expect("get"),
-            None
-        );
+        assert_eq!(store.get(&key("state", "inside")).await.expect("get"), None);
         let log = store
             .get(&key("state", "log"))
             .await
@@ -385,7 +390,10 @@ fn paused_holder_is_fenced_out_after_takeover() {
             let line = child
                 .wait_for_line(marker, CHILD_TIMEOUT)
                 .expect("child reports");
-            assert!(line.ends_with(want), "child reported {line:?}, want {want:?}");
+            assert!(
+                line.ends_with(want),
+                "child reported {line:?}, want {want:?}"
+            );
         }
         assert_success(&mut child, "holder");
         let record = store
@@ -393,7 +401,11 @@ fn paused_holder_is_fenced_out_after_takeover() {
             .await
             .expect("get")
             .expect("present");
-        assert_eq!(record.value.as_ref(), b"fresh", "the stale write changed nothing");
+        assert_eq!(
+            record.value.as_ref(),
+            b"fresh",
+            "the stale write changed nothing"
+        );
         assert!(store.release(lease).await.expect("release"));
     });
 }
@@ -418,7 +430,9 @@ fn killed_inside_a_write_transaction_leaves_the_file_consistent() {
             let big = Bytes::from(vec![0x5a; BIG]);
             match role.as_str() {
                 "create" => {
-                    let _ = store.put(&key("ns", "inflight"), big, Write::absent()).await;
+                    let _ = store
+                        .put(&key("ns", "inflight"), big, Write::absent())
+                        .await;
                 }
                 "overwrite" => {
                     let _ = store.put(&key("ns", "a"), big, Write::any()).await;
@@ -457,7 +471,12 @@ fn killed_inside_a_write_transaction_leaves_the_file_consistent() {
             .await
             .expect("update a");
         highest = highest.max(v);
-        assert!(store.delete(&key("ns", "c"), Write::any()).await.expect("delete c"));
+        assert!(
+            store
+                .delete(&key("ns", "c"), Write::any())
+                .await
+                .expect("delete c")
+        );
         for id in ["a", "b"] {
             let k = key("ns", id);
             let r = store.get(&k).await.expect("get").expect("present");
@@ -523,10 +542,17 @@ fn killed_inside_a_write_transaction_leaves_the_file_consistent() {
         let ids: Vec<&str> = page.entries.iter().map(|e| e.id.as_str()).collect();
         assert_eq!(ids, ["a", "b"]);
         let next = store
-            .put(&key("ns", "after"), Bytes::from_static(b"x"), Write::absent())
+            .put(
+                &key("ns", "after"),
+                Bytes::from_static(b"x"),
+                Write::absent(),
+            )
             .await
             .expect("put after crashes");
-        assert!(next > highest, "versions are not reused: {next} after {highest}");
+        assert!(
+            next > highest,
+            "versions are not reused: {next} after {highest}"
+        );
         assert!(matches!(
             store
                 .put(
@@ -556,7 +582,11 @@ fn processes_racing_to_create_the_file_share_one_store() {
                 Err(err) => panic!("{me}: open while racing: {err:?}"),
             };
             match store
-                .put(&key("racers", &me), Bytes::from(me.clone()), Write::absent())
+                .put(
+                    &key("racers", &me),
+                    Bytes::from(me.clone()),
+                    Write::absent(),
+                )
                 .await
             {
                 Ok(_) => println!("DONE {me}"),
@@ -591,7 +621,11 @@ fn processes_racing_to_create_the_file_share_one_store() {
                 .list(&Namespace::new("racers").expect("ns"), None, 100)
                 .await
                 .expect("list");
-            assert_eq!(page.entries.len(), RACERS, "round {round}: every racer's record");
+            assert_eq!(
+                page.entries.len(),
+                RACERS,
+                "round {round}: every racer's record"
+            );
         });
     }
 }
