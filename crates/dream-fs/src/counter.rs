@@ -114,7 +114,6 @@ pub(crate) fn issue(root: BorrowedFd<'_>, hint: &File) -> Result<Version, StoreE
     if next >= reserved {
         write_reserved(root, bump(next)?)?;
     }
-    dream_core::failpoint::failpoint("fs.version.after_reserve");
     write_next(hint, next + 1)?;
     Ok(Version(next))
 }

@@ -43,7 +43,18 @@ pub(crate) fn open_dir(dir: BorrowedFd<'_>, name: &str) -> io::Result<Opened<Own
         Ok(fd) => Ok(Opened::Found(fd)),
         Err(Errno::NOENT) => Ok(Opened::Missing),
         Err(e) if is_symlink_errno(e) => Ok(Opened::Symlink),
+        // With O_DIRECTORY, Linux reports a link as ENOTDIR: look without following.
+        Err(Errno::NOTDIR) if is_symlink(dir, name)? => Ok(Opened::Symlink),
         Err(Errno::NOTDIR) => Ok(Opened::WrongKind("not a directory")),
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// Whether `name` in `dir` is a symbolic link (looked at, not followed).
+pub(crate) fn is_symlink<P: rustix::path::Arg>(dir: BorrowedFd<'_>, name: P) -> io::Result<bool> {
+    match rustix::fs::statat(dir, name, AtFlags::SYMLINK_NOFOLLOW) {
+        Ok(stat) => Ok(FileType::from_raw_mode(stat.st_mode) == FileType::Symlink),
+        Err(Errno::NOENT) => Ok(false),
         Err(e) => Err(e.into()),
     }
 }

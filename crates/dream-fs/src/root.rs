@@ -103,6 +103,13 @@ fn open_root_dir(parent: BorrowedFd<'_>, name: &OsStr) -> Result<Option<OwnedFd>
         Err(Errno::LOOP) | Err(Errno::MLINK) => Err(incompatible(
             "the store path is a symbolic link, which the store never follows",
         )),
+        Err(Errno::NOTDIR)
+            if io::is_symlink(parent, name).context(|| "inspect the store path")? =>
+        {
+            Err(incompatible(
+                "the store path is a symbolic link, which the store never follows",
+            ))
+        }
         Err(Errno::NOTDIR) => Err(incompatible("the store path is not a directory")),
         Err(e) => Err(e).context(|| "open the store directory"),
     }
