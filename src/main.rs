@@ -1,4 +1,8 @@
 //! The `dream` command line. See `dream --help` and the README's CLI reference.
+//!
+//! Exit codes: 0 success; 1 the command ran and found something (scan findings,
+//! nothing admitted by recall, a quarantined or refused import, doctor failures);
+//! 2 an error, printed as one line on stderr (sources with `-v`).
 
 use std::process::ExitCode;
 
@@ -6,23 +10,114 @@ use clap::{Parser, Subcommand};
 
 mod cli;
 
+use cli::context::Global;
+use cli::{Found, demo, doctor, memory, pass, recall, rekey, transfer};
+
 /// Long-term memory for LLM agents that cannot be turned against its user.
 #[derive(Debug, Parser)]
-#[command(name = "dream", version, about)]
+#[command(name = "dream", version, about, after_help = "Exit codes: 0 ok, 1 found something, 2 error.")]
 struct Cli {
+    #[command(flatten)]
+    global: Global,
     #[command(subcommand)]
     command: Command,
 }
 
 #[derive(Debug, Subcommand)]
 enum Command {
+    /// Append a session: a JSON array of {role, content}, or JSONL of them.
+    Log(pass::LogArgs),
+    /// Run a dream pass (gated unless --force), or store a plan with --dry-run.
+    Dream(pass::DreamArgs),
+    /// Apply a stored dry-run plan exactly, if nothing it read has changed.
+    Apply(pass::ApplyArgs),
+    /// Recall memories through the firewall, one verdict per record.
+    Recall(recall::RecallArgs),
+    /// Remember one memory (pinned), through the same write gate as a dream.
+    Remember(memory::RememberArgs),
+    /// List the scope's memories.
+    List(memory::JsonFlag),
+    /// Show one memory.
+    Show(memory::ShowArgs),
+    /// Forget a memory (to the trash), or purge it with --purge.
+    Forget(memory::ForgetArgs),
+    /// A memory's prior versions.
+    History(memory::IdArgs),
+    /// Restore a memory from the trash.
+    Restore(memory::IdArgs),
+    /// List the trash.
+    Trash(memory::JsonFlag),
+    /// List, release or drop quarantined proposals.
+    Quarantine(memory::QuarantineArgs),
+    /// Read the audit log.
+    Audit(memory::AuditArgs),
+    /// Counts for the scope.
+    Stats(memory::JsonFlag),
+    /// Import memories from JSONL through the write gate.
+    Import(transfer::ImportArgs),
+    /// Export the scope's memories as JSONL.
+    Export(transfer::ExportArgs),
+    /// Re-encrypt every record under a new key (needs --encrypt).
+    Rekey(rekey::RekeyArgs),
     /// Scan text for instruction-shaped and secret-shaped content.
     Scan(cli::scan::ScanArgs),
+    /// A self-contained, offline walk-through in a temporary store.
+    Demo,
+    /// Check the store, its persistence, the key and the model configuration.
+    Doctor,
 }
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    match cli.command {
-        Command::Scan(args) => cli::scan::run(args),
+    let verbose = cli.global.verbose > 0;
+    init_tracing(cli.global.verbose);
+    if let Command::Scan(args) = cli.command {
+        return cli::scan::run(args);
     }
+    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+        Ok(runtime) => runtime,
+        Err(e) => return cli::CliError::from(e).report(verbose),
+    };
+    let global = cli.global;
+    let outcome = runtime.block_on(async move {
+        match cli.command {
+            Command::Log(args) => pass::log(&global, args).await,
+            Command::Dream(args) => pass::dream(&global, args).await,
+            Command::Apply(args) => pass::apply(&global, args).await,
+            Command::Recall(args) => recall::recall(&global, args).await,
+            Command::Remember(args) => memory::remember(&global, args).await,
+            Command::List(args) => memory::list(&global, args).await,
+            Command::Show(args) => memory::show(&global, args).await,
+            Command::Forget(args) => memory::forget(&global, args).await,
+            Command::History(args) => memory::history(&global, args).await,
+            Command::Restore(args) => memory::restore(&global, args).await,
+            Command::Trash(args) => memory::trash(&global, args).await,
+            Command::Quarantine(args) => memory::quarantine(&global, args).await,
+            Command::Audit(args) => memory::audit(&global, args).await,
+            Command::Stats(args) => memory::stats(&global, args).await,
+            Command::Import(args) => transfer::import(&global, args).await,
+            Command::Export(args) => transfer::export(&global, args).await,
+            Command::Rekey(args) => rekey::rekey(&global, args).await,
+            Command::Demo => demo::demo().await,
+            Command::Doctor => doctor::doctor(&global).await,
+            Command::Scan(_) => unreachable!("handled before the runtime starts"),
+        }
+    });
+    match outcome {
+        Ok(Found::Nothing) => ExitCode::SUCCESS,
+        Ok(Found::Something) => ExitCode::from(1),
+        Err(e) => e.report(verbose),
+    }
+}
+
+fn init_tracing(verbose: u8) {
+    let level = match verbose {
+        0 => "warn",
+        1 => "info",
+        2 => "debug",
+        _ => "trace",
+    };
+    let filter = tracing_subscriber::EnvFilter::try_from_env("DREAM_LOG")
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(level));
+    let _ = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).try_init();
 }

@@ -1,0 +1,135 @@
+//! Global options and what they open: the store (any backend, optionally
+//! encrypted), the model (offline unless a remote one is chosen explicitly) and
+//! the `Dream` handle.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use clap::{Args, ValueEnum};
+use dream_core::{LanguageModel, RecordStore, Scope};
+use dream_engine::{Dream, Options};
+
+use super::config::FileConfig;
+use super::CliError;
+
+/// The default store: a `.dream/` directory in the working directory.
+pub const DEFAULT_STORE: &str = "fs:.dream";
+/// The config file read from the working directory.
+pub const CONFIG_FILE: &str = "dream.toml";
+/// Environment variable holding the encryption key (base64 of 32 bytes).
+pub const KEY_ENV: &str = "DREAM_KEY";
+
+/// Which language model consolidates and recalls.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, ValueEnum)]
+pub enum LlmChoice {
+    /// No model, no network: the deterministic rule-based consolidator and lexical recall.
+    #[default]
+    Offline,
+    /// OpenAI Chat Completions (key from OPENAI_API_KEY).
+    Openai,
+    /// Anthropic Messages (key from ANTHROPIC_API_KEY).
+    Anthropic,
+    /// An OpenAI-compatible server at --base-url (Ollama, vLLM, llama.cpp server, …).
+    Compatible,
+}
+
+/// Options every command takes.
+#[derive(Debug, Clone, Args)]
+pub struct Global {
+    /// The store: fs:PATH (default fs:.dream), sqlite:PATH, or redis://host:port[/db][?prefix=P]
+    /// (no password here: `redis` alone takes the URL from DREAM_REDIS_URL or --redis-url-file).
+    #[arg(long, global = true, value_name = "URL")]
+    pub store: Option<String>,
+    /// File holding the Redis URL (with its password), mode 0600.
+    #[arg(long, global = true, value_name = "PATH")]
+    pub redis_url_file: Option<PathBuf>,
+    /// Encrypt the store at rest; the key comes from DREAM_KEY (base64) or --key-file.
+    #[arg(long, global = true)]
+    pub encrypt: bool,
+    /// File holding the encryption key (32 raw bytes or base64), mode 0600.
+    #[arg(long, global = true, value_name = "PATH")]
+    pub key_file: Option<PathBuf>,
+    /// The scope (project) to work in (default `default`).
+    #[arg(long, global = true)]
+    pub scope: Option<String>,
+    /// The language model: offline (default, no network), openai, anthropic or compatible.
+    #[arg(long, global = true, value_enum)]
+    pub llm: Option<LlmChoice>,
+    /// The model name for --llm.
+    #[arg(long, global = true)]
+    pub model: Option<String>,
+    /// A base URL for --llm (announced before the first call).
+    #[arg(long, global = true, value_name = "URL")]
+    pub base_url: Option<String>,
+    /// More logging (-v info, -vv debug, -vvv trace); also shows error sources.
+    #[arg(short, long, global = true, action = clap::ArgAction::Count)]
+    pub verbose: u8,
+}
+
+impl Global {
+    /// The settings of `dream.toml` in the working directory (empty if absent).
+    pub fn file_config(&self) -> Result<FileConfig, CliError> {
+        Ok(FileConfig::load(std::path::Path::new(CONFIG_FILE))?)
+    }
+
+    /// The store URL in force: the flag, then `dream.toml`, then the default.
+    pub fn store_url(&self, config: &FileConfig) -> String {
+        self.store.clone().or_else(|| config.store.clone()).unwrap_or_else(|| DEFAULT_STORE.to_owned())
+    }
+
+    /// The scope in force.
+    pub fn scope(&self, config: &FileConfig) -> Result<Scope, CliError> {
+        let scope = self.scope.clone().or_else(|| config.scope.clone()).unwrap_or_else(|| "default".to_owned());
+        Ok(Scope::new(scope)?)
+    }
+
+    /// Opens the store named by the options, wrapped in encryption with `--encrypt`.
+    pub async fn open_store(&self, config: &FileConfig) -> Result<Arc<dyn RecordStore>, CliError> {
+        let store = super::stores::open(&self.store_url(config), self.redis_url_file.as_deref()).await?;
+        if self.encrypt {
+            return super::stores::encrypt(store, self.key_file.as_deref());
+        }
+        if self.key_file.is_some() {
+            return Err(CliError::usage("--key-file needs --encrypt"));
+        }
+        Ok(store)
+    }
+
+    /// The model chosen with `--llm`, if any; a non-default base URL is announced
+    /// on stderr now, before any call.
+    pub fn model(&self, config: &FileConfig) -> Result<Option<Arc<dyn LanguageModel>>, CliError> {
+        let choice = self.llm.unwrap_or_default();
+        let name = self.model.clone().or_else(|| config.model.clone());
+        super::models::build(choice, name, self.base_url.clone())
+    }
+
+    /// Engine options: the scope and `dream.toml`'s limits over the defaults.
+    pub fn options(&self, config: &FileConfig) -> Result<Options, CliError> {
+        let mut options = Options { scope: self.scope(config)?, ..Options::default() };
+        let limits = &config.limits;
+        if let Some(n) = limits.min_sessions {
+            options.min_sessions = n;
+        }
+        if let Some(h) = limits.min_hours {
+            options.min_hours = u32::try_from(h).map_err(|_| CliError::usage("limits.min_hours is too large"))?;
+        }
+        if let Some(n) = limits.max_memories {
+            options.max_memories = n;
+        }
+        if let Some(n) = limits.session_log {
+            options.session_log = n;
+        }
+        Ok(options)
+    }
+
+    /// Opens the store and the engine over it.
+    pub async fn open(&self) -> Result<Dream, CliError> {
+        let config = self.file_config()?;
+        let store = self.open_store(&config).await?;
+        let mut dream = Dream::open(store, self.options(&config)?)?;
+        if let Some(model) = self.model(&config)? {
+            dream = dream.with_model(model);
+        }
+        Ok(dream)
+    }
+}

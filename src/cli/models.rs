@@ -1,0 +1,65 @@
+//! The model chosen with `--llm`. Offline (the default) builds nothing and
+//! reaches no network; a remote model is built only when chosen explicitly.
+
+use std::sync::Arc;
+
+use dream_core::LanguageModel;
+
+use super::CliError;
+use super::context::LlmChoice;
+
+/// Environment variable with an optional key for `--llm compatible`.
+pub const COMPATIBLE_KEY_ENV: &str = "DREAM_COMPATIBLE_API_KEY";
+
+/// Builds the chosen model; `None` for offline. Announces a non-default base URL on stderr.
+#[cfg(feature = "llm")]
+pub fn build(
+    choice: LlmChoice,
+    name: Option<String>,
+    base_url: Option<String>,
+) -> Result<Option<Arc<dyn LanguageModel>>, CliError> {
+    use dream_llm::{ApiKey, ModelConfig};
+    let config = match choice {
+        LlmChoice::Offline => {
+            if base_url.is_some() {
+                return Err(CliError::usage("--base-url needs --llm openai, anthropic or compatible"));
+            }
+            return Ok(None);
+        }
+        LlmChoice::Openai => ModelConfig::openai(name.unwrap_or_else(|| "gpt-4o-mini".into())).api_key_from_env(),
+        LlmChoice::Anthropic => {
+            ModelConfig::anthropic(name.unwrap_or_else(|| "claude-3-5-haiku-latest".into())).api_key_from_env()
+        }
+        LlmChoice::Compatible => {
+            let url = base_url.clone().ok_or_else(|| CliError::usage("--llm compatible needs --base-url"))?;
+            let name = name.ok_or_else(|| CliError::usage("--llm compatible needs --model"))?;
+            let config = ModelConfig::openai_compatible(name, url);
+            match std::env::var_os(COMPATIBLE_KEY_ENV) {
+                Some(_) => config.api_key(ApiKey::from_env(COMPATIBLE_KEY_ENV)?),
+                None => config,
+            }
+        }
+    };
+    let config = match base_url {
+        Some(url) if choice != LlmChoice::Compatible => config.base_url(url),
+        _ => config,
+    };
+    let model = config.build()?;
+    if let Some(line) = model.announcement() {
+        eprintln!("{line}");
+    }
+    Ok(Some(Arc::new(model)))
+}
+
+/// Without the `llm` feature only offline mode exists.
+#[cfg(not(feature = "llm"))]
+pub fn build(
+    choice: LlmChoice,
+    _: Option<String>,
+    _: Option<String>,
+) -> Result<Option<Arc<dyn LanguageModel>>, CliError> {
+    match choice {
+        LlmChoice::Offline => Ok(None),
+        _ => Err(CliError::usage("this dream was built without feature `llm`; rebuild with --features llm")),
+    }
+}

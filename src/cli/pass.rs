@@ -1,0 +1,155 @@
+//! `log`, `dream` and `apply`: sessions in, dream passes out.
+
+use std::path::PathBuf;
+
+use clap::Args;
+use dream_core::Message;
+use dream_engine::DreamReport;
+
+use super::context::Global;
+use super::output::{Style, escape};
+use super::{CliError, Found, Outcome, print_json, read_input};
+
+/// `dream log [FILE|-]`.
+#[derive(Debug, Args)]
+pub struct LogArgs {
+    /// A session: a JSON array of {"role","content"} messages, or JSONL of them (stdin when absent or -).
+    pub file: Option<PathBuf>,
+}
+
+/// Parses a session: a JSON array of messages, or one message per line.
+pub fn parse_session(text: &str) -> Result<Vec<Message>, CliError> {
+    let trimmed = text.trim_start();
+    if trimmed.starts_with('[') {
+        return serde_json::from_str(trimmed).map_err(|e| CliError::usage(format!("malformed session JSON: {e}")));
+    }
+    let mut messages = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        if line.trim().is_empty() {
+            continue;
+        }
+        let message = serde_json::from_str(line)
+            .map_err(|e| CliError::usage(format!("line {}: malformed message: {e}", i + 1)))?;
+        messages.push(message);
+    }
+    if messages.is_empty() {
+        return Err(CliError::usage("the session has no messages"));
+    }
+    Ok(messages)
+}
+
+/// Logs one session.
+pub async fn log(global: &Global, args: LogArgs) -> Outcome {
+    let messages = parse_session(&read_input(args.file.as_deref())?)?;
+    let dream = global.open().await?;
+    let id = dream.log_session(messages).await?;
+    println!("logged session {id}");
+    Ok(Found::Nothing)
+}
+
+/// `dream dream [--force] [--dry-run]`.
+#[derive(Debug, Args)]
+pub struct DreamArgs {
+    /// Skip the gates (hours since the last pass, pending sessions).
+    #[arg(long)]
+    pub force: bool,
+    /// Store the plan and print its diff instead of applying it (see `dream apply`).
+    #[arg(long)]
+    pub dry_run: bool,
+    /// Print the report as JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Runs a pass, or a dry run.
+pub async fn dream(global: &Global, args: DreamArgs) -> Outcome {
+    let dream = global.open().await?;
+    let spinner = indicatif::ProgressBar::new_spinner();
+    spinner.set_draw_target(indicatif::ProgressDrawTarget::stderr());
+    spinner.set_message(if args.dry_run { "planning" } else { "dreaming" });
+    spinner.enable_steady_tick(std::time::Duration::from_millis(120));
+    if args.dry_run {
+        let dry = dream.dry_run().await;
+        spinner.finish_and_clear();
+        let dry = dry?;
+        if args.json {
+            print_json(&dry)?;
+        } else {
+            match &dry.plan {
+                Some(plan) => println!("plan {plan} (apply with: dream apply {plan})"),
+                None => println!("nothing to plan"),
+            }
+            print!("{}", dry.diff);
+            if !dry.diff.ends_with('\n') && !dry.diff.is_empty() {
+                println!();
+            }
+        }
+        return Ok(Found::Nothing);
+    }
+    let report = dream.dream(args.force).await;
+    spinner.finish_and_clear();
+    print_report(&report?, args.json)
+}
+
+/// `dream apply PLAN_ID`.
+#[derive(Debug, Args)]
+pub struct ApplyArgs {
+    /// The plan a dry run stored.
+    pub plan: String,
+    /// Print the report as JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Applies a stored plan exactly, if nothing it read has changed.
+pub async fn apply(global: &Global, args: ApplyArgs) -> Outcome {
+    let dream = global.open().await?;
+    let report = dream.apply(&args.plan).await?;
+    print_report(&report, args.json)
+}
+
+fn ids<T: std::fmt::Display>(ids: &[T]) -> String {
+    ids.iter().map(|id| escape(&id.to_string()).into_owned()).collect::<Vec<_>>().join(", ")
+}
+
+/// Prints a pass report for people or as JSON.
+pub fn print_report(report: &DreamReport, json: bool) -> Outcome {
+    if json {
+        print_json(report)?;
+        return Ok(Found::Nothing);
+    }
+    let style = Style::detect();
+    if let Some(reason) = &report.skipped {
+        println!("skipped: {}", escape(&reason.to_string()));
+        return Ok(Found::Nothing);
+    }
+    println!("{} {} ({})", style.bold("dream pass"), report.pass.as_deref().unwrap_or("-"), escape(&report.consolidator));
+    if let Some(journal) = &report.rolled_forward {
+        println!("  rolled forward an interrupted pass: {}", escape(journal));
+    }
+    let lines: [(&str, String, usize); 6] = [
+        ("created", ids(&report.created), report.created.len()),
+        ("updated", ids(&report.updated), report.updated.len()),
+        ("superseded", ids(&report.superseded), report.superseded.len()),
+        ("deleted", ids(&report.deleted), report.deleted.len()),
+        ("pruned", ids(&report.pruned), report.pruned.len()),
+        ("quarantined", ids(&report.quarantined), report.quarantined.len()),
+    ];
+    for (what, list, count) in lines {
+        let label = format!("{what:<12}{count:>4}");
+        let label = if what == "quarantined" && count > 0 { style.bad(&label) } else { label };
+        if count == 0 {
+            println!("  {label}");
+        } else {
+            println!("  {label}  {list}");
+        }
+    }
+    for refusal in &report.refused {
+        let target = refusal.target.as_deref().unwrap_or("-");
+        let line = format!("{} {}: {}", refusal.action, target, refusal.reason);
+        println!("  {} {}", style.warn("refused"), escape(&line));
+    }
+    println!("  sessions consumed {}", report.sessions_consumed.len());
+    println!("  tokens            {} in, {} out", report.usage.input, report.usage.output);
+    Ok(Found::Nothing)
+}

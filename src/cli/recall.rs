@@ -1,0 +1,130 @@
+//! `dream recall`: ranked memories through the firewall, one verdict each.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use clap::{Args, ValueEnum};
+use dream_core::SystemClock;
+use dream_engine::recall::{PickerOptions, Recall, RecallOptions, RecallResult, Verdict};
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use super::context::Global;
+use super::output::{Style, escape, table};
+use super::{CliError, Found, Outcome, print_json, progress, read_input};
+
+/// How `recall` prints.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, ValueEnum)]
+pub enum RecallFormat {
+    /// The POLICY line and a verdict per record, for people.
+    #[default]
+    Text,
+    /// One JSON object.
+    Json,
+    /// Only admitted memories, framed as recalled data for the next session.
+    Context,
+}
+
+/// `dream recall QUERY` or `dream recall --queries FILE`.
+#[derive(Debug, Args)]
+pub struct RecallArgs {
+    /// What to recall.
+    #[arg(required_unless_present = "queries", conflicts_with = "queries")]
+    pub query: Option<String>,
+    /// JSONL of {"id","query"} (or - for stdin); prints JSONL of {"id","results"}.
+    #[arg(long, value_name = "FILE")]
+    pub queries: Option<PathBuf>,
+    /// Candidates ranked before the firewall judges them (1 to 100).
+    #[arg(long, default_value_t = 10)]
+    pub limit: usize,
+    /// Output format (single query).
+    #[arg(long, value_enum, default_value_t)]
+    pub format: RecallFormat,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct QueryLine {
+    id: Value,
+    query: String,
+}
+
+/// Runs recall.
+pub async fn recall(global: &Global, args: RecallArgs) -> Outcome {
+    let config = global.file_config()?;
+    let store = global.open_store(&config).await?;
+    let scope = global.scope(&config)?;
+    let mut options = RecallOptions::default();
+    if let Some(model) = global.model(&config)? {
+        options.picker = Some(PickerOptions::new(model));
+    }
+    let recall = Recall::new(store, Arc::new(SystemClock), options);
+    if let Some(file) = &args.queries {
+        let text = read_input(Some(file))?;
+        let mut lines = Vec::new();
+        for (i, line) in text.lines().enumerate() {
+            if line.trim().is_empty() {
+                continue;
+            }
+            let parsed: QueryLine = serde_json::from_str(line)
+                .map_err(|e| CliError::usage(format!("line {}: expected {{\"id\",\"query\"}}: {e}", i + 1)))?;
+            lines.push(parsed);
+        }
+        let bar = progress(lines.len() as u64, "recall");
+        for line in lines {
+            let result = recall.recall(&line.query, &scope, args.limit).await?;
+            let results: Vec<Value> = result
+                .records
+                .iter()
+                .map(|r| json!({ "id": r.id.as_str(), "score": r.score, "verdict": r.verdict.as_str() }))
+                .collect();
+            bar.inc(1);
+            bar.suspend(|| print_json(&json!({ "id": line.id, "results": results })))?;
+        }
+        bar.finish_and_clear();
+        return Ok(Found::Nothing);
+    }
+    let query = args.query.as_deref().unwrap_or_default();
+    let result = recall.recall(query, &scope, args.limit).await?;
+    let admitted = result.records.iter().any(|r| r.verdict == Verdict::Used);
+    match args.format {
+        RecallFormat::Context => print!("{}", result.to_context()),
+        RecallFormat::Json => print_json(&to_json(&result))?,
+        RecallFormat::Text => print_text(&result),
+    }
+    Ok(Found::when(!admitted))
+}
+
+/// The result as JSON for programs.
+pub fn to_json(result: &RecallResult) -> Value {
+    json!({
+        "policy": { "verdict": result.policy.verdict.as_str(), "reason": result.policy.reason.to_string(),
+                    "diagnosis": result.policy.diagnosis },
+        "retried": result.retried,
+        "records": result.records.iter().map(|r| json!({
+            "id": r.id.as_str(),
+            "score": r.score,
+            "verdict": r.verdict.as_str(),
+            "reason": r.reason.to_string(),
+            "name": r.memory.as_ref().map(|m| m.name.clone()),
+            "kind": r.memory.as_ref().map(|m| m.kind.as_str()),
+        })).collect::<Vec<_>>(),
+    })
+}
+
+fn print_text(result: &RecallResult) {
+    let style = Style::detect();
+    println!("{}", escape(&result.policy.to_string()));
+    let mut rows = Vec::new();
+    for r in &result.records {
+        let verdict = r.verdict.as_str();
+        let painted = match r.verdict {
+            Verdict::Used => style.good(verdict),
+            Verdict::Quarantined | Verdict::Rejected => style.bad(verdict),
+            _ => style.warn(verdict),
+        };
+        let name = r.memory.as_ref().map(|m| escape(&m.name).into_owned()).unwrap_or_default();
+        rows.push(vec![painted, r.id.to_string(), format!("{:.3}", r.score), escape(&r.reason.to_string()).into_owned(), name]);
+    }
+    print!("{}", table(&rows));
+}

@@ -1,0 +1,65 @@
+//! `dream rekey`: re-encrypt every record under a new key, then retire the old one.
+
+use std::path::PathBuf;
+
+use clap::Args;
+
+use super::context::Global;
+use super::{CliError, Found, Outcome};
+
+/// Environment variable holding the new key for `rekey` (base64 of 32 bytes).
+pub const NEW_KEY_ENV: &str = "DREAM_NEW_KEY";
+
+/// `dream --encrypt rekey [--new-key-file PATH]`.
+#[derive(Debug, Args)]
+pub struct RekeyArgs {
+    /// File holding the new key (32 raw bytes or base64); default: DREAM_NEW_KEY.
+    #[arg(long, value_name = "PATH")]
+    pub new_key_file: Option<PathBuf>,
+}
+
+/// Rotates the store's encryption key.
+#[cfg(feature = "encryption")]
+pub async fn rekey(global: &Global, args: RekeyArgs) -> Outcome {
+    use std::ops::ControlFlow;
+    use std::sync::Arc;
+
+    use dream_encrypted::{EncryptedStore, KeyRing};
+
+    use super::stores::keys;
+
+    if !global.encrypt {
+        return Err(CliError::usage("rekey needs --encrypt (the current key in DREAM_KEY or --key-file)"));
+    }
+    let config = global.file_config()?;
+    let inner = super::stores::open(&global.store_url(&config), global.redis_url_file.as_deref()).await?;
+    let (old_id, old) = keys::load(global.key_file.as_deref(), super::context::KEY_ENV)?;
+    let (new_id, new) = keys::load(args.new_key_file.as_deref(), NEW_KEY_ENV)?;
+    if old_id == new_id {
+        return Err(CliError::usage("the new key is the current key"));
+    }
+    let ring = KeyRing::new(old_id, old).with_key(new_id, new)?.with_active(new_id)?;
+    let store = Arc::new(EncryptedStore::new(inner, ring));
+    let bar = super::progress(0, "re-encrypting");
+    let done = store
+        .rotate(|p| {
+            bar.set_length(p.scanned);
+            bar.set_position(p.scanned);
+            ControlFlow::Continue(())
+        })
+        .await?;
+    bar.finish_and_clear();
+    store.drop_key(old_id).await?;
+    println!(
+        "re-encrypted {} records ({} already under the new key); key {old_id} retired, key {new_id} active",
+        done.reencrypted, done.already_current
+    );
+    println!("from now on use the new key (DREAM_KEY or --key-file)");
+    Ok(Found::Nothing)
+}
+
+/// Without the `encryption` feature, `rekey` is one clear error.
+#[cfg(not(feature = "encryption"))]
+pub async fn rekey(_: &Global, _: RekeyArgs) -> Outcome {
+    Err(CliError::usage("this dream was built without feature `encryption`; rebuild with --features encryption"))
+}

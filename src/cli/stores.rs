@@ -1,0 +1,202 @@
+//! Store URLs: `fs:PATH`, `sqlite:PATH`, `redis://…`; and the encryption layer.
+//! A backend this binary was built without is one clear error.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use dream_core::RecordStore;
+
+use super::CliError;
+
+/// Opens the store a URL names. `redis_url_file` supplies a Redis URL with its password.
+pub async fn open(url: &str, redis_url_file: Option<&Path>) -> Result<Arc<dyn RecordStore>, CliError> {
+    if let Some(path) = url.strip_prefix("fs:") {
+        return open_fs(path).await;
+    }
+    if let Some(path) = url.strip_prefix("sqlite:") {
+        return open_sqlite(path).await;
+    }
+    if url == "redis" || url.starts_with("redis://") || url.starts_with("rediss://") || url.starts_with("unix://") {
+        return open_redis(url, redis_url_file).await;
+    }
+    Err(CliError::usage(format!(
+        "unknown store {}: expected fs:PATH, sqlite:PATH or redis://host:port[/db][?prefix=P]",
+        super::output::escape(url)
+    )))
+}
+
+#[cfg(any(not(feature = "fs"), not(feature = "sqlite"), not(feature = "redis"), not(feature = "encryption")))]
+fn not_built(feature: &str) -> CliError {
+    CliError::usage(format!("this dream was built without feature `{feature}`; rebuild with --features {feature}"))
+}
+
+fn empty_path(path: &str) -> Result<(), CliError> {
+    if path.is_empty() { Err(CliError::usage("the store path is empty")) } else { Ok(()) }
+}
+
+#[cfg(feature = "fs")]
+async fn open_fs(path: &str) -> Result<Arc<dyn RecordStore>, CliError> {
+    empty_path(path)?;
+    Ok(Arc::new(dream_fs::FsStore::open(path).await?))
+}
+
+#[cfg(not(feature = "fs"))]
+async fn open_fs(_: &str) -> Result<Arc<dyn RecordStore>, CliError> {
+    Err(not_built("fs"))
+}
+
+#[cfg(feature = "sqlite")]
+async fn open_sqlite(path: &str) -> Result<Arc<dyn RecordStore>, CliError> {
+    empty_path(path)?;
+    Ok(Arc::new(dream_sqlite::SqliteStore::open(path).await?))
+}
+
+#[cfg(not(feature = "sqlite"))]
+async fn open_sqlite(_: &str) -> Result<Arc<dyn RecordStore>, CliError> {
+    Err(not_built("sqlite"))
+}
+
+/// Splits `?prefix=P` off a Redis URL.
+fn split_prefix(url: &str) -> Result<(&str, Option<&str>), CliError> {
+    let Some((base, query)) = url.split_once('?') else { return Ok((url, None)) };
+    let mut prefix = None;
+    for pair in query.split('&') {
+        match pair.split_once('=') {
+            Some(("prefix", value)) => prefix = Some(value),
+            _ => return Err(CliError::usage("a Redis store URL takes only the query parameter prefix=P")),
+        }
+    }
+    Ok((base, prefix))
+}
+
+/// Whether a URL's authority carries a password (`user:pass@` or `:pass@`).
+fn has_password(url: &str) -> bool {
+    let rest = url.split_once("://").map_or(url, |(_, rest)| rest);
+    let authority = rest.split('/').next().unwrap_or("");
+    authority.rsplit_once('@').is_some_and(|(userinfo, _)| userinfo.contains(':'))
+}
+
+#[cfg(feature = "redis")]
+async fn open_redis(url: &str, url_file: Option<&Path>) -> Result<Arc<dyn RecordStore>, CliError> {
+    Ok(Arc::new(open_redis_store(url, url_file).await?))
+}
+
+#[cfg(feature = "redis")]
+async fn open_redis_store(url: &str, url_file: Option<&Path>) -> Result<dream_redis::RedisStore, CliError> {
+    use dream_redis::{RedisConfig, RedisStore};
+    let (base, prefix) = split_prefix(url)?;
+    if has_password(base) {
+        return Err(CliError::usage(
+            "a password in --store would show in the process list: put the URL in DREAM_REDIS_URL or --redis-url-file and pass --store redis",
+        ));
+    }
+    let mut config = if base == "redis" {
+        match url_file {
+            Some(path) => RedisConfig::from_file(path).await?,
+            None => RedisConfig::from_env()?,
+        }
+    } else {
+        RedisConfig::from_url(base)?
+    };
+    if let Some(prefix) = prefix {
+        config = config.with_prefix(prefix)?;
+    }
+    Ok(RedisStore::open(config).await?)
+}
+
+#[cfg(not(feature = "redis"))]
+async fn open_redis(url: &str, _: Option<&Path>) -> Result<Arc<dyn RecordStore>, CliError> {
+    let _ = (split_prefix(url), has_password(url));
+    Err(not_built("redis"))
+}
+
+/// Wraps `store` in encryption with the key from `key_file` or DREAM_KEY.
+#[cfg(feature = "encryption")]
+pub fn encrypt(store: Arc<dyn RecordStore>, key_file: Option<&Path>) -> Result<Arc<dyn RecordStore>, CliError> {
+    let (id, material) = keys::load(key_file, super::context::KEY_ENV)?;
+    let ring = dream_encrypted::KeyRing::new(id, material);
+    Ok(Arc::new(dream_encrypted::EncryptedStore::new(store, ring)))
+}
+
+/// Without the `encryption` feature, `--encrypt` is one clear error.
+#[cfg(not(feature = "encryption"))]
+pub fn encrypt(_: Arc<dyn RecordStore>, _: Option<&Path>) -> Result<Arc<dyn RecordStore>, CliError> {
+    Err(not_built("encryption"))
+}
+
+/// Key loading for `--encrypt` and `rekey`.
+#[cfg(feature = "encryption")]
+pub mod keys {
+    use std::path::Path;
+
+    use dream_encrypted::{KeyId, KeyMaterial};
+    use sha2::{Digest, Sha256};
+
+    use crate::cli::CliError;
+
+    /// A key's id: the first four bytes of a hash of the key, so the same key
+    /// always gets the same id and two keys almost surely differ.
+    pub fn key_id(material: &KeyMaterial) -> KeyId {
+        let digest = Sha256::new().chain_update(b"dream key id v1\0").chain_update(material.to_base64().as_bytes()).finalize();
+        KeyId::new(u32::from_be_bytes([digest[0], digest[1], digest[2], digest[3]]))
+    }
+
+    /// Loads a key from `file` if given, else from the environment variable `var`.
+    pub fn load(file: Option<&Path>, var: &str) -> Result<(KeyId, KeyMaterial), CliError> {
+        let material = match file {
+            Some(path) => KeyMaterial::from_file(path)?,
+            None => KeyMaterial::from_env(var).map_err(|e| {
+                CliError::usage(format!("no encryption key: set {var} (base64 of 32 bytes) or pass --key-file ({e})"))
+            })?,
+        };
+        Ok((key_id(&material), material))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn finds_passwords_and_prefixes() {
+        assert!(has_password("redis://:secret@127.0.0.1:6379/0"));
+        assert!(has_password("redis://user:secret@host"));
+        assert!(!has_password("redis://user@host:6379"));
+        assert!(!has_password("redis://127.0.0.1:6379/2"));
+        assert_eq!(split_prefix("redis://h:1/2?prefix=team").unwrap(), ("redis://h:1/2", Some("team")));
+        assert!(split_prefix("redis://h?password=x").is_err());
+    }
+}
+
+/// Persistence checks for `doctor`: `(ok, line)` pairs; Redis without `appendonly` warns.
+#[cfg(feature = "redis")]
+pub async fn persistence_checks(url: &str, url_file: Option<&Path>) -> Vec<(bool, String)> {
+    if !(url == "redis" || url.starts_with("redis://") || url.starts_with("unix://")) {
+        return Vec::new();
+    }
+    let store = match open_redis_store(url, url_file).await {
+        Ok(store) => store,
+        Err(_) => return Vec::new(),
+    };
+    let mut checks = Vec::new();
+    match store.appendonly_enabled().await {
+        Ok(Some(true)) => checks.push((true, "redis: appendonly is on".to_owned())),
+        Ok(Some(false)) => checks.push((
+            false,
+            "redis: appendonly is off; a restart loses recent writes (Dream then refuses the wiped store by its epoch)".to_owned(),
+        )),
+        Ok(None) | Err(_) => checks.push((false, "redis: could not read the appendonly setting (CONFIG GET refused?)".to_owned())),
+    }
+    if let Ok(Some(policy)) = store.eviction_policy().await
+        && policy != "noeviction"
+    {
+        checks.push((false, format!("redis: maxmemory-policy is {policy}; evictions can drop records — use noeviction")));
+    }
+    checks
+}
+
+/// Without Redis there is nothing to check.
+#[cfg(not(feature = "redis"))]
+pub async fn persistence_checks(_: &str, _: Option<&Path>) -> Vec<(bool, String)> {
+    Vec::new()
+}

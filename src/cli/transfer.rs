@@ -1,0 +1,160 @@
+//! `import` and `export`: memories as JSONL, to move between backends
+//! (`dream --store fs:.dream export | dream --store sqlite:dream.db import -`).
+
+use std::io::Write as _;
+use std::path::PathBuf;
+
+use chrono::{DateTime, Utc};
+use clap::Args;
+use dream_core::{Memory, MemoryId, MemoryStatus, SessionId};
+use serde::Deserialize;
+use serde_json::{Map, Value};
+
+use super::context::Global;
+use super::memory::parse_kind;
+use super::output::{Style, escape};
+use super::{CliError, Found, Outcome, progress, read_input};
+
+/// `dream export [FILE]`.
+#[derive(Debug, Args)]
+pub struct ExportArgs {
+    /// Where to write (stdout when absent or -).
+    pub file: Option<PathBuf>,
+}
+
+/// Writes every memory of the scope as one JSON object per line.
+pub async fn export(global: &Global, args: ExportArgs) -> Outcome {
+    let dream = global.open().await?;
+    let memories = dream.list().await?;
+    let mut out: Box<dyn std::io::Write> = match &args.file {
+        Some(path) if path.as_os_str() != "-" => Box::new(std::io::BufWriter::new(
+            std::fs::File::create(path)
+                .map_err(|e| CliError::usage(format!("cannot write {}: {e}", escape(&path.display().to_string()))))?,
+        )),
+        _ => Box::new(std::io::BufWriter::new(std::io::stdout().lock())),
+    };
+    let bar = progress(memories.len() as u64, "export");
+    for memory in &memories {
+        serde_json::to_writer(&mut out, memory)?;
+        out.write_all(b"\n")?;
+        bar.inc(1);
+    }
+    out.flush()?;
+    bar.finish_and_clear();
+    eprintln!("exported {} memories", memories.len());
+    Ok(Found::Nothing)
+}
+
+/// `dream import FILE|-`.
+#[derive(Debug, Args)]
+pub struct ImportArgs {
+    /// JSONL of memories (- for stdin).
+    pub file: PathBuf,
+    /// Replace memories whose id already exists (the old ones go to the trash).
+    #[arg(long)]
+    pub replace: bool,
+}
+
+/// One imported line: the four required fields, everything else optional.
+#[derive(Debug, Deserialize)]
+struct ImportLine {
+    name: String,
+    description: String,
+    kind: String,
+    content: String,
+    id: Option<String>,
+    #[serde(default)]
+    tags: Vec<String>,
+    #[serde(default)]
+    status: Option<MemoryStatus>,
+    #[serde(default)]
+    supersedes: Vec<MemoryId>,
+    expires_at: Option<DateTime<Utc>>,
+    created_at: Option<DateTime<Utc>>,
+    updated_at: Option<DateTime<Utc>>,
+    #[serde(default)]
+    sources: Vec<SessionId>,
+    confidence: Option<f64>,
+    #[serde(default)]
+    pinned: bool,
+    #[serde(default)]
+    metadata: Map<String, Value>,
+}
+
+/// Parses JSONL into memories; any bad line fails the whole import, naming the line.
+pub fn parse_import(text: &str, now: DateTime<Utc>) -> Result<Vec<Memory>, CliError> {
+    let mut memories = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        if line.trim().is_empty() {
+            continue;
+        }
+        let at = |e: String| CliError::usage(format!("line {}: {e}; nothing was imported", i + 1));
+        let parsed: ImportLine = serde_json::from_str(line).map_err(|e| at(e.to_string()))?;
+        let id = match parsed.id {
+            Some(id) => MemoryId::new(id).map_err(|e| at(e.to_string()))?,
+            None => MemoryId::time_ordered(now),
+        };
+        let kind = parse_kind(&parsed.kind).map_err(|e| at(e.to_string()))?;
+        let mut memory = Memory::new(id, kind, parsed.name, parsed.description, parsed.content, now);
+        memory.tags = parsed.tags;
+        memory.status = parsed.status.unwrap_or_default();
+        memory.supersedes = parsed.supersedes;
+        memory.expires_at = parsed.expires_at;
+        memory.created_at = parsed.created_at.unwrap_or(now);
+        memory.updated_at = parsed.updated_at.unwrap_or(memory.created_at);
+        memory.sources = parsed.sources;
+        memory.confidence = parsed.confidence.unwrap_or(1.0);
+        memory.pinned = parsed.pinned;
+        memory.metadata = parsed.metadata;
+        memories.push(memory);
+    }
+    Ok(memories)
+}
+
+/// Imports memories through the write gate.
+pub async fn import(global: &Global, args: ImportArgs) -> Outcome {
+    let memories = parse_import(&read_input(Some(&args.file))?, Utc::now())?;
+    let dream = global.open().await?;
+    let mut existing = Vec::new();
+    for memory in &memories {
+        if dream.get(&memory.id).await?.is_some() {
+            existing.push(memory.id.clone());
+        }
+    }
+    if !existing.is_empty() && !args.replace {
+        return Err(CliError::usage(format!(
+            "{} memories already exist (first: {}); pass --replace to replace them; nothing was imported",
+            existing.len(),
+            existing[0]
+        )));
+    }
+    for id in &existing {
+        dream.forget(id).await?;
+    }
+    let bar = progress(memories.len() as u64, "import");
+    let (pinned, unpinned): (Vec<Memory>, Vec<Memory>) = memories.into_iter().partition(|m| m.pinned);
+    let (mut imported, mut quarantined, mut rejected) = (0, Vec::new(), Vec::new());
+    for (batch, pin) in [(pinned, true), (unpinned, false)] {
+        let mut batch = batch.into_iter().peekable();
+        while batch.peek().is_some() {
+            let chunk: Vec<Memory> = batch.by_ref().take(dream_engine::MAX_IMPORT).collect();
+            let ids: Vec<MemoryId> = chunk.iter().map(|m| m.id.clone()).collect();
+            let count = chunk.len() as u64;
+            let report = dream.import(chunk, pin).await?;
+            imported += report.imported.len();
+            quarantined.extend(report.quarantined);
+            rejected.extend(report.rejected.into_iter().map(|(i, reason)| (ids[i].clone(), reason)));
+            bar.inc(count);
+        }
+    }
+    bar.finish_and_clear();
+    let style = Style::detect();
+    println!("imported {imported}");
+    for entry in &quarantined {
+        println!("{} {}", style.bad("quarantined"), escape(entry));
+    }
+    for (id, reason) in &rejected {
+        println!("{} {id}: {}", style.bad("rejected"), escape(reason));
+    }
+    Ok(Found::when(!quarantined.is_empty() || !rejected.is_empty()))
+}
