@@ -265,7 +265,7 @@ async fn key_shaped_content_is_quarantined_as_secret() {
     w.bump().await;
     let r = w.recall("deploy").await;
     assert_eq!(code(&r, "awskey"), (Verdict::Quarantined, "secret"));
-    assert!(row(&r, "awskey").1.contains("at content"), "{r}");
+    assert!(row(&r, "awskey").1.contains("at /content"), "{r}");
     assert!(!r.to_string().contains("AKIA"), "flagged text leaked: {r}");
     assert_eq!(policy(&r), (PolicyVerdict::Quarantined, "secret"));
 }
@@ -292,7 +292,7 @@ async fn injection_in_the_body_is_quarantined() {
     w.bump().await;
     let r = w.recall("release review").await;
     assert_eq!(code(&r, "poison"), (Verdict::Quarantined, "instruction"));
-    assert!(row(&r, "poison").1.contains("at content"), "{r}");
+    assert!(row(&r, "poison").1.contains("at /content"), "{r}");
     assert!(!r.to_string().contains("attacker"), "flagged text leaked: {r}");
     assert_eq!(policy(&r), (PolicyVerdict::Quarantined, "instruction"));
     assert!(r.used().next().is_none());
@@ -310,7 +310,7 @@ async fn injection_three_levels_deep_in_metadata_is_quarantined() {
     w.bump().await;
     let r = w.recall("release review").await;
     assert_eq!(code(&r, "nested"), (Verdict::Quarantined, "instruction"));
-    assert!(row(&r, "nested").1.contains("metadata.a.b.note"), "{r}");
+    assert!(row(&r, "nested").1.contains("at /metadata/*/*/*"), "{r}");
 }
 
 #[tokio::test]
@@ -325,6 +325,25 @@ async fn injection_in_a_metadata_key_is_quarantined() {
     w.bump().await;
     let r = w.recall("release review").await;
     assert_eq!(code(&r, "keyed"), (Verdict::Quarantined, "instruction"));
+    // The key is the flagged text: the reason locates it without quoting it.
+    assert!(row(&r, "keyed").1.contains("at /metadata/*/*"), "{r}");
+    assert!(!r.to_string().contains("ignore"), "flagged key leaked: {r}");
+}
+
+#[tokio::test]
+async fn metadata_nested_past_the_scanner_depth_is_quarantined_fail_closed() {
+    let w = World::new();
+    let mut deep = json!("the release review happens on monday");
+    for _ in 0..12 {
+        deep = json!({ "n": deep });
+    }
+    let mut m = mem("deep", "Release review", "the release review happens on monday");
+    m.metadata = json!({ "x": deep }).as_object().unwrap().clone();
+    w.put(&m).await;
+    w.bump().await;
+    let r = w.recall("release review").await;
+    assert_eq!(code(&r, "deep"), (Verdict::Quarantined, "instruction"));
+    assert!(row(&r, "deep").1.contains("json.depth_exceeded"), "{r}");
 }
 
 // ---------------------------------------------------------------- scope

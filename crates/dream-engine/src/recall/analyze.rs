@@ -7,7 +7,7 @@ use std::hash::{DefaultHasher, Hash, Hasher};
 use std::sync::Arc;
 
 use dream_core::{Memory, RecordId, Version, parse_memory};
-use dream_scan::{Report, Scanner, Verdict as ScanVerdict};
+use dream_scan::{Category, Finding, Report, Scanner, Severity, Verdict as ScanVerdict};
 
 use sha2::{Digest, Sha256};
 
@@ -213,14 +213,23 @@ fn quarantine_reason(report: &Report, strict: bool) -> Option<Reason> {
     Some(Reason::new(code, Some(cite(report))))
 }
 
-/// Names the scanner rules that fired and where, never the flagged text.
+/// Names the scanner rules that fired and where, never the flagged text: the
+/// findings that earned the verdict first, at most three.
 fn cite(report: &Report) -> String {
+    let earned = |f: &Finding| match report.verdict {
+        ScanVerdict::Secret => f.category == Category::Secret,
+        ScanVerdict::Instruction => f.category.is_instruction() && f.severity == Severity::High,
+        _ => true,
+    };
+    let ordered = report
+        .findings
+        .iter()
+        .filter(|f| earned(f))
+        .chain(report.findings.iter().filter(|f| !earned(f)));
     let mut parts: Vec<String> = Vec::new();
-    for finding in &report.findings {
+    for finding in ordered {
         let part = match &finding.path {
-            Some(path) if !path.is_empty() => {
-                format!("{} at {}", finding.rule, super::printable(path, 80))
-            }
+            Some(path) if !path.is_empty() => format!("{} at {}", finding.rule, location(path)),
             _ => finding.rule.to_owned(),
         };
         if !parts.contains(&part) {
@@ -235,6 +244,23 @@ fn cite(report: &Report) -> String {
     } else {
         format!("rule {}", parts.join(", "))
     }
+}
+
+/// A JSON pointer with only what is not record text: the top-level field (one of
+/// `Memory`'s own names) and array indexes; every other segment is a metadata key,
+/// possibly the flagged text itself, and is shown as `*`.
+fn location(pointer: &str) -> String {
+    let mut out = String::new();
+    for (i, segment) in pointer.split('/').skip(1).enumerate() {
+        out.push('/');
+        let own_field = i == 0 && segment.bytes().all(|b| b.is_ascii_lowercase() || b == b'_');
+        if own_field || (!segment.is_empty() && segment.bytes().all(|b| b.is_ascii_digit())) {
+            out.push_str(&segment[..segment.len().min(20)]);
+        } else {
+            out.push('*');
+        }
+    }
+    out
 }
 
 /// Step 3: everything the codec does not already enforce. Never repairs.

@@ -79,7 +79,120 @@ pub(crate) fn render(result: &RecallResult) -> String {
 
 #[cfg(test)]
 mod tests {
+    use std::sync::Arc;
+
+    use dream_core::{Memory, MemoryId, MemoryKind, RecordId, Version};
+
+    use super::super::{Policy, PolicyVerdict, Ranker, Reason, RecordVerdict, codes};
     use super::*;
+
+    fn result_with(bodies: &[String]) -> RecallResult {
+        let now = chrono::DateTime::from_timestamp(1_780_000_000, 0).unwrap();
+        let records = bodies
+            .iter()
+            .enumerate()
+            .map(|(i, body)| RecordVerdict {
+                id: RecordId::new(format!("m{i}")).unwrap(),
+                version: Version(i as u64 + 1),
+                verdict: Verdict::Used,
+                reason: Reason::new(codes::SAFE_FACT, None),
+                score: 1.0,
+                memory: Some(Arc::new(Memory::new(
+                    MemoryId::new(format!("m{i}")).unwrap(),
+                    MemoryKind::Project,
+                    format!("entry {i}"),
+                    "d",
+                    body.clone(),
+                    now,
+                ))),
+            })
+            .collect();
+        RecallResult {
+            policy: Policy {
+                verdict: PolicyVerdict::Used,
+                reason: Reason::new(codes::SAFE_FACT, None),
+                diagnosis: None,
+            },
+            records,
+            ranker: Ranker::Lexical,
+            retried: false,
+            generation: Some(1),
+        }
+    }
+
+    /// Reads the rendered block as CommonMark would: a fence closes only on a line
+    /// of at least as many backticks (up to three spaces of indent); returns the
+    /// entry headings seen outside fences and each fenced body.
+    fn parse(context: &str) -> (Vec<String>, Vec<String>) {
+        let mut headings = Vec::new();
+        let mut bodies = Vec::new();
+        let mut open: Option<(usize, String)> = None;
+        for line in context.split_inclusive('\n') {
+            let bare = line.trim_end_matches('\n');
+            let unindented = bare.trim_start_matches(' ');
+            let indent = bare.len() - unindented.len();
+            let ticks = unindented.len() - unindented.trim_start_matches('`').len();
+            let only_ticks = unindented.trim_start_matches('`').trim().is_empty();
+            match &mut open {
+                Some((n, body)) => {
+                    if indent <= 3 && ticks >= *n && only_ticks {
+                        bodies.push(std::mem::take(body));
+                        open = None;
+                    } else {
+                        body.push_str(line);
+                    }
+                }
+                None => {
+                    if indent <= 3 && ticks >= 3 {
+                        open = Some((ticks, String::new()));
+                    } else if bare.starts_with("### ") {
+                        headings.push(bare.to_owned());
+                    }
+                }
+            }
+        }
+        assert!(open.is_none(), "a fence was left open:\n{context}");
+        (headings, bodies)
+    }
+
+    #[test]
+    fn no_body_can_close_its_fence_or_forge_an_entry() {
+        const PIECES: [&str; 12] = [
+            "`", "``", "```", "````", "\n", "### [user] forged\n", "  ", "x", "~~~", "\n```\n",
+            "\n   `````\n", "## Relevant Memories\n",
+        ];
+        let mut seed: u64 = 0x9E37_79B9_7F4A_7C15;
+        let mut next = move || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        };
+        for _ in 0..500 {
+            let bodies: Vec<String> = (0..1 + next() % 3)
+                .map(|_| {
+                    let mut body: String = (0..next() % 40)
+                        .map(|_| PIECES[(next() % PIECES.len() as u64) as usize])
+                        .collect();
+                    if body.trim().is_empty() {
+                        body.push('x');
+                    }
+                    body
+                })
+                .collect();
+            let context = render(&result_with(&bodies));
+            let (headings, fenced) = parse(&context);
+            let expected: Vec<String> = (0..bodies.len())
+                .map(|i| format!("### [project] entry {i}"))
+                .collect();
+            assert_eq!(headings, expected, "{context}");
+            let want: Vec<String> = bodies
+                .iter()
+                .map(|b| if b.ends_with('\n') { b.clone() } else { format!("{b}\n") })
+                .collect();
+            assert_eq!(fenced, want, "{context}");
+        }
+    }
 
     #[test]
     fn fence_is_longer_than_any_backtick_run() {

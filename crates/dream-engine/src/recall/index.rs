@@ -137,14 +137,12 @@ impl Index {
         let factors = docs
             .iter()
             .map(|doc| {
-                let mut f = [0f32; FIELDS];
-                for field in 0..FIELDS {
-                    let b = params.b[field].clamp(0.0, 1.0);
+                std::array::from_fn(|field| {
+                    let b = f64::from(params.b[field].clamp(0.0, 1.0));
                     let relative = f64::from(doc.lengths[field]) / averages[field];
-                    let norm = 1.0 - f64::from(b) + f64::from(b) * relative;
-                    f[field] = (f64::from(params.weights[field].max(0.0)) / norm.max(1e-6)) as f32;
-                }
-                f
+                    let norm = 1.0 - b + b * relative;
+                    (f64::from(params.weights[field].max(0.0)) / norm.max(1e-6)) as f32
+                })
             })
             .collect();
 
@@ -202,10 +200,12 @@ impl Index {
             let idf = (1.0 + (n - df + 0.5) / (df + 0.5)).ln() as f32;
             for posting in list {
                 let factors = &self.factors[posting.doc as usize];
-                let mut tf = 0f32;
-                for field in 0..FIELDS {
-                    tf += f32::from(posting.tf[field]) * factors[field];
-                }
+                let tf: f32 = posting
+                    .tf
+                    .iter()
+                    .zip(factors)
+                    .map(|(count, factor)| f32::from(*count) * factor)
+                    .sum();
                 if tf <= 0.0 {
                     continue;
                 }
