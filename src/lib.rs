@@ -5,6 +5,7 @@
 
 pub use dream_core as core;
 pub use dream_core::*;
+pub use dream_engine as engine;
 pub use dream_scan as scan;
 
 #[cfg(feature = "conformance")]
