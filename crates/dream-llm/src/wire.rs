@@ -387,6 +387,99 @@ mod tests {
         assert!(shown.contains("[redacted]"));
     }
 
+    fn req(json: bool, system: &str, temperature: f32, max_tokens: u32) -> CompletionRequest {
+        CompletionRequest {
+            system: system.to_owned(),
+            user: "data".to_owned(),
+            json,
+            max_tokens,
+            temperature,
+        }
+    }
+
+    #[test]
+    fn bad_requests_are_refused_before_sending() {
+        let ok = req(false, "s", 0.7, 10);
+        assert!(check_request(Provider::OpenAi, &ok).is_ok());
+        assert!(check_request(Provider::OpenAi, &req(false, "s", 1.5, 10)).is_ok());
+        for (provider, bad) in [
+            (Provider::OpenAi, req(false, "s", 0.5, 0)),
+            (Provider::OpenAi, req(false, "s", f32::NAN, 10)),
+            (Provider::OpenAi, req(false, "s", -0.1, 10)),
+            (Provider::OpenAi, req(false, "s", 2.5, 10)),
+            (Provider::Anthropic, req(false, "s", 1.5, 10)),
+            (
+                Provider::OpenAiCompatible,
+                CompletionRequest {
+                    user: String::new(),
+                    ..ok.clone()
+                },
+            ),
+        ] {
+            assert!(
+                matches!(
+                    check_request(provider, &bad),
+                    Err(ModelError::InvalidRequest(_))
+                ),
+                "{provider:?} {bad:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn an_empty_system_text_sends_no_system_message() {
+        let body = request_body(Provider::OpenAiCompatible, "m", &req(false, "", 0.0, 5));
+        assert_eq!(
+            body["messages"],
+            json!([{"role": "user", "content": "data"}])
+        );
+        let body = request_body(Provider::Anthropic, "m", &req(false, "", 0.0, 5));
+        assert!(body.get("system").is_none(), "{body}");
+        // JSON mode alone still brings the instruction.
+        let body = request_body(Provider::Anthropic, "m", &req(true, "", 0.0, 5));
+        assert_eq!(body["system"], JSON_INSTRUCTION);
+    }
+
+    #[test]
+    fn refusals_and_empty_answers_are_typed_errors() {
+        let refusal = br#"{"id":"c","object":"chat.completion","model":"gpt-4o","choices":[{"index":0,"message":{"role":"assistant","content":null,"refusal":"I can't help with that."},"finish_reason":"stop"}]}"#;
+        assert_eq!(
+            parse_answer(Provider::OpenAi, "gpt-4o", refusal),
+            Err(ModelError::InvalidResponse(
+                "the model refused to answer".to_owned()
+            ))
+        );
+        let no_choice = br#"{"id":"c","object":"chat.completion","model":"gpt-4o","choices":[]}"#;
+        assert!(parse_answer(Provider::OpenAi, "gpt-4o", no_choice).is_err());
+        let anthropic_refusal = br#"{"id":"m","type":"message","role":"assistant","model":"claude","content":[],"stop_reason":"refusal","usage":{"input_tokens":1,"output_tokens":0}}"#;
+        assert_eq!(
+            parse_answer(Provider::Anthropic, "claude", anthropic_refusal),
+            Err(ModelError::InvalidResponse(
+                "the model refused to answer".to_owned()
+            ))
+        );
+        let only_thinking = br#"{"id":"m","type":"message","role":"assistant","model":"claude","content":[{"type":"thinking","thinking":"hm","signature":"x"}],"stop_reason":"end_turn","usage":{"input_tokens":1,"output_tokens":1}}"#;
+        assert!(parse_answer(Provider::Anthropic, "claude", only_thinking).is_err());
+    }
+
+    #[test]
+    fn shape_errors_do_not_quote_the_body() {
+        let body = br#"{"choices": "SECRET-VALUE-FROM-BODY"}"#;
+        let err = parse_answer(Provider::OpenAi, "m", body).unwrap_err();
+        assert!(!err.to_string().contains("SECRET"), "{err}");
+    }
+
+    #[test]
+    fn an_insane_reported_model_name_is_replaced() {
+        let body = br#"{"choices":[{"message":{"content":"x"},"finish_reason":"stop"}],"model":"evil\u001b[31m"}"#;
+        assert_eq!(
+            parse_answer(Provider::OpenAiCompatible, "mine", body)
+                .unwrap()
+                .model,
+            "mine"
+        );
+    }
+
     #[test]
     fn error_shapes() {
         assert_eq!(
