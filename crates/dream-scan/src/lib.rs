@@ -1,1 +1,761 @@
 //! Dream's injection and secret scanner: pure, no I/O.
+//!
+//! Every string that enters or leaves Dream's memory goes through a [`Scanner`]:
+//! transcripts before consolidation, the memories a model proposes before they are
+//! written, and recalled records before they are used.
+//!
+//! # How a text is scanned
+//!
+//! 1. **Normalise once** (NFKC letters with accents folded, zero-width and bidi
+//!    controls removed, Latin/Cyrillic/Greek look-alikes folded, lower case, spaced-out
+//!    letters joined, leetspeak read as letters, Unicode tag characters decoded).
+//!    Every byte of the normalised text maps back to the original, so findings carry
+//!    byte spans of the ORIGINAL text.
+//! 2. **One multi-pattern pass**: a single Aho-Corasick automaton holds every rule's
+//!    trigger literals ([`literals`]). Only the rules whose literals occur are
+//!    confirmed, each with its own regex, and only in a window around the hits.
+//!    Instruction rules read the normalised text; secret rules read the original
+//!    (where case and digits matter).
+//! 3. **Personal data** (e-mail, phone, payment cards with a valid Luhn checksum).
+//! 4. **Encoded payloads** (base64, hex, URL escapes, HTML entities, `\x`/`\u`
+//!    escapes) are decoded — at most [`MAX_DECODE_DEPTH`] levels deep, at most
+//!    256 KiB per candidate and 1 MiB per scan — and the decoded text is scanned
+//!    again. What the decoded text contains is reported at the encoded span.
+//!
+//! # Verdict
+//!
+//! [`Verdict`] is derived from the findings, most severe first:
+//!
+//! | findings | verdict |
+//! |---|---|
+//! | any [`Category::Secret`] | [`Verdict::Secret`] |
+//! | else any [`Severity::High`] finding of an instruction-type category (every category except `Secret` and `PersonalData`; `DepthExceeded` counts: what cannot be inspected fails closed) | [`Verdict::Instruction`] |
+//! | else any finding (medium/low, or personal data) | [`Verdict::Suspicious`] |
+//! | none | [`Verdict::Clean`] |
+//!
+//! # Modes
+//!
+//! [`Mode::Transcript`] scans untrusted ingest (session transcripts, fetched
+//! content). [`Mode::Memory`] scans authored memory (what a model proposes to store,
+//! what recall hands back). They differ in one respect, following the curator's
+//! vault/wiki split: LLM-vocabulary markers — chat-template tokens (`<|im_start|>`,
+//! `[INST]`, `<<SYS>>`, `<start_of_turn>`), bare role tags (`<system>`,
+//! `</document>`), `\n\nHuman:`/`Assistant:` turns, fake assistant turns and
+//! `"role": "system"` JSON — are findings in transcripts only. Authored memory may
+//! legitimately *talk about* LLM formats ("the user fine-tunes on ChatML with
+//! `<|im_start|>`"). Everything else — including fake frame tags (`</session_…>`,
+//! `<memory…>`), fake end-of-content markers and `SYSTEM:` headers followed by a
+//! directive — is a finding in both modes.
+//!
+//! # Budgets
+//!
+//! Scanning is linear in the input: normalisation and the literal pass are single
+//! sweeps, each rule's regex runs over merged windows (so at most once over any byte),
+//! decoding is bounded as above and JSON nesting is capped (default
+//! [`DEFAULT_MAX_JSON_DEPTH`]; deeper containers are a [`Category::DepthExceeded`]
+//! finding and are not descended into). A report lists at most [`MAX_FINDINGS`]
+//! findings (the most severe kept); the verdict always reflects all of them.
+
+use std::borrow::Cow;
+use std::collections::HashMap;
+use std::fmt;
+use std::ops::Range;
+use std::sync::LazyLock;
+
+use aho_corasick::{AhoCorasick, MatchKind};
+use regex_automata::Input;
+use regex_automata::meta::Regex;
+use serde::{Deserialize, Serialize};
+
+mod encoded;
+mod normalize;
+mod pattern;
+mod pii;
+mod rules;
+mod secrets;
+
+/// Deepest chain of nested encodings that is decoded (`base64(base64(…))`).
+pub const MAX_DECODE_DEPTH: usize = 4;
+/// Default cap on JSON container nesting for [`Scanner::scan_json`].
+pub const DEFAULT_MAX_JSON_DEPTH: usize = 8;
+/// Most findings a report lists.
+pub const MAX_FINDINGS: usize = 256;
+/// Total bytes decoded from encoded payloads in one scan.
+const DECODE_BUDGET: usize = 1024 * 1024;
+/// Bytes of normalised text searched on each side of a trigger literal.
+const NORM_RADIUS: usize = 400;
+
+/// What kind of text is scanned; see the crate documentation for the difference.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Mode {
+    /// Untrusted ingest: session transcripts, fetched content (the curator's vault mode).
+    Transcript,
+    /// Authored memory: proposed and recalled memories (the curator's wiki mode).
+    Memory,
+}
+
+/// The overall judgement of a text, ordered by severity.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Verdict {
+    /// Nothing found.
+    Clean,
+    /// Weak signals or personal data only.
+    Suspicious,
+    /// Instruction-shaped content: quarantine, never follow.
+    Instruction,
+    /// A credential or key: redact, never store or send.
+    Secret,
+}
+
+/// What a finding is about.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Category {
+    /// "Ignore previous instructions", "new instructions:", rule rewrites.
+    InstructionOverride,
+    /// Role or persona hijack, jailbreak personas (DAN, developer mode).
+    PersonaHijack,
+    /// Attempts to make the model reveal its system prompt or instructions.
+    PromptExtraction,
+    /// Sending data out: to URLs, addresses, markdown images or links.
+    Exfiltration,
+    /// Tool, shell or code execution directives.
+    ToolExecution,
+    /// Requests to persist instructions into memory.
+    MemoryPersistence,
+    /// Chat-template tokens, fake frame tags, fake end markers, fake system headers.
+    DelimiterInjection,
+    /// Script, event handlers and other HTML that executes when rendered.
+    HtmlInjection,
+    /// An encoded payload whose decoded text is itself a finding.
+    EncodedPayload,
+    /// Credentials, keys and tokens.
+    Secret,
+    /// E-mail addresses, phone numbers, payment cards (milder).
+    PersonalData,
+    /// JSON nested deeper than the scanner inspects (fails closed).
+    DepthExceeded,
+}
+
+impl Category {
+    /// Whether findings of this category can make a text an [`Verdict::Instruction`].
+    pub fn is_instruction(self) -> bool {
+        !matches!(self, Category::Secret | Category::PersonalData)
+    }
+
+    /// The serialised (snake_case) name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Category::InstructionOverride => "instruction_override",
+            Category::PersonaHijack => "persona_hijack",
+            Category::PromptExtraction => "prompt_extraction",
+            Category::Exfiltration => "exfiltration",
+            Category::ToolExecution => "tool_execution",
+            Category::MemoryPersistence => "memory_persistence",
+            Category::DelimiterInjection => "delimiter_injection",
+            Category::HtmlInjection => "html_injection",
+            Category::EncodedPayload => "encoded_payload",
+            Category::Secret => "secret",
+            Category::PersonalData => "personal_data",
+            Category::DepthExceeded => "depth_exceeded",
+        }
+    }
+}
+
+/// How strong a finding is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Severity {
+    /// Worth a note.
+    Low,
+    /// Suspicious on its own.
+    Medium,
+    /// Clear attack or secret.
+    High,
+}
+
+impl Severity {
+    /// The serialised (lowercase) name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Severity::Low => "low",
+            Severity::Medium => "medium",
+            Severity::High => "high",
+        }
+    }
+}
+
+impl Verdict {
+    /// The serialised (lowercase) name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Verdict::Clean => "clean",
+            Verdict::Suspicious => "suspicious",
+            Verdict::Instruction => "instruction",
+            Verdict::Secret => "secret",
+        }
+    }
+
+    /// The verdict a set of findings earns (see the crate documentation).
+    pub fn of(findings: &[Finding]) -> Verdict {
+        let mut v = Verdict::Clean;
+        for f in findings {
+            let this = if f.category == Category::Secret {
+                Verdict::Secret
+            } else if f.category.is_instruction() && f.severity == Severity::High {
+                Verdict::Instruction
+            } else {
+                Verdict::Suspicious
+            };
+            v = v.max(this);
+        }
+        v
+    }
+}
+
+impl fmt::Display for Verdict {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl fmt::Display for Category {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl fmt::Display for Severity {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// One thing the scanner found.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize)]
+pub struct Finding {
+    /// What it is about.
+    pub category: Category,
+    /// Stable rule id, e.g. `override.en.ignore_prior` or `aws_access_key_id`.
+    pub rule: &'static str,
+    /// How strong it is.
+    pub severity: Severity,
+    /// Byte span in the original text (for [`Scanner::scan_json`]: in the string at
+    /// `path`). `None` for a finding in a JSON object key (the key of the member at
+    /// `path`) and for [`Category::DepthExceeded`].
+    pub span: Option<Range<usize>>,
+    /// JSON pointer of the string, member or container, for [`Scanner::scan_json`].
+    pub path: Option<String>,
+}
+
+/// The result of a scan.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Report {
+    /// The overall judgement.
+    pub verdict: Verdict,
+    /// What was found: text scans in order of position, JSON scans in document order.
+    pub findings: Vec<Finding>,
+}
+
+impl Report {
+    /// Whether nothing was found.
+    pub fn is_clean(&self) -> bool {
+        self.verdict == Verdict::Clean
+    }
+
+    /// The strongest finding's severity, if any.
+    pub fn max_severity(&self) -> Option<Severity> {
+        self.findings.iter().map(|f| f.severity).max()
+    }
+
+    fn from_findings(mut findings: Vec<Finding>) -> Report {
+        let verdict = Verdict::of(&findings);
+        if findings.len() > MAX_FINDINGS {
+            // Keep the most severe, then restore document order.
+            let mut indexed: Vec<(usize, Finding)> = findings.into_iter().enumerate().collect();
+            indexed.sort_by_key(|(i, f)| {
+                (
+                    std::cmp::Reverse((Verdict::of(std::slice::from_ref(f)), f.severity)),
+                    *i,
+                )
+            });
+            indexed.truncate(MAX_FINDINGS);
+            indexed.sort_by_key(|(i, _)| *i);
+            findings = indexed.into_iter().map(|(_, f)| f).collect();
+        }
+        Report { verdict, findings }
+    }
+}
+
+// ---------------------------------------------------------------- compiled rules
+
+#[derive(Clone, Copy, Debug)]
+enum Target {
+    Norm(u16),
+    Secret(u16),
+    Pem,
+}
+
+struct Compiled {
+    ac: AhoCorasick,
+    literals: Vec<String>,
+    targets: Vec<Vec<Target>>,
+    norm: Vec<(rules::NormRule, Regex)>,
+    secret: Vec<(secrets::SecretRule, Regex)>,
+}
+
+static COMPILED: LazyLock<Compiled> = LazyLock::new(Compiled::build);
+
+impl Compiled {
+    fn build() -> Compiled {
+        let mut literals: Vec<String> = Vec::new();
+        let mut index: HashMap<String, usize> = HashMap::new();
+        let mut targets: Vec<Vec<Target>> = Vec::new();
+        let mut add = |lit: String, t: Target| {
+            let i = *index.entry(lit.clone()).or_insert_with(|| {
+                literals.push(lit);
+                targets.push(Vec::new());
+                literals.len() - 1
+            });
+            targets[i].push(t);
+        };
+        let norm: Vec<(rules::NormRule, Regex)> = rules::norm_rules()
+            .into_iter()
+            .map(|r| {
+                let re = Regex::new(&r.regex).unwrap_or_else(|e| panic!("rule {}: {e}", r.id));
+                (r, re)
+            })
+            .collect();
+        for (i, (r, _)) in norm.iter().enumerate() {
+            for a in &r.anchors {
+                add(a.clone(), Target::Norm(i as u16));
+            }
+        }
+        let secret: Vec<(secrets::SecretRule, Regex)> = secrets::secret_rules()
+            .into_iter()
+            .map(|r| {
+                let re = Regex::new(r.regex).unwrap_or_else(|e| panic!("rule {}: {e}", r.id));
+                (r, re)
+            })
+            .collect();
+        for (i, (r, _)) in secret.iter().enumerate() {
+            for a in r.anchors {
+                add(normalize::normalize_literal(a), Target::Secret(i as u16));
+            }
+        }
+        add(normalize::normalize_literal("-----BEGIN"), Target::Pem);
+        let ac = AhoCorasick::builder()
+            .match_kind(MatchKind::Standard)
+            .build(&literals)
+            .expect("the literal set builds");
+        Compiled {
+            ac,
+            literals,
+            targets,
+            norm,
+            secret,
+        }
+    }
+}
+
+/// The scanner's trigger literals (normalised), as its single Aho-Corasick pass
+/// uses them. Exposed for benchmarks that compare against a bare pass.
+pub fn literals() -> &'static [String] {
+    &COMPILED.literals
+}
+
+// ---------------------------------------------------------------- the scanner
+
+/// The scanner. Cheap to create, clone and share: the rules are compiled once per
+/// process.
+#[derive(Clone, Debug)]
+pub struct Scanner {
+    mode: Mode,
+    max_json_depth: usize,
+}
+
+struct Ctx {
+    mode_bit: u8,
+    secrets_only: bool,
+    budget: usize,
+    limit_reported: bool,
+}
+
+impl Scanner {
+    /// A scanner for `mode`.
+    pub fn new(mode: Mode) -> Self {
+        LazyLock::force(&COMPILED);
+        Scanner {
+            mode,
+            max_json_depth: DEFAULT_MAX_JSON_DEPTH,
+        }
+    }
+
+    /// The same scanner with a different JSON nesting cap.
+    pub fn with_max_json_depth(mut self, depth: usize) -> Self {
+        self.max_json_depth = depth;
+        self
+    }
+
+    /// The mode this scanner scans in.
+    pub fn mode(&self) -> Mode {
+        self.mode
+    }
+
+    fn ctx(&self, secrets_only: bool) -> Ctx {
+        Ctx {
+            mode_bit: match self.mode {
+                Mode::Transcript => rules::TRANSCRIPT,
+                Mode::Memory => rules::MEMORY,
+            },
+            secrets_only,
+            budget: DECODE_BUDGET,
+            limit_reported: false,
+        }
+    }
+
+    /// Scans a text.
+    pub fn scan(&self, text: &str) -> Report {
+        let mut ctx = self.ctx(false);
+        Report::from_findings(self.findings(text, &mut ctx))
+    }
+
+    /// Scans a text for secrets only (the other categories are not looked for).
+    pub fn scan_secrets(&self, text: &str) -> Report {
+        let mut ctx = self.ctx(true);
+        Report::from_findings(self.findings(text, &mut ctx))
+    }
+
+    /// Scans every string and every object key of a JSON value, at every depth up to
+    /// the nesting cap; findings carry the JSON pointer of where they are.
+    pub fn scan_json(&self, value: &serde_json::Value) -> Report {
+        use serde_json::Value;
+        let mut ctx = self.ctx(false);
+        let mut out: Vec<Finding> = Vec::new();
+        let mut stack: Vec<(&Value, String, usize)> = vec![(value, String::new(), 0)];
+        while let Some((v, ptr, depth)) = stack.pop() {
+            match v {
+                Value::String(s) => {
+                    for f in self.findings(s, &mut ctx) {
+                        out.push(Finding {
+                            path: Some(ptr.clone()),
+                            ..f
+                        });
+                    }
+                }
+                Value::Array(_) | Value::Object(_) if depth + 1 > self.max_json_depth => {
+                    out.push(Finding {
+                        category: Category::DepthExceeded,
+                        rule: "json.depth_exceeded",
+                        severity: Severity::High,
+                        span: None,
+                        path: Some(ptr),
+                    });
+                }
+                Value::Array(items) => {
+                    for (i, item) in items.iter().enumerate().rev() {
+                        stack.push((item, format!("{ptr}/{i}"), depth + 1));
+                    }
+                }
+                Value::Object(map) => {
+                    let mut members = Vec::with_capacity(map.len());
+                    for (k, item) in map {
+                        let child = format!("{ptr}/{}", k.replace('~', "~0").replace('/', "~1"));
+                        for f in self.findings(k, &mut ctx) {
+                            members.push(Finding {
+                                span: None,
+                                path: Some(child.clone()),
+                                ..f
+                            });
+                        }
+                        if let (Value::String(s), Some((rule, check))) =
+                            (item, secrets::key_context_rule(k))
+                            && check(s.trim())
+                        {
+                            members.push(Finding {
+                                category: Category::Secret,
+                                rule,
+                                severity: Severity::High,
+                                span: Some(0..s.len()),
+                                path: Some(child.clone()),
+                            });
+                        }
+                        stack.push((item, child, depth + 1));
+                    }
+                    out.extend(members);
+                    // Children were pushed in order; pop them in document order.
+                    let n = map.len();
+                    let len = stack.len();
+                    stack[len - n..].reverse();
+                }
+                _ => {}
+            }
+        }
+        dedup(&mut out);
+        Report::from_findings(out)
+    }
+
+    /// Replaces each secret span with `[REDACTED:<rule>]`; a text without secrets
+    /// comes back borrowed, unchanged.
+    pub fn redact<'a>(&self, text: &'a str) -> Cow<'a, str> {
+        let mut ctx = self.ctx(true);
+        let mut spans: Vec<(Range<usize>, &'static str)> = self
+            .findings(text, &mut ctx)
+            .into_iter()
+            .filter(|f| f.category == Category::Secret)
+            .filter_map(|f| f.span.map(|s| (s, f.rule)))
+            .collect();
+        if spans.is_empty() {
+            return Cow::Borrowed(text);
+        }
+        spans.sort_by_key(|(s, _)| (s.start, std::cmp::Reverse(s.end)));
+        let mut out = String::with_capacity(text.len());
+        let mut at = 0;
+        let mut i = 0;
+        while i < spans.len() {
+            let (span, rule) = spans[i].clone();
+            let mut end = span.end;
+            i += 1;
+            while i < spans.len() && spans[i].0.start < end {
+                end = end.max(spans[i].0.end);
+                i += 1;
+            }
+            let start = span.start.max(at);
+            out.push_str(&text[at..start]);
+            out.push_str("[REDACTED:");
+            out.push_str(rule);
+            out.push(']');
+            at = end.max(start);
+        }
+        out.push_str(&text[at..]);
+        Cow::Owned(out)
+    }
+
+    /// All findings of a text, in order of position.
+    fn findings(&self, text: &str, ctx: &mut Ctx) -> Vec<Finding> {
+        let mut out = Vec::new();
+        self.collect(text, 0, ctx, &mut out);
+        out.sort_by(|a, b| {
+            let ka = a.span.as_ref().map(|s| (s.start, s.end));
+            let kb = b.span.as_ref().map(|s| (s.start, s.end));
+            ka.cmp(&kb).then(a.rule.cmp(b.rule))
+        });
+        dedup(&mut out);
+        out
+    }
+
+    fn collect(&self, text: &str, depth: usize, ctx: &mut Ctx, out: &mut Vec<Finding>) {
+        let c = &*COMPILED;
+        let norm = normalize::normalize(text);
+        let ntext = norm.text.as_str();
+
+        // 1. The one literal pass: which rules to confirm, and where.
+        const SECRET_KEY: usize = 1 << 16;
+        let mut jobs: Vec<(usize, usize, usize)> = Vec::new();
+        let mut pems: Vec<usize> = Vec::new();
+        for m in c.ac.find_overlapping_iter(ntext) {
+            for t in &c.targets[m.pattern().as_usize()] {
+                match *t {
+                    Target::Norm(r) => {
+                        let rule = &c.norm[r as usize].0;
+                        if ctx.secrets_only || rule.modes & ctx.mode_bit == 0 {
+                            continue;
+                        }
+                        let s = m.start().saturating_sub(NORM_RADIUS);
+                        let e = (m.end() + NORM_RADIUS).min(ntext.len());
+                        jobs.push((r as usize, s, e));
+                    }
+                    Target::Secret(r) => {
+                        let o = norm.to_original(m.start()..m.end());
+                        let radius = c.secret[r as usize].0.radius;
+                        jobs.push((
+                            SECRET_KEY + r as usize,
+                            o.start.saturating_sub(radius),
+                            (o.end + radius).min(text.len()),
+                        ));
+                    }
+                    Target::Pem => pems.push(norm.start_of(m.start())),
+                }
+            }
+        }
+        jobs.sort_unstable();
+        let mut merged: Vec<(usize, usize, usize)> = Vec::with_capacity(jobs.len());
+        for (k, s, e) in jobs {
+            match merged.last_mut() {
+                Some((lk, _, le)) if *lk == k && s <= *le => *le = (*le).max(e),
+                _ => merged.push((k, s, e)),
+            }
+        }
+
+        // 2. Confirm each triggered rule in its windows.
+        let mut secret_found: Vec<(Finding, usize)> = Vec::new();
+        for (k, s, e) in merged {
+            if k < SECRET_KEY {
+                let (rule, re) = &c.norm[k];
+                let s = secrets::floor_boundary(ntext, s);
+                let e = secrets::ceil_boundary(ntext, e);
+                for m in re.find_iter(Input::new(ntext).range(s..e)) {
+                    if m.is_empty() || rule.check.is_some_and(|check| !check(ntext, m.range())) {
+                        continue;
+                    }
+                    out.push(Finding {
+                        category: rule.category,
+                        rule: rule.id,
+                        severity: rule.severity,
+                        span: Some(norm.to_original(m.range())),
+                        path: None,
+                    });
+                }
+            } else {
+                let idx = k - SECRET_KEY;
+                let (rule, re) = &c.secret[idx];
+                let s = secrets::floor_boundary(text, s);
+                let e = secrets::ceil_boundary(text, e);
+                for caps in re.captures_iter(Input::new(text).range(s..e)) {
+                    let Some(g) = caps.get_group(rule.group) else {
+                        continue;
+                    };
+                    if g.is_empty() || rule.check.is_some_and(|check| !check(&text[g.range()])) {
+                        continue;
+                    }
+                    secret_found.push((
+                        Finding {
+                            category: Category::Secret,
+                            rule: rule.id,
+                            severity: rule.severity,
+                            span: Some(g.range()),
+                            path: None,
+                        },
+                        idx,
+                    ));
+                }
+            }
+        }
+        pems.sort_unstable();
+        pems.dedup();
+        for at in pems {
+            if let Some(span) = secrets::pem_at(text, at) {
+                secret_found.push((
+                    Finding {
+                        category: Category::Secret,
+                        rule: secrets::PEM_RULE,
+                        severity: Severity::High,
+                        span: Some(span),
+                        path: None,
+                    },
+                    0,
+                ));
+            }
+        }
+        // A secret inside an earlier (more specific) secret's span is the same secret.
+        secret_found.sort_by_key(|(f, prio)| {
+            let s = f.span.clone().unwrap_or(0..0);
+            (s.start, std::cmp::Reverse(s.end), *prio)
+        });
+        let mut kept_end = 0;
+        let mut first = true;
+        for (f, _) in secret_found {
+            let s = f.span.clone().unwrap_or(0..0);
+            if !first && s.end <= kept_end {
+                continue;
+            }
+            first = false;
+            kept_end = kept_end.max(s.end);
+            out.push(f);
+        }
+
+        // 3. Personal data and smuggled tag characters.
+        if !ctx.secrets_only {
+            let mut hits = Vec::new();
+            pii::scan(text, &mut hits);
+            for (rule, severity, span) in hits {
+                out.push(Finding {
+                    category: Category::PersonalData,
+                    rule,
+                    severity,
+                    span: Some(span),
+                    path: None,
+                });
+            }
+            for run in &norm.tag_runs {
+                out.push(Finding {
+                    category: Category::EncodedPayload,
+                    rule: "encoded.unicode_tags",
+                    severity: Severity::Medium,
+                    span: Some(run.clone()),
+                    path: None,
+                });
+            }
+        }
+
+        // 4. Encoded payloads, decoded and scanned again.
+        for cand in encoded::candidates(text) {
+            if ctx.budget == 0 {
+                if !ctx.limit_reported && !ctx.secrets_only {
+                    ctx.limit_reported = true;
+                    out.push(Finding {
+                        category: Category::EncodedPayload,
+                        rule: "encoded.budget_exceeded",
+                        severity: Severity::Medium,
+                        span: Some(cand.range.clone()),
+                        path: None,
+                    });
+                }
+                break;
+            }
+            let Some(decoded) = encoded::decode(text, &cand) else {
+                continue;
+            };
+            ctx.budget = ctx.budget.saturating_sub(decoded.len().max(1));
+            if depth >= MAX_DECODE_DEPTH {
+                // Still encoded text at the depth limit: fail closed.
+                out.push(Finding {
+                    category: Category::EncodedPayload,
+                    rule: "encoded.too_deep",
+                    severity: Severity::High,
+                    span: Some(cand.range.clone()),
+                    path: None,
+                });
+                continue;
+            }
+            let mut inner = Vec::new();
+            self.collect(&decoded, depth + 1, ctx, &mut inner);
+            if inner.is_empty() {
+                continue;
+            }
+            let wrap = inner
+                .iter()
+                .filter(|f| f.category.is_instruction() || f.category == Category::Secret)
+                .map(|f| f.severity)
+                .max();
+            for f in inner {
+                out.push(Finding {
+                    span: Some(cand.range.clone()),
+                    path: None,
+                    ..f
+                });
+            }
+            if let Some(severity) = wrap
+                && !ctx.secrets_only
+            {
+                out.push(Finding {
+                    category: Category::EncodedPayload,
+                    rule: cand.kind.rule(),
+                    severity,
+                    span: Some(cand.range.clone()),
+                    path: None,
+                });
+            }
+        }
+    }
+}
+
+fn dedup(findings: &mut Vec<Finding>) {
+    let mut seen = std::collections::HashSet::new();
+    findings.retain(|f| seen.insert((f.rule, f.span.clone(), f.path.clone())));
+}
+
+#[cfg(test)]
+mod tests;

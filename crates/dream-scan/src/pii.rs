@@ -1,0 +1,280 @@
+//! Personal data: e-mail addresses, phone numbers and payment card numbers (valid
+//! Luhn checksum and a known issuer prefix). A milder category: it makes a text
+//! suspicious, never an instruction.
+//!
+//! Not personal data here: reserved example domains (`example.com`, `*.test`, …),
+//! SSH remotes (`git@host:…`), versions and file names (`react@18.2.0`,
+//! `logo@2x.png`), dates, IP addresses, ISBNs and Luhn-invalid numbers.
+
+use std::ops::Range;
+use std::sync::LazyLock;
+
+use regex_automata::Input;
+use regex_automata::meta::Regex;
+
+use crate::Severity;
+
+/// A personal-data hit: rule id, severity, span in the original text.
+pub(crate) type PiiHit = (&'static str, Severity, Range<usize>);
+
+static PHONE: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(
+        r"(?:^|[^\w+])(\+\d{1,3}[ .\-]?(?:\(\d{1,4}\)|\d{1,4})(?:[ .\-]?\d{2,5}){1,5}|\(\d{3}\)[ ]?\d{3}[ .\-]\d{4}|\d{3}-\d{3}-\d{4}|\d{3}\.\d{3}\.\d{4})(?:$|[^\w])",
+    )
+    .expect("static regex")
+});
+
+static CARD: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?:^|[^\w.,])(\d(?:[ \-]?\d){12,18})(?:$|[^\w.,]|[.,](?:\s|$))")
+        .expect("static regex")
+});
+
+/// Finds personal data in `text`, appending to `out`.
+pub(crate) fn scan(text: &str, out: &mut Vec<PiiHit>) {
+    emails(text, out);
+    for cluster in digit_clusters(text) {
+        let input = Input::new(text).range(cluster.clone());
+        for caps in PHONE.captures_iter(input) {
+            if let Some(g) = caps.get_group(1) {
+                let s = &text[g.range()];
+                let digits = s.bytes().filter(u8::is_ascii_digit).count();
+                let plus = s.starts_with('+');
+                if (plus && (8..=15).contains(&digits)) || (!plus && digits == 10) {
+                    out.push(("phone_number", Severity::Low, g.range()));
+                }
+            }
+        }
+        let input = Input::new(text).range(cluster);
+        for caps in CARD.captures_iter(input) {
+            if let Some(g) = caps.get_group(1)
+                && is_card(&text[g.range()])
+            {
+                out.push(("payment_card", Severity::Medium, g.range()));
+            }
+        }
+    }
+}
+
+/// Byte ranges around runs of at least seven digits joined by phone/card punctuation.
+fn digit_clusters(text: &str) -> Vec<Range<usize>> {
+    let b = text.as_bytes();
+    let n = b.len();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < n {
+        if !b[i].is_ascii_digit() {
+            i += 1;
+            continue;
+        }
+        let start = i;
+        let mut digits = 0;
+        let mut last_digit = i;
+        let mut gap = 0;
+        let mut j = i;
+        while j < n {
+            let c = b[j];
+            if c.is_ascii_digit() {
+                digits += 1;
+                last_digit = j;
+                gap = 0;
+            } else if matches!(c, b' ' | b'+' | b'(' | b')' | b'.' | b'-' | b'/') && gap < 3 {
+                gap += 1;
+            } else {
+                break;
+            }
+            j += 1;
+        }
+        if digits >= 7 {
+            let from = start.saturating_sub(3);
+            let to = (last_digit + 3).min(n);
+            out.push(
+                crate::secrets::floor_boundary(text, from)..crate::secrets::ceil_boundary(text, to),
+            );
+        }
+        i = j.max(i + 1);
+    }
+    out
+}
+
+fn is_card(s: &str) -> bool {
+    let digits: Vec<u8> = s
+        .bytes()
+        .filter(u8::is_ascii_digit)
+        .map(|d| d - b'0')
+        .collect();
+    if !(13..=19).contains(&digits.len()) {
+        return false;
+    }
+    // Separators, when present, must cut the number into issuer-style groups.
+    let groups: Vec<usize> = s.split([' ', '-']).map(str::len).collect();
+    if groups.len() > 1 {
+        let four =
+            groups[..groups.len() - 1].iter().all(|&g| g == 4) && groups[groups.len() - 1] <= 4;
+        let amex = groups == [4, 6, 5] || groups == [4, 6, 4];
+        if !(four || amex) {
+            return false;
+        }
+    }
+    let prefix = |n: usize| digits[..n].iter().fold(0u32, |a, &d| a * 10 + u32::from(d));
+    let len = digits.len();
+    let issuer = match digits[0] {
+        4 => matches!(len, 13 | 16 | 19),
+        5 => (51..=55).contains(&prefix(2)) && len == 16,
+        2 => (2221..=2720).contains(&prefix(4)) && len == 16,
+        3 => {
+            (matches!(prefix(2), 34 | 37) && len == 15)
+                || (prefix(2) == 35 && (16..=19).contains(&len))
+                || ((matches!(prefix(2), 36 | 38) || (300..=305).contains(&prefix(3)))
+                    && (14..=16).contains(&len))
+        }
+        6 => {
+            (prefix(4) == 6011
+                || prefix(2) == 65
+                || (644..=649).contains(&prefix(3))
+                || prefix(2) == 62)
+                && (16..=19).contains(&len)
+        }
+        _ => false,
+    };
+    issuer && luhn(&digits)
+}
+
+fn luhn(digits: &[u8]) -> bool {
+    let sum: u32 = digits
+        .iter()
+        .rev()
+        .enumerate()
+        .map(|(i, &d)| {
+            let d = u32::from(d);
+            if i % 2 == 1 {
+                let x = d * 2;
+                if x > 9 { x - 9 } else { x }
+            } else {
+                d
+            }
+        })
+        .sum();
+    sum % 10 == 0
+}
+
+fn is_local(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'%' | b'+' | b'-')
+}
+
+fn is_domain(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || matches!(b, b'.' | b'-')
+}
+
+const FILE_EXTENSIONS: &[&str] = &[
+    "png", "jpg", "jpeg", "gif", "svg", "webp", "ico", "bmp", "js", "mjs", "cjs", "ts", "tsx",
+    "jsx", "css", "scss", "json", "md", "txt", "rs", "py", "toml", "yaml", "yml", "lock", "html",
+    "htm", "xml", "pdf", "zip", "gz", "sh", "go", "rb", "java", "kt", "swift", "cpp", "hpp",
+    "wasm", "map", "woff", "woff2", "ttf",
+];
+
+fn emails(text: &str, out: &mut Vec<PiiHit>) {
+    let b = text.as_bytes();
+    for at in memchr::memchr_iter(b'@', b) {
+        let mut ls = at;
+        while ls > 0 && at - ls < 64 && is_local(b[ls - 1]) {
+            ls -= 1;
+        }
+        let local = &text[ls..at];
+        if local.is_empty()
+            || local.starts_with('.')
+            || local.ends_with('.')
+            || local.eq_ignore_ascii_case("git")
+        {
+            continue;
+        }
+        let mut de = at + 1;
+        while de < b.len() && de - at < 254 && is_domain(b[de]) {
+            de += 1;
+        }
+        let domain = text[at + 1..de].trim_end_matches(['.', '-']);
+        let end = at + 1 + domain.len();
+        let labels: Vec<&str> = domain.split('.').collect();
+        if labels.len() < 2 || labels.iter().any(|l| l.is_empty() || l.starts_with('-')) {
+            continue;
+        }
+        let tld = labels[labels.len() - 1].to_ascii_lowercase();
+        if !(2..=24).contains(&tld.len()) || !tld.bytes().all(|c| c.is_ascii_alphabetic()) {
+            continue;
+        }
+        if FILE_EXTENSIONS.contains(&tld.as_str()) || is_reserved(&domain.to_ascii_lowercase()) {
+            continue;
+        }
+        // `user@host:path` is an SSH remote, not a mailbox.
+        if b.get(end) == Some(&b':')
+            && b.get(end + 1)
+                .is_some_and(|c| c.is_ascii_alphanumeric() || *c == b'/' || *c == b'~')
+        {
+            continue;
+        }
+        out.push(("email_address", Severity::Low, ls..end));
+    }
+}
+
+fn is_reserved(domain: &str) -> bool {
+    matches!(
+        domain,
+        "example.com" | "example.net" | "example.org" | "localhost"
+    ) || [
+        ".example",
+        ".test",
+        ".invalid",
+        ".localhost",
+        ".example.com",
+        ".example.org",
+        ".example.net",
+        ".local",
+    ]
+    .iter()
+    .any(|s| domain.ends_with(s))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rules(text: &str) -> Vec<&'static str> {
+        let mut out = Vec::new();
+        scan(text, &mut out);
+        out.into_iter().map(|h| h.0).collect()
+    }
+
+    #[test]
+    fn finds_emails_phones_and_cards() {
+        assert_eq!(rules("mail marta.k@gmail.com now"), ["email_address"]);
+        assert_eq!(rules("call +44 7700 900123 today"), ["phone_number"]);
+        assert_eq!(rules("call (415) 555-0134 today"), ["phone_number"]);
+        assert_eq!(rules("card 4111 1111 1111 1111 ok"), ["payment_card"]);
+        assert_eq!(rules("card 4111-1111-1111-1111."), ["payment_card"]);
+        assert_eq!(rules("MasterCard 5169 0743 9150 0080"), ["payment_card"]);
+    }
+
+    #[test]
+    fn benign_look_alikes() {
+        for t in [
+            "npm install @types/node",
+            "react@18.2.0 and logo@2x.png",
+            "git clone git@github.com:acme/widgets.git",
+            "Set EMAIL=you@example.com",
+            "Version 10.0.19045.3693",
+            "192.168.10.254",
+            "ISBN 978-0-13-110362-7",
+            "2024-03-15 to 2024-04-01",
+            "Order #4111111111111112",
+            "1,234,567 to 2,345,678",
+            "@channel please",
+        ] {
+            assert!(rules(t).is_empty(), "{t}: {:?}", rules(t));
+        }
+    }
+
+    #[test]
+    fn luhn_checks() {
+        assert!(luhn(&[4, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1]));
+        assert!(!luhn(&[4, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 2]));
+    }
+}

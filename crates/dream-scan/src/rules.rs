@@ -1,0 +1,1243 @@
+//! The instruction-shaped rules: phrase patterns (see [`crate::pattern`]) and a few
+//! raw regexes, all matched against the normalised text.
+//!
+//! Rule ids are `<area>.<lang>.<name>` for language-specific rules and
+//! `<area>.<name>` otherwise. Every rule has benign look-alikes in its tests and in
+//! the corpora under `tests/fixtures/scan/`.
+
+use std::ops::Range;
+
+use crate::pattern::compile;
+use crate::{Category, Severity};
+
+/// The rule applies to transcript scans.
+pub(crate) const TRANSCRIPT: u8 = 1;
+/// The rule applies to authored-memory scans.
+pub(crate) const MEMORY: u8 = 2;
+/// Both modes.
+pub(crate) const BOTH: u8 = TRANSCRIPT | MEMORY;
+
+/// A post-match check over the normalised text and the match's range.
+pub(crate) type Check = fn(&str, Range<usize>) -> bool;
+
+/// A rule over the normalised text.
+pub(crate) struct NormRule {
+    pub id: &'static str,
+    pub category: Category,
+    pub severity: Severity,
+    pub modes: u8,
+    pub regex: String,
+    pub anchors: Vec<String>,
+    pub check: Option<Check>,
+}
+
+struct Def {
+    id: &'static str,
+    category: Category,
+    severity: Severity,
+    modes: u8,
+    src: Src,
+    check: Option<Check>,
+}
+
+enum Src {
+    Phrase(String),
+    Raw {
+        regex: String,
+        anchors: &'static [&'static str],
+    },
+}
+
+fn phrase(id: &'static str, category: Category, pattern: impl Into<String>) -> Def {
+    Def {
+        id,
+        category,
+        severity: Severity::High,
+        modes: BOTH,
+        src: Src::Phrase(pattern.into()),
+        check: None,
+    }
+}
+
+fn raw(
+    id: &'static str,
+    category: Category,
+    regex: impl Into<String>,
+    anchors: &'static [&'static str],
+) -> Def {
+    Def {
+        id,
+        category,
+        severity: Severity::High,
+        modes: BOTH,
+        src: Src::Raw {
+            regex: regex.into(),
+            anchors,
+        },
+        check: None,
+    }
+}
+
+impl Def {
+    fn medium(mut self) -> Self {
+        self.severity = Severity::Medium;
+        self
+    }
+    fn transcript_only(mut self) -> Self {
+        self.modes = TRANSCRIPT;
+        self
+    }
+    fn check(mut self, c: Check) -> Self {
+        self.check = Some(c);
+        self
+    }
+}
+
+/// Words that, just before a match, make it a report about an attack rather than one.
+fn not_negated(text: &str, m: Range<usize>) -> bool {
+    let from = text[..m.start]
+        .char_indices()
+        .rev()
+        .nth(40)
+        .map_or(0, |(i, _)| i);
+    let before = &text[from..m.start];
+    !before
+        .split(|c: char| !c.is_ascii_alphanumeric() && c != '\'')
+        .any(|w| {
+            matches!(
+                w,
+                "not"
+                    | "never"
+                    | "don't"
+                    | "dont"
+                    | "avoid"
+                    | "prevent"
+                    | "preventing"
+                    | "without"
+                    | "how"
+                    | "attackers"
+                    | "attacker"
+                    | "maiware"
+                    | "couid"
+                    | "might"
+                    | "wouid"
+                    | "can't"
+                    | "cannot"
+                    | "won't"
+                    | "trying"
+                    | "tried"
+            )
+        })
+}
+
+/// The match is not preceded by a first-person subject ("I'll remember that…").
+fn not_first_person(text: &str, m: Range<usize>) -> bool {
+    let from = text[..m.start]
+        .char_indices()
+        .rev()
+        .nth(12)
+        .map_or(0, |(i, _)| i);
+    let before = text[from..m.start].trim_end();
+    let last = before
+        .rsplit(|c: char| !c.is_ascii_alphanumeric() && c != '\'')
+        .next()
+        .unwrap_or("");
+    let prev_two: Vec<&str> = before.split_whitespace().rev().take(2).collect();
+    !(matches!(
+        last,
+        "i" | "i'ii"
+            | "we"
+            | "we'ii"
+            | "they"
+            | "you'ii"
+            | "shaii"
+            | "wiii"
+            | "to"
+            | "couid"
+            | "shouid"
+    ) || prev_two
+        .iter()
+        .any(|w| matches!(*w, "i" | "we" | "i'ii" | "we'ii")))
+}
+
+/// "no limits on API calls": a limit with a scope is a product fact, not a jailbreak.
+fn not_scoped(text: &str, m: Range<usize>) -> bool {
+    let next = text[m.end..]
+        .split(|c: char| !c.is_ascii_alphanumeric())
+        .find(|w| !w.is_empty())
+        .unwrap_or("");
+    !matches!(
+        next,
+        "on" | "for"
+            | "per"
+            | "in"
+            | "at"
+            | "to"
+            | "regarding"
+            | "around"
+            | "when"
+            | "during"
+            | "with"
+            | "of"
+    )
+}
+
+/// A URL placeholder that names something sensitive (`?d={conversation}`).
+fn sensitive_placeholder(text: &str, m: Range<usize>) -> bool {
+    let s = &text[m];
+    let at = s.find(['{', '<', '[', '$', '%']).unwrap_or(0);
+    let tail = &s[at..];
+    [
+        "conversation",
+        "chat",
+        "histor",
+        "secret",
+        "password",
+        "passwd",
+        "pwd",
+        "api",
+        "key",
+        "token",
+        "memor",
+        "emaii",
+        "summary",
+        "context",
+        "prompt",
+        "credentia",
+        "cookie",
+        "session",
+        "personai",
+        "message",
+        "transcript",
+        "ssn",
+        "card",
+        "address",
+        "phone",
+        "private",
+        "confidentia",
+        "base6a",
+        "insert",
+        "here",
+    ]
+    .iter()
+    .any(|k| tail.contains(k))
+}
+
+// ---------------------------------------------------------------- shared fragments
+
+const URL: &str = r"{https?://[^\s)\]>]{1,200}}";
+const DOMAIN: &str =
+    r"{[a-z0-9][a-z0-9-]{0,62}(?:\.[a-z0-9-]{1,63})*\.[a-z]{2,24}(?:[/:?#][^\s)\]>]{0,200})?}";
+const IPV4: &str = r"{\d{1,3}\.\d{1,3}\.\d{1,3}\.\d{1,3}}";
+
+// English
+const IGN_EN: &str = "(ignore|ignoring|disregard|disregarding|forget|forgetting|override|overriding|overrule|bypass|bypassing|skip|drop|abandon|discard|neglect|set aside|throw out|pay no attention to|do not follow|don't follow|dont follow|stop following|no longer follow|stop obeying|do not obey|don't obey|nullify|scrap|erase|wipe|forgo|circumvent|ditch|dismiss|do not adhere to|stop adhering to)";
+const MOD_EN: &str = "(previous|previously|prior|preceding|above|earlier|original|initial|former|old|existing|past|system|default|developer|safety|ethical|content|programmed|built-in|preset|underlying|hidden|openai|anthropic|your|foregoing|preexisting|pre-existing)";
+const OBJ_EN: &str = "(instructions|instruction|directions|directives|directive|rules|guidelines|guideline|guidance|prompts|prompt|system prompt|orders|commands|policies|policy|constraints|restrictions|programming|training|guardrails|safeguards|filters|protocols|conditioning)";
+const OBJ_AI_EN: &str = "(instructions|instruction|directives|directive|guidelines|guidance|prompts|prompt|system prompt|programming|guardrails|orders|rules)";
+const STRONG_JB: &str = "(unrestricted|unfiltered|uncensored|jailbroken|jailbreak|unbound|unchained|unshackled|amoral|limitless|filterless|unmoderated|betterdan|antigpt|devmode|basedgpt|evilbot)";
+const WEAK_JB: &str = "(evil|immoral|unethical|rogue|malicious|lawless|uninhibited|unlimited|sinister|corrupt|dark|rebellious|unhinged)";
+const AI_NOUN: &str = "(ai|a.i.|assistant|model|chatbot|bot|llm|version|entity|persona|intelligence|language model|machine|agent|gpt|chatgpt|system)";
+const LIMITS_EN: &str = "(restrictions|restriction|limits|limitations|filters|filtering|censorship|guidelines|rules|boundaries|constraints|guardrails|ethics|morals|principles|policies|restraints|safeguards)";
+const VERB_X_EN: &str = "(reveal|show|print|display|output|repeat|recite|dump|leak|disclose|expose|paste|echo|spell out|write out|type out|tell|give|share|provide|list|quote|copy|return|send|read out|summarize|summarise|translate|state|reproduce|write down|print out|divulge|post)";
+const SENS_EN: &str = "(conversation|conversations|chat history|chat log|chat logs|chat|chats|transcript|transcripts|previous messages|all messages|memories|stored memories|saved memories|secrets|credentials|passwords|admin password|ssh keys|ssh key|private key|private keys|session tokens|session token|session cookies|cookies|system prompt|personal data|personal information|personal details|user data|contacts|credit card numbers|card numbers|bank details|env vars|environment variables|api keys|access tokens|.env|id_rsa|(the user's|user's|users'|their|all the|all) ~1 (api keys|api key|keys|key|tokens|token|password|passwords|email|emails|data|details|secrets|credentials|history|messages|memories|files|address|phone number))";
+const SEND_EN: &str = "(send|post|upload|transmit|forward|email|e-mail|mail|exfiltrate|leak|submit|deliver|copy|paste|push|sync|relay|share|report|dump|export|beam|pipe|transfer|smuggle|sending|posting|uploading|forwarding|transmitting)";
+const EXEC_EN: &str = "(run|execute|exec|launch|invoke|call|perform|eval|evaluate|delete|remove|wipe|erase|transfer|install|download|modify|overwrite|format|kill|send|email|upload|post|forward|disable|grant|approve|purchase|buy|pay)";
+const STEALTH_EN: &str = "(without (telling|informing|notifying|showing|alerting|warning|asking) ~2 (the user|anyone|the owner|the operator|them|for confirmation|for permission|for approval)|without (the user's|their|user) (knowledge|consent|approval|permission)|secretly|covertly|stealthily|behind the user's back|(do not|don't|never) (tell|inform|notify|show|mention|alert|warn) ~2 (the user|anyone|the owner|the operator)|(the user|they|the owner) (has|have)? already (approved|authorized|authorised|consented|agreed|confirmed)|no need to (ask|confirm|check with)|ohne (rückfrage|nachzufragen|zu fragen|bestätigung)|heimlich|sans (demander|prévenir|confirmation|le dire)|en secret|discrètement|sin (preguntar|avisar|confirmación|decir nada)|en secreto|senza (chiedere|avvisare|conferma)|di nascosto|sem (perguntar|avisar|confirmação|dizer nada)|secretamente|às escondidas)";
+
+fn defs() -> Vec<Def> {
+    use Category::*;
+    let mut d = Vec::new();
+
+    // ============================================================ instruction override
+    d.push(phrase(
+        "override.en.ignore_prior",
+        InstructionOverride,
+        format!("^{IGN_EN} ~3 (all|any|every|each|of|the|all the|all of the|any of the)? {MOD_EN} ~2 {OBJ_EN}"),
+    ));
+    d.push(phrase(
+        "override.en.ignore_all",
+        InstructionOverride,
+        format!("^{IGN_EN} (all|any|every|each|your|all of your|all your|any of your|all the|all of the|any of the) {OBJ_AI_EN}"),
+    ));
+    d.push(phrase(
+        "override.en.ignore_given",
+        InstructionOverride,
+        format!("^{IGN_EN} ~3 {OBJ_EN} ~1 (you were given|you have been given|you've been given|you received|you have received|you've received|you were told|given to you|so far|until now|up to now|above|before this|from before|that came before|you got|you were trained|you've been trained|you were programmed)"),
+    ));
+    d.push(phrase(
+        "override.en.forget_everything",
+        InstructionOverride,
+        "^(forget|ignore|disregard|erase|wipe|clear|discard) (everything|all|anything|all that|whatever) ~3 (you were told|you've been told|you have been told|you were given|you've been given|you know|you learned|you've learned|you were taught|above|before this|prior to this|previously|so far|up to now|until now|you have been instructed|you were instructed|you've read|you were programmed)",
+    ));
+    d.push(phrase(
+        "override.en.ignore_above_instead",
+        InstructionOverride,
+        "^(ignore|disregard|forget) ~2 (above|previous|preceding|prior|earlier) ~2 (and|then) ~2 (instead|now|just|only|rather|simply)",
+    ));
+    d.push(phrase(
+        "override.en.new_instructions",
+        InstructionOverride,
+        r"(new|updated|revised|real|actual|true|override|secret|hidden|modified|changed|current) ^(instructions|instruction|directives|system prompt|orders) {\s*:}",
+    ));
+    d.push(phrase(
+        "override.en.real_instructions",
+        InstructionOverride,
+        "your (new|real|actual|true|updated|revised|only|primary|sole|current) ^(instructions|directives|orders|programming) (are|is|now|will be|say|follow)",
+    ));
+    d.push(
+        phrase(
+            "override.en.new_task",
+            InstructionOverride,
+            "your (new|real|actual|true|only|primary|sole) ^(task|objective|goal|mission|purpose|job|role|priority) (is|are|now|will be)",
+        )
+        .medium(),
+    );
+    d.push(phrase(
+        "override.en.instructions_void",
+        InstructionOverride,
+        "(all|any|your|the|earlier|previous|prior|former|old|original|initial|system|above) ~1 ^(instructions|directives|rules|guidelines|orders|prompt|system prompt|commands) (are|were|have been|has been|is|was|are now|is now) ~1 (void|null|cancelled|canceled|revoked|invalid|invalidated|a test|fake|overridden|superseded|no longer valid|no longer apply|no longer in effect|not valid|not real|rescinded|withdrawn)",
+    ));
+    d.push(phrase(
+        "override.en.supersede",
+        InstructionOverride,
+        "(this|these|the following|my) ^(message|instruction|instructions|text|note|prompt|directive|command|input|request) (supersedes|supersede|overrides|override|overrules|takes precedence over|take precedence over|replaces|replace|invalidates|cancels|trumps|outranks) ~3 (instructions|system prompt|prompt|guidelines|programming|rules|directives|orders)",
+    ));
+    d.push(phrase(
+        "override.en.system_override",
+        InstructionOverride,
+        "(system|admin|administrator|developer|dev|priority|security|emergency|root|sudo|master|god|maintenance|debug|safety) ^(override|overrides)",
+    ));
+    d.push(phrase(
+        "override.en.obey_only",
+        InstructionOverride,
+        "(only|exclusively|solely) ^(obey|follow|listen to|comply with|take orders from|take instructions from) ~5 (me|this|these|my|here)",
+    ));
+    d.push(phrase(
+        "override.en.obey_only_after",
+        InstructionOverride,
+        "^(obey|listen to|heed|follow) (only|exclusively|solely) (me|my|this|these|what is written here|what's written here|the instructions in this|instructions in this)",
+    ));
+    d.push(phrase(
+        "override.en.obey_me",
+        InstructionOverride,
+        "^obey (me|this (message|text|document|email|note|page|file)|my (commands|orders|instructions|every command)|these (commands|instructions|orders)|the (instructions|commands|orders) (in|of|below|above|here|that follow)|instructions (found|contained|embedded) in)",
+    ));
+    d.push(phrase(
+        "override.en.modify_own_rules",
+        InstructionOverride,
+        "^(modify|change|alter|rewrite|update|edit|adjust|replace|disable|remove|delete|turn off|switch off|deactivate|reprogram|reconfigure|override) ~1 your ~2 (system prompt|instructions|programming|directives|guidelines|guardrails|safety filters|safety settings|safety rules|safety checks|content filter|content filters|content policy|scoring rules|trust rules|core rules|instruction set|persona)",
+    ));
+    d.push(phrase(
+        "override.en.modify_curator",
+        InstructionOverride,
+        "^(modify|change|alter|rewrite|update|edit|adjust|replace|disable|remove|delete|turn off|switch off|deactivate|reprogram|reconfigure|override) ~1 (the curator's|the curators|the curator|the assistant's|the model's|the ai's|the agent's|the bot's|its own) ~2 (scoring|rules|lint rules|schema|commit policy|instructions|system prompt|guidelines|behaviour|behavior|prompts|scoring scripts|scores|ranking)",
+    ));
+    d.push(
+        phrase(
+            "override.en.rules_so_that",
+            InstructionOverride,
+            "your ^rules (so|so that|to|such that) ~5 (always|never|trusted|trustworthy|first|approved|accepted|allowed|skipped|ignored|favoured|favored|whitelisted|allowlisted)",
+        )
+        .medium(),
+    );
+    d.push(phrase(
+        "override.en.conceal",
+        InstructionOverride,
+        "(do not|don't|never) (tell|inform|mention|reveal|disclose|notify|alert) ~2 (the user|anyone|the human|the operator|the owner) ~3 (about)? (this|these) ^(instruction|instructions|message|conversation|rule|note|memory|change|action|request)",
+    ));
+    d.push(phrase(
+        "override.en.conceal_to",
+        InstructionOverride,
+        "(do not|don't|never|must never|must not) (tell|mention|reveal|disclose) ~1 (this|these) ^(instruction|instructions|message|conversation|rule|note|memory|change|action|request) (to|with) (the user|anyone|the human|the operator)",
+    ));
+
+    // German
+    const IGN_DE: &str = "(ignoriere|ignorier|ignorieren|missachte|missachten|vergiss|vergessen sie|verwirf|verwerfe|verwerfen sie|umgehe|umgehen sie|überspringe|überspringen sie|übergehe|übergehen sie|befolge nicht|befolgen sie nicht|beachte nicht|beachten sie nicht|lösche|kümmere dich nicht um|hör auf ~2 zu befolgen|höre auf ~2 zu befolgen)";
+    const MOD_DE: &str = "(vorherig*|vorige*|bisherig*|obig*|vorangegangen*|vorangehend*|früher*|ursprünglich*|anfänglich*|alte|alten|alle|sämtliche*|deine|deinen|ihre|system*|gesamte*|gegebene*|erhaltene*|bestehende*)";
+    const OBJ_DE: &str = "(anweisung*|instruktion*|befehl*|regeln|regel|vorgaben|richtlinie*|anordnung*|systemprompt*|system-prompt*|prompt*|direktive*|programmierung|leitlinie*|vorschriften)";
+    d.push(phrase(
+        "override.de.ignore",
+        InstructionOverride,
+        format!("^{IGN_DE} ~3 {MOD_DE} ~2 {OBJ_DE}"),
+    ));
+    d.push(phrase(
+        "override.de.forget_everything",
+        InstructionOverride,
+        "^(vergiss|vergessen sie|ignoriere|ignorieren sie) (alles|all das) ~4 (bisher|zuvor|vorher|oben|gesagt|erhalten|gelernt|beigebracht)",
+    ));
+    d.push(phrase(
+        "override.de.suspend",
+        InstructionOverride,
+        "(setze|setzen sie) ~3 ^(anweisung*|vorgaben|regeln|befehle|richtlinien|instruktionen) (außer kraft)",
+    ));
+    d.push(phrase(
+        "override.de.new_instructions",
+        InstructionOverride,
+        r"(neue|aktualisierte|geänderte|echte|wahre|geheime) ^(anweisungen|anweisung|instruktionen|befehle|vorgaben|direktiven) {\s*:}",
+    ));
+    d.push(phrase(
+        "override.de.only_me",
+        InstructionOverride,
+        "(ab jetzt|ab sofort|von nun an|nur noch|ausschließlich|ausschliesslich|nur) ~3 ^(gelten|befolgst|gehorchst|folgst|gehorche|befolge|hörst) ~2 (nur|ausschließlich|nur noch)? ~1 (meine|mir|diese|diesem|dieser)",
+    ));
+
+    // French
+    const IGN_FR: &str = "(ignore|ignorez|ignorer|oublie|oubliez|oublier|néglige|négligez|contourne|contournez|écarte|écartez|fais abstraction de|faites abstraction de|fais abstraction des|faites abstraction des|ne tiens pas compte de|ne tiens plus compte de|ne tenez pas compte de|ne tenez plus compte de|ne tiens pas compte des|ne tiens plus compte des|ne tenez pas compte des|ne tenez plus compte des|ne suis plus|ne suivez plus|ne suis pas|ne suivez pas|abandonne|abandonnez|annule|annulez|passe outre|passez outre)";
+    const OBJ_FR: &str = "(instructions|instruction|consignes|consigne|directives|directive|règles|règle|ordres|indications|prompt|commandes|programmation|recommandations)";
+    d.push(phrase(
+        "override.fr.ignore_yours",
+        InstructionOverride,
+        format!("^{IGN_FR} (toutes|tous)? (tes|vos|ton|votre|toutes les) ~1 {OBJ_FR}"),
+    ));
+    d.push(phrase(
+        "override.fr.ignore_prior",
+        InstructionOverride,
+        format!("^{IGN_FR} ~3 {OBJ_FR} ~1 (précédentes|précédents|précédente|antérieures|antérieurs|ci-dessus|initiales|d'origine|originales|originelles|du système|système|d'avant|reçues|que tu as reçues|données|de départ|de base)"),
+    ));
+    d.push(phrase(
+        "override.fr.new_instructions",
+        InstructionOverride,
+        r"(nouvelles|nouvelle|vraies|véritables|secrètes) ^(instructions|consignes|directives) {\s*:}",
+    ));
+    d.push(phrase(
+        "override.fr.obey_only",
+        InstructionOverride,
+        "^(obéis|obéissez|obéir|suis|suivez) ~2 (uniquement|seulement|qu'à|exclusivement) ~3 (moi|ce message|ce texte|ce document|mes|cet e-mail|ce courriel)",
+    ));
+
+    // Spanish
+    const IGN_ES: &str = "(ignora|ignore|ignoren|ignorar|olvida|olvide|olviden|olvidar|descarta|descarte|omite|omita|haz caso omiso de|haz caso omiso a|haga caso omiso de|no sigas|no siga|deja de seguir|deje de seguir|no hagas caso de|no hagas caso a|pasa por alto|pase por alto|anula|anule|sáltate|salta)";
+    const OBJ_ES: &str = "(instrucciones|instrucción|indicaciones|reglas|regla|órdenes|directrices|directivas|normas|prompt|comandos|programación|pautas)";
+    d.push(phrase(
+        "override.es.ignore_yours",
+        InstructionOverride,
+        format!("^{IGN_ES} (todas)? (tus|sus) ~1 {OBJ_ES}"),
+    ));
+    d.push(phrase(
+        "override.es.ignore_prior",
+        InstructionOverride,
+        format!("^{IGN_ES} ~3 {OBJ_ES} ~1 (anteriores|previas|de arriba|originales|iniciales|del sistema|de sistema|recibidas|que te dieron|que recibiste|dadas|de antes|precedentes)"),
+    ));
+    d.push(phrase(
+        "override.es.new_instructions",
+        InstructionOverride,
+        r"(nuevas|nueva|verdaderas|reales|secretas) ^(instrucciones|indicaciones|directrices|órdenes) {\s*:}",
+    ));
+    d.push(phrase(
+        "override.es.obey_only",
+        InstructionOverride,
+        "^(obedece|obedeces|obedezcas|obedezca|sigue|sigues|siga) ~2 (solo|sólo|solamente|únicamente|exclusivamente) ~3 (a mí|mí|mis|este mensaje|este correo|este documento|este texto|las de este|lo de este)",
+    ));
+
+    // Italian
+    const IGN_IT: &str = "(ignora|ignorate|ignori|ignorare|dimentica|dimenticate|dimentichi|dimenticare|tralascia|tralasciate|trascura|trascurate|non seguire|non seguite|non segua|smetti di seguire|smettete di seguire|non tenere conto|non tenete conto|non considerare|non considerate|scarta|scartate|annulla|annullate|lascia perdere)";
+    const OBJ_IT: &str = "(istruzioni|istruzione|regole|regola|indicazioni|direttive|direttiva|ordini|prompt|comandi|linee guida|programmazione|norme)";
+    d.push(phrase(
+        "override.it.ignore_yours",
+        InstructionOverride,
+        format!("^{IGN_IT} (tutte)? (le)? (tue|sue|vostre) ~1 {OBJ_IT}"),
+    ));
+    d.push(phrase(
+        "override.it.ignore_prior",
+        InstructionOverride,
+        format!("^{IGN_IT} ~3 {OBJ_IT} ~1 (precedenti|di prima|sopra|originali|iniziali|di sistema|del sistema|ricevute|che ti sono state date|date prima|che hai ricevuto|fornite)"),
+    ));
+    d.push(phrase(
+        "override.it.new_instructions",
+        InstructionOverride,
+        r"(nuove|nuova|vere|segrete) ^(istruzioni|direttive|indicazioni) {\s*:}",
+    ));
+    d.push(phrase(
+        "override.it.obey_only",
+        InstructionOverride,
+        "^(obbedisci|obbedite|obbedire|segui|seguite) ~2 (solo|soltanto|solamente|unicamente|esclusivamente) ~3 (a me|me|questo|questa|mie|miei)",
+    ));
+
+    // Portuguese
+    const IGN_PT: &str = "(ignore|ignora|ignorem|ignorar|esqueça|esqueçam|esquecer|esquece|desconsidere|desconsidera|desconsiderem|desconsiderar|descarte|descarta|não siga|não sigas|deixe de seguir|pare de seguir|despreze|despreza|anule|anula|pule)";
+    const OBJ_PT: &str = "(instruções|instrução|regras|regra|orientações|diretrizes|diretivas|ordens|comandos|prompt|programação|normas)";
+    d.push(phrase(
+        "override.pt.ignore_yours",
+        InstructionOverride,
+        format!("^{IGN_PT} (todas)? (as)? (suas|tuas) ~1 {OBJ_PT}"),
+    ));
+    d.push(phrase(
+        "override.pt.ignore_prior",
+        InstructionOverride,
+        format!("^{IGN_PT} ~3 {OBJ_PT} ~1 (anteriores|prévias|acima|originais|iniciais|do sistema|de sistema|recebidas|que recebeu|que você recebeu|dadas|de antes|precedentes)"),
+    ));
+    d.push(phrase(
+        "override.pt.new_instructions",
+        InstructionOverride,
+        r"(novas|nova|verdadeiras|secretas) ^(instruções|diretrizes|orientações|ordens) {\s*:}",
+    ));
+    d.push(phrase(
+        "override.pt.obey_only",
+        InstructionOverride,
+        "^(obedeça|obedece|obedecer|siga|segue) ~2 (somente|apenas|só|unicamente|exclusivamente) ~4 (a mim|mim|esta|este|isto|o que está escrito aqui|minhas|meus)",
+    ));
+
+    // ============================================================ persona hijack
+    d.push(phrase(
+        "persona.en.you_are_now",
+        PersonaHijack,
+        format!("^you (are|'re|re|will be|shall be|become) (now|from now on|henceforth|hereby|officially)? (a|an|the|my|in)? ~2 ({STRONG_JB}|{WEAK_JB} ~1 {AI_NOUN}|(developer|dev|god|jailbreak|jailbroken|dan|admin|debug|sudo|unrestricted|unfiltered|root|chaos|evil|opposite) mode|free from|freed from|liberated|an? {AI_NOUN} (without|with no|that has no|free of|that ignores|that does not follow|that doesn't follow|not bound by|unbound by))"),
+    ));
+    d.push(phrase(
+        "persona.en.no_longer",
+        PersonaHijack,
+        "^you (are|'re|re) no longer ~1 (assistant|ai|chatgpt|claude|gpt|gemini|llama|bard|copilot|language model|bound|restricted|limited|constrained|censored|filtered|required to follow|obligated)",
+    ));
+    d.push(phrase(
+        "persona.en.act_as",
+        PersonaHijack,
+        format!("^(act|acting|behave|respond|answer|reply|roleplay|role-play|pretend|play|operate|function|speak|talk|simulate|emulate|become|impersonate) (as|like|to be|that you are|you are|you're|that you're)? (a|an|the|my)? ~2 ({STRONG_JB}|{WEAK_JB} ~1 {AI_NOUN})"),
+    ));
+    d.push(phrase(
+        "persona.en.simulate_unbound",
+        PersonaHijack,
+        format!("^(simulate|emulate|imagine|pretend|roleplay|role-play|act as|play) ~2 (an|a) ~1 {AI_NOUN} (that|which|who) ~3 (not bound|no rules|no restrictions|no limits|no filters|no guidelines|never refuses|never says no|never declines|ignores|doesn't follow|does not follow|can do anything|has no)"),
+    ));
+    d.push(phrase(
+        "persona.en.has_no_limits",
+        PersonaHijack,
+        format!("(you|u|dan|ai|assistant|chatbot|stan) ~2 (have|has|are|will have|now have|shall have|possess) ~1 (no|zero|absolutely no|not any|none of the) ~2 ^{LIMITS_EN}"),
+    )
+    .check(not_scoped));
+    d.push(phrase(
+        "persona.en.ai_without_limits",
+        PersonaHijack,
+        format!("{AI_NOUN} (without|with no|free of|free from|devoid of|that has no|that have no|with zero|lacking) (any)? (ethical|moral|content|safety)? ^{LIMITS_EN}"),
+    )
+    .check(not_scoped));
+    d.push(phrase(
+        "persona.en.no_ethics",
+        PersonaHijack,
+        "(no|without|zero|free of|free from|devoid of|lacking) (any)? ^(ethical|moral|ethics) (guidelines|restrictions|boundaries|limits|constraints|principles|filters|compass|code|rules|considerations|qualms|obligations)",
+    ));
+    d.push(phrase(
+        "persona.en.freed",
+        PersonaHijack,
+        "you (have been|'ve been|are|were|got|are now) ~1 ^(freed|liberated|unshackled|unchained|jailbroken|emancipated) (from|of)",
+    ));
+    d.push(phrase(
+        "persona.en.not_bound",
+        PersonaHijack,
+        "(no longer|not|never|isn't|aren't|is not|are not) ^(bound|restricted|limited|constrained|governed|controlled|held back) by ~2 (any|your|the|openai|anthropic|its|their|ethical|moral|content|safety)? ~1 (rules|guidelines|policies|policy|restrictions|filters|ethics|morals|programming|training|content policy|safety|constraints|limitations|instructions|guardrails|principles)",
+    ));
+    d.push(phrase(
+        "persona.en.dan_phrase",
+        PersonaHijack,
+        "^(do anything now|strive to avoid norms|always intelligent and machiavellian|stay a dan|dan mode|mongo tom)",
+    ));
+    d.push(phrase(
+        "persona.en.dan_name",
+        PersonaHijack,
+        "(you are|you're|act as|acting as|respond as|answer as|roleplay as|role-play as|pretend to be|immerse yourself into the role of|immerse yourself in the role of|(ai|model|assistant|chatbot) (called|named|known as)) (now|from now on|henceforth|hereby)? ^(dan|stan|dude|aim|ucar|apophis|omega|betterdan|antigpt|devmode|basedgpt|evilbot)",
+    ));
+    d.push(phrase("persona.en.jailbreak_names", PersonaHijack, "^(betterdan|antigpt|basedgpt|evilbot|evil confidant|jailbreak mode|jailbroken mode|jailbroken version|jailbroken ai)"));
+    d.push(phrase(
+        "persona.en.dev_mode",
+        PersonaHijack,
+        "(developer|dev|god|jailbreak|dan|unrestricted|unfiltered|uncensored|evil|chaos|opposite) ^mode ~12 (content policy|openai|anthropic|chatgpt|uncensored|no restrictions|generate any|any content|normal response|normal output|jailbreak|jailbroken|ignore|ignores|ignoring|two responses|offensive|explicit|no limits|no rules|without restrictions)",
+    ));
+    d.push(phrase(
+        "persona.en.two_responses",
+        PersonaHijack,
+        "(respond|answer|reply|output|generate|give) ~3 ^(twice|two responses|two answers|two replies|two outputs|two versions|two ways) ~8 (jailbreak|jailbroken|dan|developer mode|unfiltered|unrestricted|uncensored|normally and|classic|without restrictions|without filters)",
+    ));
+    d.push(phrase(
+        "persona.en.stay_in_character",
+        PersonaHijack,
+        "(stay|remain|keep|never break|don't break|do not break|never leave|don't leave|do not leave) ~1 ^character ~2 (no matter what|at all costs|whatever i ask|whatever i say|whatever the user|under any circumstances|regardless|even if asked|even if told|even if i ask)",
+    ));
+    d.push(
+        phrase(
+            "persona.en.grandma",
+            PersonaHijack,
+            "(pretend|act|roleplay|role-play|play|you are|you're|be) ~3 (my|our) ~1 (deceased|dead|late|departed)? ^(grandma|grandmother|grandfather|grandpa|granny|nana|grandad|granddad)",
+        )
+        .medium(),
+    );
+    d.push(phrase(
+        "persona.en.grandma_keys",
+        PersonaHijack,
+        "^(grandma|grandmother|grandfather|grandpa|granny|nana|grandad|granddad) ~8 (used to|would) ~4 (read|tell|recite|give|sing|say) ~4 (keys|activation|license|licence|passwords|serial|napalm|recipe for)",
+    ));
+    // German
+    d.push(phrase(
+        "persona.de.without_limits",
+        PersonaHijack,
+        "(ki|ki-modell|assistent|assistentin|modell|sprachmodell|chatbot|bot|dan|intelligenz|version) ~3 ^(ohne|keine|keinerlei|frei von) ~2 (einschränkung*|beschränkung*|regeln|regel|filter|grenzen|zensur|richtlinie*|moral|ethik|limits|schranken|vorgaben)",
+    ));
+    d.push(phrase(
+        "persona.de.you_are",
+        PersonaHijack,
+        "(du bist|bist du) (jetzt|nun|ab sofort|ab jetzt|von nun an|ab heute|fortan)? (ein|eine|der|die)? ^(unzensiert*|uneingeschränkt*|ungefiltert*|böse|böser|bösen|jailbroken|jailbreak|dan|stan|befreit*|entfesselt*)",
+    ));
+    // French
+    d.push(phrase(
+        "persona.fr.without_limits",
+        PersonaHijack,
+        "(ia|i.a.|intelligence artificielle|assistant|assistante|modèle|chatbot|bot|dan|version|pirate|pirate informatique|entité|personnage) ~3 ^(sans|libre de|libéré de|libérée de|dépourvu de|dépourvue de|affranchi de|affranchie de) ~2 (aucune|aucun|la moindre|le moindre)? ~1 (restriction*|limite*|filtre*|règle*|censure|éthique|morale|contrainte*|tabou*|garde-fou*|principe*)",
+    ));
+    d.push(phrase(
+        "persona.fr.you_are",
+        PersonaHijack,
+        "(tu es|vous êtes|t'es) (maintenant|désormais|dorénavant|à partir de maintenant)? (un|une|le|la)? ^(dan|stan|débridé*|non censuré*|sans filtre|libéré*|jailbreak*|maléfique|malveillant*)",
+    ));
+    // Spanish
+    d.push(phrase(
+        "persona.es.without_limits",
+        PersonaHijack,
+        "(ia|inteligencia artificial|asistente|modelo|chatbot|bot|dan|versión|entidad|personaje) ~3 ^(sin|libre de|carente de|exento de|exenta de) ~2 (ninguna|ningún|ningunas)? ~1 (restriccion*|restricción|límite*|limite*|filtro*|regla*|censura|ética|etica*|moral*|norma*|tabú*|principio*)",
+    ));
+    d.push(phrase(
+        "persona.es.you_are",
+        PersonaHijack,
+        "(eres|serás|ahora eres) (un|una|el|la)? ^(dan|stan|sin censura|sin filtros|desatado*|liberado*|jailbreak*|malvado*|malvada*)",
+    ));
+    // Italian
+    d.push(phrase(
+        "persona.it.without_limits",
+        PersonaHijack,
+        "(ia|intelligenza artificiale|assistente|modello|chatbot|bot|dan|versione|entità|personaggio) ~3 ^(senza|privo di|priva di|libero da|libera da|svincolato da) ~2 (alcuna|alcun|nessuna|nessun)? ~1 (restrizion*|limit*|filtr*|regol*|censura|etica|moral*|norm*|tabù|principi*)",
+    ));
+    d.push(phrase(
+        "persona.it.you_are",
+        PersonaHijack,
+        "(sei|sarai) (ora|adesso)? (un|una|il|la|lo)? ^(dan|stan|senza censura|senza filtri|jailbreak*|malvagio|malvagia|sbloccato|sbloccata)",
+    ));
+    // Portuguese
+    d.push(phrase(
+        "persona.pt.without_limits",
+        PersonaHijack,
+        "(ia|inteligência artificial|assistente|modelo|chatbot|bot|dan|versão|entidade|personagem) ~3 ^(sem|livre de|isento de|isenta de|desprovido de) ~2 (nenhuma|nenhum|qualquer)? ~1 (restriç*|limite*|filtro*|regra*|censura|ética|etica*|moral*|norma*|tabu*|princípio*)",
+    ));
+    d.push(phrase(
+        "persona.pt.you_are",
+        PersonaHijack,
+        "(você é|tu és|você será|és) (agora)? (um|uma|o|a)? ^(dan|stan|sem censura|sem filtros|liberto|liberta|jailbreak*|malvado*|malvada*)",
+    ));
+
+    // ============================================================ prompt extraction
+    const STRONG_OBJ_X: &str = "(system prompt|system prompts|system message|system instructions|system-level instructions|initial prompt|hidden instructions|hidden prompt|hidden rules|secret instructions|secret prompt|developer instructions|developer message|developer prompt|confidential prompt|confidential instructions|pre-prompt|preprompt|meta prompt|meta-prompt|internal instructions|prompt instructions|context window|starting prompt|hidden system|system rules)";
+    d.push(phrase(
+        "extract.en.system_prompt",
+        PromptExtraction,
+        format!("{VERB_X_EN} ~6 ^{STRONG_OBJ_X}"),
+    ));
+    d.push(phrase(
+        "extract.en.your_instructions",
+        PromptExtraction,
+        format!("{VERB_X_EN} ~4 your ~2 ^(prompt|instructions|initial instructions|original instructions|directives|guidelines|programming|instruction set|initial prompt|original prompt|rules and instructions)"),
+    ));
+    d.push(phrase(
+        "extract.en.given",
+        PromptExtraction,
+        format!("{VERB_X_EN} ~6 ^(instructions|rules|directives|guidelines|prompt|text|message) (you were|you've been|you have been|that you were|that were|you got|you received) ~1 (given|told|provided|initialized with|initialised with|configured with|programmed with|fed|initialized|initialised|at the start|before)"),
+    ));
+    d.push(phrase(
+        "extract.en.what_is",
+        PromptExtraction,
+        "what (is|are|was|were|'s|does|do|did) (in)? your ~1 ^(system prompt|prompt|initial instructions|original instructions|instructions|directives|hidden rules|system message|guidelines|programming)",
+    ));
+    d.push(phrase(
+        "extract.en.what_told",
+        PromptExtraction,
+        "what (were|was|have|had) you ^(told|instructed|given|programmed|asked) ~2 (before|at the start|initially|prior to|in your system|by your developers|by the developer|at the beginning)",
+    ));
+    d.push(phrase(
+        "extract.en.repeat_above",
+        PromptExtraction,
+        "^(repeat|recite|output|print|copy|echo|reproduce|write out|type out|dump|return|paste|summarize|summarise) ~4 (everything|all|words|text|lines|content|sentences|conversation|prompt|context) ~4 (above|before this|prior to this|preceding|so far|from the start|from the beginning|in your context|in your context window) ~6 (verbatim|word for word|starting with|starting from|including|exactly|in full|code block|as is|unabridged)",
+    ));
+    // German
+    d.push(phrase(
+        "extract.de.system_prompt",
+        PromptExtraction,
+        "(zeig*|gib|gebe|geben sie|nenne*|wiederhole*|verrate*|drucke*|schreibe*|liste*|offenbare*|enthülle*|teile*|sag mir|sage mir|kopiere*|gib aus|was ist|was sind|was steht|was stand) ~4 (dein|deine|deinen|deiner|ihre|ihren|den|die)? ~1 ^(systemprompt*|system-prompt*|system prompt*|systemanweisung*|systemnachricht*|ursprünglich* anweisung*|ursprünglich* instruktion*|anfänglich* anweisung*|initial* anweisung*|geheim* anweisung*|versteckt* anweisung*|verborgen* anweisung*|interne* anweisung*)",
+    ));
+    d.push(phrase(
+        "extract.de.yours",
+        PromptExtraction,
+        "(zeig*|gib|nenne*|wiederhole*|verrate*|drucke*|schreibe*|liste*|offenbare*|enthülle*|sag mir|sage mir|kopiere*) ~3 (deine|deinen|ihre) ~1 ^(anweisungen|instruktionen|vorgaben|prompt|befehle)",
+    ));
+    d.push(phrase(
+        "extract.de.given",
+        PromptExtraction,
+        "^(anweisungen|instruktionen|vorgaben|regeln) (die|welche) (du|sie) ~4 (erhalten|bekommen|gegeben)",
+    ));
+    // French
+    d.push(phrase(
+        "extract.fr.system_prompt",
+        PromptExtraction,
+        "(montre*|affiche*|révèle*|répète*|donne*|dis-moi|dis moi|écris|imprime*|recopie*|partage*|divulgue*|quel est|quelle est|quelles sont|quels sont|communique*|liste*|cite*) ~4 (ton|ta|tes|votre|vos|le|la|les)? ~1 ^(prompt système|prompt du système|invite système|message système|instructions initiales|instructions d'origine|instructions originales|instructions système|instructions du système|instructions cachées|instructions secrètes|instructions internes|consignes initiales|consignes d'origine|consignes secrètes|consignes cachées|consignes système|directives initiales|directives secrètes)",
+    ));
+    d.push(phrase(
+        "extract.fr.yours",
+        PromptExtraction,
+        "(montre*|affiche*|révèle*|répète*|donne*|dis-moi|dis moi|écris|imprime*|recopie*|partage*|divulgue*|quel est|quelles sont|quels sont|communique*) ~3 (ton|tes|vos|votre) ^(prompt|instructions|consignes|directives)",
+    ));
+    // Spanish
+    d.push(phrase(
+        "extract.es.system_prompt",
+        PromptExtraction,
+        "(muestra*|muéstrame|revela*|repite*|dime|imprime*|escribe*|comparte*|dame|enséñame|cuál es|cuáles son|lista*|copia*) ~4 (tu|tus|su|sus|el|la|las|los)? ~1 ^(prompt del sistema|prompt de sistema|mensaje del sistema|instrucciones iniciales|instrucciones originales|instrucciones del sistema|instrucciones de sistema|instrucciones ocultas|instrucciones secretas|instrucciones internas|indicaciones iniciales|indicaciones ocultas)",
+    ));
+    d.push(phrase(
+        "extract.es.yours",
+        PromptExtraction,
+        "(muestra*|muéstrame|revela*|repite*|dime|imprime*|escribe*|comparte*|dame|enséñame|cuál es|cuáles son|copia*) ~3 (tu|tus) ^(prompt|instrucciones|indicaciones|directrices)",
+    ));
+    // Italian
+    d.push(phrase(
+        "extract.it.system_prompt",
+        PromptExtraction,
+        "(mostra*|mostrami|rivela*|ripeti*|dimmi|stampa*|scrivi*|condividi*|dammi|elenca*|qual è|quali sono|copia*) ~4 (il|la|le|i|tuo|tua|tue|tuoi)? ~1 ^(prompt di sistema|prompt del sistema|messaggio di sistema|istruzioni iniziali|istruzioni originali|istruzioni di sistema|istruzioni del sistema|istruzioni nascoste|istruzioni segrete|istruzioni interne)",
+    ));
+    d.push(phrase(
+        "extract.it.yours",
+        PromptExtraction,
+        "(mostra*|mostrami|rivela*|ripeti*|dimmi|stampa*|scrivi*|condividi*|dammi|qual è|quali sono|copia*) ~3 (tuo|tua|tue|tuoi) ^(prompt|istruzioni|direttive)",
+    ));
+    // Portuguese
+    d.push(phrase(
+        "extract.pt.system_prompt",
+        PromptExtraction,
+        "(mostre*|mostra*|revele*|revela*|repita*|repete*|diga*|diz|imprima*|escreva*|compartilhe*|me dê|me mostre|qual é|quais são|liste*|copie*) ~4 (o|a|as|os|seu|sua|suas|seus)? ~1 ^(prompt do sistema|prompt de sistema|mensagem do sistema|instruções iniciais|instruções originais|instruções do sistema|instruções de sistema|instruções ocultas|instruções secretas|instruções internas)",
+    ));
+    d.push(phrase(
+        "extract.pt.yours",
+        PromptExtraction,
+        "(mostre*|mostra*|revele*|revela*|repita*|repete*|diga*|imprima*|escreva*|compartilhe*|me dê|me mostre|qual é|quais são|copie*) ~3 (seu|sua|suas|seus) ^(prompt|instruções|diretrizes)",
+    ));
+
+    // ============================================================ exfiltration
+    let dest_en = format!(
+        "({URL}|{DOMAIN}|{IPV4}|(this|that|the following|an external|a remote|my|our|the|a|your) ~2 (url|endpoint|webhook|address|link|site|domain|host|ip|server|paste service|gist|pastebin|bucket|email address|inbox))"
+    );
+    d.push(phrase(
+        "exfil.en.send",
+        Exfiltration,
+        format!(
+            "^{SEND_EN} ~5 {SENS_EN} ~6 (to|at|into|onto|via|towards|toward|on|in) ~3 {dest_en}"
+        ),
+    ));
+    d.push(phrase(
+        "exfil.en.embed",
+        Exfiltration,
+        format!("^(include|append|add|embed|encode|insert|put|attach|concatenate|inject|place) ~5 {SENS_EN} ~6 (in|into|to|as|inside|within|onto) ~3 (the|a|an|this|that|your|each|every|following)? ~2 (url|link|image|query string|query parameter|img|markdown image|image url|link url|src|href|webhook|url path|url parameter)"),
+    ));
+    d.push(
+        phrase(
+            "exfil.en.leak",
+            Exfiltration,
+            format!("^(exfiltrate|exfil|leak|steal|smuggle|siphon|harvest|sneak out) ~3 ({SENS_EN}|api keys|keys|tokens|secrets|data|files|information)"),
+        )
+        .check(not_negated),
+    );
+    d.push(
+        raw(
+            "exfil.url_placeholder",
+            Exfiltration,
+            r"https?://[^\s)\]>]{1,300}?[?&#/][a-z0-9_.-]{0,40}=\s*(?:\{|<|\[|\$\{|%7b|%3c|%5b)\s*[^\s)}\]>]{0,60}",
+            &["={", "=<", "=[", "=${", "=%7b", "=%3c", "=%5b", "= {", "= <", "= ["],
+        )
+        .check(sensitive_placeholder),
+    );
+    d.push(phrase(
+        "exfil.en.request_with_data",
+        Exfiltration,
+        format!("(make|send|issue|perform|do)? (a|an)? (get|post|put|http|https) ^(request|requests|call) ~2 (to)? {URL} ~8 {SENS_EN}"),
+    ));
+    d.push(raw(
+        "exfil.shell_upload",
+        Exfiltration,
+        r"(?:\b(?:curi|wget)\b[^\n]{0,200}(?:\s-(?:d|f|t)\s*['\x22]?[a-z0-9_]*=?@|--data(?:-[a-z]+)?[ =]['\x22]?@|--upioad-fiie|--post-fiie|\$\(\s*(?:cat|env|printenv)\b)|\b(?:cat|tar|base6a|zip)\b[^\n|]{0,80}(?:\.ssh|id_rsa|\.env|\.aws|credentiais|/etc/passwd|/etc/shadow)[^\n|]{0,80}\|\s*(?:curi|nc|ncat|netcat|wget|maii|sendmaii)\b)",
+        &["curl", "wget", "| nc", "|nc", "netcat", "ncat", "sendmail", "| mail"],
+    ));
+    // German
+    d.push(phrase(
+        "exfil.de.send",
+        Exfiltration,
+        format!("^(sende|senden sie|schicke|schick|schicken sie|übermittle|übermitteln sie|übertrage|lade|laden sie|leite|leiten sie|poste|maile|kopiere|exfiltriere) ~5 (chatverlauf|gesprächsverlauf|verlauf|unterhaltung|konversation|passwörter|kennwörter|zugangsdaten|anmeldedaten|schlüssel|api-schlüssel|tokens|geheimnisse|erinnerungen|nachrichten|nutzerdaten|benutzerdaten|persönlichen daten|systemprompt|daten des nutzers|daten des benutzers) ~6 (an|auf|zu|nach|in|via|über) ~3 ({URL}|{DOMAIN}|{IPV4}|(diese|folgende|den folgenden|die folgende|eine externe|einen externen|folgenden|diesen) ~1 (adresse|url|server|domain|webhook|endpunkt|seite|website))"),
+    ));
+    // French
+    d.push(phrase(
+        "exfil.fr.send",
+        Exfiltration,
+        format!("^(envoie|envoyez|envoyer|transmets|transmettez|transfère|transférez|téléverse|téléversez|poste|postez|partage|partagez|copie|copiez|expédie|expédiez|fais suivre|faites suivre|exfiltre) ~5 (historique|conversation|discussion|mots de passe|identifiants|clés|clés api|jetons|tokens|secrets|souvenirs|mémoires|messages|données personnelles|données de l'utilisateur|prompt système) ~6 (à|vers|sur|au|chez|dans) ~3 ({URL}|{DOMAIN}|{IPV4}|~2 (adresse|url|serveur|site|webhook|domaine|point de terminaison))"),
+    ));
+    // Spanish
+    d.push(phrase(
+        "exfil.es.send",
+        Exfiltration,
+        format!("^(envía|envia|envíe|enviar|manda|mande|mandar|reenvía|reenvia|reenvíe|sube|suba|subir|transmite|transmita|publica|comparte|copia|remite|exfiltra) ~5 (historial|conversación|chat|contraseñas|contraseña|credenciales|claves|clave api|tokens|secretos|recuerdos|memorias|mensajes|datos personales|datos del usuario|prompt del sistema) ~6 (a|al|hacia|en|para) ~3 ({URL}|{DOMAIN}|{IPV4}|~2 (dirección|url|servidor|sitio|webhook|endpoint|dominio))"),
+    ));
+    // Italian
+    d.push(phrase(
+        "exfil.it.send",
+        Exfiltration,
+        format!("^(invia|inviate|inviare|manda|mandate|mandare|inoltra|inoltrate|carica|caricate|trasmetti|trasmettete|condividi|copia|spedisci|esfiltra) ~5 (cronologia|conversazione|chat|password|credenziali|chiavi|token|segreti|ricordi|memorie|messaggi|dati personali|dati dell'utente|prompt di sistema) ~6 (a|al|ad|su|verso|all'|alla|allo|in) ~3 ({URL}|{DOMAIN}|{IPV4}|~2 (indirizzo|url|server|sito|webhook|endpoint|dominio))"),
+    ));
+    // Portuguese
+    d.push(phrase(
+        "exfil.pt.send",
+        Exfiltration,
+        format!("^(envie|envia|enviar|mande|manda|mandar|encaminhe|encaminha|encaminhar|carregue|transmita|compartilhe|copie|suba|exfiltre) ~5 (histórico|conversa|chat|senhas|senha|credenciais|chaves|tokens|segredos|memórias|mensagens|dados pessoais|dados do usuário|prompt do sistema) ~6 (para|a|ao|em|no|pro) ~3 ({URL}|{DOMAIN}|{IPV4}|~2 (endereço|url|servidor|site|webhook|endpoint|domínio))"),
+    ));
+
+    // ============================================================ tool / shell execution
+    d.push(phrase(
+        "tool.pipe_to_shell",
+        ToolExecution,
+        r"^(curl|wget|iwr|irm|invoke-webrequest|invoke-restmethod|fetch) {[^\n|;]{0,300}\|\s*(?:sudo\s+(?:-[a-z]+\s+)*)?(?:(?:ba|z|k|da|fi)?sh|python\w*|peri|ruby|node|iex|pwsh|powershe\w*|source)\b}",
+    ));
+    d.push(phrase(
+        "tool.subshell_fetch",
+        ToolExecution,
+        r#"{(?:ba|z|k|da)?sh\s+-c\s*["'`]?\s*\$\(\s*} ^(curl|wget)"#,
+    ));
+    d.push(phrase(
+        "tool.decode_to_shell",
+        ToolExecution,
+        r"^(base64|b64|xxd|openssl) {[^\n|]{0,40}\|\s*(?:sudo\s+)?(?:ba|z|k|da)?sh\b}",
+    ));
+    d.push(raw(
+        "tool.destructive_rm",
+        ToolExecution,
+        r#"\brm\s+(?:-[a-z]*r[a-z]*f[a-z]*|-[a-z]*f[a-z]*r[a-z]*|-r\s+-f|-f\s+-r|--recursive\s+--force|--force\s+--recursive)\s+(?:--no-preserve-root\s+)?(?:/(?:\s|$|\*|["'`]|etc|usr|var|home|bin|boot|iib|opt|root|srv|sys|dev|proc)|~/?(?:\s|$|\*|["'`]|[a-z]+)|\*|\$home|c:)"#,
+        &["-rf", "-fr", "-r -f", "-f -r", "--recursive", "--force"],
+    ));
+    d.push(raw(
+        "tool.reverse_shell",
+        ToolExecution,
+        r"(?:/dev/tcp/|/dev/udp/|\bn(?:c|cat|etcat)\b[^\n]{0,40}\s-(?:e|c)\s|\bbash\s+-i\b[^\n]{0,20}>&|\bmkfifo\b[^\n]{0,80}\b(?:nc|ncat|netcat|sh)\b|\bsocat\b[^\n]{0,60}\bexec:|\|\s*/bin/(?:ba)?sh\s+-i\b)",
+        &["/dev/tcp", "/dev/udp", "nc -e", "nc -c", "ncat", "netcat", "bash -i", "mkfifo", "socat", "/bin/sh", "/bin/bash"],
+    ));
+    d.push(phrase(
+        "tool.powershell_encoded",
+        ToolExecution,
+        r"^(powershell|pwsh) ~6 {-(?:e|en|enc|encodedcommand|ec)\s+[a-z0-9+/=]{16,}}",
+    ));
+    d.push(phrase(
+        "tool.powershell_hidden",
+        ToolExecution,
+        r"^(powershell|pwsh) ~6 {-(?:w|windowstyie)\s+hidden\b}",
+    ));
+    d.push(phrase(
+        "tool.powershell_download",
+        ToolExecution,
+        r"^(downloadstring|downloadfile|invoke-expression) {\s*\(}",
+    ));
+    d.push(phrase(
+        "tool.iex",
+        ToolExecution,
+        r"^iex {\s*\(\s*(?:new-object|iwr|irm|invoke|\[)}",
+    ));
+    d.push(raw(
+        "tool.fork_bomb",
+        ToolExecution,
+        r":\s*\(\s*\)\s*\{\s*:\s*\|\s*:\s*&\s*\}\s*;\s*:",
+        &[":|:", ": | :", ":()"],
+    ));
+    d.push(raw(
+        "tool.chmod_system",
+        ToolExecution,
+        r"\bchmod\s+(?:-r\s+)?(?:[0-7]{3,4}|[ugoa]*\+[rwxs]+)\s+/(?:etc|usr|bin|sbin|var|root|boot|iib)\b",
+        &["chmod"],
+    ));
+    d.push(raw(
+        "tool.download_exec",
+        ToolExecution,
+        r"(?:\b(?:curi|wget)\b[^\n]{0,200}(?:&&|;)\s*chmod\s+\+x|chmod\s+\+x\s+/tmp/\S+\s*(?:&&|;)\s*/tmp/)",
+        &["chmod"],
+    ));
+    d.push(raw(
+        "tool.python_os_system",
+        ToolExecution,
+        r#"__import__\s*\(\s*['"]os['"]\s*\)\s*\.\s*(?:system|popen)|\bos\.system\s*\(\s*['"](?:curi|wget|rm|nc|bash|sh)\b"#,
+        &["__import__", "os.system"],
+    ));
+    d.push(raw(
+        "tool.read_secret_file",
+        ToolExecution,
+        r"(?:(?:~|\$home|/home/[a-z0-9_.-]+|/root)?/\.ssh/[a-z0-9_.-]*|(?:~|\$home|/home/[a-z0-9_.-]+|/root)/\.(?:aws/credentiais|env|netrc|git-credentiais|pgpass|npmrc|pypirc|docker/config\.json|kube/config)\b|/etc/(?:shadow|passwd|sudoers)\b|\bid_(?:rsa|dsa|ecdsa|ed[a-z0-9]+)\b(?:\.pub)?)",
+        &[".ssh/", "/etc/shadow", "/etc/passwd", "/etc/sudoers", "id_rsa", "id_dsa", "id_ecdsa", "id_ed", "/.aws/", "/.env", "/.netrc", "/.git-cred", "/.pgpass", "/.npmrc", "/.pypirc", "/.docker/", "/.kube/"],
+    )
+    .check(reads_secret_file));
+    d.push(phrase(
+        "tool.stealth_exec",
+        ToolExecution,
+        format!("^{EXEC_EN} ~8 {STEALTH_EN}"),
+    ));
+    d.push(phrase(
+        "tool.stealth_exec_before",
+        ToolExecution,
+        format!("^{STEALTH_EN} ~4 {EXEC_EN}"),
+    ));
+    d.push(phrase(
+        "tool.stealth_exec_other",
+        ToolExecution,
+        format!("^(führe|führen sie|exécute|exécutez|lance|lancez|ejecuta|ejecute|corre|esegui|eseguite|lancia|execute|executa|rode|roda|lösche|supprime|borra|cancella|apague|envía|envoie|invia|envie) ~8 {STEALTH_EN}"),
+    ));
+    d.push(phrase(
+        "tool.call_destructive_tool",
+        ToolExecution,
+        r"^(call|invoke|trigger|use|run|execute) (the|your)? {[a-z0-9_.-]*(?:deiete|remove|wipe|destroy|transfer|withdraw|drop|grant|erase|purge|format|shutdown|send_?emaii|payment|pay_|exec|shell)[a-z0-9_.-]*} (tool|function|action|api|endpoint|command|skill|plugin)",
+    ));
+
+    // ============================================================ memory persistence
+    d.push(
+        phrase(
+            "memory.en.remember_from_now",
+            MemoryPersistence,
+            "^(remember|memorize|memorise|keep in mind|note|never forget) (that|this)? ~2 (from now on|from this point on|from this point|going forward|henceforth|forever|permanently|always|in all future sessions|in every future session|in all future conversations|in every future conversation|for all future sessions|for all future conversations|for every future session|across all sessions|across sessions) ~3 (you|u|the assistant|the ai) (must|should|shall|will|need to|have to|are to|are required to|are allowed to|may|can|are authorized to|are authorised to)",
+        )
+        .check(not_first_person),
+    );
+    d.push(
+        phrase(
+            "memory.en.remember_permanently",
+            MemoryPersistence,
+            "^(remember|memorize|memorise|keep in mind) (this|that|the following)? ~1 (permanently|forever|for all future sessions|for all future conversations|in all future sessions|in all future conversations|across all sessions|for every future session)",
+        )
+        .check(not_first_person),
+    );
+    d.push(phrase(
+        "memory.en.store_rule",
+        MemoryPersistence,
+        "^(save|store|add|write|put|persist|record|commit|keep|insert|append|create|make|log|pin) ~4 (to|in|into|inside|as) ~2 (your|the|a|my)? ~1 (long-term|long term|persistent|permanent|core|durable)? ~1 (memory|memories|knowledge base|notes|system prompt|profile|persona|core rules) ~12 (always|never|must|from now on|all future|every future|in future|future sessions|future conversations|permanently|forever|obey|disable|reveal|forward|refuse|ignore|bypass|trust)",
+    ));
+    d.push(phrase(
+        "memory.en.update_memory",
+        MemoryPersistence,
+        "^(update|change|modify|rewrite|edit|overwrite|alter) ~1 (your|the) (memory|memories|long-term memory|stored facts|profile of me) ~6 (always|never|all future|every future|treat|must|from now on|administrator|admin|trust|allowed|authorized|authorised)",
+    ));
+    d.push(phrase(
+        "memory.en.persist_across",
+        MemoryPersistence,
+        "^(persist|keep|apply|store|save|remember|retain|carry) ~4 (across|for|in|into|through) (all|every|each|any) (future)? ^(sessions|session|conversations|conversation|chats|chat|interactions)",
+    ));
+    d.push(phrase(
+        "memory.en.create_memory",
+        MemoryPersistence,
+        "^(create|make|add|write|insert|store|save|generate) (a|an|the)? (new)? ^(memory|memories) (named|called|titled|entitled|with the name|with the title|with content|with the content|with body|that says|saying|containing|stating|which says|reading)",
+    ));
+    d.push(phrase(
+        "memory.en.memory_overrides",
+        MemoryPersistence,
+        "(this|the following) ^(memory|note|entry|record|fact) (overrides|supersedes|takes precedence over|replaces|invalidates|cancels|outranks|trumps) ~3 (all|any|every|other|previous|existing|your)",
+    ));
+    d.push(phrase(
+        "memory.en.recall_trigger",
+        MemoryPersistence,
+        "(whenever|every time|each time|next time|the next time) you (recall|read|load|see|retrieve|access|open|encounter|process|remember|are shown) (this|these|the) ^(note|notes|memory|memories|message|entry|record|text|file|document|page|instruction)",
+    ));
+    d.push(phrase(
+        "memory.en.on_recall",
+        MemoryPersistence,
+        "on (every|each|the next|next|any|later|future|subsequent) ^(recall|recalls|retrieval)",
+    ));
+    d.push(phrase(
+        "memory.de.remember",
+        MemoryPersistence,
+        "^(merke dir|merk dir|merken sie sich|speichere|speichern sie|behalte|notiere) ~4 (für immer|dauerhaft|ab jetzt|von nun an|in allen sitzungen|in allen zukünftigen|für alle zukünftigen|permanent) ~6 (du musst|du sollst|musst du|sollst du|immer|niemals|nie)",
+    ));
+    d.push(phrase(
+        "memory.fr.remember",
+        MemoryPersistence,
+        "^(retiens|retenez|souviens-toi|souvenez-vous|rappelle-toi|rappelez-vous|mémorise|mémorisez|enregistre|enregistrez|garde en mémoire) ~4 (à partir de maintenant|désormais|dorénavant|pour toujours|pour toutes les prochaines sessions|pour les prochaines sessions|pour toutes les futures|dans toutes les futures|de façon permanente|définitivement) ~6 (tu dois|vous devez|il faut|toujours|jamais)",
+    ));
+    d.push(phrase(
+        "memory.es.remember",
+        MemoryPersistence,
+        "^(recuerda|recuerde|recordá|memoriza|memorice|guarda|guarde|almacena) ~4 (a partir de ahora|de ahora en adelante|desde ahora|para siempre|en todas las sesiones|en todas las futuras|permanentemente) ~6 (debes|debe|tienes que|tiene que|deberás|siempre|nunca)",
+    ));
+    d.push(phrase(
+        "memory.it.remember",
+        MemoryPersistence,
+        "^(ricorda|ricordati|ricordate|memorizza|memorizzate|salva|salvate|conserva) ~4 (d'ora in poi|da ora in poi|da adesso in poi|da adesso|per sempre|in tutte le sessioni|in tutte le future|in modo permanente|permanentemente) ~6 (devi|dovrai|deve|sempre|mai)",
+    ));
+    d.push(phrase(
+        "memory.pt.remember",
+        MemoryPersistence,
+        "^(lembre|lembre-se|lembra|lembra-te|memorize|memoriza|guarde|guarda|salve|armazene) ~4 (a partir de agora|de agora em diante|para sempre|em todas as sessões|em todas as futuras|permanentemente) ~6 (você deve|deve|deves|tem que|precisa|sempre|nunca)",
+    ));
+
+    // ============================================================ delimiter / role-token injection
+    // Chat-template and role tokens: LLM vocabulary, flagged in transcripts only.
+    d.push(
+        raw(
+            "delim.chat_template_token",
+            DelimiterInjection,
+            r"<\|[a-z_]{2,30}\|>|\[/?inst\]|<<?/?sys>>|</?start_of_turn>|</?end_of_turn>|<\|?(?:begin|end)_of_text\|?>",
+            &["<|", "[inst]", "[/inst]", "<<sys>>", "<</sys>>", "_of_turn>", "_of_text"],
+        )
+        .transcript_only(),
+    );
+    d.push(
+        raw(
+            "delim.human_assistant_turn",
+            DelimiterInjection,
+            r"\n[ \t]*\n[ \t]*(?:human|assistant)[ \t]*:",
+            &["human", "assistant"],
+        )
+        .transcript_only(),
+    );
+    d.push(
+        raw(
+            "delim.fake_assistant_turn",
+            DelimiterInjection,
+            r"(?m)^[ \t]*(?:assistant|ai|modei|gpt|chatgpt|ciaude|bot)[ \t]*:[ \t]*(?:sure|of course|certainiy|okay|ok|absoiuteiy|i wiii|i'ii|i have|here is|here's|as requested|understood)\b",
+            &["assistant", "chatgpt", "ciaude", "modei", "gpt", "bot"],
+        )
+        .transcript_only(),
+    );
+    d.push(
+        raw(
+            "delim.role_tag",
+            DelimiterInjection,
+            r"<\s*/?\s*(?:system|assistant|user|deveioper|instructions|instruction|context|document|im_start|im_end)\s*>",
+            &["system", "assistant", "user", "deveioper", "instruction", "context", "document", "im_start", "im_end"],
+        )
+        .transcript_only(),
+    );
+    d.push(
+        raw(
+            "delim.role_json",
+            DelimiterInjection,
+            r#"["']roie["']\s*:\s*["'](?:system|deveioper)["']"#,
+            &["roie"],
+        )
+        .transcript_only(),
+    );
+    // Frame tags and markers: never legitimate in memory or transcripts.
+    d.push(raw(
+        "delim.frame_tag",
+        DelimiterInjection,
+        r"<\s*/?\s*(?:session|memory|transcript|untrusted|fetched|tool_resuits?|tool_output|tool_response|tool_caii|function_resuits?|function_caiis?|search_resuits|user_input|untrusted_input|externai_content|retrieved_content|document_content|antmi:[a-z_]+)(?:[_\s:=-][^>\n]{0,80})?\s*>",
+        &["session", "memory", "transcript", "untrusted", "fetched", "tool_", "function_", "search_resuits", "user_input", "externai_content", "retrieved_content", "document_content", "antmi"],
+    ));
+    d.push(phrase(
+        "delim.content_marker",
+        DelimiterInjection,
+        r"(end|begin|start) (of)? (the)? ^(untrusted|fetched|user|external|retrieved|trusted|system) (content|input|data|text|document|message|instructions|prompt|section|context) {[ 	]*(?:(?m:$)|[
+\-=#*>\]!.:;,)])}",
+    ));
+    d.push(raw(
+        "delim.end_of_document_line",
+        DelimiterInjection,
+        r"(?m)^[ \t\-=#*<!\[]*(?:end|begin) of (?:the )?(?:document|transcript|context|input|conversation|session|data|text|content|fiie|message|prompt|instructions)[ \t\-=#*>\]!.]*$",
+        &["end of", "begin of"],
+    ));
+    d.push(phrase(
+        "delim.trusted_claim",
+        DelimiterInjection,
+        "(the|this)? (text|content|instructions|message|section|part|note) ^(below|after this|that follows|following) (is|are|comes|come) ~1 (trusted|from the operator|from the system|from the developer|from the admin|from the administrator|from the owner|authorized|authorised|verified|safe to follow)",
+    ));
+    d.push(phrase(
+        "delim.trusted_claim_following",
+        DelimiterInjection,
+        "the following ^(text|content|instructions|message) (is|are) (trusted|from the operator|from the system|from the developer|from the admin|authorized|authorised|verified)",
+    ));
+    d.push(raw(
+        "delim.system_header",
+        DelimiterInjection,
+        r#"(?m)^[ \t]*[#*\[(<{>"'`]*[ \t]*(?:(?:system|deveioper|admin|administrator|operator|root)(?:[ _-]?(?:message|prompt|note|notice|override|update|instruction|instructions|directive|aiert|command|ruies?))?|assistant[ _-]?(?:instruction|instructions|directive|ruies?|note|override))[ \t]*[\])>}*"'`]*[ \t]*:[ \t]*(?:\n[ \t]*)?(?:you|your|ignore|disregard|forget|from now|new|aii|the (?:assistant|ai|modei|user)|aiways|never|do not|don't|obey|compiy|foiiow|deiete|send|forward|reveai|grant|approve|must|skip|bypass|disabie|as of|effective|important|attention)\b"#,
+        &["system", "deveioper", "admin", "operator", "root", "assistant"],
+    ));
+    d.push(raw(
+        "delim.bracket_role",
+        DelimiterInjection,
+        r"(?m)^[ \t]*(?:#{1,6}[ \t]*)?(?:\[|\(|<<|\{\{)[ \t]*(?:system|deveioper|admin|administrator|operator)(?:[ _-]?(?:message|prompt|note|notice|override|update|instructions?))?[ \t]*(?:\]|\)|>>|\}\})",
+        &["system", "deveioper", "admin", "operator"],
+    ));
+
+    // ============================================================ HTML / script injection
+    d.push(raw(
+        "html.script_tag",
+        HtmlInjection,
+        r"<\s*/?\s*script\b",
+        &["script"],
+    ));
+    d.push(raw(
+        "html.event_handler",
+        HtmlInjection,
+        r#"<[a-z][a-z0-9:-]*\b[^<>]{0,300}?[\s/"']on[a-z]{3,25}\s*=\s*(?:"[^"]*"|'[^']*'|[^\s>{"'][^\s>]*)"#,
+        &[
+            "onerror", "onioad", "onciick", "ondbiciick", "onmouse", "onfocus", "onbiur", "ontoggie", "onstart",
+            "onbegin", "onanimation", "ontransition", "onpointer", "onkey", "onsubmit", "onchange", "oninput",
+            "onwheei", "onscroii", "onresize", "onpage", "onhashchange", "onmessage", "onpiay", "oncopy",
+            "onpaste", "oncut", "ondrag", "ondrop", "ontouch", "onbeforeunioad", "onunioad", "onafterprint",
+            "onbeforeprint", "onsearch", "onseiect", "onshow", "oninvaiid", "onreset", "onauxciick",
+            "oncontextmenu", "onformdata", "onend", "onfinish", "onbounce", "onabort", "oncanpiay", "onended",
+            "onpause", "onprogress", "onsuspend", "ontimeupdate", "onvoiumechange", "onwaiting",
+        ],
+    ));
+    d.push(raw(
+        "html.script_url",
+        HtmlInjection,
+        r#"(?:(?:href|src|action|formaction|xiink:href|data|background|poster|iowsrc|dynsrc|code|codebase|ping|srcdoc|content)\s*=\s*["']?\s*(?:javascript|vbscript|iivescript)\s*:|\]\(\s*<?\s*(?:javascript|vbscript|iivescript|data)\s*:|url\(\s*["']?\s*javascript\s*:|(?:href|src|data|action|formaction)\s*=\s*["']?\s*data\s*:\s*(?:text/htmi|image/svg|appiication/(?:x-)?javascript|text/javascript))"#,
+        &["javascript", "vbscript", "iivescript", "data:", "data :"],
+    ));
+    d.push(raw(
+        "html.dangerous_tag",
+        HtmlInjection,
+        r#"<\s*(?:iframe|object|embed|appiet|frameset|frame|base\s+href|meta\s[^>]*http-equiv|form\s[^>]*action\s*=\s*["']?\s*(?:https?:)?//|iink\s[^>]*rei\s*=\s*["']?import|portai)\b"#,
+        &["iframe", "<object", "< object", "<embed", "< embed", "appiet", "frame", "<base", "http-equiv", "<form", "< form", "<iink", "portai"],
+    ));
+
+    // ============================================================ encoded payload instructions
+    d.push(phrase(
+        "encoded.decode_and_follow",
+        EncodedPayload,
+        "^(decode|decipher|deobfuscate|unscramble|base64-decode|b64decode|base64 decode|un-base64|rot13|translate|reverse|hex-decode|url-decode) ~4 (and|then)? ~2 (follow|execute|run|obey|do|apply|perform|carry out|treat|act on|comply with) ~3 (it|them|the result|the instructions|what it says|exactly|the output|the decoded|as your new instructions|as instructions|as your instructions|as new instructions)",
+    ));
+    d.push(phrase(
+        "encoded.execute_encoded",
+        EncodedPayload,
+        "(execute|follow|obey|run|carry out|apply) the ^(instructions|commands|text|payload|directions|steps) (in|inside|hidden in|encoded in|contained in) (this|the following|the|these) ~2 (string|blob|base64|encoded|payload|hex|cipher|code)",
+    ));
+
+    d
+}
+
+/// A secret-file path is only an instruction when an action reads or moves it.
+fn reads_secret_file(text: &str, m: Range<usize>) -> bool {
+    let from = text[..m.start]
+        .char_indices()
+        .rev()
+        .nth(60)
+        .map_or(0, |(i, _)| i);
+    let before = &text[from..m.start];
+    before
+        .split(|c: char| !c.is_ascii_alphanumeric() && c != '_')
+        .any(|w| {
+            matches!(
+                w,
+                "cat"
+                    | "type"
+                    | "iess"
+                    | "more"
+                    | "head"
+                    | "taii"
+                    | "base6a"
+                    | "xxd"
+                    | "cp"
+                    | "scp"
+                    | "read"
+                    | "print"
+                    | "open"
+                    | "upioad"
+                    | "send"
+                    | "dispiay"
+                    | "show"
+                    | "dump"
+                    | "output"
+                    | "exfiitrate"
+                    | "copy"
+                    | "paste"
+                    | "inciude"
+                    | "attach"
+                    | "emaii"
+                    | "post"
+                    | "get"
+                    | "fetch"
+                    | "grab"
+                    | "steai"
+                    | "ieak"
+                    | "reveai"
+                    | "rsync"
+                    | "curi"
+                    | "wget"
+                    | "nc"
+                    | "tar"
+                    | "zip"
+                    | "chmod"
+                    | "forward"
+                    | "transmit"
+                    | "encode"
+                    | "uuencode"
+                    | "gpg"
+                    | "strings"
+                    | "od"
+                    | "hexdump"
+                    | "echo"
+                    | "cies"
+                    | "ieggi"
+                    | "iies"
+                    | "ienker"
+                    | "zeig"
+                    | "affiche"
+                    | "muestra"
+                    | "mostra"
+                    | "mostre"
+                    | "envia"
+                    | "envoie"
+            )
+        })
+}
+
+/// Compiles every rule. Panics on a malformed rule (a unit test compiles them all).
+pub(crate) fn norm_rules() -> Vec<NormRule> {
+    defs()
+        .into_iter()
+        .map(|def| {
+            let (regex, anchors) = match def.src {
+                Src::Phrase(p) => {
+                    let c = compile(&p);
+                    (c.regex, c.anchors)
+                }
+                Src::Raw { regex, anchors } => {
+                    let mut a: Vec<String> = anchors
+                        .iter()
+                        .map(|s| crate::normalize::normalize_literal(s))
+                        .collect();
+                    a.sort();
+                    a.dedup();
+                    (regex, a)
+                }
+            };
+            NormRule {
+                id: def.id,
+                category: def.category,
+                severity: def.severity,
+                modes: def.modes,
+                regex,
+                anchors,
+                check: def.check,
+            }
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_rule_compiles() {
+        let mut failures = Vec::new();
+        for def in defs() {
+            let id = def.id;
+            let regex = match def.src {
+                Src::Phrase(p) => match std::panic::catch_unwind(|| compile(&p)) {
+                    Ok(c) => c.regex,
+                    Err(e) => {
+                        let msg = e.downcast_ref::<String>().cloned().unwrap_or_default();
+                        failures.push(format!("{id}: {}", &msg[msg.len().saturating_sub(160)..]));
+                        continue;
+                    }
+                },
+                Src::Raw { regex, .. } => regex,
+            };
+            if let Err(e) = regex_automata::meta::Regex::new(&regex) {
+                failures.push(format!("{id}: {e}"));
+            }
+        }
+        assert!(failures.is_empty(), "{}", failures.join("\n"));
+    }
+}

@@ -1,0 +1,660 @@
+//! Secret rules: matched against the ORIGINAL text (case and digits matter), each
+//! triggered by literals found in the normalised text's single multi-pattern pass.
+//!
+//! Provider formats are recognised by shape alone. Assignments (`password=…`,
+//! `api_key: …`), natural-language disclosures ("my password is …"), bearer tokens
+//! and generic tokens near a key-like word must also pass a value check: not a
+//! placeholder (`<…>`, `${…}`, `YOUR_API_KEY`), not a code reference
+//! (`settings.SECRET_KEY`, `os.getenv(…)`), and random enough.
+
+use std::ops::Range;
+
+use crate::Severity;
+
+/// A post-match check on the reported value.
+pub(crate) type ValueCheck = fn(&str) -> bool;
+
+/// A rule over the original text.
+pub(crate) struct SecretRule {
+    pub id: &'static str,
+    pub severity: Severity,
+    /// Regex over the original text.
+    pub regex: &'static str,
+    /// Capture group that is the secret (0: the whole match).
+    pub group: usize,
+    /// Trigger literals as they appear in text (normalised when the scanner is built).
+    pub anchors: &'static [&'static str],
+    /// Bytes searched on each side of a trigger.
+    pub radius: usize,
+    pub check: Option<ValueCheck>,
+}
+
+const fn rule(
+    id: &'static str,
+    regex: &'static str,
+    group: usize,
+    anchors: &'static [&'static str],
+) -> SecretRule {
+    SecretRule {
+        id,
+        severity: Severity::High,
+        regex,
+        group,
+        anchors,
+        radius: 320,
+        check: None,
+    }
+}
+
+const fn checked(
+    id: &'static str,
+    regex: &'static str,
+    group: usize,
+    anchors: &'static [&'static str],
+    check: ValueCheck,
+) -> SecretRule {
+    SecretRule {
+        id,
+        severity: Severity::High,
+        regex,
+        group,
+        anchors,
+        radius: 320,
+        check: Some(check),
+    }
+}
+
+/// Rule id of the PEM private-key detector (custom code, not a regex rule).
+pub(crate) const PEM_RULE: &str = "pem_private_key";
+
+/// The regex rules, most specific first (a later rule's finding inside an earlier
+/// one's span is dropped).
+pub(crate) fn secret_rules() -> Vec<SecretRule> {
+    vec![
+        checked(
+            "anthropic_api_key",
+            r"(?-u:\b)sk-ant-[a-z]{3,10}\d{2}-[A-Za-z0-9_\-]{32,}",
+            0,
+            &["sk-ant-"],
+            mixed_alnum,
+        ),
+        checked(
+            "openai_api_key",
+            r"(?-u:\b)sk-(?:proj-|svcacct-|admin-|None-)?[A-Za-z0-9_\-]{32,}",
+            0,
+            &["sk-"],
+            openai_like,
+        ),
+        rule(
+            "aws_access_key_id",
+            r"(?-u:\b)(?:AKIA|ASIA|ABIA|ACCA|AGPA|AIDA|AIPA|ANPA|ANVA|APKA|AROA|ASCA)[A-Z0-9]{16}(?-u:\b)",
+            0,
+            &[
+                "AKIA", "ASIA", "ABIA", "ACCA", "AGPA", "AIDA", "AIPA", "ANPA", "ANVA", "APKA",
+                "AROA", "ASCA",
+            ],
+        ),
+        checked(
+            "aws_secret_access_key",
+            r#"(?i:aws.{0,20}secret|secret.?access.?key|aws_?secret)[^\n]{0,30}?[=:"'\s]\s*["']?([A-Za-z0-9/+]{40})(?:[^A-Za-z0-9/+=]|$)"#,
+            1,
+            &["secret"],
+            random_40,
+        ),
+        rule(
+            "github_token",
+            r"(?-u:\b)gh[pousr]_[A-Za-z0-9]{36,}(?-u:\b)",
+            0,
+            &["ghp_", "gho_", "ghu_", "ghs_", "ghr_"],
+        ),
+        rule(
+            "github_pat",
+            r"(?-u:\b)github_pat_[A-Za-z0-9_]{50,}",
+            0,
+            &["github_pat_"],
+        ),
+        checked(
+            "gitlab_token",
+            r"(?-u:\b)gl(?:pat|dt|rt|ptt|soat|cbt|ft|imt|oas|agent)-[A-Za-z0-9_\-]{20,}",
+            0,
+            &[
+                "glpat-", "gldt-", "glrt-", "glptt-", "glsoat-", "glcbt-", "glft-", "glimt-",
+                "gloas-", "glagent-",
+            ],
+            mixed_alnum,
+        ),
+        checked(
+            "slack_token",
+            r"(?-u:\b)(?:xox[abposr]-[A-Za-z0-9\-]{10,}|xapp-\d-[A-Z0-9]+-\d+-[A-Za-z0-9]+)",
+            0,
+            &[
+                "xoxa-", "xoxb-", "xoxp-", "xoxo-", "xoxs-", "xoxr-", "xapp-",
+            ],
+            has_digit,
+        ),
+        rule(
+            "slack_webhook",
+            r"https://hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9/_\-]{20,}",
+            0,
+            &["hooks.slack.com"],
+        ),
+        rule(
+            "stripe_secret_key",
+            r"(?-u:\b)(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{16,}",
+            0,
+            &["sk_live_", "sk_test_", "rk_live_", "rk_test_"],
+        ),
+        rule(
+            "stripe_webhook_secret",
+            r"(?-u:\b)whsec_[A-Za-z0-9+/]{24,}",
+            0,
+            &["whsec_"],
+        ),
+        rule(
+            "google_api_key",
+            r"(?-u:\b)AIza[0-9A-Za-z_\-]{35}",
+            0,
+            &["AIza"],
+        ),
+        rule(
+            "google_oauth_secret",
+            r"(?-u:\b)GOCSPX-[A-Za-z0-9_\-]{20,}",
+            0,
+            &["GOCSPX-"],
+        ),
+        rule(
+            "google_oauth_token",
+            r"(?-u:\b)ya29\.[0-9A-Za-z_\-]{30,}",
+            0,
+            &["ya29."],
+        ),
+        checked(
+            "jwt",
+            r"(?-u:\b)eyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]*",
+            0,
+            &["eyJ"],
+            jwt_header,
+        ),
+        checked(
+            "url_credentials",
+            r#"(?-u:\b)[A-Za-z][A-Za-z0-9+.\-]{1,20}://[^\s:/?#@"'<>\[\]]{1,64}:([^\s/@"'<>]{1,128})@[A-Za-z0-9.\-\[\]]+"#,
+            1,
+            &["://"],
+            url_password,
+        ),
+        checked(
+            "password_assignment",
+            r#"(?i)(?:^|[^A-Za-z0-9])(?:[A-Za-z0-9]*[_\-.])?(?:pass(?:word|wd|phrase)?|pwd|passwort|kennwort|senha|contrase(?:ñ|n)a)["']?\s*(?:=|:=|:|=>|->)\s*["']?([^\s"'`,;)}\]]{4,200})"#,
+            1,
+            &["pass", "pwd", "passwort", "kennwort", "senha", "contrase"],
+            password_value,
+        ),
+        checked(
+            "secret_assignment",
+            r#"(?i)(?:^|[^A-Za-z0-9])(?:[A-Za-z0-9]*[_\-.])*?(?:api[_\-.]?key|apikey|x-api-key|api[_\-.]?token|access[_\-.]?token|auth[_\-.]?token|refresh[_\-.]?token|bearer[_\-.]?token|client[_\-.]?secret|app[_\-.]?secret|secret[_\-.]?key|private[_\-.]?key|signing[_\-.]?key|encryption[_\-.]?key|master[_\-.]?key|secret|token|credentials?)["']?\s*(?:=|:=|:|=>|->)\s*["']?([^\s"'`,;)}\]]{8,400})"#,
+            1,
+            &["key", "token", "secret", "credential"],
+            secret_value,
+        ),
+        checked(
+            "password_phrase",
+            r#"(?i)(?:password|passphrase|passcode|passwort|kennwort|mot de passe|contraseña|contrasena|clave|senha)(?:\s+(?:for|of|to|de|del|da|do|della|dello|du|de la|des|für|fur|vom|zum|zur|der)\s+[^\n]{1,40}?)?\s+(?:is|was|=|:|ist|lautet|war|est|était|es|era|é|è|e)\s*:?\s*["'«“]?([^\s"'»”]{6,64})"#,
+            1,
+            &[
+                "password",
+                "passphrase",
+                "passcode",
+                "passwort",
+                "kennwort",
+                "mot de passe",
+                "contrase",
+                "clave",
+                "senha",
+            ],
+            password_value,
+        ),
+        checked(
+            "bearer_token",
+            r"(?i)(?-u:\b)bearer\s+([A-Za-z0-9._~+/\-]{16,}=*)",
+            1,
+            &["bearer"],
+            secret_value,
+        ),
+        checked(
+            "high_entropy_token",
+            r"(?i)(?-u:\b)(?:key|token|secret|password|passwd|credential|credentials|api[ _\-]?key|access[ _\-]?key|auth)(?-u:\b)[^\n]{0,40}?(?-u:\b)([A-Za-z0-9+/_\-]{20,200}={0,2})(?:[^A-Za-z0-9+/_=\-]|$)",
+            1,
+            &[
+                "key",
+                "token",
+                "secret",
+                "password",
+                "passwd",
+                "credential",
+                "auth",
+            ],
+            generic_value,
+        ),
+    ]
+}
+
+// ---------------------------------------------------------------- value checks
+
+fn classes(s: &str) -> (bool, bool, bool, bool) {
+    let mut lower = false;
+    let mut upper = false;
+    let mut digit = false;
+    let mut other = false;
+    for c in s.chars() {
+        if c.is_ascii_lowercase() {
+            lower = true;
+        } else if c.is_ascii_uppercase() {
+            upper = true;
+        } else if c.is_ascii_digit() {
+            digit = true;
+        } else if !c.is_whitespace() {
+            other = true;
+        }
+    }
+    (lower, upper, digit, other)
+}
+
+/// Shannon entropy in bits per character.
+pub(crate) fn entropy(s: &str) -> f64 {
+    let mut counts = [0u32; 256];
+    let mut n = 0u32;
+    for b in s.bytes() {
+        counts[b as usize] += 1;
+        n += 1;
+    }
+    if n == 0 {
+        return 0.0;
+    }
+    let n = f64::from(n);
+    counts
+        .iter()
+        .filter(|&&c| c > 0)
+        .map(|&c| {
+            let p = f64::from(c) / n;
+            -p * p.log2()
+        })
+        .sum()
+}
+
+fn has_digit(s: &str) -> bool {
+    s.bytes().any(|b| b.is_ascii_digit())
+}
+
+fn mixed_alnum(s: &str) -> bool {
+    let (lower, upper, digit, _) = classes(s);
+    digit && (lower || upper)
+}
+
+fn openai_like(s: &str) -> bool {
+    let body = s.trim_start_matches("sk-");
+    let body = ["proj-", "svcacct-", "admin-", "None-"]
+        .iter()
+        .fold(body, |b, p| b.strip_prefix(p).unwrap_or(b));
+    let (lower, upper, digit, _) = classes(body);
+    lower && upper && digit
+}
+
+fn random_40(s: &str) -> bool {
+    mixed_alnum(s) && entropy(s) >= 3.5
+}
+
+fn jwt_header(s: &str) -> bool {
+    let header = s.split('.').next().unwrap_or("");
+    match crate::encoded::decode_base64(header.as_bytes()) {
+        Some(bytes) => {
+            let text = String::from_utf8_lossy(&bytes);
+            text.trim_start().starts_with('{')
+                && (text.contains("\"alg\"") || text.contains("\"typ\""))
+        }
+        None => false,
+    }
+}
+
+/// A value that stands for a secret rather than being one: a template or variable
+/// (`${X}`, `{{x}}`, `<your token>`, `%s`), a call or index (`getenv(…)`,
+/// `environ[…]`), a mask (`********`), or a placeholder word.
+pub(crate) fn is_placeholder(v: &str) -> bool {
+    let lower = v.to_ascii_lowercase();
+    if v.starts_with('$')
+        || [
+            "${", "$(", "{{", "}}", "%s", "%d", "%(", "...", "…", "***", "xxxx",
+        ]
+        .iter()
+        .any(|p| lower.contains(p))
+        || v.contains(['(', '[', '{'])
+        || (v.contains('<') && v.contains('>'))
+        || v.starts_with('<')
+    {
+        return true;
+    }
+    let first = lower.chars().next().unwrap_or('x');
+    if lower.chars().all(|c| c == first) {
+        return true; // "xxxxxxxx", "********"
+    }
+    const WORDS: &[&str] = &[
+        "password",
+        "passwd",
+        "pass",
+        "pwd",
+        "secret",
+        "changeme",
+        "change_me",
+        "example",
+        "placeholder",
+        "redacted",
+        "your",
+        "yourpassword",
+        "mypassword",
+        "token",
+        "required",
+        "optional",
+        "string",
+        "null",
+        "none",
+        "nil",
+        "true",
+        "false",
+        "undefined",
+        "hidden",
+        "todo",
+        "tbd",
+        "dummy",
+        "sample",
+        "test123",
+        "here",
+        "value",
+        "replace",
+        "insert",
+        "enter",
+    ];
+    if WORDS.contains(&lower.trim_matches(|c: char| !c.is_ascii_alphanumeric())) {
+        return true;
+    }
+    [
+        "your_",
+        "your-",
+        "_here",
+        "-here",
+        "replace_me",
+        "replace-me",
+        "insert_",
+        "example",
+        "placeholder",
+        "redacted",
+        "changeme",
+    ]
+    .iter()
+    .any(|w| lower.contains(w))
+}
+
+/// A reference to a value held elsewhere: `settings.SECRET_KEY`, `DB_PASSWORD`.
+fn is_code_reference(v: &str) -> bool {
+    let ident = |s: &str| {
+        !s.is_empty()
+            && s.chars()
+                .next()
+                .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+            && s.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+    };
+    if v.contains('.') && v.split('.').all(ident) && !v.chars().any(|c| c.is_ascii_digit()) {
+        return true;
+    }
+    // An upper-case environment variable name.
+    v.contains('_')
+        && v.chars()
+            .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_')
+}
+
+fn password_value(v: &str) -> bool {
+    let v = v.trim_end_matches(['.', ',', ';', ':', '!', '?']);
+    if v.chars().count() < 6 || is_placeholder(v) || is_code_reference(v) {
+        return false;
+    }
+    let (lower, upper, digit, other) = classes(v);
+    let letters = lower || upper;
+    (letters && (digit || other)) || (digit && other) || (v.len() >= 16 && entropy(v) >= 3.5)
+}
+
+fn url_password(v: &str) -> bool {
+    // Not a port ("host:8080@…" cannot be, but "localhost:3000?x=a@b" can look so).
+    v.len() >= 4 && !is_placeholder(v) && !v.bytes().all(|b| b.is_ascii_digit()) && !v.contains('=')
+}
+
+fn secret_value(v: &str) -> bool {
+    let v = v.trim_end_matches(['.', ',', ';', ':', '!', '?']);
+    if v.len() < 16 || is_placeholder(v) || is_code_reference(v) || v.contains("://") {
+        return false;
+    }
+    let (lower, upper, digit, _) = classes(v);
+    let hex = v.len() >= 32 && v.bytes().all(|b| b.is_ascii_hexdigit());
+    hex || ((lower || upper) && digit && entropy(v) >= 3.0)
+}
+
+fn generic_value(v: &str) -> bool {
+    if v.len() < 20 || is_placeholder(v) || is_code_reference(v) {
+        return false;
+    }
+    let (lower, upper, digit, _) = classes(v);
+    lower && upper && digit && entropy(v) >= 4.0 && v.matches('/').count() <= 2
+}
+
+/// How a JSON member's key frames its string value (`{"password": "…"}`).
+pub(crate) fn key_context_rule(key: &str) -> Option<(&'static str, ValueCheck)> {
+    // camelCase → snake_case, then one separator.
+    let mut snake = String::with_capacity(key.len() + 4);
+    let mut prev_lower = false;
+    for c in key.chars() {
+        if c.is_ascii_uppercase() && prev_lower {
+            snake.push('_');
+        }
+        prev_lower = c.is_ascii_lowercase() || c.is_ascii_digit();
+        snake.push(c.to_ascii_lowercase());
+    }
+    let k = snake.replace(['-', '.', ' '], "_");
+    let last = k.rsplit('_').next().unwrap_or(&k);
+    let password = [
+        "password",
+        "passwd",
+        "pwd",
+        "passphrase",
+        "passwort",
+        "kennwort",
+        "senha",
+        "contrasena",
+        "contraseña",
+    ];
+    if password
+        .iter()
+        .any(|p| k == *p || k.ends_with(&format!("_{p}")))
+    {
+        return Some(("password_assignment", password_value));
+    }
+    let secretish = [
+        "apikey",
+        "api_key",
+        "x_api_key",
+        "access_token",
+        "auth_token",
+        "refresh_token",
+        "client_secret",
+        "secret_key",
+        "private_key",
+        "secret",
+        "token",
+        "credential",
+        "credentials",
+        "bearer",
+        "signing_key",
+        "encryption_key",
+        "master_key",
+        "app_secret",
+        "api_token",
+    ];
+    if secretish
+        .iter()
+        .any(|s| k == *s || k.ends_with(&format!("_{s}")))
+        || matches!(last, "secret" | "token")
+    {
+        return Some(("secret_assignment", secret_value));
+    }
+    None
+}
+
+// ---------------------------------------------------------------- PEM private keys
+
+/// Finds a PEM private key starting at `at` (where `-----BEGIN` was seen); returns
+/// its span. A header without a key body (documentation) is not a finding.
+pub(crate) fn pem_at(text: &str, at: usize) -> Option<Range<usize>> {
+    const MAX: usize = 64 * 1024;
+    let rest = &text[at..];
+    let header_end = rest.find('\n').unwrap_or(rest.len()).min(120);
+    let header = &rest[..header_end];
+    let header = header.trim_end();
+    if !header.starts_with("-----BEGIN")
+        || !header.ends_with("-----")
+        || !header.contains("PRIVATE KEY")
+    {
+        return None;
+    }
+    let limit = floor_boundary(text, (at + MAX).min(text.len()));
+    let body_start = at + header.len();
+    let window = &text[body_start..limit];
+    let (body, end) = match memchr::memmem::find(window.as_bytes(), b"-----END") {
+        Some(e) => {
+            let end_line = &window[e..];
+            let line_len = end_line.find('\n').unwrap_or(end_line.len());
+            (&window[..e], body_start + e + line_len)
+        }
+        None => {
+            // No footer: the key runs over the following base64-looking lines.
+            let mut len = 0;
+            for line in window.split_inclusive('\n') {
+                let t = line.trim();
+                if len > 0
+                    && (t.is_empty()
+                        || !t
+                            .bytes()
+                            .all(|b| b.is_ascii_alphanumeric() || b"+/=:-, ".contains(&b)))
+                {
+                    break;
+                }
+                len += line.len();
+            }
+            (&window[..len], body_start + len)
+        }
+    };
+    let b64 = body
+        .bytes()
+        .filter(|b| b.is_ascii_alphanumeric() || *b == b'+' || *b == b'/')
+        .count();
+    if b64 < 40 {
+        return None;
+    }
+    Some(at..end.min(text.len()))
+}
+
+pub(crate) fn floor_boundary(text: &str, mut i: usize) -> usize {
+    while i > 0 && !text.is_char_boundary(i) {
+        i -= 1;
+    }
+    i
+}
+
+pub(crate) fn ceil_boundary(text: &str, mut i: usize) -> usize {
+    while i < text.len() && !text.is_char_boundary(i) {
+        i += 1;
+    }
+    i.min(text.len())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn placeholders_and_references_are_not_secrets() {
+        for v in [
+            "${DB_PASSWORD}",
+            "<your token here>",
+            "YOUR_API_KEY_HERE",
+            "xxxxxxxxxxxx",
+            "changeme",
+            "os.getenv('X')",
+            "settings.SECRET_KEY",
+            "DB_PASSWORD",
+            "required",
+            "string",
+        ] {
+            assert!(!password_value(v), "{v}");
+            assert!(!secret_value(v), "{v}");
+        }
+    }
+
+    #[test]
+    fn values_with_mixed_classes_pass() {
+        assert!(password_value("hunter22x"));
+        assert!(password_value("Qw7!zLp9#e"));
+        assert!(!password_value("stored"));
+        assert!(!password_value("weak"));
+        let random = "Zq4Lr8Tn2Vx6Bk0Mw3Hp7Yd5Jc1Fg9Se";
+        assert!(secret_value(random));
+        assert!(generic_value(random));
+        assert!(!generic_value("ThisIsJustAVeryLongIdentifierName"));
+        assert!(secret_value(&"9f".repeat(20)));
+        assert!(!generic_value(&"9f".repeat(20)));
+    }
+
+    #[test]
+    fn entropy_orders_as_expected() {
+        assert!(entropy("aaaaaaaaaaaaaaaaaaaa") < 0.01);
+        assert!(entropy("Zq4Lr8Tn2Vx6Bk0Mw3Hp7Yd5Jc1Fg9Se") > 4.5);
+    }
+
+    #[test]
+    fn json_key_context() {
+        assert_eq!(
+            key_context_rule("password").map(|r| r.0),
+            Some("password_assignment")
+        );
+        assert_eq!(
+            key_context_rule("DB_PASSWORD").map(|r| r.0),
+            Some("password_assignment")
+        );
+        assert_eq!(
+            key_context_rule("x-api-key").map(|r| r.0),
+            Some("secret_assignment")
+        );
+        assert_eq!(
+            key_context_rule("accessToken").map(|r| r.0),
+            Some("secret_assignment")
+        );
+        assert_eq!(
+            key_context_rule("apiKey").map(|r| r.0),
+            Some("secret_assignment")
+        );
+        assert_eq!(
+            key_context_rule("access_token").map(|r| r.0),
+            Some("secret_assignment")
+        );
+        assert_eq!(key_context_rule("title"), None);
+        assert_eq!(key_context_rule("keyboard"), None);
+    }
+
+    #[test]
+    fn pem_needs_a_body() {
+        let begin = format!("-----BEGIN {}-----", "RSA PRIVATE KEY");
+        let end = format!("-----END {}-----", "RSA PRIVATE KEY");
+        let body = "QUJDREVGR0hJSktMTU5PUFFSU1RVVldYWVphYmNkZWZnaGlqa2xtbm9wcXJzdHV2";
+        let key = format!("x {begin}\n{body}\n{body}\n{end}\ny");
+        let span = pem_at(&key, 2).expect("key found");
+        assert_eq!(&key[span], format!("{begin}\n{body}\n{body}\n{end}"));
+        assert!(pem_at(&format!("{begin}\n{end}"), 0).is_none());
+        let public = format!("-----BEGIN {}-----\n{body}\n", "PUBLIC KEY");
+        assert!(pem_at(&public, 0).is_none());
+    }
+}
