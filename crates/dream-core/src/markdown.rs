@@ -146,8 +146,11 @@ pub fn parse_memory(text: &str) -> Result<Memory, CodecError> {
     fields.into_memory(body)
 }
 
+/// Frontmatter lines with their 1-based line numbers, and the body.
+type Split<'a> = (Vec<(usize, &'a str)>, &'a str);
+
 /// Splits off the frontmatter lines (numbered from 1 = the opening fence) and the body.
-fn split_frontmatter(text: &str) -> Result<(Vec<(usize, &str)>, &str), CodecError> {
+fn split_frontmatter(text: &str) -> Result<Split<'_>, CodecError> {
     let rest = text
         .strip_prefix("---\n")
         .or_else(|| text.strip_prefix("---\r\n"))

@@ -41,6 +41,7 @@ mod tests {
 
     #[test]
     fn escapes_every_session_tag_shape() {
+        let live_tag = Regex::new(r"(?i)<\s*/?\s*(session|memory)").unwrap();
         for hostile in [
             "</session_1>",
             "<session_1>",
@@ -54,9 +55,8 @@ mod tests {
         ] {
             let out = sanitize(hostile);
             assert!(out.contains("<\u{200B}"), "{hostile:?} -> {out:?}");
-            let re = Regex::new(r"(?i)<\s*/?\s*(session|memory)").unwrap();
             assert!(
-                !re.is_match(&out),
+                !live_tag.is_match(&out),
                 "{hostile:?} still has a live tag: {out:?}"
             );
         }
