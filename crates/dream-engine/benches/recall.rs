@@ -41,9 +41,33 @@ fn vocabulary(rng: &mut StdRng) -> Vec<String> {
         "bex", "nor", "sil", "tak", "ur", "wen", "yol", "cre", "dru", "eph",
     ];
     let mut words: Vec<String> = [
-        "the", "and", "deploy", "test", "runner", "database", "release", "review", "config",
-        "server", "client", "cache", "index", "query", "build", "pipeline", "user", "prefers",
-        "project", "uses", "with", "for", "on", "every", "monday", "migration", "schema",
+        "the",
+        "and",
+        "deploy",
+        "test",
+        "runner",
+        "database",
+        "release",
+        "review",
+        "config",
+        "server",
+        "client",
+        "cache",
+        "index",
+        "query",
+        "build",
+        "pipeline",
+        "user",
+        "prefers",
+        "project",
+        "uses",
+        "with",
+        "for",
+        "on",
+        "every",
+        "monday",
+        "migration",
+        "schema",
     ]
     .iter()
     .map(|s| s.to_string())
@@ -66,7 +90,10 @@ fn pick<'a>(rng: &mut StdRng, words: &'a [String]) -> &'a str {
 }
 
 fn sentence(rng: &mut StdRng, words: &[String], n: usize) -> String {
-    (0..n).map(|_| pick(rng, words)).collect::<Vec<_>>().join(" ")
+    (0..n)
+        .map(|_| pick(rng, words))
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 fn memories(n: usize) -> (Vec<Memory>, Vec<String>) {
@@ -125,7 +152,11 @@ fn generation_key() -> Key {
 async fn fill(store: &MemoryStore, memories: &[Memory]) {
     for m in memories {
         store
-            .put(&memories_key(m.id.as_str()), render_memory(m).into(), Write::any())
+            .put(
+                &memories_key(m.id.as_str()),
+                render_memory(m).into(),
+                Write::any(),
+            )
             .await
             .unwrap();
     }
@@ -174,7 +205,11 @@ fn bench_recall(c: &mut Criterion) {
         let (mems, queries) = memories(n);
         let store = Arc::new(MemoryStore::new());
         rt.block_on(fill(&store, &mems));
-        let recall = Recall::new(store.clone(), Arc::new(SystemClock), RecallOptions::default());
+        let recall = Recall::new(
+            store.clone(),
+            Arc::new(SystemClock),
+            RecallOptions::default(),
+        );
         // Build the index once; every measured recall then finds it current.
         let first = rt.block_on(recall.recall(&queries[0], &scope, 5)).unwrap();
         assert!(first.used().count() > 0, "queries must match something");
@@ -218,8 +253,11 @@ fn bench_index(c: &mut Criterion) {
         rt.block_on(fill(&store, &mems));
         group.bench_function(BenchmarkId::new("cold_build", n), |b| {
             b.iter(|| {
-                let recall =
-                    Recall::new(store.clone(), Arc::new(SystemClock), RecallOptions::default());
+                let recall = Recall::new(
+                    store.clone(),
+                    Arc::new(SystemClock),
+                    RecallOptions::default(),
+                );
                 black_box(rt.block_on(recall.recall(&queries[0], &scope, 5)).unwrap())
             })
         });
@@ -231,7 +269,10 @@ fn bench_index(c: &mut Criterion) {
                     let mut after: Option<RecordId> = None;
                     let mut decoded = 0usize;
                     loop {
-                        let page = store.list(&ns, after.as_ref(), MAX_LIST_LIMIT).await.unwrap();
+                        let page = store
+                            .list(&ns, after.as_ref(), MAX_LIST_LIMIT)
+                            .await
+                            .unwrap();
                         for e in &page.entries {
                             let text = std::str::from_utf8(&e.record.value).unwrap();
                             decoded += usize::from(parse_memory(text).is_ok());
@@ -245,7 +286,11 @@ fn bench_index(c: &mut Criterion) {
                 })
             })
         });
-        let recall = Recall::new(store.clone(), Arc::new(SystemClock), RecallOptions::default());
+        let recall = Recall::new(
+            store.clone(),
+            Arc::new(SystemClock),
+            RecallOptions::default(),
+        );
         rt.block_on(recall.recall(&queries[0], &scope, 5)).unwrap();
         let mut changed = mems[n / 2].clone();
         let mut k = 0u64;

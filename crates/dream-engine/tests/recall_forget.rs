@@ -65,7 +65,10 @@ async fn forget(store: &dyn RecordStore, id: &str) {
     );
     let (generation, pre) = match store.get(&generation_key()).await.unwrap() {
         Some(r) => (
-            std::str::from_utf8(&r.value).unwrap().parse::<u64>().unwrap(),
+            std::str::from_utf8(&r.value)
+                .unwrap()
+                .parse::<u64>()
+                .unwrap(),
             Precondition::Matches(r.version),
         ),
         None => (0, Precondition::Absent),
@@ -107,7 +110,11 @@ fn forget_in_one_process_is_not_admitted_by_the_next_recall_in_another() {
     let rt = runtime();
     let scope = Scope::new("proj").unwrap();
     let store: Arc<dyn RecordStore> = Arc::new(rt.block_on(FsStore::open(&dir)).unwrap());
-    let recall = Recall::new(store.clone(), Arc::new(SystemClock), RecallOptions::default());
+    let recall = Recall::new(
+        store.clone(),
+        Arc::new(SystemClock),
+        RecallOptions::default(),
+    );
 
     rt.block_on(async {
         for m in [
@@ -115,7 +122,11 @@ fn forget_in_one_process_is_not_admitted_by_the_next_recall_in_another() {
             fact("ci", "CI", "The tests run on every push."),
         ] {
             store
-                .put(&memory_key(m.id.as_str()), render_memory(&m).into(), Write::absent())
+                .put(
+                    &memory_key(m.id.as_str()),
+                    render_memory(&m).into(),
+                    Write::absent(),
+                )
                 .await
                 .unwrap();
         }

@@ -134,12 +134,19 @@ pub(crate) fn analyze(
     let refused = if let Some(reason) = quarantine_reason(&report, config.quarantine_suspicious) {
         Some(Outcome::Quarantined(reason))
     } else {
-        validate(&id, &memory).err().map(|reason| Outcome::Rejected {
-            reason,
-            corrupt: false,
-        })
+        validate(&id, &memory)
+            .err()
+            .map(|reason| Outcome::Rejected {
+                reason,
+                corrupt: false,
+            })
     };
-    let fields = [&*memory.name, &*memory.description, &*tags, &*memory.content];
+    let fields = [
+        &*memory.name,
+        &*memory.description,
+        &*tags,
+        &*memory.content,
+    ];
     let (terms, lengths, language) = tokenised(fields, config, vocab);
     let outcome = match refused {
         Some(outcome) => outcome,
@@ -282,12 +289,18 @@ fn validate(record: &RecordId, memory: &Memory) -> Result<(), Reason> {
         return invalid(codes::INVALID_FIELD, "confidence is not in 0..=1".into());
     }
     if memory.updated_at < memory.created_at {
-        return invalid(codes::INVALID_DATE, "updated_at is before created_at".into());
+        return invalid(
+            codes::INVALID_DATE,
+            "updated_at is before created_at".into(),
+        );
     }
     if let Some(expires) = memory.expires_at
         && expires < memory.created_at
     {
-        return invalid(codes::INVALID_DATE, "expires_at is before created_at".into());
+        return invalid(
+            codes::INVALID_DATE,
+            "expires_at is before created_at".into(),
+        );
     }
     if memory.supersedes.iter().any(|s| s == &memory.id) {
         return invalid(codes::INVALID_FIELD, "supersedes itself".into());

@@ -197,8 +197,7 @@ impl Firewall<'_> {
                 for other in &against {
                     if seen.insert(*other) {
                         extra_conflicts.push((*other, vec![hit.doc]));
-                    } else if let Some(entry) =
-                        extra_conflicts.iter_mut().find(|(d, _)| d == other)
+                    } else if let Some(entry) = extra_conflicts.iter_mut().find(|(d, _)| d == other)
                     {
                         entry.1.push(hit.doc);
                     }
@@ -266,7 +265,10 @@ impl Firewall<'_> {
 /// conflict > used > quarantined > rejected > ignored (held counts as ignored).
 /// Its reason is that of the best-ranked record with the chosen verdict. When
 /// nothing was used, `diagnosis` says so ("nothing admitted: …").
-pub(crate) fn policy(records: &[RecordVerdict], empty_diagnosis: impl FnOnce() -> String) -> Policy {
+pub(crate) fn policy(
+    records: &[RecordVerdict],
+    empty_diagnosis: impl FnOnce() -> String,
+) -> Policy {
     let rank = |v: Verdict| match v {
         Verdict::Conflict => 0,
         Verdict::Used => 1,

@@ -64,15 +64,14 @@ use std::time::Duration;
 
 use dream_core::store::MAX_LIST_LIMIT;
 use dream_core::{
-    Clock, Key, LanguageModel, Memory, Namespace, RecordId, RecordStore, Scope, StoreError,
-    Version,
+    Clock, Key, LanguageModel, Memory, Namespace, RecordId, RecordStore, Scope, StoreError, Version,
 };
 use dream_scan::{Mode, Scanner};
 
 use analyze::{AnalyzeConfig, Doc, Outcome};
 use firewall::Firewall;
-use index::{Hit, Index};
 pub use index::RankParams;
+use index::{Hit, Index};
 pub use picker::MAX_PICKS;
 pub use tokenize::Language;
 use tokenize::LanguageSet;
@@ -577,11 +576,23 @@ impl Recall {
         let policy = firewall::policy(&records, || {
             format!(
                 "no memory matched the query{} ({} records indexed, {} valid in scope {scope})",
-                if retried { " nor the broader retry" } else { "" },
+                if retried {
+                    " nor the broader retry"
+                } else {
+                    ""
+                },
                 index.len(),
                 index.count_in_scope(scope)
             )
         });
+        tracing::debug!(
+            generation = ?index.generation,
+            judged = records.len(),
+            used = records.iter().filter(|r| r.verdict == Verdict::Used).count(),
+            retried,
+            policy = policy.verdict.as_str(),
+            "recall"
+        );
         Ok(RecallResult {
             policy,
             records,
@@ -726,8 +737,11 @@ impl Recall {
     fn query_terms(&self, index: &Index, query: &str) -> Vec<u32> {
         let mut words = Vec::new();
         tokenize::words(query, &mut words);
-        let language =
-            tokenize::detect(&words, self.analyze.languages, self.analyze.default_language);
+        let language = tokenize::detect(
+            &words,
+            self.analyze.languages,
+            self.analyze.default_language,
+        );
         let content: Vec<&String> = words
             .iter()
             .filter(|w| !tokenize::is_stop_word(w, language))
@@ -842,8 +856,9 @@ impl Recall {
 /// Whether a candidate set is empty or holds only undecodable records.
 fn unusable(index: &Index, hits: &[Hit]) -> bool {
     hits.iter().all(|h| {
-        index.docs.get(h.doc as usize).is_none_or(|d| {
-            matches!(d.outcome, Outcome::Rejected { corrupt: true, .. })
-        })
+        index
+            .docs
+            .get(h.doc as usize)
+            .is_none_or(|d| matches!(d.outcome, Outcome::Rejected { corrupt: true, .. }))
     })
 }

@@ -301,7 +301,15 @@ mod tests {
     fn splits_on_unicode_word_boundaries() {
         assert_eq!(
             w("Hello, WORLD! snake_case l'équipe Ｆｕｌｌwidth"),
-            ["hello", "world", "snake", "case", "l", "équipe", "fullwidth"]
+            [
+                "hello",
+                "world",
+                "snake",
+                "case",
+                "l",
+                "équipe",
+                "fullwidth"
+            ]
         );
         assert_eq!(w("Grüße aus Köln"), ["grüße", "aus", "köln"]);
         assert_eq!(w("Привет мир"), ["привет", "мир"]);
