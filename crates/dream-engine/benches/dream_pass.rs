@@ -8,6 +8,9 @@
 //! Every iteration starts from an identical store (a copy of one template), so
 //! the pass and its replay see the same state.
 
+// criterion's macros generate undocumented items.
+#![allow(missing_docs)]
+
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
@@ -18,9 +21,8 @@ use chrono::{TimeZone, Utc};
 use criterion::{Criterion, black_box, criterion_group, criterion_main};
 use dream_core::testing::{MemoryStore, ScriptedModel};
 use dream_core::{
-    Key, Lease, LockName, Memory, MemoryId, MemoryKind, Message, Namespace, Page, Record,
-    RecordId, RecordStore, Role, StoreError, StoreInfo, Version, Write, async_trait,
-    render_memory,
+    Key, Lease, LockName, Memory, MemoryId, MemoryKind, Message, Namespace, Page, Record, RecordId,
+    RecordStore, Role, StoreError, StoreInfo, Version, Write, async_trait, render_memory,
 };
 use dream_engine::{Dream, Options};
 use dream_fs::FsStore;
@@ -82,7 +84,10 @@ async fn fill(store: Arc<dyn RecordStore>) {
     for i in 0..SESSIONS {
         dream
             .log_session(vec![
-                Message::new(Role::User, format!("From now on we name release branches release-{i}.")),
+                Message::new(
+                    Role::User,
+                    format!("From now on we name release branches release-{i}."),
+                ),
                 Message::new(Role::Assistant, "Understood, I will use that naming."),
             ])
             .await
@@ -162,7 +167,11 @@ impl OnDisk {
             let store: Arc<dyn RecordStore> = Arc::new(FsStore::open(&template).await.unwrap());
             fill(store).await;
         });
-        OnDisk { root, template, n: 0 }
+        OnDisk {
+            root,
+            template,
+            n: 0,
+        }
     }
 
     fn copy(&mut self) -> PathBuf {
@@ -223,14 +232,26 @@ impl RecordStore for Recorder {
         self.inner.get(key).await
     }
     async fn put(&self, key: &Key, value: Bytes, write: Write) -> Result<Version, StoreError> {
-        self.push(Op::Put(key.clone(), value.clone(), write.fence.as_ref().map(|f| f.lock.clone())));
+        self.push(Op::Put(
+            key.clone(),
+            value.clone(),
+            write.fence.as_ref().map(|f| f.lock.clone()),
+        ));
         self.inner.put(key, value, write).await
     }
     async fn delete(&self, key: &Key, write: Write) -> Result<bool, StoreError> {
-        self.push(Op::Delete(key.clone(), write.fence.as_ref().map(|f| f.lock.clone())));
+        self.push(Op::Delete(
+            key.clone(),
+            write.fence.as_ref().map(|f| f.lock.clone()),
+        ));
         self.inner.delete(key, write).await
     }
-    async fn list(&self, ns: &Namespace, after: Option<&RecordId>, limit: usize) -> Result<Page, StoreError> {
+    async fn list(
+        &self,
+        ns: &Namespace,
+        after: Option<&RecordId>,
+        limit: usize,
+    ) -> Result<Page, StoreError> {
         self.push(Op::List(ns.clone(), after.cloned(), limit));
         self.inner.list(ns, after, limit).await
     }
@@ -252,7 +273,9 @@ impl RecordStore for Recorder {
 
 fn dream_on(store: Arc<dyn RecordStore>, model: &ScriptedModel) -> Dream {
     model.push_text(answer());
-    Dream::open(store, options()).unwrap().with_model(Arc::new(model.clone()))
+    Dream::open(store, options())
+        .unwrap()
+        .with_model(Arc::new(model.clone()))
 }
 
 /// Records the store operations of one real pass.

@@ -57,7 +57,13 @@ pub(crate) fn render_diff(
         line(consolidator)
     );
     for s in sessions {
-        let _ = writeln!(out, "  {} = session {} ({})", s.reference, s.id, s.created_at.format("%Y-%m-%d %H:%M"));
+        let _ = writeln!(
+            out,
+            "  {} = session {} ({})",
+            s.reference,
+            s.id,
+            s.created_at.format("%Y-%m-%d %H:%M")
+        );
     }
     for c in &gated.creates {
         let _ = writeln!(out, "+ create {}", head(&c.memory));
@@ -71,7 +77,12 @@ pub(crate) fn render_diff(
     for c in &gated.updates {
         let _ = writeln!(out, "~ update {}", head(&c.after));
         if c.before.name != c.after.name {
-            let _ = writeln!(out, "    name: \"{}\" -> \"{}\"", line(&c.before.name), line(&c.after.name));
+            let _ = writeln!(
+                out,
+                "    name: \"{}\" -> \"{}\"",
+                line(&c.before.name),
+                line(&c.after.name)
+            );
         }
         if c.before.description != c.after.description {
             let _ = writeln!(
@@ -91,14 +102,30 @@ pub(crate) fn render_diff(
         let _ = writeln!(out, "~ supersede {} (by {by})", head(&c.before));
     }
     for r in &gated.deletes {
-        let _ = writeln!(out, "- delete {} to the trash: {}", head(&r.memory), line(&r.reason));
+        let _ = writeln!(
+            out,
+            "- delete {} to the trash: {}",
+            head(&r.memory),
+            line(&r.reason)
+        );
     }
     for r in &gated.prunes {
-        let _ = writeln!(out, "- prune {} to the trash: {}", head(&r.memory), line(&r.reason));
+        let _ = writeln!(
+            out,
+            "- prune {} to the trash: {}",
+            head(&r.memory),
+            line(&r.reason)
+        );
     }
     for q in &gated.quarantine {
         let rules: Vec<&str> = q.findings.iter().map(|f| f.rule.as_str()).collect();
-        let _ = writeln!(out, "! quarantine {} ({:?} proposal; rules: {})", q.id, q.kind, rules.join(", "));
+        let _ = writeln!(
+            out,
+            "! quarantine {} ({:?} proposal; rules: {})",
+            q.id,
+            q.kind,
+            rules.join(", ")
+        );
     }
     for r in &gated.refused {
         let target = r.target.as_deref().unwrap_or("-");
@@ -116,8 +143,14 @@ mod tests {
 
     #[test]
     fn escapes_terminal_controls_and_bidi_overrides() {
-        assert!(matches!(escape_for_display("plain text", false), Cow::Borrowed(_)));
-        assert_eq!(escape_for_display("a\u{1b}[31mred", false), "a\\u{1b}[31mred");
+        assert!(matches!(
+            escape_for_display("plain text", false),
+            Cow::Borrowed(_)
+        ));
+        assert_eq!(
+            escape_for_display("a\u{1b}[31mred", false),
+            "a\\u{1b}[31mred"
+        );
         assert_eq!(escape_for_display("x\u{202e}y", false), "x\\u{202e}y");
         assert_eq!(escape_for_display("l1\nl2", true), "l1\nl2");
         assert_eq!(escape_for_display("l1\nl2", false), "l1\\u{a}l2");

@@ -346,7 +346,12 @@ impl Dream {
         Ok((lease, rolled))
     }
 
-    async fn after_roll_forward(&self, lease: &HeldLease, id: String, outcome: Outcome) -> Result<()> {
+    async fn after_roll_forward(
+        &self,
+        lease: &HeldLease,
+        id: String,
+        outcome: Outcome,
+    ) -> Result<()> {
         let reason = if outcome.mismatches.is_empty() {
             format!("journal of {id} rolled forward after an interrupted apply")
         } else {
@@ -356,17 +361,27 @@ impl Dream {
                 outcome.mismatches.len()
             )
         };
-        let entry = AuditEntry::new(AuditAction::JournalRolledForward, Actor::Engine, reason).pass(&id);
+        let entry =
+            AuditEntry::new(AuditAction::JournalRolledForward, Actor::Engine, reason).pass(&id);
         let op = self.audit_op(entry);
         self.store
-            .put(&op.key(), op.value.clone().unwrap_or_default().into(), Write::absent().fenced(lease.fence()))
+            .put(
+                &op.key(),
+                op.value.clone().unwrap_or_default().into(),
+                Write::absent().fenced(lease.fence()),
+            )
             .await?;
         self.emit(Event::JournalRolledForward { pass: id });
         Ok(())
     }
 
     /// Journals and applies `ops` under `lease`.
-    pub(crate) async fn commit(&self, lease: &HeldLease, id: &str, ops: Vec<Op>) -> Result<Outcome> {
+    pub(crate) async fn commit(
+        &self,
+        lease: &HeldLease,
+        id: &str,
+        ops: Vec<Op>,
+    ) -> Result<Outcome> {
         if ops.is_empty() {
             return Ok(Outcome::default());
         }
@@ -380,7 +395,11 @@ impl Dream {
 
     /// The op that bumps the generation read as `(generation, record)`.
     pub(crate) fn bump_op(&self, generation: u64, record: Option<&Record>) -> Op {
-        Op::put(layout::generation_key(), (generation + 1).to_string(), record)
+        Op::put(
+            layout::generation_key(),
+            (generation + 1).to_string(),
+            record,
+        )
     }
 
     /// An audit record as an op (for journaled mutations).
@@ -388,7 +407,10 @@ impl Dream {
         let now = self.now();
         let record = self.audit_record(entry, now);
         let key = layout::key(layout::AUDIT, RecordId::new(&record.id).expect("valid id"));
-        Op::create(key, String::from_utf8(to_json(&record).to_vec()).expect("JSON is UTF-8"))
+        Op::create(
+            key,
+            String::from_utf8(to_json(&record).to_vec()).expect("JSON is UTF-8"),
+        )
     }
 
     fn audit_record(&self, entry: AuditEntry, now: DateTime<Utc>) -> AuditRecord {
@@ -412,7 +434,9 @@ impl Dream {
         let now = self.now();
         let record = self.audit_record(entry, now);
         let key: Key = layout::key(layout::AUDIT, RecordId::new(&record.id)?);
-        self.store.put(&key, to_json(&record), Write::absent()).await?;
+        self.store
+            .put(&key, to_json(&record), Write::absent())
+            .await?;
         Ok(())
     }
 }

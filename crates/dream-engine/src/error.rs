@@ -113,7 +113,6 @@ impl DreamError {
             id: id.to_string(),
         }
     }
-
 }
 
 impl From<StoreError> for DreamError {

@@ -148,7 +148,10 @@ pub(crate) fn validate_fields(m: &Memory) -> Result<(), String> {
         return Err("name is empty".into());
     }
     if m.name.chars().count() > limits::NAME_CHARS {
-        return Err(format!("name is longer than {} characters", limits::NAME_CHARS));
+        return Err(format!(
+            "name is longer than {} characters",
+            limits::NAME_CHARS
+        ));
     }
     if has_bad_control(&m.name, false) {
         return Err("name contains a line break or a control character".into());
@@ -166,7 +169,10 @@ pub(crate) fn validate_fields(m: &Memory) -> Result<(), String> {
         return Err("content is empty".into());
     }
     if m.content.len() > limits::CONTENT_BYTES {
-        return Err(format!("content is larger than {} bytes", limits::CONTENT_BYTES));
+        return Err(format!(
+            "content is larger than {} bytes",
+            limits::CONTENT_BYTES
+        ));
     }
     if has_bad_control(&m.content, true) {
         return Err("content contains a control character".into());
@@ -176,7 +182,10 @@ pub(crate) fn validate_fields(m: &Memory) -> Result<(), String> {
     }
     for tag in &m.tags {
         if tag.trim().is_empty() || tag.chars().count() > limits::TAG_CHARS {
-            return Err(format!("a tag is empty or longer than {} characters", limits::TAG_CHARS));
+            return Err(format!(
+                "a tag is empty or longer than {} characters",
+                limits::TAG_CHARS
+            ));
         }
         if has_bad_control(tag, false) {
             return Err("a tag contains a line break or a control character".into());
@@ -184,10 +193,16 @@ pub(crate) fn validate_fields(m: &Memory) -> Result<(), String> {
     }
     let meta = Value::Object(m.metadata.clone());
     if depth(&meta) > limits::METADATA_DEPTH {
-        return Err(format!("metadata is nested deeper than {}", limits::METADATA_DEPTH));
+        return Err(format!(
+            "metadata is nested deeper than {}",
+            limits::METADATA_DEPTH
+        ));
     }
     if serde_json::to_vec(&meta).map_or(usize::MAX, |v| v.len()) > limits::METADATA_BYTES {
-        return Err(format!("metadata is larger than {} bytes", limits::METADATA_BYTES));
+        return Err(format!(
+            "metadata is larger than {} bytes",
+            limits::METADATA_BYTES
+        ));
     }
     if !(m.confidence.is_finite() && (0.0..=1.0).contains(&m.confidence)) {
         return Err("confidence is not between 0 and 1".into());
@@ -276,7 +291,11 @@ pub(crate) fn admit(scanners: &Scanners, m: &Memory) -> Result<Admission, String
         Ok(Admission::Quarantine(scan))
     } else {
         Ok(Admission::Admit {
-            rules: if scan.verdict > Level::Clean { scan.rules() } else { Vec::new() },
+            rules: if scan.verdict > Level::Clean {
+                scan.rules()
+            } else {
+                Vec::new()
+            },
         })
     }
 }
@@ -377,17 +396,28 @@ impl Judge<'_, '_> {
     }
 
     fn budget(&self) -> usize {
-        self.ctx.options.max_deletes_per_pass.saturating_sub(self.changes)
+        self.ctx
+            .options
+            .max_deletes_per_pass
+            .saturating_sub(self.changes)
     }
 
-    fn quarantine(&mut self, kind: ProposalKind, memory: &Memory, scan: &Scan, sessions: Vec<SessionId>) {
+    fn quarantine(
+        &mut self,
+        kind: ProposalKind,
+        memory: &Memory,
+        scan: &Scan,
+        sessions: Vec<SessionId>,
+    ) {
         let c = self.ctx;
         let record = quarantine_record(
             c.scanners,
             c.ids,
             c.now,
             c.scope,
-            QuarantineSource::Dream { pass: c.pass.to_owned() },
+            QuarantineSource::Dream {
+                pass: c.pass.to_owned(),
+            },
             kind,
             memory,
             scan,
@@ -436,7 +466,7 @@ impl Judge<'_, '_> {
         }
         let mut supersedes = Vec::new();
         for raw in &p.supersedes {
-            let verdict = self.target(raw).map(|k| k.clone());
+            let verdict = self.target(raw).cloned();
             match verdict {
                 Err(reason) => self.refuse("supersede", Some(raw), reason),
                 Ok(_) if self.budget() == 0 => {
@@ -461,8 +491,16 @@ impl Judge<'_, '_> {
             }
         }
         memory.supersedes = supersedes;
-        let rules = if scan.verdict > Level::Clean { scan.rules() } else { Vec::new() };
-        self.out.creates.push(Created { memory, sessions, rules });
+        let rules = if scan.verdict > Level::Clean {
+            scan.rules()
+        } else {
+            Vec::new()
+        };
+        self.out.creates.push(Created {
+            memory,
+            sessions,
+            rules,
+        });
     }
 
     fn update(&mut self, p: ProposedUpdate) {
@@ -511,7 +549,11 @@ impl Judge<'_, '_> {
         if scan.blocks() {
             return self.quarantine(ProposalKind::Update, &after, &scan, sessions);
         }
-        let rules = if scan.verdict > Level::Clean { scan.rules() } else { Vec::new() };
+        let rules = if scan.verdict > Level::Clean {
+            scan.rules()
+        } else {
+            Vec::new()
+        };
         self.out.updates.push(Changed {
             before: known.memory,
             prior: known.prior,
@@ -542,7 +584,10 @@ impl Judge<'_, '_> {
             memory: known.memory,
             prior: known.prior,
             sessions,
-            reason: format!("deleted by pass {} as contradicted or superseded", self.ctx.pass),
+            reason: format!(
+                "deleted by pass {} as contradicted or superseded",
+                self.ctx.pass
+            ),
             reason_hash,
         });
     }

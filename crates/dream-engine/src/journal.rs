@@ -160,7 +160,11 @@ pub(crate) async fn run(
     failpoint("apply-before-journal");
     lease.check()?;
     let jversion = store
-        .put(&jkey, to_json(journal), Write::absent().fenced(fence.clone()))
+        .put(
+            &jkey,
+            to_json(journal),
+            Write::absent().fenced(fence.clone()),
+        )
         .await?;
     failpoint("apply-after-journal");
     let outcome = apply_ops(store, lease, &journal.ops, true).await?;
@@ -317,10 +321,22 @@ mod tests {
     #[tokio::test]
     async fn a_journal_applies_every_op_and_clears_itself() {
         let (store, lease) = setup().await;
-        let old = store.put(&k("b"), Bytes::from("old"), Write::any()).await.unwrap();
-        let dead = store.put(&k("c"), Bytes::from("gone"), Write::any()).await.unwrap();
-        let b = Record { value: Bytes::from("old"), version: old };
-        let c = Record { value: Bytes::from("gone"), version: dead };
+        let old = store
+            .put(&k("b"), Bytes::from("old"), Write::any())
+            .await
+            .unwrap();
+        let dead = store
+            .put(&k("c"), Bytes::from("gone"), Write::any())
+            .await
+            .unwrap();
+        let b = Record {
+            value: Bytes::from("old"),
+            version: old,
+        };
+        let c = Record {
+            value: Bytes::from("gone"),
+            version: dead,
+        };
         let journal = Journal {
             id: "p1".into(),
             at: Utc::now(),
@@ -341,19 +357,31 @@ mod tests {
     #[tokio::test]
     async fn roll_forward_finishes_a_half_applied_journal_exactly_once() {
         let (store, lease) = setup().await;
-        let v = store.put(&k("b"), Bytes::from("old"), Write::any()).await.unwrap();
-        let b = Record { value: Bytes::from("old"), version: v };
+        let v = store
+            .put(&k("b"), Bytes::from("old"), Write::any())
+            .await
+            .unwrap();
+        let b = Record {
+            value: Bytes::from("old"),
+            version: v,
+        };
         let journal = Journal {
             id: "p2".into(),
             at: Utc::now(),
-            ops: vec![Op::create(k("a"), "new"), Op::put(k("b"), "newer", Some(&b))],
+            ops: vec![
+                Op::create(k("a"), "new"),
+                Op::put(k("b"), "newer", Some(&b)),
+            ],
         };
         // A crash after the journal and the first write.
         store
             .put(&layout::journal_key(), to_json(&journal), Write::absent())
             .await
             .unwrap();
-        store.put(&k("a"), Bytes::from("new"), Write::absent()).await.unwrap();
+        store
+            .put(&k("a"), Bytes::from("new"), Write::absent())
+            .await
+            .unwrap();
         lease.release().await;
 
         let (_, lease) = (
@@ -374,8 +402,14 @@ mod tests {
     #[tokio::test]
     async fn roll_forward_skips_records_it_does_not_recognise() {
         let (store, lease) = setup().await;
-        let v = store.put(&k("b"), Bytes::from("old"), Write::any()).await.unwrap();
-        let b = Record { value: Bytes::from("old"), version: v };
+        let v = store
+            .put(&k("b"), Bytes::from("old"), Write::any())
+            .await
+            .unwrap();
+        let b = Record {
+            value: Bytes::from("old"),
+            version: v,
+        };
         let journal = Journal {
             id: "p3".into(),
             at: Utc::now(),
@@ -385,7 +419,10 @@ mod tests {
             .put(&layout::journal_key(), to_json(&journal), Write::absent())
             .await
             .unwrap();
-        store.put(&k("b"), Bytes::from("tampered"), Write::any()).await.unwrap();
+        store
+            .put(&k("b"), Bytes::from("tampered"), Write::any())
+            .await
+            .unwrap();
         let (_, outcome) = roll_forward(&store, &lease).await.unwrap().unwrap();
         assert_eq!(outcome.mismatches, vec![k("b")]);
         assert_eq!(value(&store, "b").await.as_deref(), Some("tampered"));

@@ -166,7 +166,10 @@ mod tests {
     async fn watchdog_keeps_a_lease_alive_past_its_ttl() {
         let store: Arc<dyn RecordStore> = Arc::new(MemoryStore::new());
         let ttl = Duration::from_secs(1);
-        let held = HeldLease::try_take(&store, &lock(), ttl).await.unwrap().unwrap();
+        let held = HeldLease::try_take(&store, &lock(), ttl)
+            .await
+            .unwrap()
+            .unwrap();
         tokio::time::sleep(Duration::from_millis(3_200)).await;
         held.check().unwrap();
         assert!(store.try_lease(&lock(), ttl).await.unwrap().is_none());
@@ -180,7 +183,10 @@ mod tests {
         let store: Arc<dyn RecordStore> =
             Arc::new(MemoryStore::with_clock(Arc::new(clock.clone())));
         let ttl = Duration::from_secs(1);
-        let held = HeldLease::try_take(&store, &lock(), ttl).await.unwrap().unwrap();
+        let held = HeldLease::try_take(&store, &lock(), ttl)
+            .await
+            .unwrap()
+            .unwrap();
         // The lease expires on the store's clock and another holder takes the lock.
         clock.advance(chrono::Duration::seconds(5));
         let thief = store.try_lease(&lock(), ttl).await.unwrap();

@@ -26,8 +26,8 @@ mod manage;
 mod options;
 mod pass;
 mod plan;
-mod records;
 pub mod recall;
+mod records;
 mod scan;
 mod sessions;
 
@@ -49,6 +49,6 @@ pub use options::{
 pub use pass::{DreamReport, DryRun, PlanSummary, SkipReason};
 pub use plan::{MAX_ACTIONS, Plan, ProposedCreate, ProposedDelete, ProposedUpdate, Refusal};
 pub use records::{
-    Actor, AuditAction, AuditRecord, FindingInfo, ProposalKind, QuarantineRecord,
-    QuarantineSource, SessionRecord, SessionStatus, SuccessStamp,
+    Actor, AuditAction, AuditRecord, FindingInfo, ProposalKind, QuarantineRecord, QuarantineSource,
+    SessionRecord, SessionStatus, SuccessStamp,
 };

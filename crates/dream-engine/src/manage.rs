@@ -70,7 +70,7 @@ impl NewMemory {
 #[derive(Debug, Clone, PartialEq)]
 pub enum Remembered {
     /// Stored, pinned.
-    Stored(Memory),
+    Stored(Box<Memory>),
     /// The scanner found it instruction- or secret-shaped: quarantined (redacted).
     Quarantined {
         /// The quarantine entry.
@@ -185,7 +185,8 @@ impl Dream {
         memory.expires_at = new.expires_at;
         memory.pinned = true;
         memory.confidence = 1.0;
-        let admission = admit(&self.scanners, &memory).map_err(|r| DreamError::invalid("memory", r))?;
+        let admission =
+            admit(&self.scanners, &memory).map_err(|r| DreamError::invalid("memory", r))?;
         let lease = self.lock().await?;
         let result = self.remember_locked(&lease, memory, admission, now).await;
         lease.release().await;
@@ -214,7 +215,10 @@ impl Dream {
                     Vec::new(),
                 );
                 let ops = vec![
-                    Op::create(layout::key(layout::QUARANTINE, RecordId::new(&q.id)?), json_string(&q)),
+                    Op::create(
+                        layout::key(layout::QUARANTINE, RecordId::new(&q.id)?),
+                        json_string(&q),
+                    ),
                     self.audit_op(
                         AuditEntry::new(
                             AuditAction::Quarantined,
@@ -242,10 +246,14 @@ impl Dream {
                 let ops = vec![
                     Op::create(layout::key(layout::MEMORIES, memory.id.clone()), text),
                     self.audit_op(
-                        AuditEntry::new(AuditAction::Remembered, Actor::Person, "remembered (pinned)")
-                            .memory(&memory.id)
-                            .rules(rules)
-                            .hash(hash.clone()),
+                        AuditEntry::new(
+                            AuditAction::Remembered,
+                            Actor::Person,
+                            "remembered (pinned)",
+                        )
+                        .memory(&memory.id)
+                        .rules(rules)
+                        .hash(hash.clone()),
                     ),
                     self.bump_op(generation, record.as_ref()),
                 ];
@@ -254,7 +262,7 @@ impl Dream {
                     memory: memory.id.clone(),
                     hash,
                 });
-                Ok(Remembered::Stored(memory))
+                Ok(Remembered::Stored(Box::new(memory)))
             }
         }
     }
@@ -307,12 +315,19 @@ impl Dream {
             markdown: text,
         };
         let ops = vec![
-            Op::create(layout::key(layout::TRASH, self.ids.record(now)), json_string(&trash)),
+            Op::create(
+                layout::key(layout::TRASH, self.ids.record(now)),
+                json_string(&trash),
+            ),
             Op::delete(layout::key(layout::MEMORIES, id.clone()), &record),
             self.audit_op(
-                AuditEntry::new(AuditAction::Forgotten, Actor::Person, "forgotten (to the trash)")
-                    .memory(id)
-                    .hash(hash),
+                AuditEntry::new(
+                    AuditAction::Forgotten,
+                    Actor::Person,
+                    "forgotten (to the trash)",
+                )
+                .memory(id)
+                .hash(hash),
             ),
             self.bump_op(generation, gen_record.as_ref()),
         ];
@@ -337,10 +352,16 @@ impl Dream {
         let mut hash = None;
         if let Some((memory, record)) = &current {
             hash = Some(rendered(memory).1);
-            ops.push(Op::delete(layout::key(layout::MEMORIES, id.clone()), record));
+            ops.push(Op::delete(
+                layout::key(layout::MEMORIES, id.clone()),
+                record,
+            ));
         }
         let trash = self.trash_records().await?;
-        let copies: Vec<_> = trash.iter().filter(|(_, _, t)| &t.memory_id == id).collect();
+        let copies: Vec<_> = trash
+            .iter()
+            .filter(|(_, _, t)| &t.memory_id == id)
+            .collect();
         for (rid, record, t) in &copies {
             hash.get_or_insert_with(|| hash_bytes(t.markdown.as_bytes()));
             ops.push(Op::delete(layout::key(layout::TRASH, rid.clone()), record));
@@ -366,7 +387,11 @@ impl Dream {
             Actor::Person,
             format!(
                 "purged for good: memory {}, {history_count} history versions, {} trash copies",
-                if current.is_some() { "removed" } else { "already gone" },
+                if current.is_some() {
+                    "removed"
+                } else {
+                    "already gone"
+                },
                 copies.len()
             ),
         )
@@ -472,13 +497,9 @@ impl Dream {
                 id: id.to_string(),
             });
         }
-        let newest = self
-            .trash_records()
-            .await?
-            .into_iter()
-            .filter(|(_, _, t)| &t.memory_id == id && t.scope == self.scope)
-            .filter(|(_, _, t)| self.trash_expiry(t.at) > now)
-            .next_back();
+        let newest = self.trash_records().await?.into_iter().rfind(|(_, _, t)| {
+            &t.memory_id == id && t.scope == self.scope && self.trash_expiry(t.at) > now
+        });
         let Some((rid, record, t)) = newest else {
             return Err(DreamError::not_found("trash entry for memory", id));
         };
@@ -499,9 +520,13 @@ impl Dream {
             Op::create(key, text),
             Op::delete(tkey, &record),
             self.audit_op(
-                AuditEntry::new(AuditAction::Restored, Actor::Person, "restored from the trash")
-                    .memory(id)
-                    .hash(hash),
+                AuditEntry::new(
+                    AuditAction::Restored,
+                    Actor::Person,
+                    "restored from the trash",
+                )
+                .memory(id)
+                .hash(hash),
             ),
             self.bump_op(generation, gen_record.as_ref()),
         ];
@@ -545,7 +570,10 @@ impl Dream {
         Ok(out)
     }
 
-    async fn quarantine_entry(&self, entry: &str) -> Result<(dream_core::Key, dream_core::Record, QuarantineRecord)> {
+    async fn quarantine_entry(
+        &self,
+        entry: &str,
+    ) -> Result<(dream_core::Key, dream_core::Record, QuarantineRecord)> {
         let key = layout::key(layout::QUARANTINE, RecordId::new(entry)?);
         let Some(record) = self.store.get(&key).await? else {
             return Err(DreamError::not_found("quarantine entry", entry));
@@ -582,7 +610,8 @@ impl Dream {
         let scan = scan_memory(&self.scanners, &q.memory);
         if !scan.secret_rules().is_empty() {
             return Err(DreamError::Refused {
-                reason: "the scanner finds a secret in this proposal; it can never be released".into(),
+                reason: "the scanner finds a secret in this proposal; it can never be released"
+                    .into(),
             });
         }
         validate_fields(&q.memory).map_err(|reason| DreamError::Refused {
@@ -623,13 +652,15 @@ impl Dream {
             reason.push_str(&format!(" (note SHA-256 {})", hash_bytes(note.as_bytes())));
         }
         let rules = q.findings.iter().map(|f| f.rule.clone()).collect();
-        ops.push(self.audit_op(
-            AuditEntry::new(AuditAction::Released, Actor::Person, reason)
-                .memory(&memory.id)
-                .sessions(&q.sessions)
-                .rules(rules)
-                .hash(rendered(&memory).1),
-        ));
+        ops.push(
+            self.audit_op(
+                AuditEntry::new(AuditAction::Released, Actor::Person, reason)
+                    .memory(&memory.id)
+                    .sessions(&q.sessions)
+                    .rules(rules)
+                    .hash(rendered(&memory).1),
+            ),
+        );
         let (generation, gen_record) = self.read_generation().await?;
         ops.push(self.bump_op(generation, gen_record.as_ref()));
         self.commit(lease, &self.ids.next(now), ops).await?;
@@ -701,7 +732,10 @@ impl Dream {
         Ok(Stats {
             scope: self.scope.clone(),
             memories: memories.len(),
-            active: memories.iter().filter(|m| m.status == MemoryStatus::Active).count(),
+            active: memories
+                .iter()
+                .filter(|m| m.status == MemoryStatus::Active)
+                .count(),
             pinned: memories.iter().filter(|m| m.pinned).count(),
             pending_sessions: pending,
             logged_sessions: log.entries.len(),
@@ -726,7 +760,9 @@ impl Dream {
                     parsed.push(m);
                     positions.push(i);
                 }
-                Err(e) => report.rejected.push((i, format!("not a Dream memory: {e}"))),
+                Err(e) => report
+                    .rejected
+                    .push((i, format!("not a Dream memory: {e}"))),
             }
         }
         let inner = self.import(parsed, pin).await?;
@@ -765,7 +801,9 @@ impl Dream {
                 m.updated_at = now;
             }
             if !seen.insert(m.id.clone()) {
-                report.rejected.push((i, "the same id twice in one import".into()));
+                report
+                    .rejected
+                    .push((i, "the same id twice in one import".into()));
                 continue;
             }
             match admit(&self.scanners, &m) {
@@ -796,19 +834,23 @@ impl Dream {
         for (i, m, admission) in chunk {
             let key = layout::key(layout::MEMORIES, m.id.clone());
             if self.store.get(&key).await?.is_some() {
-                report.rejected.push((*i, "a memory with this id exists".into()));
+                report
+                    .rejected
+                    .push((*i, "a memory with this id exists".into()));
                 continue;
             }
             match admission {
                 Admission::Admit { rules } => {
                     let (text, hash) = rendered(m);
                     ops.push(Op::create(key, text));
-                    ops.push(self.audit_op(
-                        AuditEntry::new(AuditAction::Imported, Actor::Person, "imported")
-                            .memory(&m.id)
-                            .rules(rules.clone())
-                            .hash(hash.clone()),
-                    ));
+                    ops.push(
+                        self.audit_op(
+                            AuditEntry::new(AuditAction::Imported, Actor::Person, "imported")
+                                .memory(&m.id)
+                                .rules(rules.clone())
+                                .hash(hash.clone()),
+                        ),
+                    );
                     created.push((m.id.clone(), hash));
                 }
                 Admission::Quarantine(scan) => {
@@ -827,16 +869,18 @@ impl Dream {
                         layout::key(layout::QUARANTINE, RecordId::new(&q.id)?),
                         json_string(&q),
                     ));
-                    ops.push(self.audit_op(
-                        AuditEntry::new(
-                            AuditAction::Quarantined,
-                            Actor::Person,
-                            format!("imported memory quarantined as entry {}", q.id),
-                        )
-                        .memory(&m.id)
-                        .rules(scan.rules())
-                        .hash(q.hash.clone()),
-                    ));
+                    ops.push(
+                        self.audit_op(
+                            AuditEntry::new(
+                                AuditAction::Quarantined,
+                                Actor::Person,
+                                format!("imported memory quarantined as entry {}", q.id),
+                            )
+                            .memory(&m.id)
+                            .rules(scan.rules())
+                            .hash(q.hash.clone()),
+                        ),
+                    );
                     quarantined.push((q.id, scan.rules()));
                 }
             }

@@ -126,7 +126,8 @@ impl Options {
         if self.history_per_memory == 0 || self.max_plans == 0 {
             return bad("history_per_memory and max_plans must be at least 1");
         }
-        if self.lease_ttl < Duration::from_millis(300) || self.claim_ttl < Duration::from_millis(300)
+        if self.lease_ttl < Duration::from_millis(300)
+            || self.claim_ttl < Duration::from_millis(300)
         {
             return bad("lease_ttl and claim_ttl must be at least 300 ms");
         }

@@ -53,7 +53,10 @@ impl fmt::Display for SkipReason {
         match self {
             SkipReason::Disabled => f.write_str("dreaming is disabled"),
             SkipReason::TooSoon { next_at } => {
-                write!(f, "the last successful pass is too recent; next at {next_at}")
+                write!(
+                    f,
+                    "the last successful pass is too recent; next at {next_at}"
+                )
             }
             SkipReason::NotEnoughSessions { pending, needed } => {
                 write!(f, "{pending} sessions pending, {needed} needed")
@@ -202,7 +205,8 @@ impl Dream {
             }
         }
         let claim_lock = layout::claim_lock(&self.scope);
-        let Some(claim) = HeldLease::try_take(&self.store, &claim_lock, self.options.claim_ttl).await?
+        let Some(claim) =
+            HeldLease::try_take(&self.store, &claim_lock, self.options.claim_ttl).await?
         else {
             return Ok(self.skip(SkipReason::AnotherPassRunning, name));
         };
@@ -427,9 +431,7 @@ impl Dream {
             let record = self.store.get(&key).await?;
             let Some(record) = record.filter(|r| r.version.0 == *version) else {
                 return Err(DreamError::Stale {
-                    reason: format!(
-                        "session {id} changed since it was gathered; nothing applied"
-                    ),
+                    reason: format!("session {id} changed since it was gathered; nothing applied"),
                 });
             };
             let mut session: SessionRecord = from_json(&key, &record)?;
@@ -448,23 +450,37 @@ impl Dream {
         let g = &p.gated;
         for c in &g.creates {
             let (text, hash) = rendered(&c.memory);
-            ops.push(Op::create(layout::key(layout::MEMORIES, c.memory.id.clone()), text));
-            ops.push(self.audit_op(
-                AuditEntry::new(AuditAction::Created, Actor::Engine, "created from the batch's sessions")
+            ops.push(Op::create(
+                layout::key(layout::MEMORIES, c.memory.id.clone()),
+                text,
+            ));
+            ops.push(
+                self.audit_op(
+                    AuditEntry::new(
+                        AuditAction::Created,
+                        Actor::Engine,
+                        "created from the batch's sessions",
+                    )
                     .memory(&c.memory.id)
                     .sessions(&c.sessions)
                     .pass(&p.pass)
                     .rules(c.rules.clone())
                     .hash(hash),
-            ));
+                ),
+            );
             report.created.push(c.memory.id.clone());
         }
-        let changed = g.updates.iter().map(|c| (c, AuditAction::Updated)).chain(
-            g.supersedes.iter().map(|c| (c, AuditAction::Superseded)),
-        );
+        let changed = g
+            .updates
+            .iter()
+            .map(|c| (c, AuditAction::Updated))
+            .chain(g.supersedes.iter().map(|c| (c, AuditAction::Superseded)));
         for (c, action) in changed {
             let id = &c.before.id;
-            ops.extend(self.history_ops(id, &c.before, action, &p.pass, now).await?);
+            ops.extend(
+                self.history_ops(id, &c.before, action, &p.pass, now)
+                    .await?,
+            );
             let (text, hash) = rendered(&c.after);
             ops.push(Op::replace(
                 layout::key(layout::MEMORIES, id.clone()),
@@ -476,22 +492,26 @@ impl Dream {
                 Some(by) => format!("superseded by {by}"),
                 None => "updated from the batch's sessions".to_owned(),
             };
-            ops.push(self.audit_op(
-                AuditEntry::new(action, Actor::Engine, reason)
-                    .memory(id)
-                    .sessions(&c.sessions)
-                    .pass(&p.pass)
-                    .rules(c.rules.clone())
-                    .hash(hash),
-            ));
+            ops.push(
+                self.audit_op(
+                    AuditEntry::new(action, Actor::Engine, reason)
+                        .memory(id)
+                        .sessions(&c.sessions)
+                        .pass(&p.pass)
+                        .rules(c.rules.clone())
+                        .hash(hash),
+                ),
+            );
             match action {
                 AuditAction::Superseded => report.superseded.push(id.clone()),
                 _ => report.updated.push(id.clone()),
             }
         }
-        let removed = g.deletes.iter().map(|r| (r, AuditAction::Deleted)).chain(
-            g.prunes.iter().map(|r| (r, AuditAction::Pruned)),
-        );
+        let removed = g
+            .deletes
+            .iter()
+            .map(|r| (r, AuditAction::Deleted))
+            .chain(g.prunes.iter().map(|r| (r, AuditAction::Pruned)));
         for (r, action) in removed {
             let id = &r.memory.id;
             let (text, hash) = rendered(&r.memory);
@@ -517,13 +537,15 @@ impl Dream {
             if let Some(h) = &r.reason_hash {
                 reason.push_str(&format!(" (proposer's reason, SHA-256 {h})"));
             }
-            ops.push(self.audit_op(
-                AuditEntry::new(action, Actor::Engine, reason)
-                    .memory(id)
-                    .sessions(&r.sessions)
-                    .pass(&p.pass)
-                    .hash(hash),
-            ));
+            ops.push(
+                self.audit_op(
+                    AuditEntry::new(action, Actor::Engine, reason)
+                        .memory(id)
+                        .sessions(&r.sessions)
+                        .pass(&p.pass)
+                        .hash(hash),
+                ),
+            );
             match action {
                 AuditAction::Pruned => report.pruned.push(id.clone()),
                 _ => report.deleted.push(id.clone()),
@@ -531,21 +553,33 @@ impl Dream {
         }
         for q in &g.quarantine {
             let key = layout::key(layout::QUARANTINE, RecordId::new(&q.id)?);
-            ops.push(Op::create(key, String::from_utf8(to_json(q).to_vec()).expect("JSON is UTF-8")));
-            let what = if q.has_secret() { "secret-shaped" } else { "instruction-shaped" };
-            ops.push(self.audit_op(
-                AuditEntry::new(
-                    AuditAction::Quarantined,
-                    Actor::Engine,
-                    format!("{:?} proposal is {what}: quarantined as entry {}", q.kind, q.id)
-                        .to_lowercase(),
-                )
-                .memory(&q.memory.id)
-                .sessions(&q.sessions)
-                .pass(&p.pass)
-                .rules(rules_of(q))
-                .hash(q.hash.clone()),
+            ops.push(Op::create(
+                key,
+                String::from_utf8(to_json(q).to_vec()).expect("JSON is UTF-8"),
             ));
+            let what = if q.has_secret() {
+                "secret-shaped"
+            } else {
+                "instruction-shaped"
+            };
+            ops.push(
+                self.audit_op(
+                    AuditEntry::new(
+                        AuditAction::Quarantined,
+                        Actor::Engine,
+                        format!(
+                            "{:?} proposal is {what}: quarantined as entry {}",
+                            q.kind, q.id
+                        )
+                        .to_lowercase(),
+                    )
+                    .memory(&q.memory.id)
+                    .sessions(&q.sessions)
+                    .pass(&p.pass)
+                    .rules(rules_of(q))
+                    .hash(q.hash.clone()),
+                ),
+            );
             report.quarantined.push(q.id.clone());
         }
         for r in &g.refused {
@@ -563,7 +597,11 @@ impl Dream {
         }
         // Housekeeping: trim the session log, expire trash and old audit records.
         for (id, prior) in &p.trim {
-            ops.push(Op::remove(layout::key(layout::SESSIONS, id.clone()), prior.version, &prior.hash));
+            ops.push(Op::remove(
+                layout::key(layout::SESSIONS, id.clone()),
+                prior.version,
+                &prior.hash,
+            ));
         }
         report.trash_expired = self.expiry_ops(now, &mut ops).await?;
         if let Some((key, version, hash)) = plan {
@@ -575,27 +613,29 @@ impl Dream {
             at: now,
             pass: p.pass.clone(),
         };
-        ops.push(self.audit_op(
-            AuditEntry::new(
-                AuditAction::PassCompleted,
-                Actor::Engine,
-                format!(
-                    "pass by {} completed: {} sessions, {} created, {} updated, {} superseded, \
+        ops.push(
+            self.audit_op(
+                AuditEntry::new(
+                    AuditAction::PassCompleted,
+                    Actor::Engine,
+                    format!(
+                        "pass by {} completed: {} sessions, {} created, {} updated, {} superseded, \
                      {} deleted, {} pruned, {} quarantined, {} refused",
-                    p.consolidator,
-                    report.sessions_consumed.len(),
-                    report.created.len(),
-                    report.updated.len(),
-                    report.superseded.len(),
-                    report.deleted.len(),
-                    report.pruned.len(),
-                    report.quarantined.len(),
-                    report.refused.len()
-                ),
-            )
-            .sessions(&report.sessions_consumed)
-            .pass(&p.pass),
-        ));
+                        p.consolidator,
+                        report.sessions_consumed.len(),
+                        report.created.len(),
+                        report.updated.len(),
+                        report.superseded.len(),
+                        report.deleted.len(),
+                        report.pruned.len(),
+                        report.quarantined.len(),
+                        report.refused.len()
+                    ),
+                )
+                .sessions(&report.sessions_consumed)
+                .pass(&p.pass),
+            ),
+        );
         ops.push(Op::put(
             stamp_key,
             String::from_utf8(to_json(&stamp).to_vec()).expect("JSON is UTF-8"),
@@ -621,7 +661,10 @@ impl Dream {
         let keep = self.options.history_per_memory;
         let excess = (existing.len() + 1).saturating_sub(keep);
         for entry in existing.iter().take(excess) {
-            ops.push(Op::delete(layout::key(layout::HISTORY, entry.id.clone()), &entry.record));
+            ops.push(Op::delete(
+                layout::key(layout::HISTORY, entry.id.clone()),
+                &entry.record,
+            ));
         }
         let record = HistoryRecord {
             memory_id: id.clone(),
@@ -655,7 +698,10 @@ impl Dream {
             let mut audit = AuditEntry::new(
                 AuditAction::TrashExpired,
                 Actor::Engine,
-                format!("trash entry {} older than {} days removed", entry.id, self.options.trash_days),
+                format!(
+                    "trash entry {} older than {} days removed",
+                    entry.id, self.options.trash_days
+                ),
             )
             .memory(&trash.memory_id)
             .hash(hash_bytes(trash.markdown.as_bytes()));
@@ -743,7 +789,8 @@ impl Dream {
     pub async fn dry_run(&self) -> Result<DryRun> {
         let name = self.consolidator.describe();
         let claim_lock = layout::claim_lock(&self.scope);
-        let Some(claim) = HeldLease::try_take(&self.store, &claim_lock, self.options.claim_ttl).await?
+        let Some(claim) =
+            HeldLease::try_take(&self.store, &claim_lock, self.options.claim_ttl).await?
         else {
             return Ok(DryRun {
                 plan: None,
@@ -765,12 +812,24 @@ impl Dream {
             }
         };
         let key = layout::key(layout::PLANS, RecordId::new(&prepared.pass)?);
-        self.store.put(&key, to_json(&prepared), dream_core::Write::absent()).await?;
+        self.store
+            .put(&key, to_json(&prepared), dream_core::Write::absent())
+            .await?;
         self.trim_plans().await?;
         self.audit_now(
-            AuditEntry::new(AuditAction::PlanStored, Actor::Engine, "dry run stored a plan")
-                .sessions(&prepared.sessions.iter().map(|(s, _)| s.clone()).collect::<Vec<_>>())
-                .pass(&prepared.pass),
+            AuditEntry::new(
+                AuditAction::PlanStored,
+                Actor::Engine,
+                "dry run stored a plan",
+            )
+            .sessions(
+                &prepared
+                    .sessions
+                    .iter()
+                    .map(|(s, _)| s.clone())
+                    .collect::<Vec<_>>(),
+            )
+            .pass(&prepared.pass),
         )
         .await?;
         self.emit(Event::PlanStored {

@@ -156,7 +156,11 @@ impl Plan {
     }
 }
 
-fn array<'a>(top: &'a Map<String, Value>, key: &'static str, dropped: &mut Vec<Refusal>) -> &'a [Value] {
+fn array<'a>(
+    top: &'a Map<String, Value>,
+    key: &'static str,
+    dropped: &mut Vec<Refusal>,
+) -> &'a [Value] {
     match top.get(key) {
         None | Some(Value::Null) => &[],
         Some(Value::Array(items)) => {
@@ -164,7 +168,10 @@ fn array<'a>(top: &'a Map<String, Value>, key: &'static str, dropped: &mut Vec<R
                 dropped.push(Refusal::new(
                     key,
                     None,
-                    format!("{} actions beyond the first {MAX_ACTIONS} dropped", items.len() - MAX_ACTIONS),
+                    format!(
+                        "{} actions beyond the first {MAX_ACTIONS} dropped",
+                        items.len() - MAX_ACTIONS
+                    ),
                 ));
                 &items[..MAX_ACTIONS]
             } else {
@@ -172,7 +179,11 @@ fn array<'a>(top: &'a Map<String, Value>, key: &'static str, dropped: &mut Vec<R
             }
         }
         Some(_) => {
-            dropped.push(Refusal::new(key, None, format!("`{key}` is not an array; treated as empty")));
+            dropped.push(Refusal::new(
+                key,
+                None,
+                format!("`{key}` is not an array; treated as empty"),
+            ));
             &[]
         }
     }
@@ -328,10 +339,15 @@ mod tests {
 
     #[test]
     fn wrong_typed_arrays_become_empty_with_a_reason() {
-        let plan = Plan::from_json(&json!({"create": "x", "update": {"id": "m"}, "delete": 3})).unwrap();
+        let plan =
+            Plan::from_json(&json!({"create": "x", "update": {"id": "m"}, "delete": 3})).unwrap();
         assert!(plan.is_empty());
         assert_eq!(plan.dropped.len(), 3);
-        assert!(plan.dropped.iter().all(|d| d.reason.contains("not an array")));
+        assert!(
+            plan.dropped
+                .iter()
+                .all(|d| d.reason.contains("not an array"))
+        );
     }
 
     #[test]
@@ -355,7 +371,11 @@ mod tests {
         // "*" is a string: it parses and is refused later by the write gate.
         assert_eq!(plan.deletes.len(), 1);
         assert_eq!(plan.dropped.len(), 5 + 2 + 1);
-        let tagged = plan.dropped.iter().find(|d| d.action == "update" && d.target.is_some()).unwrap();
+        let tagged = plan
+            .dropped
+            .iter()
+            .find(|d| d.action == "update" && d.target.is_some())
+            .unwrap();
         assert_eq!(tagged.target.as_deref(), Some("m1"));
     }
 

@@ -79,10 +79,6 @@ fn is_secret(finding: &Finding) -> bool {
     matches!(finding.category, Category::Secret)
 }
 
-fn lower_debug(value: &impl std::fmt::Debug) -> String {
-    format!("{value:?}").to_ascii_lowercase()
-}
-
 fn convert(report: Report) -> Scan {
     Scan {
         verdict: level(&report.verdict),
@@ -90,9 +86,9 @@ fn convert(report: Report) -> Scan {
             .findings
             .iter()
             .map(|f| FindingInfo {
-                category: lower_debug(&f.category),
+                category: f.category.as_str().to_owned(),
                 rule: f.rule.to_owned(),
-                severity: lower_debug(&f.severity),
+                severity: f.severity.as_str().to_owned(),
                 secret: is_secret(f),
             })
             .collect(),
@@ -127,15 +123,32 @@ impl Scanners {
         self.memory.redact(text)
     }
 
-    /// Redacts every string and key of a JSON value, at every depth.
+    /// Redacts every string and key of a JSON value, at every depth, including
+    /// values the scanner judges secret by their key (`"password": "…"`).
     pub fn redact_json(&self, value: &Value) -> Value {
+        let mut value = value.clone();
+        let report = self.memory.scan_json(&value);
+        for finding in report.findings.iter().filter(|f| is_secret(f)) {
+            let Some(path) = finding.path.as_deref() else {
+                continue;
+            };
+            if let Some(slot @ Value::String(_)) = value.pointer_mut(path) {
+                *slot = Value::String(format!("[REDACTED:{}]", finding.rule));
+            }
+        }
+        self.redact_strings(&value)
+    }
+
+    fn redact_strings(&self, value: &Value) -> Value {
         match value {
             Value::String(s) => Value::String(self.redact_memory(s).into_owned()),
-            Value::Array(items) => Value::Array(items.iter().map(|v| self.redact_json(v)).collect()),
+            Value::Array(items) => {
+                Value::Array(items.iter().map(|v| self.redact_strings(v)).collect())
+            }
             Value::Object(map) => {
                 let mut out = Map::new();
                 for (k, v) in map {
-                    out.insert(self.redact_memory(k).into_owned(), self.redact_json(v));
+                    out.insert(self.redact_memory(k).into_owned(), self.redact_strings(v));
                 }
                 Value::Object(out)
             }

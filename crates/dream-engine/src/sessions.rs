@@ -29,7 +29,10 @@ pub(crate) struct SessionLog {
 
 impl SessionLog {
     /// Pending sessions of `scope`, oldest first.
-    pub fn pending<'a>(&'a self, scope: &'a dream_core::Scope) -> impl Iterator<Item = &'a LogEntry> {
+    pub fn pending<'a>(
+        &'a self,
+        scope: &'a dream_core::Scope,
+    ) -> impl Iterator<Item = &'a LogEntry> {
         self.entries
             .iter()
             .filter(move |e| e.header.status == SessionStatus::Pending && &e.header.scope == scope)
@@ -54,7 +57,10 @@ fn validate(messages: &[Message]) -> Result<()> {
             ));
         }
         if m.content.len() > MAX_MESSAGE_BYTES {
-            return bad(format!("message {} is larger than {MAX_MESSAGE_BYTES} bytes", i + 1));
+            return bad(format!(
+                "message {} is larger than {MAX_MESSAGE_BYTES} bytes",
+                i + 1
+            ));
         }
         if m.content.contains('\0') {
             return bad(format!("message {} contains a NUL character", i + 1));
@@ -62,7 +68,9 @@ fn validate(messages: &[Message]) -> Result<()> {
         total += m.content.len();
     }
     if total > MAX_SESSION_BYTES {
-        return bad(format!("the session is larger than {MAX_SESSION_BYTES} bytes"));
+        return bad(format!(
+            "the session is larger than {MAX_SESSION_BYTES} bytes"
+        ));
     }
     Ok(())
 }
@@ -88,8 +96,16 @@ impl Dream {
             let content = if secrets.is_empty() {
                 message.content
             } else {
-                let redacted = self.scanners.redact_transcript(&message.content).into_owned();
-                if !self.scanners.transcript(&redacted).secret_rules().is_empty() {
+                let redacted = self
+                    .scanners
+                    .redact_transcript(&message.content)
+                    .into_owned();
+                if !self
+                    .scanners
+                    .transcript(&redacted)
+                    .secret_rules()
+                    .is_empty()
+                {
                     return Err(DreamError::Refused {
                         reason: "a secret in the session could not be redacted; nothing was stored"
                             .into(),
@@ -139,7 +155,10 @@ impl Dream {
         let reason = if redactions.is_empty() {
             "session logged".to_owned()
         } else {
-            format!("session logged; {} kinds of secret redacted", redactions.len())
+            format!(
+                "session logged; {} kinds of secret redacted",
+                redactions.len()
+            )
         };
         let entry = AuditEntry::new(AuditAction::SessionLogged, Actor::Engine, reason)
             .sessions(std::slice::from_ref(&id))

@@ -101,9 +101,15 @@ impl Rule {
     }
 
     fn parse(s: &str) -> Option<Rule> {
-        [Rule::Name, Rule::Preference, Rule::Uses, Rule::Decision, Rule::Feedback]
-            .into_iter()
-            .find(|r| r.as_str() == s)
+        [
+            Rule::Name,
+            Rule::Preference,
+            Rule::Uses,
+            Rule::Decision,
+            Rule::Feedback,
+        ]
+        .into_iter()
+        .find(|r| r.as_str() == s)
     }
 }
 
@@ -148,7 +154,8 @@ static DECIDED: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"(?i)^we(?:'ve| have)?\s+decided\s+(?:to|that)\s+(.+)$").expect("static regex")
 });
 static FEEDBACK: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"(?i)^(?:please\s+)?(always|never|don't|do not|stop)\s+(.+)$").expect("static regex")
+    Regex::new(r"(?i)^(?:please\s+)?(always|never|don't|do not|stop)\s+(.+)$")
+        .expect("static regex")
 });
 static SENTENCE_END: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"[.!?;]+(?:\s+|$)|\n+").expect("static regex"));
@@ -156,10 +163,10 @@ static RELATIVE_DAY: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"(?i)\b(today|tomorrow|yesterday)\b").expect("static regex"));
 
 const STOPWORDS: &[&str] = &[
-    "a", "an", "the", "we", "i", "you", "our", "my", "your", "here", "now", "is", "are", "be", "to",
-    "of", "and", "or", "on", "in", "at", "for", "with", "not", "instead", "rather", "than", "use",
-    "using", "from", "it", "this", "that", "will", "should", "please", "me", "all", "its", "as",
-    "by", "do", "does", "no", "longer", "only", "every", "each", "so",
+    "a", "an", "the", "we", "i", "you", "our", "my", "your", "here", "now", "is", "are", "be",
+    "to", "of", "and", "or", "on", "in", "at", "for", "with", "not", "instead", "rather", "than",
+    "use", "using", "from", "it", "this", "that", "will", "should", "please", "me", "all", "its",
+    "as", "by", "do", "does", "no", "longer", "only", "every", "each", "so",
 ];
 
 fn words(text: &str) -> BTreeSet<String> {
@@ -228,7 +235,10 @@ fn decision_subject(text: &str) -> BTreeSet<String> {
         "each", "via", "using",
     ];
     let mut head = Vec::new();
-    for w in text.split(|c: char| !c.is_alphanumeric()).filter(|w| !w.is_empty()) {
+    for w in text
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+    {
         let lw = w.to_lowercase();
         if BREAKS.contains(&lw.as_str()) || lw.chars().all(|c| c.is_ascii_digit()) {
             break;
@@ -236,7 +246,11 @@ fn decision_subject(text: &str) -> BTreeSet<String> {
         head.push(lw);
     }
     let subject: BTreeSet<String> = words(&head.join(" "));
-    if subject.is_empty() { words(text) } else { subject }
+    if subject.is_empty() {
+        words(text)
+    } else {
+        subject
+    }
 }
 
 fn recognise(sentence: &str, session: &BatchSession) -> Option<Statement> {
@@ -253,7 +267,10 @@ fn recognise(sentence: &str, session: &BatchSession) -> Option<Statement> {
         content,
         source: session.reference.clone(),
     };
-    if let Some(c) = CALL_ME.captures(sentence).or_else(|| MY_NAME.captures(sentence)) {
+    if let Some(c) = CALL_ME
+        .captures(sentence)
+        .or_else(|| MY_NAME.captures(sentence))
+    {
         let value = clean(&c[1])?;
         let subject = BTreeSet::from(["user-name".to_owned()]);
         return Some(make(
@@ -297,7 +314,10 @@ fn recognise(sentence: &str, session: &BatchSession) -> Option<Statement> {
             content,
         ));
     }
-    if let Some(c) = FROM_NOW_ON.captures(sentence).or_else(|| DECIDED.captures(sentence)) {
+    if let Some(c) = FROM_NOW_ON
+        .captures(sentence)
+        .or_else(|| DECIDED.captures(sentence))
+    {
         let value = clean(&absolute_days(&c[1], session.created_at))?;
         return Some(make(
             Rule::Decision,
@@ -330,7 +350,12 @@ fn statements(session: &BatchSession) -> Vec<Statement> {
         .messages
         .iter()
         .filter(|m| m.role == Role::User)
-        .flat_map(|m| SENTENCE_END.split(&m.content).map(str::to_owned).collect::<Vec<_>>())
+        .flat_map(|m| {
+            SENTENCE_END
+                .split(&m.content)
+                .map(str::to_owned)
+                .collect::<Vec<_>>()
+        })
         .filter_map(|sentence| recognise(&sentence, session))
         .collect()
 }
@@ -369,7 +394,10 @@ fn covers(m: &Memory, s: &Statement) -> bool {
 fn metadata(s: &Statement) -> Map<String, Value> {
     let mut map = Map::new();
     map.insert("rule".into(), json!(s.rule.as_str()));
-    map.insert("subject".into(), json!(s.subject.iter().collect::<Vec<_>>()));
+    map.insert(
+        "subject".into(),
+        json!(s.subject.iter().collect::<Vec<_>>()),
+    );
     map
 }
 

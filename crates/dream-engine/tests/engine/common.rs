@@ -46,7 +46,11 @@ impl Harness {
         let dream = Dream::open(store.clone(), options)
             .unwrap()
             .with_clock(Arc::new(clock.clone()));
-        Harness { store, clock, dream }
+        Harness {
+            store,
+            clock,
+            dream,
+        }
     }
 
     /// The same harness consolidating with `model`.
@@ -152,7 +156,10 @@ impl dream_core::LanguageModel for EchoModel {
         }
         Ok(dream_core::Completion {
             text: serde_json::json!({ "create": creates }).to_string(),
-            usage: dream_core::TokenUsage { input: 10, output: 10 },
+            usage: dream_core::TokenUsage {
+                input: 10,
+                output: 10,
+            },
             model: "echo".to_owned(),
             truncated: false,
         })

@@ -63,13 +63,20 @@ fn every_call_gets_a_fresh_frame_suffix_and_every_field_is_sanitized() {
     assert!(r.json);
     assert_eq!(r.max_tokens, 1000);
     assert!(r.system.contains("<session_abc123def456 ...>"));
-    assert!(r.user.contains("<session_abc123def456 ref=\"S1\" date=\"2026-03-01T09:00:00Z\">"));
+    assert!(
+        r.user
+            .contains("<session_abc123def456 ref=\"S1\" date=\"2026-03-01T09:00:00Z\">")
+    );
     assert!(r.user.contains("<memory_abc123def456 id=\"m1\""));
     assert!(r.user.contains("Today is 2026-03-02"));
     // Only the engine's own tags are live.
     let live = regex::Regex::new(r"(?i)<\s*/?\s*(session|memory)[^>]*>").unwrap();
     for tag in live.find_iter(&r.user) {
-        assert!(tag.as_str().contains("abc123def456"), "live attacker tag {:?}", tag.as_str());
+        assert!(
+            tag.as_str().contains("abc123def456"),
+            "live attacker tag {:?}",
+            tag.as_str()
+        );
     }
     assert_eq!(r.user.matches("<\u{200B}").count(), 8);
 }
@@ -83,7 +90,13 @@ async fn frame_suffixes_differ_between_calls() {
     c.consolidate(&batch("a")).await.unwrap();
     let suffix = |i: usize| {
         let user = &model.requests()[i].user;
-        user.split("<session_").nth(1).unwrap().split(' ').next().unwrap().to_owned()
+        user.split("<session_")
+            .nth(1)
+            .unwrap()
+            .split(' ')
+            .next()
+            .unwrap()
+            .to_owned()
     };
     assert_ne!(suffix(0), suffix(1));
 }
@@ -100,7 +113,10 @@ async fn a_cut_off_answer_fails_the_pass_with_the_sessions_still_pending() {
     let h = Harness::new(quick()).with_model(&model);
     h.dream.log_session(user("We use Vitest.")).await.unwrap();
     let err = h.dream.dream(true).await.unwrap_err();
-    assert!(matches!(err, DreamError::Model(ModelError::Truncated)), "{err}");
+    assert!(
+        matches!(err, DreamError::Model(ModelError::Truncated)),
+        "{err}"
+    );
     assert!(h.dream.list().await.unwrap().is_empty());
     assert_eq!(h.dream.stats().await.unwrap().pending_sessions, 1);
     assert_eq!(h.dream.last_success().await.unwrap(), None);
@@ -132,7 +148,11 @@ async fn wrong_types_are_dropped_with_reasons_and_the_rest_applies() {
     let h = Harness::new(quick()).with_model(&model);
     let Remembered::Stored(_) = h
         .dream
-        .remember(NewMemory::new(MemoryKind::User, "Name", "Call the user Sam."))
+        .remember(NewMemory::new(
+            MemoryKind::User,
+            "Name",
+            "Call the user Sam.",
+        ))
         .await
         .unwrap()
     else {
@@ -156,16 +176,36 @@ async fn wrong_types_are_dropped_with_reasons_and_the_rest_applies() {
     let report = h.dream.dream(true).await.unwrap();
     assert_eq!(report.created.len(), 1);
     let m = h.dream.get(&report.created[0]).await.unwrap().unwrap();
-    assert_ne!(m.id.as_str(), "attacker-chosen-id", "the engine assigns ids");
+    assert_ne!(
+        m.id.as_str(),
+        "attacker-chosen-id",
+        "the engine assigns ids"
+    );
     assert_eq!(m.scope, *h.dream.scope());
     assert_eq!(m.created_at, t0());
     assert_eq!(m.sources, report.sessions_consumed);
     assert!(!m.pinned);
     let reasons: Vec<&str> = report.refused.iter().map(|r| r.reason.as_str()).collect();
     assert_eq!(reasons.len(), 5, "{reasons:?}");
-    assert_eq!(reasons.iter().filter(|r| r.contains("cites no session")).count(), 2);
+    assert_eq!(
+        reasons
+            .iter()
+            .filter(|r| r.contains("cites no session"))
+            .count(),
+        2
+    );
     assert!(reasons.iter().any(|r| r.contains("`kind`")));
-    assert!(reasons.iter().any(|r| r.contains("`update` is not an array")));
+    assert!(
+        reasons
+            .iter()
+            .any(|r| r.contains("`update` is not an array"))
+    );
     assert!(reasons.iter().any(|r| r.contains("`id` is not a string")));
-    assert_eq!(report.usage, TokenUsage { input: 100, output: 50 });
+    assert_eq!(
+        report.usage,
+        TokenUsage {
+            input: 100,
+            output: 50
+        }
+    );
 }

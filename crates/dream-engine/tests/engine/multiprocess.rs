@@ -49,13 +49,20 @@ fn store_dir(tmp: &tempfile::TempDir) -> PathBuf {
 /// every memory parses, no name twice.
 async fn check_consistent(dream: &Dream) -> Vec<String> {
     let journal = dream_engine::layout::journal_key();
-    assert!(dream.store().get(&journal).await.unwrap().is_none(), "a journal was left");
+    assert!(
+        dream.store().get(&journal).await.unwrap().is_none(),
+        "a journal was left"
+    );
     let ns = dream_engine::layout::namespace(dream_engine::layout::MEMORIES);
     let page = dream.store().list(&ns, None, 1000).await.unwrap();
     let mut names: Vec<String> = page
         .entries
         .iter()
-        .map(|e| parse_memory(std::str::from_utf8(&e.record.value).unwrap()).unwrap().name)
+        .map(|e| {
+            parse_memory(std::str::from_utf8(&e.record.value).unwrap())
+                .unwrap()
+                .name
+        })
         .collect();
     names.sort();
     let mut unique = names.clone();
@@ -109,7 +116,10 @@ fn two_processes_dream_at_once_while_a_third_logs() {
     let parent = rt.block_on(async {
         let parent = open(&dir, &parent_model).await;
         for i in 0..6 {
-            parent.log_session(user(&format!("fact {i}"))).await.unwrap();
+            parent
+                .log_session(user(&format!("fact {i}")))
+                .await
+                .unwrap();
         }
         parent
     });
@@ -120,21 +130,41 @@ fn two_processes_dream_at_once_while_a_third_logs() {
         .map(|role| ChildProcess::spawn(name, role, &[(DIR_ENV, dir_text)]).unwrap())
         .collect();
     for child in &mut children {
-        child.wait_for_line("READY", Duration::from_secs(60)).unwrap();
+        child
+            .wait_for_line("READY", Duration::from_secs(60))
+            .unwrap();
     }
     std::fs::write(dir.with_file_name("go"), b"go").unwrap();
     let mut results = Vec::new();
     for child in &mut children {
-        results.push(child.wait_for_line("RESULT", Duration::from_secs(120)).unwrap());
+        results.push(
+            child
+                .wait_for_line("RESULT", Duration::from_secs(120))
+                .unwrap(),
+        );
         assert!(child.wait(Duration::from_secs(60)).unwrap().success());
     }
     let calls: usize = results[..2]
         .iter()
-        .map(|r| r.split("calls=").nth(1).unwrap().split(' ').next().unwrap().parse::<usize>().unwrap())
+        .map(|r| {
+            r.split("calls=")
+                .nth(1)
+                .unwrap()
+                .split(' ')
+                .next()
+                .unwrap()
+                .parse::<usize>()
+                .unwrap()
+        })
         .sum();
-    assert_eq!(calls, 1, "exactly one process paid for the model call: {results:?}");
+    assert_eq!(
+        calls, 1,
+        "exactly one process paid for the model call: {results:?}"
+    );
     assert!(
-        results[..2].iter().any(|r| r.contains("AnotherPassRunning")),
+        results[..2]
+            .iter()
+            .any(|r| r.contains("AnotherPassRunning")),
         "the passes overlapped: {results:?}"
     );
 
@@ -145,7 +175,8 @@ fn two_processes_dream_at_once_while_a_third_logs() {
             let mut out = Vec::new();
             let ns = dream_engine::layout::namespace(dream_engine::layout::SESSIONS);
             for e in parent.store().list(&ns, None, 1000).await.unwrap().entries {
-                let s: dream_engine::SessionRecord = serde_json::from_slice(&e.record.value).unwrap();
+                let s: dream_engine::SessionRecord =
+                    serde_json::from_slice(&e.record.value).unwrap();
                 if s.status == SessionStatus::Consumed {
                     out.push(s.messages[0].content.clone());
                 }
@@ -154,13 +185,19 @@ fn two_processes_dream_at_once_while_a_third_logs() {
             out
         };
         assert_eq!(names, consumed, "one memory per consumed session");
-        assert!(consumed.len() >= 6, "the first six sessions were pending when the winner gathered");
+        assert!(
+            consumed.len() >= 6,
+            "the first six sessions were pending when the winner gathered"
+        );
 
         // The parent dreams the rest: every session consumed once, every fact once.
         let report = parent.dream(true).await.unwrap();
         assert_eq!(report.sessions_consumed.len(), 18 - consumed.len());
         let names = check_consistent(&parent).await;
-        let mut expected: Vec<String> = (0..6).chain(100..112).map(|i| format!("fact {i}")).collect();
+        let mut expected: Vec<String> = (0..6)
+            .chain(100..112)
+            .map(|i| format!("fact {i}"))
+            .collect();
         expected.sort();
         assert_eq!(names, expected);
         assert_eq!(parent.stats().await.unwrap().pending_sessions, 0);
@@ -199,19 +236,30 @@ fn a_process_killed_at_each_failpoint_of_apply_leaves_a_consistent_store() {
         let parent = rt.block_on(async {
             let parent = open(&dir, &parent_model).await;
             for i in 0..3 {
-                parent.log_session(user(&format!("fact {i}"))).await.unwrap();
+                parent
+                    .log_session(user(&format!("fact {i}")))
+                    .await
+                    .unwrap();
             }
             parent
         });
-        let name = "multiprocess::a_process_killed_at_each_failpoint_of_apply_leaves_a_consistent_store";
+        let name =
+            "multiprocess::a_process_killed_at_each_failpoint_of_apply_leaves_a_consistent_store";
         let mut child = ChildProcess::spawn(
             name,
             "crasher",
-            &[(DIR_ENV, dir.to_str().unwrap()), (dream_core::failpoint::FAILPOINT_ENV, failpoint)],
+            &[
+                (DIR_ENV, dir.to_str().unwrap()),
+                (dream_core::failpoint::FAILPOINT_ENV, failpoint),
+            ],
         )
         .unwrap();
         let status = child.wait(Duration::from_secs(120)).unwrap();
-        assert_eq!(status.signal(), Some(9), "{failpoint}: the child did not die at its failpoint");
+        assert_eq!(
+            status.signal(),
+            Some(9),
+            "{failpoint}: the child did not die at its failpoint"
+        );
         let journal_written = *failpoint != "apply-before-journal";
         let cleared = *failpoint == "apply-after-journal-clear";
 
@@ -223,18 +271,32 @@ fn a_process_killed_at_each_failpoint_of_apply_leaves_a_consistent_store() {
             assert_eq!(names, vec!["fact 0", "fact 1", "fact 2"], "{failpoint}");
             let stats = parent.stats().await.unwrap();
             assert_eq!(stats.pending_sessions, 0, "{failpoint}");
-            assert_eq!(stats.generation, 1, "{failpoint}: exactly one pass happened");
+            assert_eq!(
+                stats.generation, 1,
+                "{failpoint}: exactly one pass happened"
+            );
             assert!(parent.last_success().await.unwrap().is_some());
-            let audit = parent.audit(t0() - chrono::Duration::days(365 * 100)).await.unwrap();
-            let completed = audit.iter().filter(|a| a.action == AuditAction::PassCompleted).count();
+            let audit = parent
+                .audit(t0() - chrono::Duration::days(365 * 100))
+                .await
+                .unwrap();
+            let completed = audit
+                .iter()
+                .filter(|a| a.action == AuditAction::PassCompleted)
+                .count();
             assert_eq!(completed, 1, "{failpoint}");
-            let rolled = audit.iter().any(|a| a.action == AuditAction::JournalRolledForward);
+            let rolled = audit
+                .iter()
+                .any(|a| a.action == AuditAction::JournalRolledForward);
             if journal_written && !cleared {
                 // The pass fully happens: rolled forward by the fresh lease holder.
                 assert!(rolled, "{failpoint}");
                 assert!(report.rolled_forward.is_some(), "{failpoint}");
                 assert_eq!(parent_model.calls(), 0, "{failpoint}");
-                assert_eq!(report.skipped, Some(dream_engine::SkipReason::NothingPending));
+                assert_eq!(
+                    report.skipped,
+                    Some(dream_engine::SkipReason::NothingPending)
+                );
             } else if cleared {
                 assert!(!rolled, "{failpoint}");
                 assert_eq!(parent_model.calls(), 0, "{failpoint}");

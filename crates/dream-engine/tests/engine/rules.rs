@@ -24,27 +24,51 @@ fn lasting_statements_become_memories_and_chatter_does_not() {
         sessions: vec![session(
             "S1",
             vec![
-                Message::new(Role::User, "Hi! We use Vitest here, not Jest. Also, call me Sam."),
+                Message::new(
+                    Role::User,
+                    "Hi! We use Vitest here, not Jest. Also, call me Sam.",
+                ),
                 Message::new(Role::Assistant, "Call me Assistant. We use Mocha."),
-                Message::new(Role::User, "From now on we deploy on Fridays.\nCan you fix the flaky test?"),
-                Message::new(Role::User, "I prefer tabs over spaces; always run the linter before committing."),
+                Message::new(
+                    Role::User,
+                    "From now on we deploy on Fridays.\nCan you fix the flaky test?",
+                ),
+                Message::new(
+                    Role::User,
+                    "I prefer tabs over spaces; always run the linter before committing.",
+                ),
                 Message::new(Role::User, "We decided to drop support for IE11 tomorrow."),
             ],
         )],
         memories: Vec::new(),
     };
     let plan = RuleBasedConsolidator::new().plan(&batch);
-    let contents: Vec<(&str, MemoryKind)> =
-        plan.creates.iter().map(|c| (c.content.as_str(), c.kind)).collect();
+    let contents: Vec<(&str, MemoryKind)> = plan
+        .creates
+        .iter()
+        .map(|c| (c.content.as_str(), c.kind))
+        .collect();
     assert_eq!(
         contents,
         vec![
-            ("The project uses Vitest, not Jest (since 2026-03-02).", MemoryKind::Project),
+            (
+                "The project uses Vitest, not Jest (since 2026-03-02).",
+                MemoryKind::Project
+            ),
             ("Call the user Sam.", MemoryKind::User),
-            ("Since 2026-03-02: we deploy on Fridays.", MemoryKind::Project),
+            (
+                "Since 2026-03-02: we deploy on Fridays.",
+                MemoryKind::Project
+            ),
             ("The user prefers tabs over spaces.", MemoryKind::User),
-            ("Always run the linter before committing.", MemoryKind::Feedback),
-            ("Since 2026-03-02: drop support for IE11 on 2026-03-03.", MemoryKind::Project),
+            (
+                "Always run the linter before committing.",
+                MemoryKind::Feedback
+            ),
+            (
+                "Since 2026-03-02: drop support for IE11 on 2026-03-03.",
+                MemoryKind::Project
+            ),
         ]
     );
     assert!(plan.creates.iter().all(|c| c.sources == ["S1"]));
@@ -78,7 +102,9 @@ fn near_duplicates_in_one_batch_become_one_memory_citing_both_sessions() {
 async fn corrections_update_existing_memories_instead_of_duplicating_them() {
     let h = Harness::new(quick());
     h.dream
-        .log_session(user("We use Jest. Call me Sam. From now on we deploy on Fridays."))
+        .log_session(user(
+            "We use Jest. Call me Sam. From now on we deploy on Fridays.",
+        ))
         .await
         .unwrap();
     let first = h.dream.dream(true).await.unwrap();
@@ -93,8 +119,14 @@ async fn corrections_update_existing_memories_instead_of_duplicating_them() {
     let second = h.dream.dream(true).await.unwrap();
     assert!(second.created.is_empty(), "{second:#?}");
     assert_eq!(second.updated.len(), 3);
-    let mut contents: Vec<String> =
-        h.dream.list().await.unwrap().into_iter().map(|m| m.content).collect();
+    let mut contents: Vec<String> = h
+        .dream
+        .list()
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|m| m.content)
+        .collect();
     contents.sort();
     assert_eq!(
         contents,
@@ -125,5 +157,8 @@ async fn the_offline_mode_goes_through_the_same_gate() {
     let report = h.dream.dream(true).await.unwrap();
     assert_eq!(report.created.len(), 1);
     assert_eq!(report.quarantined.len(), 1);
-    assert_eq!(h.dream.list().await.unwrap()[0].content, "The project uses Vitest.");
+    assert_eq!(
+        h.dream.list().await.unwrap()[0].content,
+        "The project uses Vitest."
+    );
 }

@@ -25,14 +25,20 @@ async fn a_pasted_api_key_reaches_no_byte_of_the_store_or_the_model() {
     let session = h
         .dream
         .log_session(vec![
-            Message::new(Role::User, format!("We use Vitest. My OpenAI key is {OPENAI_KEY}, keep it safe.")),
+            Message::new(
+                Role::User,
+                format!("We use Vitest. My OpenAI key is {OPENAI_KEY}, keep it safe."),
+            ),
             Message::new(Role::Assistant, "Noted."),
             Message::new(Role::Tool, format!("env: GITHUB_TOKEN={GITHUB_TOKEN}")),
         ])
         .await
         .unwrap();
     let stored = h.dream.session(&session).await.unwrap().unwrap();
-    assert!(!stored.redactions.is_empty(), "the redaction is recorded by rule id");
+    assert!(
+        !stored.redactions.is_empty(),
+        "the redaction is recorded by rule id"
+    );
     assert!(stored.messages[0].content.contains("[REDACTED:"));
     let report = h.dream.dream(true).await.unwrap();
     assert_eq!(report.created.len(), 1);
@@ -50,7 +56,10 @@ async fn a_pasted_api_key_reaches_no_byte_of_the_store_or_the_model() {
     for secret in [OPENAI_KEY, GITHUB_TOKEN, MODEL_LEAK] {
         assert!(!contains(&bytes, secret), "a secret reached the store");
         // Not even a long fragment of it.
-        assert!(!contains(&bytes, &secret[4..20]), "a fragment of a secret reached the store");
+        assert!(
+            !contains(&bytes, &secret[4..20]),
+            "a fragment of a secret reached the store"
+        );
     }
     let q = h.dream.quarantine().await.unwrap();
     assert!(q[0].has_secret());
@@ -66,5 +75,9 @@ async fn a_pasted_api_key_reaches_no_byte_of_the_store_or_the_model() {
         assert!(!events_text.contains(secret));
     }
     let audit = h.dream.audit(t0()).await.unwrap();
-    assert!(audit.iter().any(|a| a.action == AuditAction::SessionLogged && !a.rules.is_empty()));
+    assert!(
+        audit
+            .iter()
+            .any(|a| a.action == AuditAction::SessionLogged && !a.rules.is_empty())
+    );
 }
