@@ -17,8 +17,8 @@
 use aes_gcm::aead::OsRng;
 use aes_gcm::aead::rand_core::RngCore;
 use aes_gcm::{AeadInPlace, Aes256Gcm, Nonce, Tag};
+use bytes::{Bytes, BytesMut};
 use dream_core::Key;
-use zeroize::Zeroizing;
 
 use crate::key::{KeyId, KeyRing};
 
@@ -117,22 +117,23 @@ pub(crate) fn key_id(envelope: &[u8]) -> Result<KeyId, OpenFailure> {
     Ok(KeyId::new(u32::from_be_bytes(id)))
 }
 
-/// Decrypts and authenticates the envelope stored at `key`.
-pub(crate) fn open(ring: &KeyRing, key: &Key, envelope: &[u8]) -> Result<Vec<u8>, OpenFailure> {
-    let id = key_id(envelope)?;
+/// Decrypts and authenticates the envelope stored at `key`. Decrypts in place
+/// when `envelope` is the only handle on its buffer, else in a copy. AES-GCM
+/// checks the tag before decrypting, so a failure leaves only ciphertext behind.
+pub(crate) fn open(ring: &KeyRing, key: &Key, envelope: Bytes) -> Result<Bytes, OpenFailure> {
+    let id = key_id(&envelope)?;
     let cipher: &Aes256Gcm = ring.cipher(id).ok_or(OpenFailure::UnknownKey)?;
-    let header = &envelope[..HEADER_LEN];
-    let nonce = Nonce::from_slice(&header[HEADER_LEN - NONCE_LEN..]);
     let body_end = envelope.len() - TAG_LEN;
-    let tag = Tag::from_slice(&envelope[body_end..]);
-    let aad = associated_data(header, key);
-    // Decrypt into a wiped buffer so a failed attempt leaves nothing behind; on
-    // success the plaintext moves out unwiped, as the caller owns it.
-    let mut buf = Zeroizing::new(envelope[HEADER_LEN..body_end].to_vec());
+    let nonce = *Nonce::from_slice(&envelope[HEADER_LEN - NONCE_LEN..HEADER_LEN]);
+    let tag = *Tag::from_slice(&envelope[body_end..]);
+    let aad = associated_data(&envelope[..HEADER_LEN], key);
+    let mut buf: BytesMut = envelope
+        .try_into_mut()
+        .unwrap_or_else(|shared| BytesMut::from(&shared[..]));
     cipher
-        .decrypt_in_place_detached(nonce, &aad, &mut buf, tag)
+        .decrypt_in_place_detached(&nonce, &aad, &mut buf[HEADER_LEN..body_end], &tag)
         .map_err(|_| OpenFailure::Authentication)?;
-    Ok(std::mem::take(&mut *buf))
+    Ok(buf.freeze().slice(HEADER_LEN..body_end))
 }
 
 #[cfg(test)]
@@ -167,7 +168,10 @@ mod tests {
         assert_eq!(&sealed[5..9], &[1, 2, 3, 4]);
         assert_eq!(key_id(&sealed), Ok(KeyId::new(0x0102_0304)));
         assert_ne!(&sealed[HEADER_LEN..HEADER_LEN + 5], b"hello");
-        assert_eq!(open(&r, &k, &sealed).expect("open"), b"hello");
+        assert_eq!(
+            open(&r, &k, Bytes::from(sealed)).expect("open").as_ref(),
+            b"hello"
+        );
     }
 
     #[test]
@@ -188,24 +192,33 @@ mod tests {
         for i in 0..sealed.len() {
             let mut bad = sealed.clone();
             bad[i] ^= 0x01;
-            assert!(open(&r, &k, &bad).is_err(), "flip at byte {i} undetected");
+            assert!(
+                open(&r, &k, Bytes::from(bad)).is_err(),
+                "flip at byte {i} undetected"
+            );
         }
         for len in 0..sealed.len() {
-            assert!(open(&r, &k, &sealed[..len]).is_err(), "truncation to {len}");
+            assert!(
+                open(&r, &k, Bytes::copy_from_slice(&sealed[..len])).is_err(),
+                "truncation to {len}"
+            );
         }
         assert_eq!(
-            open(&r, &key("memories", "m2"), &sealed),
+            open(&r, &key("memories", "m2"), Bytes::from(sealed.clone())),
             Err(OpenFailure::Authentication)
         );
         assert_eq!(
-            open(&r, &key("memoriez", "m1"), &sealed),
+            open(&r, &key("memoriez", "m1"), Bytes::from(sealed.clone())),
             Err(OpenFailure::Authentication)
         );
         assert_eq!(
-            open(&ring(1, 8), &k, &sealed),
+            open(&ring(1, 8), &k, Bytes::from(sealed.clone())),
             Err(OpenFailure::Authentication)
         );
-        assert_eq!(open(&ring(2, 9), &k, &sealed), Err(OpenFailure::UnknownKey));
+        assert_eq!(
+            open(&ring(2, 9), &k, Bytes::from(sealed)),
+            Err(OpenFailure::UnknownKey)
+        );
     }
 
     #[test]
@@ -213,7 +226,7 @@ mod tests {
         // Without length prefixes "ab"/"c" and "a"/"bc" would share associated data.
         let r = ring(1, 9);
         let sealed = seal(&r, &key("ab", "c"), b"x").expect("seal");
-        assert!(open(&r, &key("a", "bc"), &sealed).is_err());
-        assert!(open(&r, &key("ab", "c"), &sealed).is_ok());
+        assert!(open(&r, &key("a", "bc"), Bytes::from(sealed.clone())).is_err());
+        assert!(open(&r, &key("ab", "c"), Bytes::from(sealed)).is_ok());
     }
 }

@@ -5,7 +5,6 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use dream_core::{Key, Lease, Namespace, Record, RecordId, RecordStore, StoreError, Write};
-use zeroize::Zeroizing;
 
 use crate::counter;
 use crate::envelope;
@@ -156,8 +155,8 @@ impl<S: RecordStore> EncryptedStore<S> {
                 progress.already_current += 1;
                 return Ok(());
             }
-            let plain = match envelope::open(ring, key, &record.value) {
-                Ok(plain) => Zeroizing::new(plain),
+            let plain = match envelope::open(ring, key, record.value.clone()) {
+                Ok(plain) => plain,
                 Err(failure) => {
                     tracing::debug!(record = %key, kind = failure.as_str(), "rotation met a record that fails to open");
                     return Err(EncryptionError::Store(StoreError::Corrupt {
@@ -166,10 +165,7 @@ impl<S: RecordStore> EncryptedStore<S> {
                     }));
                 }
             };
-            let sealed = self
-                .seal(ring, key, dream_core::Bytes::copy_from_slice(&plain))
-                .await?;
-            drop(plain);
+            let sealed = self.seal(ring, key, plain).await?;
             let mut write = Write::matches(record.version);
             if guard.fenced
                 && let Some(lease) = &guard.lease

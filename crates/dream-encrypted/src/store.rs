@@ -127,20 +127,18 @@ fn seal_error(failure: SealFailure) -> StoreError {
     }
 }
 
-/// Runs `work` on a blocking thread when `size` is large and a runtime is there.
-async fn off_worker<T: Send + 'static>(
-    size: usize,
-    work: impl FnOnce() -> T + Send + 'static,
-) -> Result<T, StoreError> {
-    if size >= OFF_WORKER_THRESHOLD
-        && let Ok(handle) = tokio::runtime::Handle::try_current()
-    {
-        return handle
-            .spawn_blocking(work)
-            .await
-            .map_err(|e| StoreError::backend(false, format!("encryption task failed: {e}")));
+/// The runtime to move `size` bytes of cipher work to, when it is large enough to
+/// matter and a runtime is there.
+fn blocking_pool(size: usize) -> Option<tokio::runtime::Handle> {
+    if size >= OFF_WORKER_THRESHOLD {
+        tokio::runtime::Handle::try_current().ok()
+    } else {
+        None
     }
-    Ok(work())
+}
+
+fn join_error(err: tokio::task::JoinError) -> StoreError {
+    StoreError::backend(false, format!("encryption task failed: {err}"))
 }
 
 impl<S: RecordStore> EncryptedStore<S> {
@@ -233,11 +231,15 @@ impl<S: RecordStore> EncryptedStore<S> {
             )
             .await
             .map_err(EncryptionError::into_store_error)?;
-        let (ring, key_owned) = (ring.clone(), key.clone());
-        let sealed = off_worker(value.len(), move || {
-            envelope::seal(&ring, &key_owned, &value)
-        })
-        .await?;
+        let sealed = match blocking_pool(value.len()) {
+            Some(pool) => {
+                let (ring, key) = (ring.clone(), key.clone());
+                pool.spawn_blocking(move || envelope::seal(&ring, &key, &value))
+                    .await
+                    .map_err(join_error)?
+            }
+            None => envelope::seal(ring, key, &value),
+        };
         sealed.map(Bytes::from).map_err(seal_error)
     }
 
@@ -248,17 +250,18 @@ impl<S: RecordStore> EncryptedStore<S> {
         key: &Key,
         record: Record,
     ) -> Result<Record, StoreError> {
-        let (ring, key_owned) = (ring.clone(), key.clone());
         let Record { value, version } = record;
-        let opened = off_worker(value.len(), move || {
-            envelope::open(&ring, &key_owned, &value)
-        })
-        .await?;
+        let opened = match blocking_pool(value.len()) {
+            Some(pool) => {
+                let (ring, key) = (ring.clone(), key.clone());
+                pool.spawn_blocking(move || envelope::open(&ring, &key, value))
+                    .await
+                    .map_err(join_error)?
+            }
+            None => envelope::open(ring, key, value),
+        };
         match opened {
-            Ok(plain) => Ok(Record {
-                value: Bytes::from(plain),
-                version,
-            }),
+            Ok(value) => Ok(Record { value, version }),
             Err(failure) => Err(corrupt(key, failure)),
         }
     }
