@@ -8,6 +8,9 @@ use tokio::runtime::Runtime;
 #[cfg(feature = "fs")]
 #[path = "store/fs.rs"]
 mod fs;
+#[cfg(feature = "sqlite")]
+#[path = "store/sqlite.rs"]
+mod sqlite;
 
 /// A group under construction and the runtime its async code runs on.
 pub struct Bench<'a, 'c> {
@@ -27,6 +30,8 @@ fn put(c: &mut Criterion) {
     let mut _bench = Bench { group: &mut group, runtime: &runtime };
     #[cfg(feature = "fs")]
     fs::put(&mut _bench);
+    #[cfg(feature = "sqlite")]
+    sqlite::put(&mut _bench);
     group.finish();
 }
 
@@ -36,6 +41,8 @@ fn get(c: &mut Criterion) {
     let mut _bench = Bench { group: &mut group, runtime: &runtime };
     #[cfg(feature = "fs")]
     fs::get(&mut _bench);
+    #[cfg(feature = "sqlite")]
+    sqlite::get(&mut _bench);
     group.finish();
 }
 
@@ -45,6 +52,8 @@ fn list(c: &mut Criterion) {
     let mut _bench = Bench { group: &mut group, runtime: &runtime };
     #[cfg(feature = "fs")]
     fs::list(&mut _bench);
+    #[cfg(feature = "sqlite")]
+    sqlite::list(&mut _bench);
     group.finish();
 }
 
