@@ -11,6 +11,9 @@ mod fs;
 #[cfg(feature = "sqlite")]
 #[path = "store/sqlite.rs"]
 mod sqlite;
+#[cfg(feature = "redis")]
+#[path = "store/redis.rs"]
+mod redis;
 
 /// A group under construction and the runtime its async code runs on.
 pub struct Bench<'a, 'c> {
@@ -32,6 +35,8 @@ fn put(c: &mut Criterion) {
     fs::put(&mut _bench);
     #[cfg(feature = "sqlite")]
     sqlite::put(&mut _bench);
+    #[cfg(feature = "redis")]
+    redis::put(&mut _bench);
     group.finish();
 }
 
@@ -43,6 +48,8 @@ fn get(c: &mut Criterion) {
     fs::get(&mut _bench);
     #[cfg(feature = "sqlite")]
     sqlite::get(&mut _bench);
+    #[cfg(feature = "redis")]
+    redis::get(&mut _bench);
     group.finish();
 }
 
@@ -54,6 +61,8 @@ fn list(c: &mut Criterion) {
     fs::list(&mut _bench);
     #[cfg(feature = "sqlite")]
     sqlite::list(&mut _bench);
+    #[cfg(feature = "redis")]
+    redis::list(&mut _bench);
     group.finish();
 }
 
