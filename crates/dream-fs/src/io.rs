@@ -7,7 +7,7 @@
 //! `ELOOP` and is reported, never followed.
 
 use std::fs::File;
-use std::io::{self, Read, Write as _};
+use std::io::{self, Write as _};
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 
 use rustix::fs::{AtFlags, Dir, FileType, Mode, OFlags, Stat};
@@ -80,11 +80,60 @@ pub(crate) fn open_file(dir: BorrowedFd<'_>, name: &str) -> io::Result<Opened<(F
     Ok(Opened::Found((File::from(fd), stat)))
 }
 
-/// Reads a whole file already opened by [`open_file`], expecting `size` bytes.
-pub(crate) fn read_all(mut file: &File, size: u64) -> io::Result<Vec<u8>> {
-    let mut buf = Vec::with_capacity(usize::try_from(size).unwrap_or(0).saturating_add(1));
-    file.read_to_end(&mut buf)?;
+/// Reads up to `size` bytes (the size `fstat` reported) from a file opened by
+/// [`open_file`]. Fewer come back if the file shrank; bytes appended after the
+/// `fstat` are not read. Callers check the bytes against the sidecar's hash,
+/// so a file changing underneath is caught there.
+pub(crate) fn read_all(file: &File, size: u64) -> io::Result<Vec<u8>> {
+    let size = usize::try_from(size).map_err(|_| io::Error::from(io::ErrorKind::FileTooLarge))?;
+    let mut buf = vec![0u8; size];
+    let mut filled = 0;
+    while filled < size {
+        match rustix::io::read(file, &mut buf[filled..]) {
+            Ok(0) => break,
+            Ok(n) => filled += n,
+            Err(Errno::INTR) => continue,
+            Err(e) => return Err(e.into()),
+        }
+    }
+    buf.truncate(filled);
     Ok(buf)
+}
+
+/// Reads a small file of at most `max` bytes in one `read`, without `fstat`
+/// and without following a link: for the sidecar, read on every `get`. A
+/// short read is taken as the end of the file (true of regular files on local
+/// filesystems); a sidecar cut short anyway fails its parse, and the caller
+/// then looks again under the lock.
+pub(crate) fn read_quick(
+    dir: BorrowedFd<'_>,
+    name: &str,
+    max: usize,
+) -> io::Result<Opened<Vec<u8>>> {
+    let flags =
+        OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::CLOEXEC | OFlags::NONBLOCK | OFlags::NOCTTY;
+    let fd = match rustix::fs::openat(dir, name, flags, Mode::empty()) {
+        Ok(fd) => fd,
+        Err(Errno::NOENT) => return Ok(Opened::Missing),
+        Err(e) if is_symlink_errno(e) => return Ok(Opened::Symlink),
+        Err(e) => return Err(e.into()),
+    };
+    let mut buf = vec![0u8; max + 1];
+    loop {
+        match rustix::io::read(&fd, &mut buf[..]) {
+            Ok(n) if n > max => return Ok(Opened::WrongKind("larger than expected")),
+            Ok(n) => {
+                buf.truncate(n);
+                return Ok(Opened::Found(buf));
+            }
+            Err(Errno::INTR) => continue,
+            Err(Errno::ISDIR) => return Ok(Opened::WrongKind("not a regular file")),
+            // A FIFO or socket planted as a sidecar: nothing to read, nothing
+            // followed; the caller repairs it like a missing sidecar.
+            Err(Errno::AGAIN) => return Ok(Opened::Found(Vec::new())),
+            Err(e) => return Err(e.into()),
+        }
+    }
 }
 
 /// Removes `name` from `dir` if it is there (a link is removed, not followed).
@@ -139,10 +188,11 @@ pub(crate) fn write_durable(
 pub(crate) fn read_small(dir: BorrowedFd<'_>, name: &str, max: u64) -> io::Result<Opened<Vec<u8>>> {
     match open_file(dir, name)? {
         Opened::Found((file, stat)) => {
-            if u64::try_from(stat.st_size).unwrap_or(u64::MAX) > max {
+            let size = u64::try_from(stat.st_size).unwrap_or(u64::MAX);
+            if size > max {
                 return Ok(Opened::WrongKind("larger than expected"));
             }
-            let bytes = read_all(&file, max)?;
+            let bytes = read_all(&file, size)?;
             Ok(Opened::Found(bytes))
         }
         Opened::Missing => Ok(Opened::Missing),

@@ -119,6 +119,7 @@
 //! - All blocking work runs on tokio's blocking pool (`spawn_blocking`), so
 //!   the store needs a tokio runtime.
 
+use std::collections::HashMap;
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -214,6 +215,8 @@ struct Inner {
     next_version: std::fs::File,
     leases: OwnedFd,
     in_process: Mutex<()>,
+    /// Namespace directories opened before, reused by reads (writes reopen).
+    ns_handles: Mutex<HashMap<Namespace, Arc<OwnedFd>>>,
     clock: Arc<dyn Clock>,
     max_value_size: usize,
     case_insensitive: bool,
@@ -245,6 +248,7 @@ impl FsStore {
             next_version: root.next_version,
             leases: root.leases,
             in_process: Mutex::new(()),
+            ns_handles: Mutex::default(),
             clock: options.clock,
             max_value_size: options.max_value_size,
             case_insensitive: root.case_insensitive || options.assume_case_insensitive,
@@ -296,7 +300,7 @@ impl Drop for Guard<'_> {
 
 /// A namespace directory as found.
 enum NsDir {
-    Open(OwnedFd),
+    Open(Arc<OwnedFd>),
     Missing,
 }
 
@@ -332,12 +336,20 @@ impl Inner {
         counter::issue(self.root(), &self.next_version)
     }
 
-    /// Opens a namespace directory (never a link).
+    /// Opens a namespace directory afresh (never a link) and remembers the
+    /// handle for later reads.
     fn open_ns(&self, namespace: &Namespace) -> Result<NsDir, StoreError> {
         match io::open_dir(self.root(), namespace.as_str())
             .context(|| format!("open namespace {namespace}"))?
         {
-            Opened::Found(fd) => Ok(NsDir::Open(fd)),
+            Opened::Found(fd) => {
+                let fd = Arc::new(fd);
+                self.ns_handles
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .insert(namespace.clone(), fd.clone());
+                Ok(NsDir::Open(fd))
+            }
             Opened::Missing => Ok(NsDir::Missing),
             Opened::Symlink => Err(corrupt_store(format!(
                 "namespace directory {namespace} is a symbolic link, which the store never follows"
@@ -346,6 +358,24 @@ impl Inner {
                 "namespace directory {namespace} is {why}"
             ))),
         }
+    }
+
+    /// A namespace directory for reading: the handle opened before, unless
+    /// that directory has been removed since (then it is opened afresh). Saves
+    /// a path lookup per read; writes always reopen.
+    fn open_ns_for_read(&self, namespace: &Namespace) -> Result<NsDir, StoreError> {
+        let known = self
+            .ns_handles
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(namespace)
+            .cloned();
+        if let Some(fd) = known {
+            if rustix::fs::fstat(&*fd).is_ok_and(|stat| stat.st_nlink > 0) {
+                return Ok(NsDir::Open(fd));
+            }
+        }
+        self.open_ns(namespace)
     }
 
     /// On a case-insensitive filesystem, how `name` matches the entries of `dir`.
@@ -427,7 +457,7 @@ impl Inner {
     }
 
     fn get(&self, key: &Key) -> Result<Option<Record>, StoreError> {
-        let NsDir::Open(ns) = self.open_ns(&key.namespace)? else {
+        let NsDir::Open(ns) = self.open_ns_for_read(&key.namespace)? else {
             return Ok(None);
         };
         if self.case_insensitive && !self.names_exactly(ns.as_fd(), key)? {
@@ -477,7 +507,7 @@ impl Inner {
         check_precondition(key, write.pre, current)?;
         let ns = match existing {
             NsDir::Open(ns) => ns,
-            NsDir::Missing => self.create_ns(&key.namespace)?,
+            NsDir::Missing => Arc::new(self.create_ns(&key.namespace)?),
         };
         let ns = ns.as_fd();
         let version = self.issue_version(&guard)?;
@@ -567,7 +597,7 @@ impl Inner {
         limit: usize,
     ) -> Result<Page, StoreError> {
         let limit = clamp_list_limit(limit);
-        let NsDir::Open(ns) = self.open_ns(namespace)? else {
+        let NsDir::Open(ns) = self.open_ns_for_read(namespace)? else {
             return Ok(Page::default());
         };
         if self.case_insensitive

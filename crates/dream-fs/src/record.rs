@@ -23,7 +23,7 @@ pub(crate) const MEMORIES: &str = "memories";
 const MD: &str = ".md";
 const SIDECAR_HEADER: &str = "dream-fs record 1";
 /// Largest sidecar read; a real one is about 110 bytes.
-const SIDECAR_MAX: u64 = 512;
+const SIDECAR_MAX: usize = 512;
 
 /// The names of one record's files inside its namespace directory.
 pub(crate) struct Names {
@@ -153,7 +153,7 @@ pub(crate) fn load(ns: BorrowedFd<'_>, key: &Key, max: usize) -> Result<Loaded, 
             "its value file is larger than the store's value limit",
         ));
     }
-    let sidecar = match io::read_small(ns, &names.sidecar, SIDECAR_MAX)
+    let sidecar = match io::read_quick(ns, &names.sidecar, SIDECAR_MAX)
         .context(|| format!("read the sidecar of {key}"))?
     {
         Opened::Found(bytes) => Sidecar::parse(&bytes),

@@ -413,7 +413,7 @@ async fn hard_links_fifos_and_directories_are_refused() {
     );
     rustix::fs::mknodat(
         rustix::fs::CWD,
-        &root.join("memories/fifo.md"),
+        root.join("memories/fifo.md"),
         rustix::fs::FileType::Fifo,
         rustix::fs::Mode::from_raw_mode(0o600),
         0,
