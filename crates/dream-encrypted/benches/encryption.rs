@@ -4,6 +4,7 @@
 //!   encrypt and decrypt throughput for 1 KiB, 4 KiB and 64 KiB.
 //! - `store_4k`: `EncryptedStore<dream-fs>` put and get of a 4 KiB value beside
 //!   plain dream-fs doing the same durable steps on the same runtime.
+//! - `memory_4k`: the same over the in-memory store, isolating the layer's CPU cost.
 
 use std::hint::black_box;
 
@@ -11,6 +12,7 @@ use aes_gcm::aead::OsRng;
 use aes_gcm::aead::rand_core::RngCore;
 use aes_gcm::{AeadInPlace, Aes256Gcm, KeyInit, Nonce, Tag};
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_main};
+use dream_core::testing::MemoryStore;
 use dream_core::{Bytes, Key, Namespace, RecordId, RecordStore, Write};
 use dream_encrypted::{EncryptedStore, KeyId, KeyMaterial, KeyRing};
 use dream_fs::FsStore;
@@ -73,18 +75,43 @@ fn store_4k(c: &mut Criterion) {
         let ring = KeyRing::new(KeyId::new(1), KeyMaterial::generate().expect("rng"));
         (plain, EncryptedStore::new(inner, ring))
     });
+    let stores: [(&str, &dyn RecordStore); 2] = [("fs", &plain), ("encrypted_fs", &encrypted)];
+    put_get(c, "store_4k", &runtime, &stores);
+}
+
+/// The same pair over the in-memory store: no disk, so it shows the layer's CPU
+/// cost (envelope, AES-GCM, counter) without fsync noise.
+fn memory_4k(c: &mut Criterion) {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .expect("runtime");
+    let plain = MemoryStore::new();
+    let ring = KeyRing::new(KeyId::new(1), KeyMaterial::generate().expect("rng"));
+    let encrypted = EncryptedStore::new(MemoryStore::new(), ring);
+    let stores: [(&str, &dyn RecordStore); 2] =
+        [("memory", &plain), ("encrypted_memory", &encrypted)];
+    put_get(c, "memory_4k", &runtime, &stores);
+}
+
+/// One group: put then get of a 4 KiB value on each store.
+fn put_get(
+    c: &mut Criterion,
+    group_name: &str,
+    runtime: &tokio::runtime::Runtime,
+    stores: &[(&str, &dyn RecordStore)],
+) {
     let key = Key::new(
         Namespace::new("memories").expect("ns"),
         RecordId::new("bench-record").expect("id"),
     );
     let value = Bytes::from(vec![0x61u8; 4096]);
-    let stores: [(&str, &dyn RecordStore); 2] = [("fs", &plain), ("encrypted_fs", &encrypted)];
-
-    let mut group = c.benchmark_group("store_4k");
+    let mut group = c.benchmark_group(group_name);
     group.throughput(Throughput::Bytes(value.len() as u64));
     for (name, store) in stores {
         group.bench_function(BenchmarkId::new("put", name), |b| {
-            b.to_async(&runtime).iter(|| async {
+            b.to_async(runtime).iter(|| async {
                 store
                     .put(&key, value.clone(), Write::any())
                     .await
@@ -97,7 +124,7 @@ fn store_4k(c: &mut Criterion) {
             .block_on(store.put(&key, value.clone(), Write::any()))
             .expect("seed");
         group.bench_function(BenchmarkId::new("get", name), |b| {
-            b.to_async(&runtime).iter(|| async {
+            b.to_async(runtime).iter(|| async {
                 let record = store.get(&key).await.expect("get").expect("present");
                 assert_eq!(record.value.len(), 4096);
                 record
@@ -108,6 +135,6 @@ fn store_4k(c: &mut Criterion) {
 }
 
 mod groups {
-    criterion::criterion_group!(benches, super::aes256gcm, super::store_4k);
+    criterion::criterion_group!(benches, super::aes256gcm, super::store_4k, super::memory_4k);
 }
 criterion_main!(groups::benches);
