@@ -734,3 +734,100 @@ impl RecordStore for SqliteStore {
             .await
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn runtime() -> tokio::runtime::Runtime {
+        tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+            .expect("runtime")
+    }
+
+    fn synchronous(conn: &Connection) -> i64 {
+        conn.pragma_query_value(None, "synchronous", |row| row.get(0))
+            .expect("synchronous")
+    }
+
+    #[test]
+    fn durability_sets_synchronous_on_every_connection() {
+        let dir = tempfile::tempdir().expect("dir");
+        let rt = runtime();
+        for (durability, want) in [(Durability::Full, 2), (Durability::Normal, 1)] {
+            let path = dir.path().join(format!("{durability:?}.sqlite"));
+            let store = rt
+                .block_on(SqliteStore::open_with(
+                    &path,
+                    SqliteOptions::new().durability(durability),
+                ))
+                .expect("open");
+            let writer = lock(&store.inner.writer);
+            let writer = writer.as_ref().expect("writer");
+            assert_eq!(synchronous(writer), want, "writer, {durability:?}");
+            let mode: String = writer
+                .pragma_query_value(None, "journal_mode", |row| row.get(0))
+                .expect("journal_mode");
+            assert_eq!(mode, "wal");
+            let reader = store.inner.readers.get().expect("reader");
+            assert_eq!(synchronous(&reader), want, "reader, {durability:?}");
+        }
+    }
+
+    #[test]
+    fn list_walks_the_primary_key_index_without_sorting() {
+        let dir = tempfile::tempdir().expect("dir");
+        let store = runtime()
+            .block_on(SqliteStore::open(dir.path().join("db.sqlite")))
+            .expect("open");
+        let reader = store.inner.readers.get().expect("reader");
+        let mut stmt = reader
+            .prepare(&format!("EXPLAIN QUERY PLAN {}", sql::LIST))
+            .expect("explain");
+        let plan: Vec<String> = stmt
+            .query_map(rusqlite::params!["ns", "", 10], |row| row.get(3))
+            .expect("plan")
+            .collect::<Result<_, _>>()
+            .expect("rows");
+        let plan = plan.join("; ");
+        assert!(
+            plan.contains("USING INDEX sqlite_autoindex_records_1"),
+            "list uses the primary key index: {plan}"
+        );
+        assert!(!plan.contains("TEMP B-TREE"), "list does not sort: {plan}");
+    }
+
+    #[test]
+    fn pool_opens_at_most_max_connections_and_reuses_them() {
+        let dir = tempfile::tempdir().expect("dir");
+        let path = dir.path().join("db.sqlite");
+        let opened = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let counter = Arc::clone(&opened);
+        let pool = Arc::new(Pool::new(
+            2,
+            Box::new(move || {
+                counter.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                Connection::open(&path)
+            }),
+        ));
+        let threads: Vec<_> = (0..8)
+            .map(|_| {
+                let pool = Arc::clone(&pool);
+                std::thread::spawn(move || {
+                    for _ in 0..20 {
+                        let conn = pool.get().expect("connection");
+                        let one: i64 = conn.query_row("SELECT 1", [], |r| r.get(0)).expect("query");
+                        assert_eq!(one, 1);
+                    }
+                })
+            })
+            .collect();
+        for thread in threads {
+            thread.join().expect("thread");
+        }
+        assert!(opened.load(std::sync::atomic::Ordering::SeqCst) <= 2);
+        assert!(pool.drain().len() <= 2);
+    }
+}
