@@ -60,7 +60,7 @@ impl Keys {
         self.join(&["rec", key.namespace.as_str(), key.id.as_str()])
     }
 
-    /// A lock's current lease: string `<holder>:<token>` with a TTL.
+    /// A lock's current lease: its random holder, with the lease's TTL.
     pub(crate) fn lease(&self, lock: &LockName) -> String {
         self.join(&["lease", lock.as_str()])
     }

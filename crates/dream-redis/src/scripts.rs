@@ -113,15 +113,16 @@ return out
 "#;
 
 /// KEYS: epoch, lease, fence. ARGV: epoch, holder, ttl ms.
+/// `SET NX PX` of the random holder, then `INCR` of the fence counter.
 /// Answers {0, token} or {0} when the lock is held.
 const ACQUIRE: &str = r#"
-if redis.call('EXISTS', KEYS[2]) == 1 then return {0} end
-local token = redis.call('INCR', KEYS[3])
-redis.call('SET', KEYS[2], ARGV[2] .. ':' .. token, 'PX', ARGV[3])
-return {0, token}
+if not redis.call('SET', KEYS[2], ARGV[2], 'NX', 'PX', ARGV[3]) then return {0} end
+return {0, redis.call('INCR', KEYS[3])}
 "#;
 
-/// KEYS: epoch, lease, fence. ARGV: epoch, `<holder>:<token>`, ttl ms, token.
+/// KEYS: epoch, lease, fence. ARGV: epoch, holder, ttl ms, token.
+/// Compare-and-`PEXPIRE`: extends only while this holder has the lease and its
+/// token is still the lock's newest fence.
 /// Answers {0, 1} when extended, {0, 0} when the lease was lost.
 const RENEW: &str = r#"
 if redis.call('GET', KEYS[2]) ~= ARGV[2] or redis.call('GET', KEYS[3]) ~= ARGV[4] then
@@ -131,8 +132,9 @@ redis.call('PEXPIRE', KEYS[2], ARGV[3])
 return {0, 1}
 "#;
 
-/// KEYS: epoch, lease. ARGV: epoch, `<holder>:<token>`.
-/// Answers {0, 1} when released, {0, 0} when the lease had been lost.
+/// KEYS: epoch, lease. ARGV: epoch, holder.
+/// Compare-and-`DEL`. Answers {0, 1} when released, {0, 0} when the lease had
+/// been lost (expired, or taken by another holder).
 const RELEASE: &str = r#"
 if redis.call('GET', KEYS[2]) ~= ARGV[2] then return {0, 0} end
 redis.call('DEL', KEYS[2])

@@ -37,7 +37,7 @@ const READ_ATTEMPTS: u32 = 5;
 /// | `{p}:namespaces` | set | namespaces holding at least one record |
 /// | `{p}:idx:<ns>` | sorted set | the namespace's ids, score 0 (read with `ZRANGEBYLEX`) |
 /// | `{p}:rec:<ns>:<id>` | hash | `n` = version, `v` = value |
-/// | `{p}:lease:<lock>` | string + TTL | `<holder>:<token>` of the current lease |
+/// | `{p}:lease:<lock>` | string + TTL | the current lease's random holder |
 /// | `{p}:fence:<lock>` | integer | the newest fence token issued for the lock |
 ///
 /// `Debug` shows the server, database, prefix and epoch; never a password.
@@ -405,10 +405,6 @@ impl RedisStore {
         Reply::parse(op, self.invoke(op, key, invocation, retry).await?)
     }
 
-    fn lease_value(lease: &Lease) -> String {
-        format!("{}:{}", lease.holder(), lease.token())
-    }
-
     fn write_outcome(key: &Key, write: &Write, reply: &Reply) -> Result<(), StoreError> {
         match reply.status {
             scripts::OK => Ok(()),
@@ -654,7 +650,7 @@ impl RecordStore for RedisStore {
             .key(self.keys.lease(lease.lock()))
             .key(self.keys.fence(lease.lock()))
             .arg(&self.epoch)
-            .arg(Self::lease_value(lease))
+            .arg(lease.holder())
             .arg(ttl_millis(ttl))
             .arg(lease.token());
         // Compare-and-PEXPIRE is idempotent, so it may be retried across a reconnect.
@@ -674,7 +670,7 @@ impl RecordStore for RedisStore {
             .key(self.keys.epoch())
             .key(self.keys.lease(lease.lock()))
             .arg(&self.epoch)
-            .arg(Self::lease_value(&lease));
+            .arg(lease.holder());
         let reply = self.guarded("release", None, &invocation, false).await?;
         match (reply.status, reply.items.first().and_then(int_of)) {
             (scripts::OK, Some(1)) => Ok(true),
