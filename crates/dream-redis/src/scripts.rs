@@ -141,6 +141,12 @@ redis.call('DEL', KEYS[2])
 return {0, 1}
 "#;
 
+/// KEYS: epoch. ARGV: epoch. Deletes the epoch (the rest is deleted by SCAN).
+const DESTROY: &str = r#"
+redis.call('DEL', KEYS[1])
+return {0}
+"#;
+
 /// The compiled scripts (their SHA1s are computed once).
 pub(crate) struct Scripts {
     pub(crate) open: Script,
@@ -152,6 +158,7 @@ pub(crate) struct Scripts {
     pub(crate) acquire: Script,
     pub(crate) renew: Script,
     pub(crate) release: Script,
+    pub(crate) destroy: Script,
 }
 
 fn guarded(body: &str) -> Script {
@@ -177,6 +184,7 @@ pub(crate) static SCRIPTS: LazyLock<Scripts> = LazyLock::new(|| Scripts {
     acquire: guarded(ACQUIRE),
     renew: guarded(RENEW),
     release: guarded(RELEASE),
+    destroy: guarded(DESTROY),
 });
 
 #[cfg(test)]

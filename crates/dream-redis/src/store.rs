@@ -330,16 +330,20 @@ impl RedisStore {
         }
     }
 
-    /// Deletes every key of this store (found with `SCAN`, never `KEYS`), the
-    /// epoch first, so processes still using it are refused from then on.
+    /// Deletes every key of this store (found with `SCAN`, never `KEYS`). The
+    /// epoch goes first, in a script that checks it is still this store's, so a
+    /// store re-created by someone else is never destroyed by a stale handle, and
+    /// processes still using this store are refused from then on.
     /// Returns how many keys were deleted.
     pub async fn destroy(self) -> Result<u64, StoreError> {
+        let mut invocation = SCRIPTS.destroy.prepare_invoke();
+        invocation.key(self.keys.epoch()).arg(&self.epoch);
+        let reply = self.guarded("destroy", None, &invocation, false).await?;
+        if reply.status != scripts::OK {
+            return Err(unexpected_reply("destroy"));
+        }
         let mut conn = self.conn.clone();
-        let mut deleted: u64 = redis::cmd("DEL")
-            .arg(self.keys.epoch())
-            .query_async(&mut conn)
-            .await
-            .map_err(|e| self.fail("destroy", None, e))?;
+        let mut deleted: u64 = 1;
         let mut cursor: u64 = 0;
         loop {
             let (next, batch): (u64, Vec<Vec<u8>>) = redis::cmd("SCAN")

@@ -861,4 +861,14 @@ async fn destroy_stops_other_handles_and_spares_other_prefixes() {
     let err = other_handle.get(&key("ns", "k")).await.unwrap_err();
     assert!(is_epoch_missing(&err), "{err:?}");
     assert!(neighbour.get(&key("ns", "k")).await.unwrap().is_some());
+
+    // A stale handle cannot destroy a store re-created under the same prefix.
+    let recreated = common::open(&redis.url, &a).await;
+    recreated
+        .put(&key("ns", "new"), Bytes::from_static(b"x"), Write::any())
+        .await
+        .unwrap();
+    let err = other_handle.destroy().await.unwrap_err();
+    assert!(is_epoch_changed(&err), "{err:?}");
+    assert!(recreated.get(&key("ns", "new")).await.unwrap().is_some());
 }
