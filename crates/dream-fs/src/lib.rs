@@ -94,9 +94,13 @@
 //! `.leases/<lock>` holds the lock's newest fence token, its holder's random
 //! identity and the expiry in wall-clock milliseconds (from the store's
 //! [`Clock`]). `try_lease`, `renew` and `release` change it durably under the
-//! store lock, and a fenced write checks it under the same lock before it
-//! touches anything, so the check is atomic with the write. A renew after the
-//! expiry is `LockLost` even if nobody took the lock.
+//! store lock, so a token is never issued twice, and a fenced write checks it
+//! under the same lock before it touches anything, so the check is atomic with
+//! the write. A fence is accepted while it is the lock's newest token (as in
+//! the reference in-memory store): once another lease is issued, writes with
+//! the older fence are `LockLost`. A renew after the expiry is `LockLost` even
+//! if nobody took the lock. Expiry uses wall-clock time, so processes sharing
+//! a store should share a reasonably synchronised clock.
 //!
 //! # Case-insensitive filesystems
 //!
@@ -116,6 +120,11 @@
 //! - Rolling the whole directory back to an old copy is not detected.
 //! - The directories leading to the root are trusted as given; only the root
 //!   and everything inside it are opened without following links.
+//! - Reads reuse the handle of a namespace directory opened earlier (one path
+//!   lookup fewer per read) unless that directory was removed since; if a
+//!   person *renames* a namespace directory away while a process runs, that
+//!   process keeps reading the renamed directory until its next write there
+//!   (writes always reopen by name).
 //! - All blocking work runs on tokio's blocking pool (`spawn_blocking`), so
 //!   the store needs a tokio runtime.
 
@@ -635,14 +644,23 @@ impl Inner {
     fn namespaces(&self) -> Result<Vec<Namespace>, StoreError> {
         let mut out = Vec::new();
         for entry in io::list_dir(self.root()).context(|| "list the store")? {
+            // The store's own entries start with '.'; stray files are ignored.
             if entry.name.starts_with('.') || entry.is_dir == Some(false) && !entry.is_symlink {
                 continue;
             }
             let Ok(namespace) = Namespace::new(entry.name.as_str()) else {
                 continue;
             };
-            let NsDir::Open(ns) = self.open_ns(&namespace)? else {
-                continue;
+            let ns = match io::open_dir(self.root(), namespace.as_str())
+                .context(|| format!("open namespace {namespace}"))?
+            {
+                Opened::Found(fd) => fd,
+                Opened::Missing | Opened::WrongKind(_) => continue,
+                Opened::Symlink => {
+                    return Err(corrupt_store(format!(
+                        "namespace directory {namespace} is a symbolic link, which the store never follows"
+                    )));
+                }
             };
             let has_record = io::list_dir(ns.as_fd())
                 .context(|| format!("list namespace {namespace}"))?
