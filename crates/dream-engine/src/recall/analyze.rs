@@ -4,7 +4,7 @@
 //! never stale.
 
 use std::hash::{DefaultHasher, Hash, Hasher};
-use std::sync::Arc;
+use std::sync::{Arc, RwLock, RwLockWriteGuard};
 
 use dream_core::{Memory, RecordId, Version, parse_memory};
 use dream_scan::{Category, Finding, Report, Scanner, Severity, Verdict as ScanVerdict};
@@ -65,6 +65,8 @@ pub(crate) struct Doc {
     pub lengths: [u32; FIELDS],
     /// The language the record was analysed in.
     pub language: Language,
+    /// The scanner found something in the record's id: never show it.
+    pub id_flagged: bool,
 }
 
 impl Doc {
@@ -84,7 +86,7 @@ pub(crate) fn analyze(
     bytes: &[u8],
     scanner: &Scanner,
     config: &AnalyzeConfig,
-    vocab: &mut Vocabulary,
+    vocab: &RwLock<Vocabulary>,
 ) -> Doc {
     let (text, utf8) = match std::str::from_utf8(bytes) {
         Ok(text) => (std::borrow::Cow::Borrowed(text), true),
@@ -98,8 +100,10 @@ pub(crate) fn analyze(
     let memory = match parsed {
         Ok(memory) => memory,
         Err(codec_error) => {
-            // Step 2 before step 3: an undecodable record is still scanned as text.
-            let report = scanner.scan(&text);
+            // Step 2 before step 3: an undecodable record is still scanned as text,
+            // and so is the id it is stored under.
+            let mut report = scanner.scan(&text);
+            let id_flagged = merge_ids(scanner, &mut report, id.as_str());
             let outcome = if let Some(reason) = quarantine_reason(&report, false) {
                 Outcome::Quarantined(reason)
             } else if utf8 {
@@ -113,7 +117,8 @@ pub(crate) fn analyze(
                     corrupt: true,
                 }
             };
-            let (terms, lengths, language) = tokenised(["", "", "", &text], config, vocab);
+            let (terms, lengths, language) =
+                tokenised(["", "", "", &text], config, &mut write(vocab));
             return Doc {
                 id,
                 version,
@@ -121,16 +126,13 @@ pub(crate) fn analyze(
                 terms,
                 lengths,
                 language,
+                id_flagged,
             };
         }
     };
 
     let tags = memory.tags.join(" ");
-    let report = match serde_json::to_value(&memory) {
-        Ok(value) => scanner.scan_json(&value),
-        // A parsed memory always serialises; should it not, fail closed.
-        Err(_) => scanner.scan(&text),
-    };
+    let (report, id_flagged) = scan_memory(scanner, &id, &memory);
     let refused = if let Some(reason) = quarantine_reason(&report, config.quarantine_suspicious) {
         Some(Outcome::Quarantined(reason))
     } else {
@@ -147,7 +149,7 @@ pub(crate) fn analyze(
         &*tags,
         &*memory.content,
     ];
-    let (terms, lengths, language) = tokenised(fields, config, vocab);
+    let (terms, lengths, language) = tokenised(fields, config, &mut write(vocab));
     let outcome = match refused {
         Some(outcome) => outcome,
         None => {
@@ -169,7 +171,13 @@ pub(crate) fn analyze(
         terms,
         lengths,
         language,
+        id_flagged,
     }
+}
+
+/// The vocabulary, locked for one record's tokenisation only.
+fn write(vocab: &RwLock<Vocabulary>) -> RwLockWriteGuard<'_, Vocabulary> {
+    vocab.write().unwrap_or_else(|e| e.into_inner())
 }
 
 /// Term ids with their per-field counts, field lengths, and the language.
@@ -206,6 +214,50 @@ fn tokenised(fields: [&str; FIELDS], config: &AnalyzeConfig, vocab: &mut Vocabul
         }
     }
     (terms, lengths, language)
+}
+
+/// Step 2 for a decoded memory. Its free text and metadata go through `scan_json`
+/// in the write gate's shape (`{name, description, content, tags, metadata}`), so a
+/// memory the gate admitted meets the same rules and the same depth cap here; the
+/// ids it names (the record's, its own, scope, supersedes, sources — charset-limited,
+/// yet able to spell words) are scanned as one text, reported at `/ids`. Kind,
+/// status, dates, numbers and flags are typed by the codec and hold no text.
+/// Returns the report and whether the record's own id was flagged.
+fn scan_memory(scanner: &Scanner, record: &RecordId, memory: &Memory) -> (Report, bool) {
+    let fields = serde_json::json!({
+        "name": memory.name,
+        "description": memory.description,
+        "content": memory.content,
+        "tags": memory.tags,
+        "metadata": serde_json::Value::Object(memory.metadata.clone()),
+    });
+    let mut report = scanner.scan_json(&fields);
+    let id_flagged = merge_ids(scanner, &mut report, record.as_str());
+    let mut ids = format!("{} {}", memory.id, memory.scope);
+    for id in &memory.supersedes {
+        ids.push(' ');
+        ids.push_str(id.as_str());
+    }
+    for id in &memory.sources {
+        ids.push(' ');
+        ids.push_str(id.as_str());
+    }
+    merge_ids(scanner, &mut report, &ids);
+    (report, id_flagged)
+}
+
+/// Scans `ids` and merges the findings into `report` at `/ids`; whether any fired.
+fn merge_ids(scanner: &Scanner, report: &mut Report, ids: &str) -> bool {
+    let of_ids = scanner.scan(ids);
+    report.verdict = report.verdict.max(of_ids.verdict);
+    let flagged = !of_ids.findings.is_empty();
+    report
+        .findings
+        .extend(of_ids.findings.into_iter().map(|f| Finding {
+            path: Some("/ids".to_owned()),
+            ..f
+        }));
+    flagged
 }
 
 /// The quarantine reason when the scan verdict is instruction or secret (or merely

@@ -105,6 +105,7 @@ mod tests {
                     body.clone(),
                     now,
                 ))),
+                id_flagged: false,
             })
             .collect();
         RecallResult {

@@ -20,7 +20,7 @@ use dream_core::Scope;
 
 use super::analyze::{Outcome, Valid};
 use super::index::{Hit, Index};
-use super::{Policy, PolicyVerdict, Reason, RecordVerdict, Verdict, codes};
+use super::{Policy, PolicyVerdict, Reason, RecordVerdict, Verdict, codes, shown_id};
 
 /// Where a valid record is in its lifecycle.
 enum Life {
@@ -42,6 +42,14 @@ pub(crate) struct Firewall<'a> {
 impl Firewall<'_> {
     fn valid(&self, doc: u32) -> Option<&Valid> {
         self.index.docs.get(doc as usize)?.valid()
+    }
+
+    /// A document's id as it may be shown.
+    fn shown(&self, doc: u32) -> String {
+        match self.index.docs.get(doc as usize) {
+            Some(d) => shown_id(&d.id, d.id_flagged),
+            None => String::new(),
+        }
     }
 
     /// Whether a valid record is current (step 4 alone).
@@ -75,27 +83,31 @@ impl Firewall<'_> {
                 )),
             ));
         }
-        let successors: Vec<&Valid> = self
+        let successors: Vec<(u32, &Valid)> = self
             .index
             .successors
             .get(&memory.id)
             .into_iter()
             .flatten()
-            .filter_map(|s| self.valid(*s))
-            .filter(|s| s.memory.id != memory.id)
+            .filter_map(|s| Some((*s, self.valid(*s)?)))
+            .filter(|(_, s)| s.memory.id != memory.id)
             .collect();
-        if let Some(local) = successors.iter().find(|s| s.memory.scope == memory.scope) {
+        if let Some((local, _)) = successors
+            .iter()
+            .find(|(_, s)| s.memory.scope == memory.scope)
+        {
             return Life::Retired(Reason::new(
                 codes::SUPERSEDED,
-                Some(format!("by {}", local.memory.id)),
+                Some(format!("by {}", self.shown(*local))),
             ));
         }
-        if let Some(foreign) = successors.first() {
+        if let Some((doc, foreign)) = successors.first() {
             return Life::CrossScope(Reason::new(
                 codes::CROSS_SCOPE_CURRENT_STATE,
                 Some(format!(
                     "successor {} lives in scope {}",
-                    foreign.memory.id, foreign.memory.scope
+                    self.shown(*doc),
+                    foreign.memory.scope
                 )),
             ));
         }
@@ -123,12 +135,7 @@ impl Firewall<'_> {
     }
 
     fn conflict_reason(&self, with: &[u32]) -> Reason {
-        let ids: Vec<&str> = with
-            .iter()
-            .take(3)
-            .filter_map(|d| self.index.docs.get(*d as usize))
-            .map(|d| d.id.as_str())
-            .collect();
+        let ids: Vec<String> = with.iter().take(3).map(|d| self.shown(*d)).collect();
         let more = if with.len() > ids.len() {
             format!(" and {} more", with.len() - ids.len())
         } else {
@@ -161,6 +168,7 @@ impl Firewall<'_> {
                 reason,
                 score: hit.score,
                 memory: None,
+                id_flagged: doc.id_flagged,
             };
             let valid = match &doc.outcome {
                 Outcome::Quarantined(reason) => {
@@ -255,6 +263,7 @@ impl Firewall<'_> {
                 reason: self.conflict_reason(&with),
                 score: 0.0,
                 memory: Some(valid.memory.clone()),
+                id_flagged: d.id_flagged,
             });
         }
         out

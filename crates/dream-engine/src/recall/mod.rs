@@ -67,6 +67,7 @@ use dream_core::{
     Clock, Key, LanguageModel, Memory, Namespace, RecordId, RecordStore, Scope, StoreError, Version,
 };
 use dream_scan::{Mode, Scanner};
+use sha2::Digest;
 
 use analyze::{AnalyzeConfig, Doc, Outcome};
 use firewall::Firewall;
@@ -262,6 +263,27 @@ pub struct RecordVerdict {
     pub score: f32,
     /// The memory, only for `used` and `conflict` records.
     pub memory: Option<Arc<Memory>>,
+    /// The scanner flagged the id itself; [`RecordVerdict::shown_id`] hides it.
+    pub id_flagged: bool,
+}
+
+impl RecordVerdict {
+    /// The id as shown to people and models: the id, or `record-<sha256 prefix>`
+    /// when the id itself is instruction- or secret-shaped.
+    pub fn shown_id(&self) -> String {
+        shown_id(&self.id, self.id_flagged)
+    }
+}
+
+/// `id`, or `record-<sha256 prefix>` when the scanner flagged it.
+pub(crate) fn shown_id(id: &RecordId, flagged: bool) -> String {
+    if flagged {
+        let digest = sha2::Sha256::digest(id.as_str().as_bytes());
+        let hex: String = digest[..8].iter().map(|b| format!("{b:02x}")).collect();
+        format!("record-{hex}")
+    } else {
+        id.to_string()
+    }
 }
 
 impl fmt::Display for RecordVerdict {
@@ -269,7 +291,10 @@ impl fmt::Display for RecordVerdict {
         write!(
             f,
             "{}@{}:{}:{}",
-            self.id, self.version.0, self.verdict, self.reason
+            self.shown_id(),
+            self.version.0,
+            self.verdict,
+            self.reason
         )
     }
 }
@@ -644,35 +669,34 @@ impl Recall {
         let params = self.options.rank;
         let vocab = self.vocab.clone();
         let built = tokio::task::spawn_blocking(move || {
-            let docs = {
-                let mut words = vocab.write().unwrap_or_else(|e| e.into_inner());
-                // Both listings are sorted by id: walk them together and keep the
-                // analysis of every record whose version is unchanged.
-                let previous = old.as_ref().map(|o| o.docs.as_slice()).unwrap_or(&[]);
-                let mut p = 0usize;
-                entries
-                    .into_iter()
-                    .map(|(id, record)| {
-                        while p < previous.len() && previous[p].id < id {
-                            p += 1;
-                        }
-                        if let Some(doc) = previous.get(p)
-                            && doc.id == id
-                            && doc.version == record.version
-                        {
-                            return doc.clone();
-                        }
-                        Arc::new(analyze::analyze(
-                            id,
-                            record.version,
-                            &record.value,
-                            &scanner,
-                            &config,
-                            &mut words,
-                        ))
-                    })
-                    .collect::<Vec<Arc<Doc>>>()
-            };
+            // Both listings are sorted by id: walk them together and keep the
+            // analysis of every record whose version is unchanged. The vocabulary
+            // is locked only while one record is tokenised, so a recall still on
+            // the previous index never waits for a whole build.
+            let previous = old.as_ref().map(|o| o.docs.as_slice()).unwrap_or(&[]);
+            let mut p = 0usize;
+            let docs = entries
+                .into_iter()
+                .map(|(id, record)| {
+                    while p < previous.len() && previous[p].id < id {
+                        p += 1;
+                    }
+                    if let Some(doc) = previous.get(p)
+                        && doc.id == id
+                        && doc.version == record.version
+                    {
+                        return doc.clone();
+                    }
+                    Arc::new(analyze::analyze(
+                        id,
+                        record.version,
+                        &record.value,
+                        &scanner,
+                        &config,
+                        &vocab,
+                    ))
+                })
+                .collect::<Vec<Arc<Doc>>>();
             Index::build(generation, docs, vocab, &params)
         })
         .await
