@@ -947,6 +947,42 @@ async fn an_unreadable_generation_rebuilds_every_time() {
     assert!(w.recall("vitest").await.verdict_of("a").is_none());
 }
 
+#[tokio::test]
+async fn a_large_store_is_analysed_across_cores_with_the_same_verdicts() {
+    let w = World::new();
+    for i in 0..1500 {
+        let content = if i % 100 == 7 {
+            format!("marker{i} {SEED_INJECTION}")
+        } else {
+            format!("marker{i} is an ordinary fact number {i}")
+        };
+        w.put(&mem(&format!("m{i:04}"), &format!("Fact {i}"), &content))
+            .await;
+    }
+    w.bump().await;
+    for i in [0, 7, 512, 707, 1023, 1499] {
+        let r = w.recall(&format!("marker{i}")).await;
+        let id = format!("m{i:04}");
+        assert_eq!(r.records[0].id.as_str(), id, "{r}");
+        let expected = if i % 100 == 7 {
+            (Verdict::Quarantined, "instruction")
+        } else {
+            (Verdict::Used, "safe-fact")
+        };
+        assert_eq!(code(&r, &id), expected);
+    }
+    // One change re-analyses one record and keeps the rest.
+    w.put(&mem("m0512", "Fact 512", "marker512 was revised"))
+        .await;
+    w.bump().await;
+    let r = w.recall("revised").await;
+    assert_eq!(r.records[0].id.as_str(), "m0512");
+    assert_eq!(
+        code(&w.recall("marker707").await, "m0707").0,
+        Verdict::Quarantined
+    );
+}
+
 // ---------------------------------------------------------------- context
 
 #[tokio::test]

@@ -669,34 +669,7 @@ impl Recall {
         let params = self.options.rank;
         let vocab = self.vocab.clone();
         let built = tokio::task::spawn_blocking(move || {
-            // Both listings are sorted by id: walk them together and keep the
-            // analysis of every record whose version is unchanged. The vocabulary
-            // is locked only while one record is tokenised, so a recall still on
-            // the previous index never waits for a whole build.
-            let previous = old.as_ref().map(|o| o.docs.as_slice()).unwrap_or(&[]);
-            let mut p = 0usize;
-            let docs = entries
-                .into_iter()
-                .map(|(id, record)| {
-                    while p < previous.len() && previous[p].id < id {
-                        p += 1;
-                    }
-                    if let Some(doc) = previous.get(p)
-                        && doc.id == id
-                        && doc.version == record.version
-                    {
-                        return doc.clone();
-                    }
-                    Arc::new(analyze::analyze(
-                        id,
-                        record.version,
-                        &record.value,
-                        &scanner,
-                        &config,
-                        &vocab,
-                    ))
-                })
-                .collect::<Vec<Arc<Doc>>>();
+            let docs = analyse_all(entries, old.as_deref(), &scanner, &config, &vocab);
             Index::build(generation, docs, vocab, &params)
         })
         .await
@@ -875,6 +848,74 @@ impl Recall {
             .map(|doc| Hit { doc, score: 0.0 })
             .collect())
     }
+}
+
+/// Records analysed on one thread before the work is split across cores.
+const PARALLEL_THRESHOLD: usize = 512;
+
+/// Analyses every listed record, reusing the analysis of each record whose
+/// version is unchanged since `old`. Both listings are sorted by id, so they are
+/// walked together. New records are analysed on every available core; the
+/// vocabulary is locked only while one record is tokenised, so a recall still on
+/// the previous index never waits for a whole build.
+fn analyse_all(
+    entries: Vec<(RecordId, dream_core::Record)>,
+    old: Option<&Index>,
+    scanner: &Scanner,
+    config: &AnalyzeConfig,
+    vocab: &RwLock<Vocabulary>,
+) -> Vec<Arc<Doc>> {
+    let previous = old.map(|o| o.docs.as_slice()).unwrap_or(&[]);
+    let mut p = 0usize;
+    let mut docs: Vec<Option<Arc<Doc>>> = Vec::with_capacity(entries.len());
+    let mut todo: Vec<(usize, RecordId, dream_core::Record)> = Vec::new();
+    for (i, (id, record)) in entries.into_iter().enumerate() {
+        while p < previous.len() && previous[p].id < id {
+            p += 1;
+        }
+        match previous.get(p) {
+            Some(doc) if doc.id == id && doc.version == record.version => {
+                docs.push(Some(doc.clone()));
+            }
+            _ => {
+                docs.push(None);
+                todo.push((i, id, record));
+            }
+        }
+    }
+    let analyse = |(i, id, record): (usize, RecordId, dream_core::Record)| {
+        let doc = analyze::analyze(id, record.version, &record.value, scanner, config, vocab);
+        (i, Arc::new(doc))
+    };
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let done: Vec<(usize, Arc<Doc>)> = if threads > 1 && todo.len() > PARALLEL_THRESHOLD {
+        let chunk = todo.len().div_ceil(threads);
+        let mut chunks: Vec<Vec<_>> = Vec::new();
+        let mut rest = todo.into_iter();
+        loop {
+            let part: Vec<_> = rest.by_ref().take(chunk).collect();
+            if part.is_empty() {
+                break;
+            }
+            chunks.push(part);
+        }
+        std::thread::scope(|scope| {
+            let handles: Vec<_> = chunks
+                .into_iter()
+                .map(|part| scope.spawn(move || part.into_iter().map(analyse).collect::<Vec<_>>()))
+                .collect();
+            handles
+                .into_iter()
+                .flat_map(|h| h.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
+                .collect()
+        })
+    } else {
+        todo.into_iter().map(analyse).collect()
+    };
+    for (i, doc) in done {
+        docs[i] = Some(doc);
+    }
+    docs.into_iter().flatten().collect()
 }
 
 /// Whether a candidate set is empty or holds only undecodable records.
