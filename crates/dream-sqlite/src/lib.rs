@@ -64,6 +64,10 @@ pub const FAILPOINT_PUT: &str = "sqlite.put.in_transaction";
 /// Failpoint inside a delete's write transaction, before `COMMIT`.
 pub const FAILPOINT_DELETE: &str = "sqlite.delete.in_transaction";
 
+/// The largest `max_value_size` a store accepts: SQLite's default length limit
+/// (`SQLITE_MAX_LENGTH`) for one blob, less room for the row around it.
+pub const MAX_VALUE_SIZE_LIMIT: usize = 999_000_000;
+
 /// A listing page stops early (with a cursor) once it holds this many value bytes.
 pub const PAGE_BYTE_BUDGET: usize = 64 * 1024 * 1024;
 
@@ -171,9 +175,10 @@ impl SqliteOptions {
         self
     }
 
-    /// The largest value accepted.
+    /// The largest value accepted (at most [`MAX_VALUE_SIZE_LIMIT`], SQLite's own
+    /// cap on one blob).
     pub fn max_value_size(mut self, max: usize) -> Self {
-        self.max_value_size = max;
+        self.max_value_size = max.min(MAX_VALUE_SIZE_LIMIT);
         self
     }
 

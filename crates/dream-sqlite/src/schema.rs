@@ -224,15 +224,19 @@ pub(crate) fn open_schema(
     verify: bool,
     busy_timeout: Duration,
 ) -> Result<(), StoreError> {
-    let found = read_state(conn)?;
+    // One read transaction, so the application id, the version and the tables are
+    // read from one snapshot even while another process initialises the file.
+    let snapshot = conn.transaction().map_err(|e| map_err(e, None))?;
+    let found = read_state(&snapshot)?;
     if let Found::Dream(version) = found {
         if verify {
-            quick_check(conn)?;
+            quick_check(&snapshot)?;
         }
         if version == SCHEMA_VERSION {
-            check_current_schema(conn)?;
+            check_current_schema(&snapshot)?;
         }
     }
+    snapshot.commit().map_err(|e| map_err(e, None))?;
     enable_wal(conn, busy_timeout)?;
     if matches!(found, Found::Dream(SCHEMA_VERSION)) {
         return Ok(());

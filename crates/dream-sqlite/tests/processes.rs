@@ -571,7 +571,7 @@ fn killed_inside_a_write_transaction_leaves_the_file_consistent() {
 
 #[test]
 fn processes_racing_to_create_the_file_share_one_store() {
-    const ROUNDS: usize = 5;
+    const ROUNDS: usize = 10;
     const RACERS: usize = 6;
     if let Some(role) = child_role() {
         assert_eq!(role, "racer");
