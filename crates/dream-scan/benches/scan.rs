@@ -9,7 +9,7 @@
 
 use std::hint::black_box;
 
-use aho_corasick::{AhoCorasick, MatchKind};
+use aho_corasick::{AhoCorasick, AhoCorasickKind, MatchKind};
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use dream_scan::{Mode, Scanner};
 use serde_json::{Value, json};
@@ -101,8 +101,10 @@ fn strings_of(v: &Value, out: &mut Vec<String>) {
 
 fn bench(c: &mut Criterion) {
     let scanner = Scanner::new(Mode::Transcript);
+    // The same automaton configuration the scanner uses.
     let ac = AhoCorasick::builder()
         .match_kind(MatchKind::Standard)
+        .kind(Some(AhoCorasickKind::DFA))
         .build(dream_scan::literals())
         .expect("literal set builds");
 

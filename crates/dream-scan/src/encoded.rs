@@ -35,9 +35,16 @@ const MIN_RUN: usize = 16;
 /// Most bytes of one candidate that are decoded.
 pub(crate) const MAX_CANDIDATE: usize = 256 * 1024;
 
-fn is_b64(b: u8) -> bool {
-    b.is_ascii_alphanumeric() || matches!(b, b'+' | b'/' | b'-' | b'_')
-}
+static B64: [bool; 256] = {
+    let mut t = [false; 256];
+    let mut i = 0;
+    while i < 256 {
+        let c = i as u8;
+        t[i] = c.is_ascii_alphanumeric() || c == b'+' || c == b'/' || c == b'-' || c == b'_';
+        i += 1;
+    }
+    t
+};
 
 /// Finds base64 and hex runs and lines with escapes.
 pub(crate) fn candidates(text: &str) -> Vec<Candidate> {
@@ -45,31 +52,34 @@ pub(crate) fn candidates(text: &str) -> Vec<Candidate> {
     let b = text.as_bytes();
     let n = b.len();
     let mut i = 0;
-    while i < n {
-        if !is_b64(b[i]) {
-            i += 1;
+    // Any run of at least MIN_RUN bytes starting at or after `i` covers byte
+    // `i + MIN_RUN - 1`: probe that byte and skip ahead when it cannot be one.
+    while i + MIN_RUN <= n {
+        let probe = i + MIN_RUN - 1;
+        if !B64[b[probe] as usize] {
+            i = probe + 1;
             continue;
         }
-        let start = i;
-        while i < n && is_b64(b[i]) {
-            i += 1;
+        let mut start = probe;
+        while start > i && B64[b[start - 1] as usize] {
+            start -= 1;
         }
-        let mut end = i;
-        let mut pad = 0;
-        while end < n && b[end] == b'=' && pad < 2 {
+        let mut end = probe + 1;
+        while end < n && B64[b[end] as usize] {
             end += 1;
-            pad += 1;
         }
-        i = end.max(i);
-        let run = &b[start..end - pad];
+        let run = &b[start..end];
+        let mut padded = end;
+        while padded < n && padded - end < 2 && b[padded] == b'=' {
+            padded += 1;
+        }
+        i = padded + 1;
         if run.len() < MIN_RUN {
             continue;
         }
-        // Trim URL and path context: a run that follows `=` is a value; a run of
-        // path segments is not base64 unless it decodes.
         if run.iter().all(u8::is_ascii_hexdigit) && run.len() % 2 == 0 {
             out.push(Candidate {
-                range: start..end - pad,
+                range: start..end,
                 kind: Kind::Hex,
             });
             continue;
@@ -78,7 +88,7 @@ pub(crate) fn candidates(text: &str) -> Vec<Candidate> {
         let lower = run.iter().any(u8::is_ascii_lowercase);
         if upper && lower && run.len() % 4 != 1 {
             out.push(Candidate {
-                range: start..end,
+                range: start..padded,
                 kind: Kind::Base64,
             });
         }

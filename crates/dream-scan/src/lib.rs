@@ -62,7 +62,7 @@ use std::fmt;
 use std::ops::Range;
 use std::sync::LazyLock;
 
-use aho_corasick::{AhoCorasick, MatchKind};
+use aho_corasick::{AhoCorasick, AhoCorasickKind, MatchKind};
 use regex_automata::Input;
 use regex_automata::meta::Regex;
 use serde::{Deserialize, Serialize};
@@ -82,8 +82,6 @@ pub const DEFAULT_MAX_JSON_DEPTH: usize = 8;
 pub const MAX_FINDINGS: usize = 256;
 /// Total bytes decoded from encoded payloads in one scan.
 const DECODE_BUDGET: usize = 1024 * 1024;
-/// Bytes of normalised text searched on each side of a trigger literal.
-const NORM_RADIUS: usize = 400;
 
 /// What kind of text is scanned; see the crate documentation for the difference.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -293,7 +291,8 @@ impl Report {
 
 #[derive(Clone, Copy, Debug)]
 enum Target {
-    Norm(u16),
+    /// A phrase rule; `true`: the literal must end a word.
+    Norm(u16, bool),
     Secret(u16),
     Pem,
 }
@@ -301,6 +300,8 @@ enum Target {
 struct Compiled {
     ac: AhoCorasick,
     literals: Vec<String>,
+    /// Per literal: a phrase-rule hit must start a word (or follow a join).
+    word_start: Vec<bool>,
     targets: Vec<Vec<Target>>,
     norm: Vec<(rules::NormRule, Regex)>,
     secret: Vec<(secrets::SecretRule, Regex)>,
@@ -330,7 +331,7 @@ impl Compiled {
             .collect();
         for (i, (r, _)) in norm.iter().enumerate() {
             for a in &r.anchors {
-                add(a.clone(), Target::Norm(i as u16));
+                add(a.0.clone(), Target::Norm(i as u16, a.1));
             }
         }
         let secret: Vec<(secrets::SecretRule, Regex)> = secrets::secret_rules()
@@ -348,11 +349,17 @@ impl Compiled {
         add(normalize::normalize_literal("-----BEGIN"), Target::Pem);
         let ac = AhoCorasick::builder()
             .match_kind(MatchKind::Standard)
+            .kind(Some(AhoCorasickKind::DFA))
             .build(&literals)
             .expect("the literal set builds");
+        let word_start = literals
+            .iter()
+            .map(|l| l.as_bytes()[0].is_ascii_alphanumeric())
+            .collect();
         Compiled {
             ac,
             literals,
+            word_start,
             targets,
             norm,
             secret,
@@ -555,16 +562,30 @@ impl Scanner {
         const SECRET_KEY: usize = 1 << 16;
         let mut jobs: Vec<(usize, usize, usize)> = Vec::new();
         let mut pems: Vec<usize> = Vec::new();
+        let nbytes = ntext.as_bytes();
         for m in c.ac.find_overlapping_iter(ntext) {
-            for t in &c.targets[m.pattern().as_usize()] {
+            let pid = m.pattern().as_usize();
+            // Phrase rules match whole words: "call" in "typically" triggers nothing.
+            let mid_word = c.word_start[pid]
+                && m.start() > 0
+                && nbytes[m.start() - 1].is_ascii_alphanumeric()
+                && !norm.is_join(m.start());
+            for t in &c.targets[pid] {
                 match *t {
-                    Target::Norm(r) => {
+                    Target::Norm(r, whole) => {
                         let rule = &c.norm[r as usize].0;
-                        if ctx.secrets_only || rule.modes & ctx.mode_bit == 0 {
+                        if mid_word || ctx.secrets_only || rule.modes & ctx.mode_bit == 0 {
                             continue;
                         }
-                        let s = m.start().saturating_sub(NORM_RADIUS);
-                        let e = (m.end() + NORM_RADIUS).min(ntext.len());
+                        let runs_on = whole
+                            && m.end() < nbytes.len()
+                            && nbytes[m.end()].is_ascii_alphanumeric()
+                            && !norm.is_join(m.end());
+                        if runs_on {
+                            continue;
+                        }
+                        let s = m.start().saturating_sub(rule.before);
+                        let e = (m.end() + rule.after).min(ntext.len());
                         jobs.push((r as usize, s, e));
                     }
                     Target::Secret(r) => {

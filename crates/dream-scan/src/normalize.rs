@@ -36,6 +36,10 @@ pub(crate) struct Normalized {
     kept: Option<Vec<(u32, u32)>>,
     /// Original byte ranges of Unicode tag-character runs (outside emoji flags).
     pub tag_runs: Vec<Range<usize>>,
+    /// Sorted offsets of the normalised text where something was removed between
+    /// two characters (an invisible character, a spaced-out separator): a word may
+    /// start there even though the byte before it is a letter.
+    joins: Vec<u32>,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -50,6 +54,11 @@ struct Piece {
 }
 
 impl Normalized {
+    /// Whether something was removed just before normalised offset `i`.
+    pub fn is_join(&self, i: usize) -> bool {
+        self.joins.binary_search(&(i as u32)).is_ok()
+    }
+
     /// Maps a byte range of the normalised text to the original text's byte range.
     pub fn to_original(&self, range: Range<usize>) -> Range<usize> {
         if range.start >= range.end {
@@ -108,8 +117,8 @@ impl Normalized {
 
 /// Normalises `text` (see the module documentation).
 pub(crate) fn normalize(text: &str) -> Normalized {
-    let (folded, pieces, tag_runs) = fold(text);
-    let (collapsed, kept) = collapse_spaced(folded);
+    let (folded, pieces, tag_runs, fold_joins) = fold(text);
+    let (collapsed, kept, joins) = collapse_spaced(folded, fold_joins);
     let mut bytes = collapsed.into_bytes();
     leet(&mut bytes);
     // `leet` only swaps ASCII bytes for other ASCII bytes, so this cannot fail.
@@ -119,6 +128,7 @@ pub(crate) fn normalize(text: &str) -> Normalized {
         pieces,
         kept,
         tag_runs,
+        joins,
     }
 }
 
@@ -130,13 +140,34 @@ pub(crate) fn normalize_literal(word: &str) -> String {
 // ---------------------------------------------------------------- stage 1: fold
 
 struct FoldBuilder {
-    out: String,
+    out: Vec<u8>,
     pieces: Vec<Piece>,
     /// Whether the last piece is one-to-one and ends where the output ends.
     linear_open: bool,
+    /// Output offsets where an invisible character was dropped.
+    joins: Vec<u32>,
 }
 
 impl FoldBuilder {
+    /// Appends ASCII `s` lower-cased (with `l` read as `i`), one byte per byte.
+    fn push_ascii(&mut self, orig: usize, s: &[u8]) {
+        let norm = self.out.len() as u32;
+        let continues = self.linear_open
+            && self
+                .pieces
+                .last()
+                .is_some_and(|p| p.orig + (norm - p.norm) == orig as u32);
+        if !continues {
+            self.pieces.push(Piece {
+                norm,
+                orig: orig as u32,
+                orig_len: 0,
+            });
+        }
+        self.out.extend(s.iter().map(|&c| LOWER[c as usize]));
+        self.linear_open = true;
+    }
+
     fn push_linear(&mut self, orig: usize, s: &str) {
         let norm = self.out.len() as u32;
         let continues = self.linear_open
@@ -151,7 +182,7 @@ impl FoldBuilder {
                 orig_len: 0,
             });
         }
-        self.out.push_str(s);
+        self.out.extend_from_slice(s.as_bytes());
         self.linear_open = true;
     }
 
@@ -165,20 +196,38 @@ impl FoldBuilder {
             orig: orig as u32,
             orig_len: orig_len as u32,
         });
-        self.out.push_str(s);
+        self.out.extend_from_slice(s.as_bytes());
         self.linear_open = false;
     }
 
     fn skip(&mut self) {
         self.linear_open = false;
+        let at = self.out.len() as u32;
+        if self.joins.last() != Some(&at) {
+            self.joins.push(at);
+        }
     }
 }
 
-fn fold(text: &str) -> (String, Vec<Piece>, Vec<Range<usize>>) {
+type Folded = (String, Vec<Piece>, Vec<Range<usize>>, Vec<u32>);
+
+fn fold(text: &str) -> Folded {
+    if text.is_ascii() {
+        // The common case: one table pass, offsets map one to one.
+        let out: Vec<u8> = text.bytes().map(|c| LOWER[c as usize]).collect();
+        let out = String::from_utf8(out).unwrap_or_default();
+        let identity = vec![Piece {
+            norm: 0,
+            orig: 0,
+            orig_len: 0,
+        }];
+        return (out, identity, Vec::new(), Vec::new());
+    }
     let mut b = FoldBuilder {
-        out: String::with_capacity(text.len()),
+        out: Vec::with_capacity(text.len()),
         pieces: Vec::new(),
         linear_open: false,
+        joins: Vec::new(),
     };
     let mut tag_runs: Vec<Range<usize>> = Vec::new();
     let bytes = text.as_bytes();
@@ -198,12 +247,7 @@ fn fold(text: &str) -> (String, Vec<Piece>, Vec<Range<usize>>) {
                 tag_runs.push(start..last + 4);
             }
             in_flag = false;
-            let chunk = &text[pos..run_end];
-            if chunk.bytes().any(|c| c.is_ascii_uppercase()) {
-                b.push_linear(pos, &chunk.to_ascii_lowercase());
-            } else {
-                b.push_linear(pos, chunk);
-            }
+            b.push_ascii(pos, &bytes[pos..run_end]);
             pos = run_end;
             continue;
         }
@@ -220,7 +264,7 @@ fn fold(text: &str) -> (String, Vec<Piece>, Vec<Range<usize>>) {
                 }
                 Some((_, last)) => *last = pos,
             }
-            let lower = ascii.to_ascii_lowercase();
+            let lower = LOWER[ascii as usize] as char;
             let mut buf = [0u8; 4];
             b.push_mapped(pos, len, lower.encode_utf8(&mut buf));
             pos += len;
@@ -242,6 +286,9 @@ fn fold(text: &str) -> (String, Vec<Piece>, Vec<Range<usize>>) {
         }
         scratch.clear();
         fold_char(c, &mut scratch);
+        if scratch.contains('l') {
+            scratch = scratch.replace('l', "i");
+        }
         if scratch.len() == len && scratch.as_bytes() == &bytes[pos..pos + len] {
             b.push_linear(pos, &text[pos..pos + len]);
         } else {
@@ -260,7 +307,9 @@ fn fold(text: &str) -> (String, Vec<Piece>, Vec<Range<usize>>) {
             orig_len: 0,
         });
     }
-    (b.out, b.pieces, tag_runs)
+    // Only whole UTF-8 sequences were appended.
+    let out = String::from_utf8(b.out).unwrap_or_default();
+    (out, b.pieces, tag_runs, b.joins)
 }
 
 /// Folds one non-ASCII character into `out` (may write nothing).
@@ -398,38 +447,86 @@ fn confusable(c: char) -> Option<&'static str> {
     })
 }
 
+// ---------------------------------------------------------------- byte tables
+
+/// ASCII lower case, with `l` read as `i` (stage 3's skeleton letter, applied early
+/// because it needs no context).
+static LOWER: [u8; 256] = {
+    let mut t = [0u8; 256];
+    let mut i = 0;
+    while i < 256 {
+        let c = i as u8;
+        t[i] = if c.is_ascii_uppercase() { c + 32 } else { c };
+        if t[i] == b'l' {
+            t[i] = b'i';
+        }
+        i += 1;
+    }
+    t
+};
+
+const TOK: u8 = 1;
+const SEP: u8 = 2;
+const LEETABLE: u8 = 4;
+
+/// Byte classes: word characters, spaced-letter separators, leet characters.
+static CLASS: [u8; 256] = {
+    let mut t = [0u8; 256];
+    let mut i = 0;
+    while i < 256 {
+        let c = i as u8;
+        let mut k = 0;
+        if c.is_ascii_alphanumeric() || c == b'@' || c == b'$' || c == b'!' {
+            k |= TOK;
+        }
+        if matches!(
+            c,
+            b' ' | b'\t'
+                | b'.'
+                | b'-'
+                | b'_'
+                | b'*'
+                | b','
+                | b'/'
+                | b'+'
+                | b'~'
+                | b'\''
+                | b'"'
+                | b'`'
+                | b'|'
+                | b':'
+                | b';'
+        ) {
+            k |= SEP;
+        }
+        if c.is_ascii_digit() || c == b'@' || c == b'$' || c == b'!' {
+            k |= LEETABLE;
+        }
+        t[i] = k;
+        i += 1;
+    }
+    t
+};
+
 // ---------------------------------------------------------------- stage 2: collapse
 
 fn is_tok(b: u8) -> bool {
-    b.is_ascii_alphanumeric() || b == b'@' || b == b'$' || b == b'!'
+    CLASS[b as usize] & TOK != 0
 }
 
 fn is_sep(b: u8) -> bool {
-    matches!(
-        b,
-        b' ' | b'\t'
-            | b'.'
-            | b'-'
-            | b'_'
-            | b'*'
-            | b','
-            | b'/'
-            | b'+'
-            | b'~'
-            | b'\''
-            | b'"'
-            | b'`'
-            | b'|'
-            | b':'
-            | b';'
-    )
+    CLASS[b as usize] & SEP != 0
 }
 
 const MAX_SEP: usize = 5;
 const MIN_CHAIN: usize = 3;
 
-/// Joins up chains of one-character words; returns the new text and the kept runs.
-fn collapse_spaced(folded: String) -> (String, Option<Vec<(u32, u32)>>) {
+type Collapsed = (String, Option<Vec<(u32, u32)>>, Vec<u32>);
+
+/// Joins up chains of one-character words; returns the new text, the kept runs
+/// (final offset → folded offset) and the join offsets: the folding stage's, carried
+/// over, plus one where each separator was removed.
+fn collapse_spaced(folded: String, fold_joins: Vec<u32>) -> Collapsed {
     let b = folded.as_bytes();
     let n = b.len();
     let mut removed: Vec<Range<usize>> = Vec::new();
@@ -481,18 +578,36 @@ fn collapse_spaced(folded: String) -> (String, Option<Vec<(u32, u32)>>) {
         }
     }
     if removed.is_empty() {
-        return (folded, None);
+        return (folded, None, fold_joins);
     }
     let mut out = String::with_capacity(n);
     let mut kept = Vec::with_capacity(removed.len() + 1);
+    let mut joins = Vec::with_capacity(removed.len() + fold_joins.len());
+    let mut fj = fold_joins.into_iter().peekable();
     let mut at = 0;
     for r in &removed {
+        while let Some(&f) = fj.peek() {
+            if f as usize > r.start {
+                break;
+            }
+            joins.push((out.len() + (f as usize - at)) as u32);
+            fj.next();
+        }
         if r.start > at {
             kept.push((out.len() as u32, at as u32));
             out.push_str(&folded[at..r.start]);
         }
+        joins.push(out.len() as u32);
+        while fj.peek().is_some_and(|&f| (f as usize) < r.end) {
+            fj.next();
+        }
         at = r.end;
     }
+    for f in fj {
+        joins.push((out.len() + (f as usize - at)) as u32);
+    }
+    joins.sort_unstable();
+    joins.dedup();
     if at < n {
         kept.push((out.len() as u32, at as u32));
         out.push_str(&folded[at..]);
@@ -500,7 +615,7 @@ fn collapse_spaced(folded: String) -> (String, Option<Vec<(u32, u32)>>) {
     if kept.is_empty() {
         kept.push((0, 0));
     }
-    (out, Some(kept))
+    (out, Some(kept), joins)
 }
 
 // ---------------------------------------------------------------- stage 3: leet
@@ -509,21 +624,24 @@ fn leet(bytes: &mut [u8]) {
     let n = bytes.len();
     let mut i = 0;
     while i < n {
-        if !is_tok(bytes[i]) {
-            i += 1;
-            continue;
+        // Only words holding a digit or `@ $ !` change: jump from one to the next.
+        match bytes[i..]
+            .iter()
+            .position(|&c| CLASS[c as usize] & LEETABLE != 0)
+        {
+            None => break,
+            Some(k) => i += k,
         }
-        let start = i;
-        let mut has_letter = false;
-        let mut has_leet = false;
-        while i < n && is_tok(bytes[i]) {
-            let c = bytes[i];
-            has_letter |= c.is_ascii_lowercase();
-            has_leet |= !c.is_ascii_lowercase();
-            i += 1;
+        let mut start = i;
+        while start > 0 && is_tok(bytes[start - 1]) {
+            start -= 1;
         }
-        let word = &mut bytes[start..i];
-        if has_letter && has_leet {
+        let mut end = i;
+        while end < n && is_tok(bytes[end]) {
+            end += 1;
+        }
+        let word = &mut bytes[start..end];
+        if word.iter().any(u8::is_ascii_lowercase) {
             let len = word.len();
             for k in 0..len {
                 word[k] = match word[k] {
@@ -541,11 +659,7 @@ fn leet(bytes: &mut [u8]) {
                 };
             }
         }
-        for c in word.iter_mut() {
-            if *c == b'l' {
-                *c = b'i';
-            }
-        }
+        i = end.max(i + 1);
     }
 }
 
@@ -599,6 +713,19 @@ mod tests {
         assert_eq!(norm("p@ssw0rd"), "password");
         assert_eq!(norm("!gnore"), "ignore");
         assert_eq!(norm("hello!"), "heiio!");
+    }
+
+    #[test]
+    fn joins_mark_where_something_was_removed() {
+        let n = normalize("dis\u{2069}regard all");
+        assert_eq!(n.text, "disregard aii");
+        assert!(n.is_join(3) && !n.is_join(4));
+        let n = normalize("xx i g n o r e a l l y");
+        assert_eq!(n.text, "xx ignoreaiiy");
+        assert!(n.is_join(4) && n.is_join(9) && !n.is_join(3));
+        let n = normalize("a\u{200B}b i g n o r e c\u{200B}d");
+        assert_eq!(n.text, "ab ignore cd");
+        assert!(n.is_join(1) && n.is_join(11) && n.is_join(5));
     }
 
     #[test]

@@ -25,7 +25,13 @@ const GAP: &str = "[^a-z0-9]{0,4}";
 #[derive(Debug)]
 pub(crate) struct Compiled {
     pub regex: String,
-    pub anchors: Vec<String>,
+    /// Trigger literals; `true` when the literal is a whole word (the text must not
+    /// continue with a letter or digit after it).
+    pub anchors: Vec<(String, bool)>,
+    /// Most bytes a match can start before a trigger literal's start.
+    pub before: usize,
+    /// Most bytes a match can end after a trigger literal's end.
+    pub after: usize,
 }
 
 #[derive(Debug, Clone)]
@@ -72,7 +78,7 @@ pub(crate) fn compile(src: &str) -> Compiled {
         !anchors.is_empty(),
         "pattern {src:?}: anchor has no literal"
     );
-    for a in &anchors {
+    for (a, _) in &anchors {
         assert!(
             a.len() >= 3,
             "pattern {src:?}: anchor literal {a:?} is shorter than three bytes"
@@ -80,7 +86,68 @@ pub(crate) fn compile(src: &str) -> Compiled {
     }
     anchors.sort();
     anchors.dedup();
-    Compiled { regex, anchors }
+    // The window a match can occupy around a trigger: everything before the
+    // top-level item holding the anchor, plus that item, and likewise after.
+    let k = seq
+        .iter()
+        .position(|i| std::ptr::eq(unwrap_anchor(i), anchor_item) || contains(i, anchor_item))
+        .unwrap_or(0);
+    let item = max_len(&seq[k]);
+    let before = seq[..k].iter().map(|i| max_len(i) + GAP_MAX).sum::<usize>() + item;
+    let after = item
+        + seq[k + 1..]
+            .iter()
+            .map(|i| max_len(i) + GAP_MAX)
+            .sum::<usize>();
+    Compiled {
+        regex,
+        anchors,
+        before,
+        after,
+    }
+}
+
+/// Longest text a gap matches.
+const GAP_MAX: usize = 4;
+/// Longest text assumed for a raw regex item.
+const RAW_MAX: usize = 220;
+
+/// Whether `item` is or holds `target`.
+fn contains(item: &Item, target: &Item) -> bool {
+    if std::ptr::eq(item, target) {
+        return true;
+    }
+    match item {
+        Item::Group(alts) => alts.iter().flatten().any(|i| contains(i, target)),
+        Item::Opt(inner) | Item::Anchor(inner) => contains(inner, target),
+        _ => false,
+    }
+}
+
+/// The most bytes an item can match.
+fn max_len(item: &Item) -> usize {
+    match item {
+        Item::Word { lit, wild } => {
+            let gaps = lit
+                .split(|c: char| c.is_alphanumeric())
+                .filter(|s| !s.is_empty())
+                .count();
+            let alnum: usize = lit
+                .chars()
+                .filter(|c| c.is_alphanumeric())
+                .map(char::len_utf8)
+                .sum();
+            alnum + gaps * GAP_MAX + if *wild { 10 } else { 0 }
+        }
+        Item::Group(alts) => alts
+            .iter()
+            .map(|a| a.iter().map(max_len).sum::<usize>() + a.len().saturating_sub(1) * GAP_MAX)
+            .max()
+            .unwrap_or(0),
+        Item::Raw(_) => RAW_MAX,
+        Item::Filler(n) => *n as usize * 24,
+        Item::Opt(inner) | Item::Anchor(inner) => max_len(inner) + GAP_MAX,
+    }
 }
 
 struct Parser<'a> {
@@ -342,15 +409,29 @@ fn first_mandatory(seq: &[Item]) -> Option<&Item> {
 
 /// The trigger literals of an item: a word's longest alphanumeric run; a group's
 /// alternatives' own first mandatory items.
-fn literals(item: &Item, out: &mut Vec<String>) {
-    match unwrap_anchor(item) {
-        Item::Word { lit, .. } => {
-            let best = lit
-                .split(|c: char| !c.is_alphanumeric())
-                .max_by_key(|s| s.len())
-                .unwrap_or_default();
-            out.push(best.to_string());
+/// A word's trigger literal: its longest alphanumeric run, and whether that run
+/// ends the word (so the text must not continue after it).
+fn word_literal(lit: &str, wild: bool) -> (String, bool) {
+    let runs: Vec<&str> = lit
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|r| !r.is_empty())
+        .collect();
+    let mut best = 0;
+    for (k, r) in runs.iter().enumerate() {
+        if r.len() > runs[best].len() {
+            best = k;
         }
+    }
+    let whole = !wild && best + 1 == runs.len() && lit.ends_with(|c: char| c.is_alphanumeric());
+    (
+        runs.get(best).copied().unwrap_or_default().to_string(),
+        whole,
+    )
+}
+
+fn literals(item: &Item, out: &mut Vec<(String, bool)>) {
+    match unwrap_anchor(item) {
+        Item::Word { lit, wild } => out.push(word_literal(lit, *wild)),
         Item::Group(alts) => {
             for a in alts {
                 if let Some(marked) = find_marked(a) {
@@ -362,16 +443,10 @@ fn literals(item: &Item, out: &mut Vec<String>) {
                     .iter()
                     .map(unwrap_anchor)
                     .filter_map(|i| match i {
-                        Item::Word { lit, .. } => {
-                            let run = lit
-                                .split(|c: char| !c.is_alphanumeric())
-                                .max_by_key(|s| s.len())
-                                .unwrap_or_default();
-                            Some(run.to_string())
-                        }
+                        Item::Word { lit, wild } => Some(word_literal(lit, *wild)),
                         _ => None,
                     })
-                    .max_by_key(String::len);
+                    .max_by_key(|(w, _)| w.len());
                 match best {
                     Some(word) => out.push(word),
                     None => match first_mandatory(a) {
@@ -439,10 +514,18 @@ mod tests {
         let c = compile("(show|print) ~ your ^(system prompt|initial instructions)");
         assert_eq!(
             c.anchors,
-            vec!["instructions".to_string(), "prompt".to_string()]
+            vec![
+                ("instructions".to_string(), true),
+                ("prompt".to_string(), true)
+            ]
         );
         let c = compile("(ignore|forget)? previous rules");
-        assert_eq!(c.anchors, vec!["previous".to_string()]);
+        assert_eq!(c.anchors, vec![("previous".to_string(), true)]);
+        let c = compile("(ignor*|user's) x");
+        assert_eq!(
+            c.anchors,
+            vec![("ignor".to_string(), false), ("user".to_string(), false)]
+        );
     }
 
     #[test]

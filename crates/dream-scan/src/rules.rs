@@ -27,7 +27,11 @@ pub(crate) struct NormRule {
     pub severity: Severity,
     pub modes: u8,
     pub regex: String,
-    pub anchors: Vec<String>,
+    /// Trigger literals, and whether each must be a whole word.
+    pub anchors: Vec<(String, bool)>,
+    /// Bytes searched before and after each trigger literal.
+    pub before: usize,
+    pub after: usize,
     pub check: Option<Check>,
 }
 
@@ -240,10 +244,10 @@ const WEAK_JB: &str = "(evil|immoral|unethical|rogue|malicious|lawless|uninhibit
 const AI_NOUN: &str = "(ai|a.i.|assistant|model|chatbot|bot|llm|version|entity|persona|intelligence|language model|machine|agent|gpt|chatgpt|system)";
 const LIMITS_EN: &str = "(restrictions|restriction|limits|limitations|filters|filtering|censorship|guidelines|rules|boundaries|constraints|guardrails|ethics|morals|principles|policies|restraints|safeguards)";
 const VERB_X_EN: &str = "(reveal|show|print|display|output|repeat|recite|dump|leak|disclose|expose|paste|echo|spell out|write out|type out|tell|give|share|provide|list|quote|copy|return|send|read out|summarize|summarise|translate|state|reproduce|write down|print out|divulge|post)";
-const SENS_EN: &str = "(conversation|conversations|chat history|chat log|chat logs|chat|chats|transcript|transcripts|previous messages|all messages|memories|stored memories|saved memories|secrets|credentials|passwords|admin password|ssh keys|ssh key|private key|private keys|session tokens|session token|session cookies|cookies|system prompt|personal data|personal information|personal details|user data|contacts|credit card numbers|card numbers|bank details|env vars|environment variables|api keys|access tokens|.env|id_rsa|(the user's|user's|users'|their|all the|all) ~1 (api keys|api key|keys|key|tokens|token|password|passwords|email|emails|data|details|secrets|credentials|history|messages|memories|files|address|phone number))";
+const SENS_EN: &str = "(conversation|conversations|chat history|chat log|chat logs|chat|chats|transcript|transcripts|previous messages|all messages|memories|stored memories|saved memories|secrets|credentials|passwords|admin password|ssh keys|ssh key|private key|private keys|session tokens|session token|session cookies|cookies|system prompt|personal data|personal information|personal details|user data|contacts|credit card numbers|card numbers|bank details|env vars|environment variables|api keys|access tokens|.env|id_rsa|(the user's|user's|users'|their|all the|all) ~1 ^(api keys|api key|keys|key|tokens|token|password|passwords|email|emails|data|details|secrets|credentials|history|messages|memories|files|address|phone number))";
 const SEND_EN: &str = "(send|post|upload|transmit|forward|email|e-mail|mail|exfiltrate|leak|submit|deliver|copy|paste|push|sync|relay|share|report|dump|export|beam|pipe|transfer|smuggle|sending|posting|uploading|forwarding|transmitting)";
 const EXEC_EN: &str = "(run|execute|exec|launch|invoke|call|perform|eval|evaluate|delete|remove|wipe|erase|transfer|install|download|modify|overwrite|format|kill|send|email|upload|post|forward|disable|grant|approve|purchase|buy|pay)";
-const STEALTH_EN: &str = "(without (telling|informing|notifying|showing|alerting|warning|asking) ~2 (the user|anyone|the owner|the operator|them|for confirmation|for permission|for approval)|without (the user's|their|user) (knowledge|consent|approval|permission)|secretly|covertly|stealthily|behind the user's back|(do not|don't|never) (tell|inform|notify|show|mention|alert|warn) ~2 (the user|anyone|the owner|the operator)|(the user|they|the owner) (has|have)? already (approved|authorized|authorised|consented|agreed|confirmed)|no need to (ask|confirm|check with)|ohne (rückfrage|nachzufragen|zu fragen|bestätigung)|heimlich|sans (demander|prévenir|confirmation|le dire)|en secret|discrètement|sin (preguntar|avisar|confirmación|decir nada)|en secreto|senza (chiedere|avvisare|conferma)|di nascosto|sem (perguntar|avisar|confirmação|dizer nada)|secretamente|às escondidas)";
+const STEALTH_EN: &str = "(without ^(telling|informing|notifying|showing|alerting|warning|asking) ~2 (the user|anyone|the owner|the operator|them|for confirmation|for permission|for approval)|without (the user's|their|user) ^(knowledge|consent|approval|permission)|secretly|covertly|stealthily|behind the user's back|(do not|don't|never) ^(tell|inform|notify|show|mention|alert|warn) ~2 (the user|anyone|the owner|the operator)|(the user|they|the owner) (has|have)? ^already (approved|authorized|authorised|consented|agreed|confirmed)|no need to ^(ask|confirm)|ohne ^(rückfrage|nachzufragen|zu fragen|bestätigung)|heimlich|sans ^(demander|prévenir|confirmation|le dire)|en secret|discrètement|sin ^(preguntar|avisar|confirmación|decir nada)|en secreto|senza ^(chiedere|avvisare|conferma)|di nascosto|sem ^(perguntar|avisar|confirmação|dizer nada)|secretamente|às escondidas)";
 
 fn defs() -> Vec<Def> {
     use Category::*;
@@ -253,17 +257,17 @@ fn defs() -> Vec<Def> {
     d.push(phrase(
         "override.en.ignore_prior",
         InstructionOverride,
-        format!("^{IGN_EN} ~3 (all|any|every|each|of|the|all the|all of the|any of the)? {MOD_EN} ~2 {OBJ_EN}"),
+        format!("{IGN_EN} ~3 (all|any|every|each|of|the|all the|all of the|any of the)? {MOD_EN} ~2 ^{OBJ_EN}"),
     ));
     d.push(phrase(
         "override.en.ignore_all",
         InstructionOverride,
-        format!("^{IGN_EN} (all|any|every|each|your|all of your|all your|any of your|all the|all of the|any of the) {OBJ_AI_EN}"),
+        format!("{IGN_EN} (all|any|every|each|your|all of your|all your|any of your|all the|all of the|any of the) ^{OBJ_AI_EN}"),
     ));
     d.push(phrase(
         "override.en.ignore_given",
         InstructionOverride,
-        format!("^{IGN_EN} ~3 {OBJ_EN} ~1 (you were given|you have been given|you've been given|you received|you have received|you've received|you were told|given to you|so far|until now|up to now|above|before this|from before|that came before|you got|you were trained|you've been trained|you were programmed)"),
+        format!("{IGN_EN} ~3 ^{OBJ_EN} ~1 (you were given|you have been given|you've been given|you received|you have received|you've received|you were told|given to you|so far|until now|up to now|above|before this|from before|that came before|you got|you were trained|you've been trained|you were programmed)"),
     ));
     d.push(phrase(
         "override.en.forget_everything",
@@ -301,7 +305,7 @@ fn defs() -> Vec<Def> {
     d.push(phrase(
         "override.en.supersede",
         InstructionOverride,
-        "(this|these|the following|my) ^(message|instruction|instructions|text|note|prompt|directive|command|input|request) (supersedes|supersede|overrides|override|overrules|takes precedence over|take precedence over|replaces|replace|invalidates|cancels|trumps|outranks) ~3 (instructions|system prompt|prompt|guidelines|programming|rules|directives|orders)",
+        "(this|these|the following|my) (message|instruction|instructions|text|note|prompt|directive|command|input|request) ^(supersedes|supersede|overrides|override|overrules|takes precedence over|take precedence over|replaces|replace|invalidates|cancels|trumps|outranks) ~3 (instructions|system prompt|prompt|guidelines|programming|rules|directives|orders)",
     ));
     d.push(phrase(
         "override.en.system_override",
@@ -326,12 +330,12 @@ fn defs() -> Vec<Def> {
     d.push(phrase(
         "override.en.modify_own_rules",
         InstructionOverride,
-        "^(modify|change|alter|rewrite|update|edit|adjust|replace|disable|remove|delete|turn off|switch off|deactivate|reprogram|reconfigure|override) ~1 your ~2 (system prompt|instructions|programming|directives|guidelines|guardrails|safety filters|safety settings|safety rules|safety checks|content filter|content filters|content policy|scoring rules|trust rules|core rules|instruction set|persona)",
+        "(modify|change|alter|rewrite|update|edit|adjust|replace|disable|remove|delete|turn off|switch off|deactivate|reprogram|reconfigure|override) ~1 your ~2 ^(system prompt|instructions|programming|directives|guidelines|guardrails|safety filters|safety settings|safety rules|safety checks|content filter|content filters|content policy|scoring rules|trust rules|core rules|instruction set|persona)",
     ));
     d.push(phrase(
         "override.en.modify_curator",
         InstructionOverride,
-        "^(modify|change|alter|rewrite|update|edit|adjust|replace|disable|remove|delete|turn off|switch off|deactivate|reprogram|reconfigure|override) ~1 (the curator's|the curators|the curator|the assistant's|the model's|the ai's|the agent's|the bot's|its own) ~2 (scoring|rules|lint rules|schema|commit policy|instructions|system prompt|guidelines|behaviour|behavior|prompts|scoring scripts|scores|ranking)",
+        "(modify|change|alter|rewrite|update|edit|adjust|replace|disable|remove|delete|turn off|switch off|deactivate|reprogram|reconfigure|override) ~1 (the|its) ^(curator's|curators|curator|assistant's|model's|agent's|bot's) ~2 (scoring|rules|lint rules|schema|commit policy|instructions|system prompt|guidelines|behaviour|behavior|prompts|scoring scripts|scores|ranking)",
     ));
     d.push(
         phrase(
@@ -344,12 +348,12 @@ fn defs() -> Vec<Def> {
     d.push(phrase(
         "override.en.conceal",
         InstructionOverride,
-        "(do not|don't|never) (tell|inform|mention|reveal|disclose|notify|alert) ~2 (the user|anyone|the human|the operator|the owner) ~3 (about)? (this|these) ^(instruction|instructions|message|conversation|rule|note|memory|change|action|request)",
+        "(do not|don't|never) ^(tell|inform|mention|reveal|disclose|notify|alert) ~2 (the user|anyone|the human|the operator|the owner) ~3 (about)? (this|these) (instruction|instructions|message|conversation|rule|note|memory|change|action|request)",
     ));
     d.push(phrase(
         "override.en.conceal_to",
         InstructionOverride,
-        "(do not|don't|never|must never|must not) (tell|mention|reveal|disclose) ~1 (this|these) ^(instruction|instructions|message|conversation|rule|note|memory|change|action|request) (to|with) (the user|anyone|the human|the operator)",
+        "(do not|don't|never|must never|must not) ^(tell|mention|reveal|disclose) ~1 (this|these) (instruction|instructions|message|conversation|rule|note|memory|change|action|request) (to|with) (the user|anyone|the human|the operator)",
     ));
 
     // German
@@ -482,7 +486,7 @@ fn defs() -> Vec<Def> {
     d.push(phrase(
         "persona.en.you_are_now",
         PersonaHijack,
-        format!("^you (are|'re|re|will be|shall be|become) (now|from now on|henceforth|hereby|officially)? (a|an|the|my|in)? ~2 ({STRONG_JB}|{WEAK_JB} ~1 {AI_NOUN}|(developer|dev|god|jailbreak|jailbroken|dan|admin|debug|sudo|unrestricted|unfiltered|root|chaos|evil|opposite) mode|free from|freed from|liberated|an? {AI_NOUN} (without|with no|that has no|free of|that ignores|that does not follow|that doesn't follow|not bound by|unbound by))"),
+        format!("you (are|'re|re|will be|shall be|become) (now|from now on|henceforth|hereby|officially)? (a|an|the|my|in)? ~2 ^({STRONG_JB}|{WEAK_JB} ~1 {AI_NOUN}|(developer|dev|god|jailbreak|jailbroken|dan|admin|debug|sudo|unrestricted|unfiltered|root|chaos|evil|opposite) ^mode|^free from|^freed from|liberated|an? {AI_NOUN} ^(without|free of|unbound by|not bound by|lacking|devoid of))"),
     ));
     d.push(phrase(
         "persona.en.no_longer",
@@ -492,7 +496,7 @@ fn defs() -> Vec<Def> {
     d.push(phrase(
         "persona.en.act_as",
         PersonaHijack,
-        format!("^(act|acting|behave|respond|answer|reply|roleplay|role-play|pretend|play|operate|function|speak|talk|simulate|emulate|become|impersonate) (as|like|to be|that you are|you are|you're|that you're)? (a|an|the|my)? ~2 ({STRONG_JB}|{WEAK_JB} ~1 {AI_NOUN})"),
+        format!("(act|acting|behave|respond|answer|reply|roleplay|role-play|pretend|play|operate|function|speak|talk|simulate|emulate|become|impersonate) (as|like|to be|that you are|you are|you're|that you're)? (a|an|the|my)? ~2 ^({STRONG_JB}|{WEAK_JB} ~1 {AI_NOUN})"),
     ));
     d.push(phrase(
         "persona.en.simulate_unbound",
@@ -545,7 +549,7 @@ fn defs() -> Vec<Def> {
     d.push(phrase(
         "persona.en.two_responses",
         PersonaHijack,
-        "(respond|answer|reply|output|generate|give) ~3 ^(twice|two responses|two answers|two replies|two outputs|two versions|two ways) ~8 (jailbreak|jailbroken|dan|developer mode|unfiltered|unrestricted|uncensored|normally and|classic|without restrictions|without filters)",
+        "(respond|answer|reply|output|generate|give) ~3 (twice|two responses|two answers|two replies|two outputs|two versions) ~8 ^(jailbreak|jailbroken|dan|developer mode|unfiltered|unrestricted|uncensored|normally and|classic|without restrictions|without filters)",
     ));
     d.push(phrase(
         "persona.en.stay_in_character",
@@ -646,12 +650,12 @@ fn defs() -> Vec<Def> {
     d.push(phrase(
         "extract.en.what_told",
         PromptExtraction,
-        "what (were|was|have|had) you ^(told|instructed|given|programmed|asked) ~2 (before|at the start|initially|prior to|in your system|by your developers|by the developer|at the beginning)",
+        "what (were|was|have|had) you ^(told|instructed|given|programmed) ~2 (before|at the start|initially|prior to|in your system|by your developers|by the developer|at the beginning)",
     ));
     d.push(phrase(
         "extract.en.repeat_above",
         PromptExtraction,
-        "^(repeat|recite|output|print|copy|echo|reproduce|write out|type out|dump|return|paste|summarize|summarise) ~4 (everything|all|words|text|lines|content|sentences|conversation|prompt|context) ~4 (above|before this|prior to this|preceding|so far|from the start|from the beginning|in your context|in your context window) ~6 (verbatim|word for word|starting with|starting from|including|exactly|in full|code block|as is|unabridged)",
+        "(repeat|recite|output|print|copy|echo|reproduce|write out|type out|dump|return|paste|summarize|summarise) ~4 (everything|all|words|text|lines|content|sentences|conversation|prompt|context) ~4 (above|before this|prior to this|preceding|so far|from the start|from the beginning|in your context|in your context window) ~6 ^(verbatim|word for word|starting with|starting from|in full|code block|unabridged)",
     ));
     // German
     d.push(phrase(
@@ -722,13 +726,13 @@ fn defs() -> Vec<Def> {
         "exfil.en.send",
         Exfiltration,
         format!(
-            "^{SEND_EN} ~5 {SENS_EN} ~6 (to|at|into|onto|via|towards|toward|on|in) ~3 {dest_en}"
+            "{SEND_EN} ~5 ^{SENS_EN} ~6 (to|at|into|onto|via|towards|toward|on|in) ~3 {dest_en}"
         ),
     ));
     d.push(phrase(
         "exfil.en.embed",
         Exfiltration,
-        format!("^(include|append|add|embed|encode|insert|put|attach|concatenate|inject|place) ~5 {SENS_EN} ~6 (in|into|to|as|inside|within|onto) ~3 (the|a|an|this|that|your|each|every|following)? ~2 (url|link|image|query string|query parameter|img|markdown image|image url|link url|src|href|webhook|url path|url parameter)"),
+        format!("(include|append|add|embed|encode|insert|put|attach|concatenate|inject|place) ~5 ^{SENS_EN} ~6 (in|into|to|as|inside|within|onto) ~3 (the|a|an|this|that|your|each|every|following)? ~2 (url|link|image|query string|query parameter|img|markdown image|image url|link url|src|href|webhook|url path|url parameter)"),
     ));
     d.push(
         phrase(
@@ -750,7 +754,7 @@ fn defs() -> Vec<Def> {
     d.push(phrase(
         "exfil.en.request_with_data",
         Exfiltration,
-        format!("(make|send|issue|perform|do)? (a|an)? (get|post|put|http|https) ^(request|requests|call) ~2 (to)? {URL} ~8 {SENS_EN}"),
+        format!("(make|send|issue|perform|do)? (a|an)? (get|post|put|http|https) (request|requests|call) ~2 (to)? {URL} ~8 ^{SENS_EN}"),
     ));
     d.push(raw(
         "exfil.shell_upload",
@@ -871,7 +875,7 @@ fn defs() -> Vec<Def> {
     d.push(phrase(
         "tool.stealth_exec",
         ToolExecution,
-        format!("^{EXEC_EN} ~8 {STEALTH_EN}"),
+        format!("{EXEC_EN} ~8 ^{STEALTH_EN}"),
     ));
     d.push(phrase(
         "tool.stealth_exec_before",
@@ -881,12 +885,12 @@ fn defs() -> Vec<Def> {
     d.push(phrase(
         "tool.stealth_exec_other",
         ToolExecution,
-        format!("^(führe|führen sie|exécute|exécutez|lance|lancez|ejecuta|ejecute|corre|esegui|eseguite|lancia|execute|executa|rode|roda|lösche|supprime|borra|cancella|apague|envía|envoie|invia|envie) ~8 {STEALTH_EN}"),
+        format!("^(führe|führen sie|exécute|exécutez|lance|lancez|ejecuta|ejecute|corre|esegui|eseguite|lancia|execute|executa|rode|roda|lösche|supprime|borra|cancella|apague|envía|envoie|invia|envie) ~8 ^{STEALTH_EN}"),
     ));
     d.push(phrase(
         "tool.call_destructive_tool",
         ToolExecution,
-        r"^(call|invoke|trigger|use|run|execute) (the|your)? {[a-z0-9_.-]*(?:deiete|remove|wipe|destroy|transfer|withdraw|drop|grant|erase|purge|format|shutdown|send_?emaii|payment|pay_|exec|shell)[a-z0-9_.-]*} (tool|function|action|api|endpoint|command|skill|plugin)",
+        r"(call|invoke|trigger|use|run|execute) (the|your)? {[a-z0-9_.-]*(?:deiete|remove|wipe|destroy|transfer|withdraw|drop|grant|erase|purge|format|shutdown|send_?emaii|payment|pay_|exec|shell)[a-z0-9_.-]*} ^(tool|function|action|api|endpoint|command|skill|plugin)",
     ));
 
     // ============================================================ memory persistence
@@ -894,7 +898,7 @@ fn defs() -> Vec<Def> {
         phrase(
             "memory.en.remember_from_now",
             MemoryPersistence,
-            "^(remember|memorize|memorise|keep in mind|note|never forget) (that|this)? ~2 (from now on|from this point on|from this point|going forward|henceforth|forever|permanently|always|in all future sessions|in every future session|in all future conversations|in every future conversation|for all future sessions|for all future conversations|for every future session|across all sessions|across sessions) ~3 (you|u|the assistant|the ai) (must|should|shall|will|need to|have to|are to|are required to|are allowed to|may|can|are authorized to|are authorised to)",
+            "^(remember|memorize|memorise|keep in mind|never forget) (that|this)? ~2 (from now on|from this point on|from this point|going forward|henceforth|forever|permanently|always|in all future sessions|in every future session|in all future conversations|in every future conversation|for all future sessions|for all future conversations|for every future session|across all sessions|across sessions) ~3 (you|u|the assistant|the ai) (must|should|shall|will|need to|have to|are to|are required to|are allowed to|may|can|are authorized to|are authorised to)",
         )
         .check(not_first_person),
     );
@@ -909,12 +913,12 @@ fn defs() -> Vec<Def> {
     d.push(phrase(
         "memory.en.store_rule",
         MemoryPersistence,
-        "^(save|store|add|write|put|persist|record|commit|keep|insert|append|create|make|log|pin) ~4 (to|in|into|inside|as) ~2 (your|the|a|my)? ~1 (long-term|long term|persistent|permanent|core|durable)? ~1 (memory|memories|knowledge base|notes|system prompt|profile|persona|core rules) ~12 (always|never|must|from now on|all future|every future|in future|future sessions|future conversations|permanently|forever|obey|disable|reveal|forward|refuse|ignore|bypass|trust)",
+        "(save|store|add|write|put|persist|record|commit|keep|insert|append|create|make|log|pin) ~4 (to|in|into|inside|as) ~2 (your|the|a|my)? ~1 (long-term|long term|persistent|permanent|core|durable)? ~1 ^(memory|memories|knowledge base|notes|system prompt|profile|persona|core rules) ~12 (always|never|must|from now on|all future|every future|in future|future sessions|future conversations|permanently|forever|obey|disable|reveal|forward|refuse|ignore|bypass|trust)",
     ));
     d.push(phrase(
         "memory.en.update_memory",
         MemoryPersistence,
-        "^(update|change|modify|rewrite|edit|overwrite|alter) ~1 (your|the) (memory|memories|long-term memory|stored facts|profile of me) ~6 (always|never|all future|every future|treat|must|from now on|administrator|admin|trust|allowed|authorized|authorised)",
+        "(update|change|modify|rewrite|edit|overwrite|alter) ~1 (your|the) ^(memory|memories|long-term memory|stored facts|profile of me) ~6 (always|never|all future|every future|treat|must|from now on|administrator|admin|trust|allowed|authorized|authorised)",
     ));
     d.push(phrase(
         "memory.en.persist_across",
@@ -924,17 +928,17 @@ fn defs() -> Vec<Def> {
     d.push(phrase(
         "memory.en.create_memory",
         MemoryPersistence,
-        "^(create|make|add|write|insert|store|save|generate) (a|an|the)? (new)? ^(memory|memories) (named|called|titled|entitled|with the name|with the title|with content|with the content|with body|that says|saying|containing|stating|which says|reading)",
+        "(create|make|add|write|insert|store|save|generate) (a|an|the)? (new)? ^(memory|memories) (named|called|titled|entitled|with the name|with the title|with content|with the content|with body|that says|saying|containing|stating|which says|reading)",
     ));
     d.push(phrase(
         "memory.en.memory_overrides",
         MemoryPersistence,
-        "(this|the following) ^(memory|note|entry|record|fact) (overrides|supersedes|takes precedence over|replaces|invalidates|cancels|outranks|trumps) ~3 (all|any|every|other|previous|existing|your)",
+        "(this|the following) (memory|note|entry|record|fact) ^(overrides|supersedes|takes precedence over|replaces|invalidates|cancels|outranks|trumps) ~3 (all|any|every|other|previous|existing|your)",
     ));
     d.push(phrase(
         "memory.en.recall_trigger",
         MemoryPersistence,
-        "(whenever|every time|each time|next time|the next time) you (recall|read|load|see|retrieve|access|open|encounter|process|remember|are shown) (this|these|the) ^(note|notes|memory|memories|message|entry|record|text|file|document|page|instruction)",
+        "^(whenever|every time|each time|next time|the next time) you (recall|read|load|see|retrieve|access|open|encounter|process|remember|are shown) (this|these|the) (note|notes|memory|memories|message|entry|record|text|file|document|page|instruction)",
     ));
     d.push(phrase(
         "memory.en.on_recall",
@@ -1001,7 +1005,7 @@ fn defs() -> Vec<Def> {
             "delim.role_tag",
             DelimiterInjection,
             r"<\s*/?\s*(?:system|assistant|user|deveioper|instructions|instruction|context|document|im_start|im_end)\s*>",
-            &["system", "assistant", "user", "deveioper", "instruction", "context", "document", "im_start", "im_end"],
+            &["system>", "assistant>", "user>", "deveioper>", "instruction>", "instructions>", "context>", "document>", "im_start>", "im_end>", "system >", "user >"],
         )
         .transcript_only(),
     );
@@ -1036,7 +1040,7 @@ fn defs() -> Vec<Def> {
     d.push(phrase(
         "delim.trusted_claim",
         DelimiterInjection,
-        "(the|this)? (text|content|instructions|message|section|part|note) ^(below|after this|that follows|following) (is|are|comes|come) ~1 (trusted|from the operator|from the system|from the developer|from the admin|from the administrator|from the owner|authorized|authorised|verified|safe to follow)",
+        "(the|this)? (text|content|instructions|message|section|part|note) (below|after this|that follows|following) (is|are|comes|come) ~1 ^(trusted|from the operator|from the system|from the developer|from the admin|from the administrator|from the owner|authorized|authorised|verified)",
     ));
     d.push(phrase(
         "delim.trusted_claim_following",
@@ -1181,24 +1185,27 @@ fn reads_secret_file(text: &str, m: Range<usize>) -> bool {
         })
 }
 
+/// Bytes searched on each side of a raw rule's trigger literal.
+const RAW_RADIUS: usize = 320;
+
 /// Compiles every rule. Panics on a malformed rule (a unit test compiles them all).
 pub(crate) fn norm_rules() -> Vec<NormRule> {
     defs()
         .into_iter()
         .map(|def| {
-            let (regex, anchors) = match def.src {
+            let (regex, anchors, before, after) = match def.src {
                 Src::Phrase(p) => {
                     let c = compile(&p);
-                    (c.regex, c.anchors)
+                    (c.regex, c.anchors, c.before, c.after)
                 }
                 Src::Raw { regex, anchors } => {
-                    let mut a: Vec<String> = anchors
+                    let mut a: Vec<(String, bool)> = anchors
                         .iter()
-                        .map(|s| crate::normalize::normalize_literal(s))
+                        .map(|s| (crate::normalize::normalize_literal(s), false))
                         .collect();
                     a.sort();
                     a.dedup();
-                    (regex, a)
+                    (regex, a, RAW_RADIUS, RAW_RADIUS)
                 }
             };
             NormRule {
@@ -1208,6 +1215,8 @@ pub(crate) fn norm_rules() -> Vec<NormRule> {
                 modes: def.modes,
                 regex,
                 anchors,
+                before,
+                after,
                 check: def.check,
             }
         })

@@ -527,3 +527,127 @@ fn findings_are_capped_but_verdict_is_kept() {
     assert_eq!(r.verdict, Verdict::Instruction);
     assert!(r.findings.len() <= MAX_FINDINGS);
 }
+
+#[test]
+#[ignore]
+fn zz_trigger_counts() {
+    let text = std::fs::read_to_string("/tmp/probe/prose.txt").unwrap();
+    let c = &*COMPILED;
+    let norm = normalize::normalize(&text);
+    let mut counts: std::collections::HashMap<String, usize> = Default::default();
+    for m in c.ac.find_overlapping_iter(&norm.text) {
+        for t in &c.targets[m.pattern().as_usize()] {
+            let id = match *t {
+                Target::Norm(r, _) => c.norm[r as usize].0.id,
+                Target::Secret(r) => c.secret[r as usize].0.id,
+                Target::Pem => "pem",
+            };
+            *counts
+                .entry(format!("{id} <- {}", c.literals[m.pattern().as_usize()]))
+                .or_default() += 1;
+        }
+    }
+    let mut v: Vec<_> = counts.into_iter().collect();
+    v.sort_by_key(|x| std::cmp::Reverse(x.1));
+    let total: usize = v.iter().map(|x| x.1).sum();
+    println!("total jobs {total}");
+    for (k, n) in v.iter().take(70) {
+        println!("{n:6} {k}");
+    }
+}
+
+#[test]
+#[ignore]
+fn zz_timing() {
+    let text = std::fs::read_to_string("/tmp/probe/prose.txt").unwrap();
+    let c = &*COMPILED;
+    let n = 40;
+    let t0 = std::time::Instant::now();
+    for _ in 0..n {
+        std::hint::black_box(normalize::normalize(&text));
+    }
+    let t_norm = t0.elapsed() / n;
+    let norm = normalize::normalize(&text);
+    let t0 = std::time::Instant::now();
+    for _ in 0..n {
+        std::hint::black_box(c.ac.find_overlapping_iter(&norm.text).count());
+    }
+    let t_ac = t0.elapsed() / n;
+    let t0 = std::time::Instant::now();
+    for _ in 0..n {
+        std::hint::black_box(encoded::candidates(&text));
+    }
+    let t_enc = t0.elapsed() / n;
+    let t0 = std::time::Instant::now();
+    for _ in 0..n {
+        let mut v = Vec::new();
+        pii::scan(&text, &mut v);
+        std::hint::black_box(v);
+    }
+    let t_pii = t0.elapsed() / n;
+    let s = Scanner::new(Mode::Transcript);
+    let t0 = std::time::Instant::now();
+    for _ in 0..n {
+        std::hint::black_box(s.scan(&text));
+    }
+    let t_all = t0.elapsed() / n;
+    println!(
+        "normalize {t_norm:?} ac {t_ac:?} encoded {t_enc:?} pii {t_pii:?} total {t_all:?} ({} bytes)",
+        text.len()
+    );
+}
+
+#[test]
+#[ignore]
+fn zz_ac_variants() {
+    use aho_corasick::*;
+    let text = std::fs::read_to_string("/tmp/probe/prose.txt").unwrap();
+    let norm = normalize::normalize(&text);
+    let lits = literals();
+    let n = 40;
+    let time = |ac: &AhoCorasick, name: &str| {
+        let t0 = std::time::Instant::now();
+        let mut k = 0;
+        for _ in 0..n {
+            k = std::hint::black_box(ac.find_overlapping_iter(&norm.text).count());
+        }
+        println!(
+            "{name}: {:?} ({k} hits) mem {}",
+            t0.elapsed() / n,
+            ac.memory_usage()
+        );
+    };
+    for kind in [
+        AhoCorasickKind::DFA,
+        AhoCorasickKind::ContiguousNFA,
+        AhoCorasickKind::NoncontiguousNFA,
+    ] {
+        let ac = AhoCorasick::builder()
+            .match_kind(MatchKind::Standard)
+            .kind(Some(kind))
+            .build(lits)
+            .unwrap();
+        time(&ac, &format!("{kind:?} full"));
+    }
+    for k in [3usize, 4, 5, 6] {
+        let mut short: Vec<String> = lits.iter().map(|l| l.chars().take(k).collect()).collect();
+        short.sort();
+        short.dedup();
+        let ac = AhoCorasick::builder()
+            .match_kind(MatchKind::Standard)
+            .kind(Some(AhoCorasickKind::DFA))
+            .build(&short)
+            .unwrap();
+        time(&ac, &format!("DFA prefix{k} ({} lits)", short.len()));
+    }
+    let ac = AhoCorasick::builder()
+        .match_kind(MatchKind::LeftmostFirst)
+        .kind(Some(AhoCorasickKind::DFA))
+        .build(lits)
+        .unwrap();
+    let t0 = std::time::Instant::now();
+    for _ in 0..n {
+        std::hint::black_box(ac.find_iter(&norm.text).count());
+    }
+    println!("leftmost-first find_iter: {:?}", t0.elapsed() / n);
+}
