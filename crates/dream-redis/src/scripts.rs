@@ -73,8 +73,12 @@ return {0, r[1] or '', r[2]}
 const PUT: &str = r#"
 local v = redis.call('INCR', KEYS[2])
 redis.call('HSET', KEYS[5], 'n', v, 'v', ARGV[4])
-redis.call('ZADD', KEYS[4], 0, ARGV[6])
-redis.call('SADD', KEYS[3], ARGV[5])
+if not cur then
+  -- A new record: index it. A present one is already indexed and its
+  -- namespace listed (every write keeps that invariant).
+  redis.call('ZADD', KEYS[4], 0, ARGV[6])
+  redis.call('SADD', KEYS[3], ARGV[5])
+end
 return {0, v}
 "#;
 
