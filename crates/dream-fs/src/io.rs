@@ -172,6 +172,54 @@ pub(crate) fn write_and_rename(
     Ok(())
 }
 
+/// Overwrites the regular file `name` in `dir` in place with `bytes` (creating
+/// it, mode 0600, if missing), without following a link or writing through a
+/// hard link; with `sync`, fsyncs the file and `dir`. A concurrent reader may
+/// see a mix of old and new bytes; callers detect that (the sidecar's hash
+/// check).
+pub(crate) fn overwrite_in_place(
+    dir: BorrowedFd<'_>,
+    name: &str,
+    bytes: &[u8],
+    sync: bool,
+) -> io::Result<Opened<()>> {
+    let flags = OFlags::WRONLY
+        | OFlags::CREATE
+        | OFlags::NOFOLLOW
+        | OFlags::CLOEXEC
+        | OFlags::NONBLOCK
+        | OFlags::NOCTTY;
+    let fd = match rustix::fs::openat(dir, name, flags, Mode::from_raw_mode(FILE_MODE)) {
+        Ok(fd) => fd,
+        Err(e) if is_symlink_errno(e) => return Ok(Opened::Symlink),
+        Err(Errno::ISDIR) => return Ok(Opened::WrongKind("not a regular file")),
+        Err(e) => return Err(e.into()),
+    };
+    let stat = rustix::fs::fstat(&fd)?;
+    if FileType::from_raw_mode(stat.st_mode) != FileType::RegularFile {
+        return Ok(Opened::WrongKind("not a regular file"));
+    }
+    if stat.st_nlink > 1 {
+        return Ok(Opened::WrongKind("hard-linked to another name"));
+    }
+    let mut written = 0;
+    while written < bytes.len() {
+        match rustix::io::pwrite(&fd, &bytes[written..], written as u64) {
+            Ok(n) => written += n,
+            Err(Errno::INTR) => continue,
+            Err(e) => return Err(e.into()),
+        }
+    }
+    if u64::try_from(stat.st_size).ok() != Some(bytes.len() as u64) {
+        rustix::fs::ftruncate(&fd, bytes.len() as u64)?;
+    }
+    if sync {
+        rustix::fs::fsync(&fd)?;
+        rustix::fs::fsync(dir)?;
+    }
+    Ok(Opened::Found(()))
+}
+
 /// Writes a small file durably: temporary file, fsync, rename, directory fsync.
 pub(crate) fn write_durable(
     dir: BorrowedFd<'_>,

@@ -4,7 +4,7 @@
 //! - `abc.md` — the value, byte for byte and nothing else;
 //! - `.abc.md.meta` — the sidecar: `dream-fs record 1`, `version <n>`,
 //!   `sha256 <hex of the value>`;
-//! - `.abc.md.tmp`, `.abc.md.meta.tmp` — temporary files of a write in progress.
+//! - `.abc.md.tmp` — the value's temporary file while a write is in progress.
 //!
 //! Other namespaces use the bare id as the value file's name (`sessions/01H…`).
 //! Ids never start with `.`, so no id can name a sidecar or a temporary file.
@@ -33,8 +33,6 @@ pub(crate) struct Names {
     pub sidecar: String,
     /// The value's temporary file.
     pub data_tmp: String,
-    /// The sidecar's temporary file.
-    pub sidecar_tmp: String,
 }
 
 impl Names {
@@ -48,7 +46,6 @@ impl Names {
         Names {
             sidecar: format!(".{data}.meta"),
             data_tmp: format!(".{data}.tmp"),
-            sidecar_tmp: format!(".{data}.meta.tmp"),
             data,
         }
     }
@@ -79,10 +76,11 @@ pub(crate) struct Sidecar {
 }
 
 impl Sidecar {
-    /// The sidecar's bytes.
+    /// The sidecar's bytes; always the same length (the version is padded),
+    /// so an in-place overwrite replaces every byte.
     pub fn render(&self) -> String {
         format!(
-            "{SIDECAR_HEADER}\nversion {}\nsha256 {}\n",
+            "{SIDECAR_HEADER}\nversion {:020}\nsha256 {}\n",
             self.version,
             hex::encode(self.sha256)
         )
@@ -181,22 +179,35 @@ pub(crate) fn load(ns: BorrowedFd<'_>, key: &Key, max: usize) -> Result<Loaded, 
     }
 }
 
-/// Writes a sidecar durably for a value already in place (used by repair).
-pub(crate) fn write_sidecar_durably(
+/// Overwrites a record's sidecar in place. The write path passes
+/// `durable = false`: a sidecar lost or torn by a power cut fails the hash
+/// check and is repaired. Repair passes `true` (fsync of the sidecar and the
+/// directory) and also removes a value's temporary file left by a crash.
+pub(crate) fn write_sidecar(
     ns: BorrowedFd<'_>,
     key: &Key,
     sidecar: &Sidecar,
+    durable: bool,
 ) -> Result<(), StoreError> {
     let names = Names::of(key);
-    io::write_durable(
-        ns,
-        &names.sidecar_tmp,
-        &names.sidecar,
-        sidecar.render().as_bytes(),
-    )
-    .context(|| format!("write the sidecar of {key}"))?;
-    io::remove_if_present(ns, &names.data_tmp)
-        .context(|| format!("remove a temporary file of {key}"))
+    match io::overwrite_in_place(ns, &names.sidecar, sidecar.render().as_bytes(), durable)
+        .context(|| format!("write the sidecar of {key}"))?
+    {
+        Opened::Found(()) => {}
+        Opened::Symlink => {
+            return Err(corrupt(
+                key,
+                "its sidecar is a symbolic link, which the store never follows",
+            ));
+        }
+        Opened::WrongKind(why) => return Err(corrupt(key, format!("its sidecar is {why}"))),
+        Opened::Missing => return Err(corrupt(key, "its sidecar vanished while being written")),
+    }
+    if durable {
+        io::remove_if_present(ns, &names.data_tmp)
+            .context(|| format!("remove a temporary file of {key}"))?;
+    }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -213,7 +224,6 @@ mod tests {
         assert_eq!(names.data, "abc.md");
         assert_eq!(names.sidecar, ".abc.md.meta");
         assert_eq!(names.data_tmp, ".abc.md.tmp");
-        assert_eq!(names.sidecar_tmp, ".abc.md.meta.tmp");
         assert_eq!(Names::of(&key("sessions", "s1")).data, "s1");
         let memories = Namespace::new("memories").unwrap();
         let sessions = Namespace::new("sessions").unwrap();
@@ -237,7 +247,20 @@ mod tests {
         assert_eq!(Sidecar::parse(&text.as_bytes()[..text.len() - 1]), None);
         assert_eq!(Sidecar::parse(&text.as_bytes()[..20]), None);
         assert_eq!(Sidecar::parse(b""), None);
-        assert_eq!(Sidecar::parse(text.replace("42", "-1").as_bytes()), None);
+        assert_eq!(
+            text.len(),
+            Sidecar {
+                version: u64::MAX,
+                sha256: [0; 32]
+            }
+            .render()
+            .len()
+        );
+        assert!(text.contains("version 00000000000000000042\n"), "{text}");
+        assert_eq!(
+            Sidecar::parse(text.replace("00042", "000-1").as_bytes()),
+            None
+        );
         assert_eq!(Sidecar::parse(format!("{text}x\n").as_bytes()), None);
         assert_eq!(
             Sidecar::parse(text.replace("sha256 2c", "sha256 zz").as_bytes()),

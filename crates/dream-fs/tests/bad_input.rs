@@ -130,7 +130,10 @@ async fn layout_is_plain_files_with_tight_permissions() {
     );
     assert_eq!(std::fs::read(root.join("sessions/s1")).unwrap(), b"{}");
     let sidecar = std::fs::read_to_string(root.join("memories/.coffee.md.meta")).unwrap();
-    assert!(sidecar.contains(&format!("version {}\n", v.0)), "{sidecar}");
+    assert!(
+        sidecar.contains(&format!("version {:020}\n", v.0)),
+        "{sidecar}"
+    );
     assert_eq!(
         std::fs::read_to_string(root.join(".gitignore")).unwrap(),
         "*\n"
@@ -426,7 +429,24 @@ async fn hard_links_fifos_and_directories_are_refused() {
     assert_corrupt_naming(fifo, "fifo", "FIFO");
     std::fs::create_dir(root.join("memories/dir.md")).unwrap();
     assert_corrupt_naming(store.get(&key("memories", "dir")).await, "dir", "directory");
+    // A sidecar hard-linked to a file outside is refused, never written through.
+    let m_sidecar = root.join("memories/.m.md.meta");
+    std::fs::remove_file(&m_sidecar).unwrap();
+    std::fs::hard_link(&outside, &m_sidecar).unwrap();
+    assert_corrupt_naming(
+        store
+            .put(
+                &key("memories", "m"),
+                Bytes::from_static(b"m2"),
+                Write::any(),
+            )
+            .await,
+        "m",
+        "put with a hard-linked sidecar",
+    );
+    assert_corrupt_naming(store.get(&key("memories", "m")).await, "m", "get");
     assert_eq!(std::fs::read(&outside).unwrap(), b"outside secret");
+    assert_eq!(std::fs::read(root.join("memories/m.md")).unwrap(), b"m");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -459,8 +479,10 @@ async fn truncated_temp_files_left_by_a_crash_are_ignored_then_replaced() {
         store.get(&k).await.unwrap().unwrap().value.as_ref(),
         b"next"
     );
-    assert!(!root.join("memories/.a.md.tmp").exists());
-    assert!(!root.join("memories/.a.md.meta.tmp").exists());
+    assert!(
+        !root.join("memories/.a.md.tmp").exists(),
+        "reused, then renamed"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -200,20 +200,20 @@ fn crash_after_data_rename_lagging_sidecar_is_repaired() {
     // The sidecar still describes the old value: it lags the data.
     let sidecar = std::fs::read_to_string(path.join("memories/.a.md.meta")).unwrap();
     assert!(
-        sidecar.contains(&format!("version {}\n", committed["a"])),
+        sidecar.contains(&format!("version {:020}\n", committed["a"])),
         "{sidecar}"
     );
     check_after_crash(&path, &committed, AAfter::New);
 }
 
 #[test]
-fn crash_after_sidecar_rename_keeps_the_new_value() {
+fn crash_after_sidecar_write_keeps_the_new_value() {
     if child_role().is_some() {
         return child(Crash::Put);
     }
     let (_tmp, path, committed) = crash_child(
-        "crash_after_sidecar_rename_keeps_the_new_value",
-        "fs.put.after_sidecar_rename",
+        "crash_after_sidecar_write_keeps_the_new_value",
+        "fs.put.after_sidecar_write",
     );
     check_after_crash(&path, &committed, AAfter::New);
 }
