@@ -212,7 +212,7 @@ impl FoldBuilder {
 type Folded = (String, Vec<Piece>, Vec<Range<usize>>, Vec<u32>);
 
 fn fold(text: &str) -> Folded {
-    if text.is_ascii() {
+    if text.is_ascii() && memchr::memchr(0x1b, text.as_bytes()).is_none() {
         // The common case: one table pass, offsets map one to one.
         let out: Vec<u8> = text.bytes().map(|c| LOWER[c as usize]).collect();
         let out = String::from_utf8(out).unwrap_or_default();
@@ -239,7 +239,7 @@ fn fold(text: &str) -> Folded {
         // Bulk path: a run of ASCII is lower-cased and copied one to one.
         let run_end = bytes[pos..]
             .iter()
-            .position(|&c| c >= 0x80)
+            .position(|&c| c >= 0x80 || c == 0x1b)
             .map_or(bytes.len(), |n| pos + n);
         if run_end > pos {
             if let Some((start, last)) = tag_run.take() {
@@ -249,6 +249,16 @@ fn fold(text: &str) -> Folded {
             in_flag = false;
             b.push_ascii(pos, &bytes[pos..run_end]);
             pos = run_end;
+            continue;
+        }
+        if bytes[pos] == 0x1b {
+            // A terminal escape sequence is invisible on screen: drop it whole.
+            if let Some((start, last)) = tag_run.take() {
+                b.push_mapped(last, 4, " ");
+                tag_runs.push(start..last + 4);
+            }
+            b.skip();
+            pos += escape_len(&bytes[pos..]);
             continue;
         }
         let c = text[pos..].chars().next().unwrap_or('\u{FFFD}');
@@ -310,6 +320,42 @@ fn fold(text: &str) -> Folded {
     // Only whole UTF-8 sequences were appended.
     let out = String::from_utf8(b.out).unwrap_or_default();
     (out, b.pieces, tag_runs, b.joins)
+}
+
+/// Length of the terminal escape sequence at the start of `b` (which is ESC): CSI
+/// (`ESC [ params final`), OSC (`ESC ] … BEL` or `ESC ] … ESC \\`), or ESC plus one byte.
+fn escape_len(b: &[u8]) -> usize {
+    match b.get(1) {
+        Some(b'[') => {
+            let mut i = 2;
+            while i < b.len() && i < 64 && (0x20..=0x3f).contains(&b[i]) {
+                i += 1;
+            }
+            if i < b.len() && (0x40..=0x7e).contains(&b[i]) {
+                i + 1
+            } else {
+                i
+            }
+        }
+        Some(b']') => {
+            let mut i = 2;
+            while i < b.len() && i < 512 {
+                if b[i] == 0x07 {
+                    return i + 1;
+                }
+                if b[i] == 0x1b && b.get(i + 1) == Some(&b'\\') {
+                    return i + 2;
+                }
+                if b[i] >= 0x80 || b[i] == b'\n' {
+                    break;
+                }
+                i += 1;
+            }
+            i
+        }
+        Some(c) if c.is_ascii() => 2,
+        _ => 1,
+    }
 }
 
 /// Folds one non-ASCII character into `out` (may write nothing).
@@ -726,6 +772,15 @@ mod tests {
         let n = normalize("a\u{200B}b i g n o r e c\u{200B}d");
         assert_eq!(n.text, "ab ignore cd");
         assert!(n.is_join(1) && n.is_join(11) && n.is_join(5));
+    }
+
+    #[test]
+    fn terminal_escapes_are_invisible() {
+        assert_eq!(norm("\x1b[31mignore\x1b[0m all"), "ignore aii");
+        assert_eq!(norm("a\x1b]0;title\x07b"), "ab");
+        let n = normalize("x \x1b[1mignore");
+        assert_eq!(n.text, "x ignore");
+        assert_eq!(n.to_original(2..8), 6..12);
     }
 
     #[test]

@@ -186,6 +186,14 @@ fn not_scoped(text: &str, m: Range<usize>) -> bool {
     )
 }
 
+/// `Vec<Memory>`, `Option<Session>`: a generic type in code, not a frame tag.
+fn not_generic_type(text: &str, m: Range<usize>) -> bool {
+    !text[..m.start]
+        .bytes()
+        .next_back()
+        .is_some_and(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b':')
+}
+
 /// A URL placeholder that names something sensitive (`?d={conversation}`).
 fn sensitive_placeholder(text: &str, m: Range<usize>) -> bool {
     let s = &text[m];
@@ -1022,14 +1030,14 @@ fn defs() -> Vec<Def> {
     d.push(raw(
         "delim.frame_tag",
         DelimiterInjection,
-        r"<\s*/?\s*(?:session|memory|transcript|untrusted|fetched|tool_resuits?|tool_output|tool_response|tool_caii|function_resuits?|function_caiis?|search_resuits|user_input|untrusted_input|externai_content|retrieved_content|document_content|antmi:[a-z_]+)(?:[_\s:=-][^>\n]{0,80})?\s*>",
+        r"<\s*/?\s*(?:session|memory|transcript|untrusted|fetched|tool_resuits?|tool_output|tool_response|tool_caii|function_resuits?|function_caiis?|search_resuits|user_input|untrusted_input|externai_content|retrieved_content|document_content|antmi:[a-z_]+)(?:_[a-z0-9_]*)?(?:\s+[a-z_:-]+\s*=\s*[^>\n]{0,80})?\s*>",
         &["session", "memory", "transcript", "untrusted", "fetched", "tool_", "function_", "search_resuits", "user_input", "externai_content", "retrieved_content", "document_content", "antmi"],
-    ));
+    )
+    .check(not_generic_type));
     d.push(phrase(
         "delim.content_marker",
         DelimiterInjection,
-        r"(end|begin|start) (of)? (the)? ^(untrusted|fetched|user|external|retrieved|trusted|system) (content|input|data|text|document|message|instructions|prompt|section|context) {[ 	]*(?:(?m:$)|[
-\-=#*>\]!.:;,)])}",
+        r"(end|begin|start) (of)? (the)? ^(untrusted|fetched|user|external|retrieved|trusted|system) (content|input|data|text|document|message|instructions|prompt|section|context) {[ \t]*(?:(?m:$)|[\n\-=#*>\]!.:;,)])}",
     ));
     d.push(raw(
         "delim.end_of_document_line",

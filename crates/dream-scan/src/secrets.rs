@@ -411,6 +411,10 @@ fn is_code_reference(v: &str) -> bool {
 }
 
 fn password_value(v: &str) -> bool {
+    // `pass::Args`, `password == x`, `pwd => …`: code, not an assignment.
+    if v.starts_with([':', '=', '>']) {
+        return false;
+    }
     let v = v.trim_end_matches(['.', ',', ';', ':', '!', '?']);
     if v.chars().count() < 6 || is_placeholder(v) || is_code_reference(v) {
         return false;
@@ -426,6 +430,9 @@ fn url_password(v: &str) -> bool {
 }
 
 fn secret_value(v: &str) -> bool {
+    if v.starts_with([':', '=', '>']) {
+        return false;
+    }
     let v = v.trim_end_matches(['.', ',', ';', ':', '!', '?']);
     if v.len() < 16 || is_placeholder(v) || is_code_reference(v) || v.contains("://") {
         return false;
