@@ -1,0 +1,28 @@
+//! `parse_memory` on arbitrary bytes: never panics, and whatever it accepts
+//! renders back to the same memory (normalised) with a well-formed frontmatter.
+#![no_main]
+
+use dream_core::{parse_memory, render_memory};
+use dream_fuzz::{check_frontmatter, known_bug, text_of};
+use libfuzzer_sys::fuzz_target;
+
+fuzz_target!(|data: &[u8]| {
+    let text = text_of(data);
+    // Also as the tail of a frontmatter, so most inputs get past the fence.
+    let fenced = format!("---\n{text}");
+    for input in [text.as_ref(), fenced.as_str()] {
+        let Ok(memory) = parse_memory(input) else {
+            continue;
+        };
+        let rendered = render_memory(&memory);
+        let expected = memory.clone().normalized();
+        assert_eq!(
+            parse_memory(&rendered).as_ref(),
+            Ok(&expected),
+            "a parsed memory does not survive render + parse:\ninput: {input:?}\nrendered: {rendered:?}"
+        );
+        check_frontmatter(&rendered, &memory, !known_bug("unicode_line_breaks"));
+        // Rendering is a fixed point after one pass.
+        assert_eq!(render_memory(&expected), rendered);
+    }
+});
