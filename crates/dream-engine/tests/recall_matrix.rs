@@ -845,6 +845,25 @@ async fn ungrounded_and_low_confidence_records_are_ignored() {
 }
 
 #[tokio::test]
+async fn a_pinned_memory_is_grounded_by_the_persons_own_remember() {
+    let w = World::new();
+    let mut pinned = mem("pinned", "Deploy day", "We deploy on Tuesdays.");
+    pinned.sources.clear();
+    pinned.pinned = true;
+    w.put(&pinned).await;
+    let mut loose = mem("loose", "Deploy window", "Deploys happen at night.");
+    loose.sources.clear();
+    w.put(&loose).await;
+    w.bump().await;
+    let r = w.recall("deploy").await;
+    assert_eq!(row(&r, "pinned"), (Verdict::Used, "safe-fact".to_owned()));
+    assert_eq!(
+        row(&r, "loose"),
+        (Verdict::Ignored, "ungrounded (no provenance)".to_owned())
+    );
+}
+
+#[tokio::test]
 async fn the_confidence_threshold_is_an_option() {
     let w = World::with_options(RecallOptions {
         min_confidence: 0.1,

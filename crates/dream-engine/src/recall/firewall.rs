@@ -215,7 +215,8 @@ impl Firewall<'_> {
                 out.push(v);
                 continue;
             }
-            if valid.memory.sources.is_empty() {
+            // A pinned memory is a person's own `remember`: that act is its provenance.
+            if valid.memory.sources.is_empty() && !valid.memory.pinned {
                 out.push(verdict(
                     Verdict::Ignored,
                     Reason::new(codes::UNGROUNDED, Some("no provenance".into())),

@@ -36,7 +36,8 @@
 //!    (`metadata.subject` when it is a string, else the name; case-folded) whose
 //!    content differs (case and white space aside) → `conflict` for both, even
 //!    when the other record ranked outside the top-K. Never settled by rank.
-//! 7. **Grounding**: no `sources` → `ignored` (`ungrounded`); confidence below
+//! 7. **Grounding**: no `sources` and not pinned (a pinned memory is a person's own
+//!    `remember`) → `ignored` (`ungrounded`); confidence below
 //!    [`RecallOptions::min_confidence`] → `ignored` (`low-confidence`).
 //! 8. **Admitted** → `used` (`safe-fact`), at most `limit`; admitted records past
 //!    the limit → `ignored` (`over-limit`).
