@@ -125,7 +125,7 @@ fn log_dream_list_show_recall_forget_restore() {
     assert!(ok(cli.run(&["show", id])).contains("Vitest"));
     assert!(ok(cli.run(&["list"])).contains("2 memories in scope default"));
 
-    let recall: Value = serde_json::from_str(&ok(cli.run(&["recall", "which test runner", "--format", "json"]))).unwrap();
+    let recall: Value = serde_json::from_str(&ok(cli.run(&["recall", "do we use vitest or jest", "--format", "json"]))).unwrap();
     assert_eq!(recall["policy"]["verdict"], "used", "{recall}");
     assert_eq!(recall["records"][0]["id"], id);
     let context = ok(cli.run(&["recall", "test runner vitest", "--format", "context"]));

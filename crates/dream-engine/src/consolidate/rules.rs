@@ -371,12 +371,14 @@ fn same_subject(rule: Rule, a: &BTreeSet<String>, b: &BTreeSet<String>) -> bool 
 /// What an existing memory is about, when the offline mode wrote it.
 fn memory_subject(m: &Memory) -> Option<(Rule, BTreeSet<String>)> {
     let rule = Rule::parse(m.metadata.get("rule")?.as_str()?)?;
+    // The subject key is one string (recall's conflict rule compares it): the
+    // subject's words, sorted, joined by spaces.
     let subject = m
         .metadata
         .get("subject")?
-        .as_array()?
-        .iter()
-        .filter_map(|v| v.as_str().map(str::to_owned))
+        .as_str()?
+        .split_whitespace()
+        .map(str::to_owned)
         .collect();
     Some((rule, subject))
 }
@@ -394,10 +396,8 @@ fn covers(m: &Memory, s: &Statement) -> bool {
 fn metadata(s: &Statement) -> Map<String, Value> {
     let mut map = Map::new();
     map.insert("rule".into(), json!(s.rule.as_str()));
-    map.insert(
-        "subject".into(),
-        json!(s.subject.iter().collect::<Vec<_>>()),
-    );
+    let subject: Vec<&str> = s.subject.iter().map(String::as_str).collect();
+    map.insert("subject".into(), json!(subject.join(" ")));
     map
 }
 
