@@ -17,7 +17,7 @@ use tokio::sync::broadcast;
 use crate::consolidate::{Consolidator, LlmConsolidator, RuleBasedConsolidator};
 use crate::error::{DreamError, Result};
 use crate::events::{EVENT_CAPACITY, Event};
-use crate::gate::{Known, Prior};
+use crate::gate::Known;
 use crate::journal::{self, Journal, Op, Outcome};
 use crate::layout::{self, IdGen, hash_bytes};
 use crate::lease::HeldLease;
@@ -290,11 +290,8 @@ impl Dream {
                 foreign.insert(memory.id);
                 continue;
             }
-            let prior = Prior {
-                version: entry.record.version.0,
-                hash: hash_bytes(&entry.record.value),
-            };
-            memories.insert(memory.id.clone(), Known { memory, prior });
+            let record = entry.record;
+            memories.insert(memory.id.clone(), Known { memory, record });
         }
         Ok(Orient {
             generation,

@@ -36,7 +36,18 @@ pub(crate) struct Prior {
 #[derive(Debug, Clone)]
 pub(crate) struct Known {
     pub memory: Memory,
-    pub prior: Prior,
+    /// The stored record (its bytes are hashed only if the memory is changed).
+    pub record: dream_core::Record,
+}
+
+impl Known {
+    /// What a write replacing this memory must expect.
+    pub fn prior(&self) -> Prior {
+        Prior {
+            version: self.record.version.0,
+            hash: hash_bytes(&self.record.value),
+        }
+    }
 }
 
 /// A memory the gate admitted as new.
@@ -480,8 +491,8 @@ impl Judge<'_, '_> {
                     after.updated_at = c.now;
                     supersedes.push(known.memory.id.clone());
                     self.out.supersedes.push(Changed {
+                        prior: known.prior(),
                         before: known.memory,
-                        prior: known.prior,
                         after,
                         sessions: sessions.clone(),
                         by: Some(memory.id.clone()),
@@ -555,8 +566,8 @@ impl Judge<'_, '_> {
             Vec::new()
         };
         self.out.updates.push(Changed {
+            prior: known.prior(),
             before: known.memory,
-            prior: known.prior,
             after,
             sessions,
             by: None,
@@ -581,8 +592,8 @@ impl Judge<'_, '_> {
         self.touched.insert(known.memory.id.clone());
         let reason_hash = (!p.reason.is_empty()).then(|| hash_bytes(p.reason.as_bytes()));
         self.out.deletes.push(Removed {
+            prior: known.prior(),
             memory: known.memory,
-            prior: known.prior,
             sessions,
             reason: format!(
                 "deleted by pass {} as contradicted or superseded",
@@ -608,15 +619,13 @@ impl Judge<'_, '_> {
             .filter(|k| !k.memory.pinned && !self.touched.contains(&k.memory.id))
             .collect();
         candidates.sort_by(|a, b| {
-            let key = |k: &Known| {
-                (
-                    k.memory.status == MemoryStatus::Active,
-                    k.memory.updated_at,
-                    k.memory.created_at,
-                    k.memory.id.clone(),
-                )
+            let key = |k: &'_ Known| {
+                let m = &k.memory;
+                (m.status == MemoryStatus::Active, m.updated_at, m.created_at)
             };
-            key(a).cmp(&key(b))
+            key(a)
+                .cmp(&key(b))
+                .then_with(|| a.memory.id.cmp(&b.memory.id))
         });
         for known in candidates {
             if excess == 0 {
@@ -634,7 +643,7 @@ impl Judge<'_, '_> {
             excess -= 1;
             self.out.prunes.push(Removed {
                 memory: known.memory.clone(),
-                prior: known.prior.clone(),
+                prior: known.prior(),
                 sessions: Vec::new(),
                 reason: format!("pruned: over max_memories ({})", c.options.max_memories),
                 reason_hash: None,

@@ -1,18 +1,20 @@
-//! Several processes on one dream-fs store: passes racing while sessions are
-//! logged, and processes killed at every failpoint of apply.
+//! Several processes on one store — dream-fs, dream-sqlite and dream-redis (a
+//! private `redis-server`): passes racing while sessions are logged, and
+//! processes killed at every failpoint of apply.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use dream_conformance::process::{ChildProcess, child_role};
 use dream_core::{RecordStore, parse_memory};
 use dream_engine::{AuditAction, Dream, Options, SessionStatus};
-use dream_fs::FsStore;
 
 use crate::common::*;
 
-const DIR_ENV: &str = "DREAM_TEST_STORE";
+const BACKEND_ENV: &str = "DREAM_TEST_BACKEND";
+const STORE_ENV: &str = "DREAM_TEST_STORE";
+const SIGNAL_ENV: &str = "DREAM_TEST_SIGNAL_DIR";
 
 fn options() -> Options {
     Options {
@@ -34,18 +36,151 @@ fn runtime() -> tokio::runtime::Runtime {
         .unwrap()
 }
 
-async fn open(dir: &Path, model: &EchoModel) -> Dream {
-    let store: Arc<dyn RecordStore> = Arc::new(FsStore::open(dir).await.unwrap());
-    Dream::open(store, options())
+/// A `redis-server` of this test's own, killed on drop.
+struct RedisServer {
+    child: std::process::Child,
+    port: u16,
+    _dir: tempfile::TempDir,
+}
+
+impl RedisServer {
+    /// `None` when no `redis-server` can be run here.
+    fn start() -> Option<RedisServer> {
+        let dir = tempfile::tempdir().unwrap();
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let child = std::process::Command::new("redis-server")
+            .args(["--port", &port.to_string(), "--bind", "127.0.0.1"])
+            .args(["--save", "", "--appendonly", "no", "--loglevel", "warning"])
+            .arg("--dir")
+            .arg(dir.path())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn();
+        let child = match child {
+            Ok(child) => child,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return None,
+            Err(e) => panic!("starting redis-server: {e}"),
+        };
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+            assert!(Instant::now() < deadline, "redis-server did not listen");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        Some(RedisServer {
+            child,
+            port,
+            _dir: dir,
+        })
+    }
+}
+
+impl Drop for RedisServer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Where one test's store lives, for the parent and its children.
+struct Place {
+    backend: &'static str,
+    location: String,
+    signals: tempfile::TempDir,
+    _dir: tempfile::TempDir,
+    _redis: Option<RedisServer>,
+}
+
+impl Place {
+    /// `None` (after saying so loudly) when the backend cannot run here.
+    fn new(backend: &'static str) -> Option<Place> {
+        let dir = tempfile::tempdir().unwrap();
+        let mut redis = None;
+        let location = match backend {
+            "fs" => dir.path().join("store").to_str().unwrap().to_owned(),
+            "sqlite" => dir.path().join("dream.sqlite").to_str().unwrap().to_owned(),
+            "redis" => match RedisServer::start() {
+                Some(server) => {
+                    let url = format!("redis://127.0.0.1:{}", server.port);
+                    redis = Some(server);
+                    url
+                }
+                None => {
+                    if std::env::var("DREAM_REQUIRE_REDIS").is_ok_and(|v| v == "1") {
+                        panic!("redis-server is required (DREAM_REQUIRE_REDIS=1)");
+                    }
+                    eprintln!(
+                        "\n*** SKIPPED: no redis-server on PATH for the {backend} test ***\n"
+                    );
+                    return None;
+                }
+            },
+            other => panic!("unknown backend {other}"),
+        };
+        Some(Place {
+            backend,
+            location,
+            signals: tempfile::tempdir().unwrap(),
+            _dir: dir,
+            _redis: redis,
+        })
+    }
+
+    fn env(&self) -> Vec<(&'static str, String)> {
+        vec![
+            (BACKEND_ENV, self.backend.to_owned()),
+            (STORE_ENV, self.location.clone()),
+            (SIGNAL_ENV, self.signals.path().to_str().unwrap().to_owned()),
+        ]
+    }
+}
+
+async fn open_store(backend: &str, location: &str) -> Arc<dyn RecordStore> {
+    match backend {
+        "fs" => Arc::new(dream_fs::FsStore::open(location).await.unwrap()),
+        "sqlite" => Arc::new(dream_sqlite::SqliteStore::open(location).await.unwrap()),
+        "redis" => {
+            let config = dream_redis::RedisConfig::from_url(location)
+                .unwrap()
+                .with_prefix("dream-engine-test")
+                .unwrap();
+            Arc::new(dream_redis::RedisStore::open(config).await.unwrap())
+        }
+        other => panic!("unknown backend {other}"),
+    }
+}
+
+async fn open(backend: &str, location: &str, model: &EchoModel) -> Dream {
+    Dream::open(open_store(backend, location).await, options())
         .unwrap()
         .with_model(Arc::new(model.clone()))
 }
 
-fn store_dir(tmp: &tempfile::TempDir) -> PathBuf {
-    tmp.path().join("store")
+/// The child's store, from its environment.
+async fn open_child(model: &EchoModel) -> (Dream, PathBuf) {
+    let backend = std::env::var(BACKEND_ENV).unwrap();
+    let location = std::env::var(STORE_ENV).unwrap();
+    let signals = PathBuf::from(std::env::var(SIGNAL_ENV).unwrap());
+    (open(&backend, &location, model).await, signals)
 }
 
-/// Every memory's name, and checks the store is consistent: no journal left,
+async fn wait_for_go(signals: &Path) {
+    while !signals.join("go").exists() {
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+}
+
+fn spawn(test: &str, role: &str, place: &Place, extra: &[(&str, &str)]) -> ChildProcess {
+    let env = place.env();
+    let mut envs: Vec<(&str, &str)> = env.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    envs.extend_from_slice(extra);
+    ChildProcess::spawn(test, role, &envs).unwrap()
+}
+
+/// Every memory's name, after checking the store is consistent: no journal left,
 /// every memory parses, no name twice.
 async fn check_consistent(dream: &Dream) -> Vec<String> {
     let journal = dream_engine::layout::journal_key();
@@ -71,50 +206,68 @@ async fn check_consistent(dream: &Dream) -> Vec<String> {
     names
 }
 
-#[test]
-fn two_processes_dream_at_once_while_a_third_logs() {
-    if let Some(role) = child_role() {
-        let dir = PathBuf::from(std::env::var(DIR_ENV).unwrap());
-        return runtime().block_on(async move {
-            match role.as_str() {
-                "dreamer" => {
-                    let model = EchoModel::slow(Duration::from_secs(3));
-                    let dream = open(&dir, &model).await;
-                    println!("READY");
-                    while !dir.with_file_name("go").exists() {
-                        tokio::time::sleep(Duration::from_millis(5)).await;
-                    }
-                    let report = dream.dream(true).await.unwrap();
-                    println!(
-                        "RESULT calls={} consumed={} created={} skipped={:?}",
-                        model.calls(),
-                        report.sessions_consumed.len(),
-                        report.created.len(),
-                        report.skipped
-                    );
-                }
-                "logger" => {
-                    let dream = open(&dir, &EchoModel::default()).await;
-                    println!("READY");
-                    while !dir.with_file_name("go").exists() {
-                        tokio::time::sleep(Duration::from_millis(5)).await;
-                    }
-                    for i in 100..112 {
-                        dream.log_session(user(&format!("fact {i}"))).await.unwrap();
-                        tokio::time::sleep(Duration::from_millis(250)).await;
-                    }
-                    println!("RESULT logged=12");
-                }
-                other => panic!("unknown role {other}"),
-            }
-        });
+async fn consumed_sessions(dream: &Dream) -> Vec<String> {
+    let ns = dream_engine::layout::namespace(dream_engine::layout::SESSIONS);
+    let mut out = Vec::new();
+    for e in dream.store().list(&ns, None, 1000).await.unwrap().entries {
+        let s: dream_engine::SessionRecord = serde_json::from_slice(&e.record.value).unwrap();
+        if s.status == SessionStatus::Consumed {
+            out.push(s.messages[0].content.clone());
+        }
     }
-    let tmp = tempfile::tempdir().unwrap();
-    let dir = store_dir(&tmp);
+    out.sort();
+    out
+}
+
+fn ever() -> chrono::DateTime<chrono::Utc> {
+    chrono::DateTime::UNIX_EPOCH
+}
+
+/// The child's side of the race.
+fn race_child(role: &str) {
+    runtime().block_on(async {
+        match role {
+            "dreamer" => {
+                let model = EchoModel::slow(Duration::from_secs(3));
+                let (dream, signals) = open_child(&model).await;
+                println!("READY");
+                wait_for_go(&signals).await;
+                let report = dream.dream(true).await.unwrap();
+                println!(
+                    "RESULT calls={} consumed={} created={} skipped={:?}",
+                    model.calls(),
+                    report.sessions_consumed.len(),
+                    report.created.len(),
+                    report.skipped
+                );
+            }
+            "logger" => {
+                let (dream, signals) = open_child(&EchoModel::default()).await;
+                println!("READY");
+                wait_for_go(&signals).await;
+                for i in 100..112 {
+                    dream.log_session(user(&format!("fact {i}"))).await.unwrap();
+                    tokio::time::sleep(Duration::from_millis(250)).await;
+                }
+                println!("RESULT logged=12");
+            }
+            other => panic!("unknown role {other}"),
+        }
+    })
+}
+
+/// Two processes dream at once (a slow model makes them overlap) while a third
+/// logs sessions: one pays for the model call, nothing is lost or duplicated.
+fn race(test: &str, backend: &'static str) {
+    if let Some(role) = child_role() {
+        return race_child(&role);
+    }
+    let Some(place) = Place::new(backend) else {
+        return;
+    };
     let rt = runtime();
-    let parent_model = EchoModel::default();
     let parent = rt.block_on(async {
-        let parent = open(&dir, &parent_model).await;
+        let parent = open(backend, &place.location, &EchoModel::default()).await;
         for i in 0..6 {
             parent
                 .log_session(user(&format!("fact {i}")))
@@ -123,18 +276,16 @@ fn two_processes_dream_at_once_while_a_third_logs() {
         }
         parent
     });
-    let dir_text = dir.to_str().unwrap();
-    let name = "multiprocess::two_processes_dream_at_once_while_a_third_logs";
     let mut children: Vec<ChildProcess> = ["dreamer", "dreamer", "logger"]
         .iter()
-        .map(|role| ChildProcess::spawn(name, role, &[(DIR_ENV, dir_text)]).unwrap())
+        .map(|role| spawn(test, role, &place, &[]))
         .collect();
     for child in &mut children {
         child
             .wait_for_line("READY", Duration::from_secs(60))
             .unwrap();
     }
-    std::fs::write(dir.with_file_name("go"), b"go").unwrap();
+    std::fs::write(place.signals.path().join("go"), b"go").unwrap();
     let mut results = Vec::new();
     for child in &mut children {
         results.push(
@@ -147,14 +298,8 @@ fn two_processes_dream_at_once_while_a_third_logs() {
     let calls: usize = results[..2]
         .iter()
         .map(|r| {
-            r.split("calls=")
-                .nth(1)
-                .unwrap()
-                .split(' ')
-                .next()
-                .unwrap()
-                .parse::<usize>()
-                .unwrap()
+            let n = r.split("calls=").nth(1).unwrap().split(' ').next().unwrap();
+            n.parse::<usize>().unwrap()
         })
         .sum();
     assert_eq!(
@@ -169,25 +314,13 @@ fn two_processes_dream_at_once_while_a_third_logs() {
     );
 
     rt.block_on(async {
-        // The winner consumed a batch; nothing is lost or duplicated so far.
+        // One memory per consumed session, so far.
         let names = check_consistent(&parent).await;
-        let consumed: Vec<String> = {
-            let mut out = Vec::new();
-            let ns = dream_engine::layout::namespace(dream_engine::layout::SESSIONS);
-            for e in parent.store().list(&ns, None, 1000).await.unwrap().entries {
-                let s: dream_engine::SessionRecord =
-                    serde_json::from_slice(&e.record.value).unwrap();
-                if s.status == SessionStatus::Consumed {
-                    out.push(s.messages[0].content.clone());
-                }
-            }
-            out.sort();
-            out
-        };
+        let consumed = consumed_sessions(&parent).await;
         assert_eq!(names, consumed, "one memory per consumed session");
         assert!(
             consumed.len() >= 6,
-            "the first six sessions were pending when the winner gathered"
+            "the first six were pending when the winner gathered"
         );
 
         // The parent dreams the rest: every session consumed once, every fact once.
@@ -201,40 +334,62 @@ fn two_processes_dream_at_once_while_a_third_logs() {
         expected.sort();
         assert_eq!(names, expected);
         assert_eq!(parent.stats().await.unwrap().pending_sessions, 0);
-        let completed = parent
-            .audit(t0() - chrono::Duration::days(365 * 100))
-            .await
-            .unwrap()
-            .into_iter()
+        let audit = parent.audit(ever()).await.unwrap();
+        let completed = audit
+            .iter()
             .filter(|a| a.action == AuditAction::PassCompleted)
             .count();
         assert_eq!(completed, 2);
     });
 }
 
-#[cfg(feature = "failpoints")]
 #[test]
-fn a_process_killed_at_each_failpoint_of_apply_leaves_a_consistent_store() {
+fn fs_two_processes_dream_at_once_while_a_third_logs() {
+    race(
+        "multiprocess::fs_two_processes_dream_at_once_while_a_third_logs",
+        "fs",
+    );
+}
+
+#[test]
+fn sqlite_two_processes_dream_at_once_while_a_third_logs() {
+    race(
+        "multiprocess::sqlite_two_processes_dream_at_once_while_a_third_logs",
+        "sqlite",
+    );
+}
+
+#[test]
+fn redis_two_processes_dream_at_once_while_a_third_logs() {
+    race(
+        "multiprocess::redis_two_processes_dream_at_once_while_a_third_logs",
+        "redis",
+    );
+}
+
+/// A process killed at each failpoint of apply; a second `Dream`, open before the
+/// crash, then dreams: the store is consistent and the pass either fully
+/// happened (rolled forward from the journal) or happens again.
+#[cfg(feature = "failpoints")]
+fn crash(test: &str, backend: &'static str) {
     use std::os::unix::process::ExitStatusExt;
 
     if let Some(role) = child_role() {
         assert_eq!(role, "crasher");
-        let dir = PathBuf::from(std::env::var(DIR_ENV).unwrap());
-        return runtime().block_on(async move {
-            let dream = open(&dir, &EchoModel::default()).await;
-            println!("READY");
+        return runtime().block_on(async {
+            let (dream, _) = open_child(&EchoModel::default()).await;
             let report = dream.dream(true).await;
             println!("SURVIVED {report:?}");
         });
     }
     for failpoint in dream_engine::APPLY_FAILPOINTS {
-        let tmp = tempfile::tempdir().unwrap();
-        let dir = store_dir(&tmp);
+        let Some(place) = Place::new(backend) else {
+            return;
+        };
         let rt = runtime();
         let parent_model = EchoModel::default();
-        // The second Dream is open before the crash.
         let parent = rt.block_on(async {
-            let parent = open(&dir, &parent_model).await;
+            let parent = open(backend, &place.location, &parent_model).await;
             for i in 0..3 {
                 parent
                     .log_session(user(&format!("fact {i}")))
@@ -243,17 +398,8 @@ fn a_process_killed_at_each_failpoint_of_apply_leaves_a_consistent_store() {
             }
             parent
         });
-        let name =
-            "multiprocess::a_process_killed_at_each_failpoint_of_apply_leaves_a_consistent_store";
-        let mut child = ChildProcess::spawn(
-            name,
-            "crasher",
-            &[
-                (DIR_ENV, dir.to_str().unwrap()),
-                (dream_core::failpoint::FAILPOINT_ENV, failpoint),
-            ],
-        )
-        .unwrap();
+        let fp = [(dream_core::failpoint::FAILPOINT_ENV, *failpoint)];
+        let mut child = spawn(test, "crasher", &place, &fp);
         let status = child.wait(Duration::from_secs(120)).unwrap();
         assert_eq!(
             status.signal(),
@@ -276,10 +422,7 @@ fn a_process_killed_at_each_failpoint_of_apply_leaves_a_consistent_store() {
                 "{failpoint}: exactly one pass happened"
             );
             assert!(parent.last_success().await.unwrap().is_some());
-            let audit = parent
-                .audit(t0() - chrono::Duration::days(365 * 100))
-                .await
-                .unwrap();
+            let audit = parent.audit(ever()).await.unwrap();
             let completed = audit
                 .iter()
                 .filter(|a| a.action == AuditAction::PassCompleted)
@@ -301,11 +444,38 @@ fn a_process_killed_at_each_failpoint_of_apply_leaves_a_consistent_store() {
                 assert!(!rolled, "{failpoint}");
                 assert_eq!(parent_model.calls(), 0, "{failpoint}");
             } else {
-                // The pass happens again.
+                // Nothing was applied: the pass happens again.
                 assert!(!rolled, "{failpoint}");
                 assert_eq!(parent_model.calls(), 1, "{failpoint}");
                 assert_eq!(report.created.len(), 3, "{failpoint}");
             }
         });
     }
+}
+
+#[cfg(feature = "failpoints")]
+#[test]
+fn fs_a_process_killed_at_each_failpoint_of_apply_leaves_a_consistent_store() {
+    crash(
+        "multiprocess::fs_a_process_killed_at_each_failpoint_of_apply_leaves_a_consistent_store",
+        "fs",
+    );
+}
+
+#[cfg(feature = "failpoints")]
+#[test]
+fn sqlite_a_process_killed_at_each_failpoint_of_apply_leaves_a_consistent_store() {
+    crash(
+        "multiprocess::sqlite_a_process_killed_at_each_failpoint_of_apply_leaves_a_consistent_store",
+        "sqlite",
+    );
+}
+
+#[cfg(feature = "failpoints")]
+#[test]
+fn redis_a_process_killed_at_each_failpoint_of_apply_leaves_a_consistent_store() {
+    crash(
+        "multiprocess::redis_a_process_killed_at_each_failpoint_of_apply_leaves_a_consistent_store",
+        "redis",
+    );
 }
