@@ -2,6 +2,9 @@
 //! per backend, each beside a raw baseline doing the same durable steps and the
 //! same thread hop. Each backend's functions live in `benches/store/<backend>.rs`.
 
+// criterion_group! and criterion_main! generate undocumented functions.
+#![allow(missing_docs)]
+
 use criterion::{BenchmarkGroup, Criterion, criterion_group, criterion_main, measurement::WallTime};
 use tokio::runtime::Runtime;
 

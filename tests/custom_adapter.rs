@@ -16,10 +16,13 @@ use dream::{
     RecordStore, StoreError, StoreInfo, Version, Write, async_trait,
 };
 
-/// A map-backed store without leases.
+/// The records, by namespace and id.
+type Records = BTreeMap<(Namespace, RecordId), Record>;
+
+/// A map-backed store without leases: the last version issued, and the records.
 #[derive(Debug, Default)]
 struct MapStore {
-    inner: Mutex<(u64, BTreeMap<(Namespace, RecordId), Record>)>,
+    inner: Mutex<(u64, Records)>,
 }
 
 const MAX: usize = 2 * 1024 * 1024;

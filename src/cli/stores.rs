@@ -153,20 +153,6 @@ pub mod keys {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn finds_passwords_and_prefixes() {
-        assert!(has_password("redis://:secret@127.0.0.1:6379/0"));
-        assert!(has_password("redis://user:secret@host"));
-        assert!(!has_password("redis://user@host:6379"));
-        assert!(!has_password("redis://127.0.0.1:6379/2"));
-        assert_eq!(split_prefix("redis://h:1/2?prefix=team").unwrap(), ("redis://h:1/2", Some("team")));
-        assert!(split_prefix("redis://h?password=x").is_err());
-    }
-}
 
 /// Persistence checks for `doctor`: `(ok, line)` pairs; Redis without `appendonly` warns.
 #[cfg(feature = "redis")]
@@ -199,4 +185,19 @@ pub async fn persistence_checks(url: &str, url_file: Option<&Path>) -> Vec<(bool
 #[cfg(not(feature = "redis"))]
 pub async fn persistence_checks(_: &str, _: Option<&Path>) -> Vec<(bool, String)> {
     Vec::new()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn finds_passwords_and_prefixes() {
+        assert!(has_password("redis://:secret@127.0.0.1:6379/0"));
+        assert!(has_password("redis://user:secret@host"));
+        assert!(!has_password("redis://user@host:6379"));
+        assert!(!has_password("redis://127.0.0.1:6379/2"));
+        assert_eq!(split_prefix("redis://h:1/2?prefix=team").unwrap(), ("redis://h:1/2", Some("team")));
+        assert!(split_prefix("redis://h?password=x").is_err());
+    }
 }

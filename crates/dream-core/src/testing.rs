@@ -171,11 +171,15 @@ impl RecordStore for MemoryStore {
     ) -> Result<Page, StoreError> {
         let limit = clamp_list_limit(limit);
         let state = self.state();
+        use std::ops::Bound;
+        let start = match start_after {
+            Some(after) => Bound::Excluded((namespace.clone(), after.clone())),
+            None => Bound::Included((namespace.clone(), RecordId::new("0").expect("valid"))),
+        };
         let mut entries: Vec<Entry> = state
             .records
-            .range((namespace.clone(), RecordId::new("0").expect("valid"))..)
+            .range((start, Bound::Unbounded))
             .take_while(|((ns, _), _)| ns == namespace)
-            .filter(|((_, id), _)| start_after.is_none_or(|after| id > after))
             .take(limit + 1)
             .map(|((_, id), record)| Entry {
                 id: id.clone(),
