@@ -5,18 +5,20 @@
 // criterion_group! and criterion_main! generate undocumented functions.
 #![allow(missing_docs)]
 
-use criterion::{BenchmarkGroup, Criterion, criterion_group, criterion_main, measurement::WallTime};
+use criterion::{
+    BenchmarkGroup, Criterion, criterion_group, criterion_main, measurement::WallTime,
+};
 use tokio::runtime::Runtime;
 
 #[cfg(feature = "fs")]
 #[path = "store/fs.rs"]
 mod fs;
-#[cfg(feature = "sqlite")]
-#[path = "store/sqlite.rs"]
-mod sqlite;
 #[cfg(feature = "redis")]
 #[path = "store/redis.rs"]
 mod redis;
+#[cfg(feature = "sqlite")]
+#[path = "store/sqlite.rs"]
+mod sqlite;
 
 /// A group under construction and the runtime its async code runs on.
 pub struct Bench<'a, 'c> {
@@ -27,13 +29,20 @@ pub struct Bench<'a, 'c> {
 }
 
 fn runtime() -> Runtime {
-    tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().expect("runtime")
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .expect("runtime")
 }
 
 fn put(c: &mut Criterion) {
     let runtime = runtime();
     let mut group = c.benchmark_group("put");
-    let mut _bench = Bench { group: &mut group, runtime: &runtime };
+    let mut _bench = Bench {
+        group: &mut group,
+        runtime: &runtime,
+    };
     #[cfg(feature = "fs")]
     fs::put(&mut _bench);
     #[cfg(feature = "sqlite")]
@@ -46,7 +55,10 @@ fn put(c: &mut Criterion) {
 fn get(c: &mut Criterion) {
     let runtime = runtime();
     let mut group = c.benchmark_group("get");
-    let mut _bench = Bench { group: &mut group, runtime: &runtime };
+    let mut _bench = Bench {
+        group: &mut group,
+        runtime: &runtime,
+    };
     #[cfg(feature = "fs")]
     fs::get(&mut _bench);
     #[cfg(feature = "sqlite")]
@@ -59,7 +71,10 @@ fn get(c: &mut Criterion) {
 fn list(c: &mut Criterion) {
     let runtime = runtime();
     let mut group = c.benchmark_group("list");
-    let mut _bench = Bench { group: &mut group, runtime: &runtime };
+    let mut _bench = Bench {
+        group: &mut group,
+        runtime: &runtime,
+    };
     #[cfg(feature = "fs")]
     fs::list(&mut _bench);
     #[cfg(feature = "sqlite")]

@@ -15,7 +15,12 @@ use cli::{Found, demo, doctor, memory, pass, recall, rekey, transfer};
 
 /// Long-term memory for LLM agents that cannot be turned against its user.
 #[derive(Debug, Parser)]
-#[command(name = "dream", version, about, after_help = "Exit codes: 0 ok, 1 found something, 2 error.")]
+#[command(
+    name = "dream",
+    version,
+    about,
+    after_help = "Exit codes: 0 ok, 1 found something, 2 error."
+)]
 struct Cli {
     #[command(flatten)]
     global: Global,
@@ -74,7 +79,10 @@ fn main() -> ExitCode {
     if let Command::Scan(args) = cli.command {
         return cli::scan::run(args);
     }
-    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
         Ok(runtime) => runtime,
         Err(e) => return cli::CliError::from(e).report(verbose),
     };
@@ -119,5 +127,8 @@ fn init_tracing(verbose: u8) {
     };
     let filter = tracing_subscriber::EnvFilter::try_from_env("DREAM_LOG")
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(level));
-    let _ = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).try_init();
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .try_init();
 }

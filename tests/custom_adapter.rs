@@ -12,8 +12,8 @@ use std::time::Duration;
 use dream::conformance::Fixture;
 use dream::store::clamp_list_limit;
 use dream::{
-    Bytes, Capabilities, Entry, Key, Lease, LockName, Namespace, Page, Precondition, Record, RecordId,
-    RecordStore, StoreError, StoreInfo, Version, Write, async_trait,
+    Bytes, Capabilities, Entry, Key, Lease, LockName, Namespace, Page, Precondition, Record,
+    RecordId, RecordStore, StoreError, StoreInfo, Version, Write, async_trait,
 };
 
 /// The records, by namespace and id.
@@ -44,7 +44,10 @@ impl RecordStore for MapStore {
 
     async fn get(&self, key: &Key) -> Result<Option<Record>, StoreError> {
         let inner = self.inner.lock().unwrap();
-        Ok(inner.1.get(&(key.namespace.clone(), key.id.clone())).cloned())
+        Ok(inner
+            .1
+            .get(&(key.namespace.clone(), key.id.clone()))
+            .cloned())
     }
 
     async fn put(&self, key: &Key, value: Bytes, write: Write) -> Result<Version, StoreError> {
@@ -52,7 +55,10 @@ impl RecordStore for MapStore {
             return Err(StoreError::Unsupported { op: "fenced write" });
         }
         if value.len() > MAX {
-            return Err(StoreError::TooLarge { size: value.len(), max: MAX });
+            return Err(StoreError::TooLarge {
+                size: value.len(),
+                max: MAX,
+            });
         }
         let mut inner = self.inner.lock().unwrap();
         let slot = (key.namespace.clone(), key.id.clone());
@@ -73,7 +79,12 @@ impl RecordStore for MapStore {
         Ok(inner.1.remove(&slot).is_some())
     }
 
-    async fn list(&self, ns: &Namespace, after: Option<&RecordId>, limit: usize) -> Result<Page, StoreError> {
+    async fn list(
+        &self,
+        ns: &Namespace,
+        after: Option<&RecordId>,
+        limit: usize,
+    ) -> Result<Page, StoreError> {
         let limit = clamp_list_limit(limit);
         let inner = self.inner.lock().unwrap();
         let mut entries: Vec<Entry> = inner
@@ -81,11 +92,18 @@ impl RecordStore for MapStore {
             .iter()
             .filter(|((n, id), _)| n == ns && after.is_none_or(|a| id > a))
             .take(limit + 1)
-            .map(|((_, id), record)| Entry { id: id.clone(), record: record.clone() })
+            .map(|((_, id), record)| Entry {
+                id: id.clone(),
+                record: record.clone(),
+            })
             .collect();
         let more = entries.len() > limit;
         entries.truncate(limit);
-        let next = if more { entries.last().map(|e| e.id.clone()) } else { None };
+        let next = if more {
+            entries.last().map(|e| e.id.clone())
+        } else {
+            None
+        };
         Ok(Page { entries, next })
     }
 
@@ -115,7 +133,14 @@ fn check(key: &Key, current: Option<Version>, pre: Precondition) -> Result<(), S
         Precondition::Absent => current.is_none(),
         Precondition::Matches(v) => current == Some(v),
     };
-    if ok { Ok(()) } else { Err(StoreError::Conflict { key: key.clone(), current }) }
+    if ok {
+        Ok(())
+    } else {
+        Err(StoreError::Conflict {
+            key: key.clone(),
+            current,
+        })
+    }
 }
 
 async fn make() -> Fixture {

@@ -9,7 +9,10 @@ use dream::conformance::Fixture;
 use dream::encrypted::{EncryptedStore, KeyId, KeyMaterial, KeyRing};
 
 fn ring() -> KeyRing {
-    KeyRing::new(KeyId::new(7), KeyMaterial::from_bytes(&[0x5a; 32]).expect("32-byte key"))
+    KeyRing::new(
+        KeyId::new(7),
+        KeyMaterial::from_bytes(&[0x5a; 32]).expect("32-byte key"),
+    )
 }
 
 mod fs {
@@ -17,7 +20,9 @@ mod fs {
 
     async fn make() -> Fixture {
         let dir = tempfile::tempdir().expect("tempdir");
-        let inner = dream::fs::FsStore::open(dir.path().join("store")).await.expect("open fs");
+        let inner = dream::fs::FsStore::open(dir.path().join("store"))
+            .await
+            .expect("open fs");
         Fixture::new(Arc::new(EncryptedStore::new(inner, ring())), dir)
     }
 
@@ -29,7 +34,9 @@ mod sqlite {
 
     async fn make() -> Fixture {
         let dir = tempfile::tempdir().expect("tempdir");
-        let inner = dream::sqlite::SqliteStore::open(dir.path().join("dream.db")).await.expect("open sqlite");
+        let inner = dream::sqlite::SqliteStore::open(dir.path().join("dream.db"))
+            .await
+            .expect("open sqlite");
         Fixture::new(Arc::new(EncryptedStore::new(inner, ring())), dir)
     }
 
@@ -43,9 +50,11 @@ mod redis {
     use super::*;
 
     async fn make() -> Fixture {
-        let redis = tokio::task::spawn_blocking(|| redis_common::redis_or_skip("the encrypted Redis matrix"))
-            .await
-            .expect("start Redis");
+        let redis = tokio::task::spawn_blocking(|| {
+            redis_common::redis_or_skip("the encrypted Redis matrix")
+        })
+        .await
+        .expect("start Redis");
         let Some(redis) = redis else {
             // Nothing to test and the macro cannot skip: end after the loud notice.
             std::process::exit(0);

@@ -12,8 +12,18 @@ use serde::Deserialize;
 
 /// Keys that must never come from a file in the working directory.
 const FORBIDDEN: &[&str] = &[
-    "base_url", "base-url", "api_key", "api-key", "key", "key_file", "key-file", "password", "llm", "redis_url",
-    "token", "secret",
+    "base_url",
+    "base-url",
+    "api_key",
+    "api-key",
+    "key",
+    "key_file",
+    "key-file",
+    "password",
+    "llm",
+    "redis_url",
+    "token",
+    "secret",
 ];
 
 /// What `dream.toml` may set.
@@ -81,25 +91,40 @@ impl FileConfig {
         let text = match std::fs::read_to_string(path) {
             Ok(text) => text,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Self::default()),
-            Err(source) => return Err(ConfigError::Read { path: shown, source }),
+            Err(source) => {
+                return Err(ConfigError::Read {
+                    path: shown,
+                    source,
+                });
+            }
         };
         Self::parse(&text, &shown)
     }
 
     /// Parses config text; `shown` names the file in errors.
     pub fn parse(text: &str, shown: &str) -> Result<Self, ConfigError> {
-        let table: toml::Table =
-            toml::from_str(text).map_err(|e| ConfigError::Invalid { path: shown.to_owned(), reason: e.message().to_owned() })?;
+        let table: toml::Table = toml::from_str(text).map_err(|e| ConfigError::Invalid {
+            path: shown.to_owned(),
+            reason: e.message().to_owned(),
+        })?;
         if let Some(key) = forbidden_key(&table) {
-            return Err(ConfigError::Forbidden { path: shown.to_owned(), key });
+            return Err(ConfigError::Forbidden {
+                path: shown.to_owned(),
+                key,
+            });
         }
-        let config: FileConfig =
-            toml::from_str(text).map_err(|e| ConfigError::Invalid { path: shown.to_owned(), reason: e.message().to_owned() })?;
+        let config: FileConfig = toml::from_str(text).map_err(|e| ConfigError::Invalid {
+            path: shown.to_owned(),
+            reason: e.message().to_owned(),
+        })?;
         if let Some(store) = &config.store
             && store.starts_with("redis")
             && store.contains('@')
         {
-            return Err(ConfigError::Forbidden { path: shown.to_owned(), key: "store (a Redis URL with credentials)".into() });
+            return Err(ConfigError::Forbidden {
+                path: shown.to_owned(),
+                key: "store (a Redis URL with credentials)".into(),
+            });
         }
         Ok(config)
     }
@@ -144,9 +169,15 @@ mod tests {
             "store = \"redis://:hunter2@127.0.0.1:6379\"",
         ] {
             let err = FileConfig::parse(text, "dream.toml").unwrap_err();
-            assert!(matches!(err, ConfigError::Forbidden { .. }), "{text}: {err}");
+            assert!(
+                matches!(err, ConfigError::Forbidden { .. }),
+                "{text}: {err}"
+            );
             assert!(!err.to_string().contains("hunter2"));
         }
-        assert!(matches!(FileConfig::parse("surprise = 1", "dream.toml"), Err(ConfigError::Invalid { .. })));
+        assert!(matches!(
+            FileConfig::parse("surprise = 1", "dream.toml"),
+            Err(ConfigError::Invalid { .. })
+        ));
     }
 }

@@ -9,8 +9,8 @@ use clap::{Args, ValueEnum};
 use dream_core::{LanguageModel, RecordStore, Scope};
 use dream_engine::{Dream, Options};
 
-use super::config::FileConfig;
 use super::CliError;
+use super::config::FileConfig;
 
 /// The default store: a `.dream/` directory in the working directory.
 pub const DEFAULT_STORE: &str = "fs:.dream";
@@ -74,18 +74,26 @@ impl Global {
 
     /// The store URL in force: the flag, then `dream.toml`, then the default.
     pub fn store_url(&self, config: &FileConfig) -> String {
-        self.store.clone().or_else(|| config.store.clone()).unwrap_or_else(|| DEFAULT_STORE.to_owned())
+        self.store
+            .clone()
+            .or_else(|| config.store.clone())
+            .unwrap_or_else(|| DEFAULT_STORE.to_owned())
     }
 
     /// The scope in force.
     pub fn scope(&self, config: &FileConfig) -> Result<Scope, CliError> {
-        let scope = self.scope.clone().or_else(|| config.scope.clone()).unwrap_or_else(|| "default".to_owned());
+        let scope = self
+            .scope
+            .clone()
+            .or_else(|| config.scope.clone())
+            .unwrap_or_else(|| "default".to_owned());
         Ok(Scope::new(scope)?)
     }
 
     /// Opens the store named by the options, wrapped in encryption with `--encrypt`.
     pub async fn open_store(&self, config: &FileConfig) -> Result<Arc<dyn RecordStore>, CliError> {
-        let store = super::stores::open(&self.store_url(config), self.redis_url_file.as_deref()).await?;
+        let store =
+            super::stores::open(&self.store_url(config), self.redis_url_file.as_deref()).await?;
         if self.encrypt {
             return super::stores::encrypt(store, self.key_file.as_deref());
         }
@@ -105,13 +113,17 @@ impl Global {
 
     /// Engine options: the scope and `dream.toml`'s limits over the defaults.
     pub fn options(&self, config: &FileConfig) -> Result<Options, CliError> {
-        let mut options = Options { scope: self.scope(config)?, ..Options::default() };
+        let mut options = Options {
+            scope: self.scope(config)?,
+            ..Options::default()
+        };
         let limits = &config.limits;
         if let Some(n) = limits.min_sessions {
             options.min_sessions = n;
         }
         if let Some(h) = limits.min_hours {
-            options.min_hours = u32::try_from(h).map_err(|_| CliError::usage("limits.min_hours is too large"))?;
+            options.min_hours =
+                u32::try_from(h).map_err(|_| CliError::usage("limits.min_hours is too large"))?;
         }
         if let Some(n) = limits.max_memories {
             options.max_memories = n;

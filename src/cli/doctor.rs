@@ -17,7 +17,9 @@ pub async fn doctor(global: &Global) -> Outcome {
     let mut checks = Vec::new();
     let config = match global.file_config() {
         Ok(config) => {
-            checks.push(Check::Ok("dream.toml: readable, sets no URL, key or password".into()));
+            checks.push(Check::Ok(
+                "dream.toml: readable, sets no URL, key or password".into(),
+            ));
             config
         }
         Err(e) => {
@@ -40,16 +42,27 @@ pub async fn doctor(global: &Global) -> Outcome {
                 caps.durable
             )));
             if !(caps.leases && caps.fenced_writes) {
-                checks.push(Check::Fail("store: Dream needs leases and fenced writes".into()));
+                checks.push(Check::Fail(
+                    "store: Dream needs leases and fenced writes".into(),
+                ));
             }
             if !caps.durable {
-                checks.push(Check::Warn("store: not durable; memories do not survive a restart".into()));
+                checks.push(Check::Warn(
+                    "store: not durable; memories do not survive a restart".into(),
+                ));
             }
-            match global.options(&config).and_then(|o| Ok(dream_engine::Dream::open(store, o)?)) {
+            match global
+                .options(&config)
+                .and_then(|o| Ok(dream_engine::Dream::open(store, o)?))
+            {
                 Ok(dream) => match dream.stats().await {
                     Ok(stats) => checks.push(Check::Ok(format!(
                         "records: readable{} ({} memories, {} sessions pending in scope {})",
-                        if global.encrypt { " and decrypted with the key" } else { "" },
+                        if global.encrypt {
+                            " and decrypted with the key"
+                        } else {
+                            ""
+                        },
                         stats.memories,
                         stats.pending_sessions,
                         stats.scope
@@ -61,13 +74,26 @@ pub async fn doctor(global: &Global) -> Outcome {
         }
         Err(e) => checks.push(Check::Fail(format!("store {}: {e}", escape(&url)))),
     }
-    checks.extend(super::stores::persistence_checks(&url, global.redis_url_file.as_deref()).await.into_iter().map(
-        |(ok, line)| if ok { Check::Ok(line) } else { Check::Warn(line) },
-    ));
+    checks.extend(
+        super::stores::persistence_checks(&url, global.redis_url_file.as_deref())
+            .await
+            .into_iter()
+            .map(|(ok, line)| {
+                if ok {
+                    Check::Ok(line)
+                } else {
+                    Check::Warn(line)
+                }
+            }),
+    );
     match global.llm.unwrap_or_default() {
-        LlmChoice::Offline => checks.push(Check::Ok("model: offline (rule-based consolidator; no network)".into())),
+        LlmChoice::Offline => checks.push(Check::Ok(
+            "model: offline (rule-based consolidator; no network)".into(),
+        )),
         choice => match global.model(&config) {
-            Ok(_) => checks.push(Check::Ok(format!("model: {choice:?} configured (key present; not called)"))),
+            Ok(_) => checks.push(Check::Ok(format!(
+                "model: {choice:?} configured (key present; not called)"
+            ))),
             Err(e) => checks.push(Check::Fail(format!("model: {e}"))),
         },
     }

@@ -50,15 +50,22 @@ struct RememberInput {
 
 /// Parses a memory kind, with the accepted names in the error.
 pub fn parse_kind(kind: &str) -> Result<MemoryKind, CliError> {
-    MemoryKind::parse(kind)
-        .ok_or_else(|| CliError::usage(format!("unknown kind {}: expected user, feedback, project or reference", escape(kind))))
+    MemoryKind::parse(kind).ok_or_else(|| {
+        CliError::usage(format!(
+            "unknown kind {}: expected user, feedback, project or reference",
+            escape(kind)
+        ))
+    })
 }
 
 /// Remembers one memory through the write gate (pinned).
 pub async fn remember(global: &Global, args: RememberArgs) -> Outcome {
     let (input, scope) = match &args.name {
         Some(name) => {
-            let content = args.content.clone().ok_or_else(|| CliError::usage("--name needs --content"))?;
+            let content = args
+                .content
+                .clone()
+                .ok_or_else(|| CliError::usage("--name needs --content"))?;
             let input = RememberInput {
                 name: name.clone(),
                 description: args.description.clone(),
@@ -72,8 +79,8 @@ pub async fn remember(global: &Global, args: RememberArgs) -> Outcome {
         }
         None => {
             let text = read_input(None)?;
-            let input: RememberInput =
-                serde_json::from_str(&text).map_err(|e| CliError::usage(format!("malformed memory JSON: {e}")))?;
+            let input: RememberInput = serde_json::from_str(&text)
+                .map_err(|e| CliError::usage(format!("malformed memory JSON: {e}")))?;
             let scope = input.scope.clone().map(Scope::new).transpose()?;
             (input, scope)
         }
@@ -109,7 +116,8 @@ pub async fn remember(global: &Global, args: RememberArgs) -> Outcome {
         }
         return Ok(Found::when(report.imported.is_empty()));
     }
-    let mut new = NewMemory::new(kind, input.name, input.content).with_description(input.description);
+    let mut new =
+        NewMemory::new(kind, input.name, input.content).with_description(input.description);
     new.tags = input.tags;
     match dream.remember(new).await? {
         Remembered::Stored(memory) => {
@@ -124,7 +132,12 @@ pub async fn remember(global: &Global, args: RememberArgs) -> Outcome {
             if args.json {
                 print_json(&serde_json::json!({ "quarantined": entry, "rules": rules }))?;
             } else {
-                println!("{} as {} (rules: {})", style.bad("quarantined"), escape(&entry), escape(&rules.join(", ")));
+                println!(
+                    "{} as {} (rules: {})",
+                    style.bad("quarantined"),
+                    escape(&entry),
+                    escape(&rules.join(", "))
+                );
             }
             Ok(Found::Something)
         }
@@ -146,12 +159,22 @@ pub async fn list(global: &Global, args: JsonFlag) -> Outcome {
     if args.json {
         return print_json(&memories).map(|_| Found::Nothing);
     }
-    let mut rows = vec![vec!["ID".into(), "KIND".into(), "STATUS".into(), "NAME".into(), "DESCRIPTION".into()]];
+    let mut rows = vec![vec![
+        "ID".into(),
+        "KIND".into(),
+        "STATUS".into(),
+        "NAME".into(),
+        "DESCRIPTION".into(),
+    ]];
     for m in &memories {
         rows.push(vec![
             m.id.to_string(),
             m.kind.as_str().into(),
-            format!("{}{}", m.status.as_str(), if m.pinned { " pinned" } else { "" }),
+            format!(
+                "{}{}",
+                m.status.as_str(),
+                if m.pinned { " pinned" } else { "" }
+            ),
             escape(&m.name).into_owned(),
             escape(&m.description).into_owned(),
         ]);
@@ -175,7 +198,10 @@ pub struct ShowArgs {
 pub async fn show(global: &Global, args: ShowArgs) -> Outcome {
     let id = MemoryId::new(args.id)?;
     let dream = global.open().await?;
-    let memory = dream.get(&id).await?.ok_or_else(|| CliError::usage(format!("no memory with id {id}")))?;
+    let memory = dream
+        .get(&id)
+        .await?
+        .ok_or_else(|| CliError::usage(format!("no memory with id {id}")))?;
     if args.json {
         print_json(&memory)?;
     } else {
@@ -203,7 +229,11 @@ pub async fn forget(global: &Global, args: ForgetArgs) -> Outcome {
         let purged = dream.forget_purge(&id).await?;
         println!(
             "purged {id}: memory {}, {} history versions, {} trash copies",
-            if purged.memory { "removed" } else { "was already gone" },
+            if purged.memory {
+                "removed"
+            } else {
+                "was already gone"
+            },
             purged.history,
             purged.trash
         );
@@ -232,7 +262,12 @@ pub async fn history(global: &Global, args: IdArgs) -> Outcome {
     if args.json {
         return print_json(&entries).map(|_| Found::Nothing);
     }
-    let mut rows = vec![vec!["WHEN".into(), "ACTION".into(), "PASS".into(), "NAME".into()]];
+    let mut rows = vec![vec![
+        "WHEN".into(),
+        "ACTION".into(),
+        "PASS".into(),
+        "NAME".into(),
+    ]];
     for e in &entries {
         rows.push(vec![
             e.at.to_rfc3339(),
@@ -262,7 +297,13 @@ pub async fn trash(global: &Global, args: JsonFlag) -> Outcome {
     if args.json {
         return print_json(&entries).map(|_| Found::Nothing);
     }
-    let mut rows = vec![vec!["MEMORY".into(), "TRASHED".into(), "PURGED AFTER".into(), "REASON".into(), "NAME".into()]];
+    let mut rows = vec![vec![
+        "MEMORY".into(),
+        "TRASHED".into(),
+        "PURGED AFTER".into(),
+        "REASON".into(),
+        "NAME".into(),
+    ]];
     for e in &entries {
         rows.push(vec![
             e.memory.id.to_string(),
@@ -315,10 +356,20 @@ pub async fn quarantine(global: &Global, args: QuarantineArgs) -> Outcome {
             if args.json {
                 return print_json(&entries).map(|_| Found::Nothing);
             }
-            let mut rows = vec![vec!["ENTRY".into(), "WHEN".into(), "RULES".into(), "NAME".into()]];
+            let mut rows = vec![vec![
+                "ENTRY".into(),
+                "WHEN".into(),
+                "RULES".into(),
+                "NAME".into(),
+            ]];
             for e in &entries {
                 let rules: Vec<&str> = e.findings.iter().map(|f| f.rule.as_str()).collect();
-                rows.push(vec![e.id.clone(), e.at.to_rfc3339(), rules.join(","), escape(&e.memory.name).into_owned()]);
+                rows.push(vec![
+                    e.id.clone(),
+                    e.at.to_rfc3339(),
+                    rules.join(","),
+                    escape(&e.memory.name).into_owned(),
+                ]);
             }
             print!("{}", table(&rows));
             println!("{} quarantined", entries.len());
@@ -351,7 +402,12 @@ pub fn parse_since(text: &str, now: DateTime<Utc>) -> Result<DateTime<Utc>, CliE
     if let Ok(at) = DateTime::parse_from_rfc3339(text) {
         return Ok(at.with_timezone(&Utc));
     }
-    let bad = || CliError::usage(format!("--since {}: expected an RFC 3339 time or an age like 30m, 24h, 7d", escape(text)));
+    let bad = || {
+        CliError::usage(format!(
+            "--since {}: expected an RFC 3339 time or an age like 30m, 24h, 7d",
+            escape(text)
+        ))
+    };
     let (number, unit) = text.split_at(text.find(|c: char| !c.is_ascii_digit()).ok_or_else(bad)?);
     let n: i64 = number.parse().map_err(|_| bad())?;
     let age = match unit {
@@ -378,13 +434,29 @@ pub async fn audit(global: &Global, args: AuditArgs) -> Outcome {
         }
         return Ok(Found::Nothing);
     }
-    let mut rows = vec![vec!["WHEN".into(), "ACTION".into(), "ACTOR".into(), "MEMORY".into(), "RULES".into(), "REASON".into()]];
+    let mut rows = vec![vec![
+        "WHEN".into(),
+        "ACTION".into(),
+        "ACTOR".into(),
+        "MEMORY".into(),
+        "RULES".into(),
+        "REASON".into(),
+    ]];
     for r in &records {
         rows.push(vec![
             r.at.to_rfc3339(),
-            serde_json::to_value(r.action).ok().and_then(|v| v.as_str().map(String::from)).unwrap_or_default(),
-            serde_json::to_value(r.actor).ok().and_then(|v| v.as_str().map(String::from)).unwrap_or_default(),
-            r.memory.as_ref().map(|m| m.to_string()).unwrap_or_else(|| "-".into()),
+            serde_json::to_value(r.action)
+                .ok()
+                .and_then(|v| v.as_str().map(String::from))
+                .unwrap_or_default(),
+            serde_json::to_value(r.actor)
+                .ok()
+                .and_then(|v| v.as_str().map(String::from))
+                .unwrap_or_default(),
+            r.memory
+                .as_ref()
+                .map(|m| m.to_string())
+                .unwrap_or_else(|| "-".into()),
             r.rules.join(","),
             escape(&r.reason).into_owned(),
         ]);
@@ -403,13 +475,34 @@ pub async fn stats(global: &Global, args: JsonFlag) -> Outcome {
     let rows = vec![
         vec!["store".into(), escape(&stats.store).into_owned()],
         vec!["scope".into(), stats.scope.to_string()],
-        vec!["memories".into(), format!("{} ({} active, {} pinned)", stats.memories, stats.active, stats.pinned)],
-        vec!["sessions".into(), format!("{} pending, {} in the log", stats.pending_sessions, stats.logged_sessions)],
+        vec![
+            "memories".into(),
+            format!(
+                "{} ({} active, {} pinned)",
+                stats.memories, stats.active, stats.pinned
+            ),
+        ],
+        vec![
+            "sessions".into(),
+            format!(
+                "{} pending, {} in the log",
+                stats.pending_sessions, stats.logged_sessions
+            ),
+        ],
         vec!["quarantined".into(), stats.quarantined.to_string()],
         vec!["trash".into(), stats.trash.to_string()],
         vec!["generation".into(), stats.generation.to_string()],
-        vec!["last dream".into(), stats.last_success.map(|t| t.to_rfc3339()).unwrap_or_else(|| "never".into())],
-        vec!["consolidator".into(), escape(&stats.consolidator).into_owned()],
+        vec![
+            "last dream".into(),
+            stats
+                .last_success
+                .map(|t| t.to_rfc3339())
+                .unwrap_or_else(|| "never".into()),
+        ],
+        vec![
+            "consolidator".into(),
+            escape(&stats.consolidator).into_owned(),
+        ],
     ];
     print!("{}", table(&rows));
     Ok(Found::Nothing)

@@ -32,7 +32,10 @@ pub struct CliError {
 impl CliError {
     /// A usage or input error.
     pub fn usage(message: impl Into<String>) -> Self {
-        CliError { message: message.into(), sources: Vec::new() }
+        CliError {
+            message: message.into(),
+            sources: Vec::new(),
+        }
     }
 
     /// Prints the error (sources only with `verbose`) and returns exit code 2.
@@ -61,7 +64,10 @@ impl<E: std::error::Error> From<E> for CliError {
             sources.push(cause.to_string());
             source = cause.source();
         }
-        CliError { message: error.to_string(), sources }
+        CliError {
+            message: error.to_string(),
+            sources,
+        }
     }
 }
 
@@ -80,7 +86,11 @@ pub enum Found {
 impl Found {
     /// `Something` when `flag` is true.
     pub fn when(flag: bool) -> Self {
-        if flag { Found::Something } else { Found::Nothing }
+        if flag {
+            Found::Something
+        } else {
+            Found::Nothing
+        }
     }
 }
 
@@ -94,11 +104,17 @@ pub fn print_json<T: serde::Serialize>(value: &T) -> Result<(), CliError> {
 pub fn read_input(file: Option<&std::path::Path>) -> Result<String, CliError> {
     use std::io::Read;
     match file {
-        Some(path) if path.as_os_str() != "-" => std::fs::read_to_string(path)
-            .map_err(|e| CliError::usage(format!("cannot read {}: {e}", output::escape(&path.display().to_string())))),
+        Some(path) if path.as_os_str() != "-" => std::fs::read_to_string(path).map_err(|e| {
+            CliError::usage(format!(
+                "cannot read {}: {e}",
+                output::escape(&path.display().to_string())
+            ))
+        }),
         _ => {
             let mut text = String::new();
-            std::io::stdin().read_to_string(&mut text).map_err(|e| CliError::usage(format!("cannot read standard input: {e}")))?;
+            std::io::stdin()
+                .read_to_string(&mut text)
+                .map_err(|e| CliError::usage(format!("cannot read standard input: {e}")))?;
             Ok(text)
         }
     }
@@ -106,8 +122,13 @@ pub fn read_input(file: Option<&std::path::Path>) -> Result<String, CliError> {
 
 /// A progress bar on stderr (hidden when stderr is not a terminal).
 pub fn progress(len: u64, what: &str) -> indicatif::ProgressBar {
-    let bar = indicatif::ProgressBar::with_draw_target(Some(len), indicatif::ProgressDrawTarget::stderr());
-    if let Ok(style) = indicatif::ProgressStyle::with_template("{msg} [{bar:30}] {pos}/{len} {elapsed}") {
+    let bar = indicatif::ProgressBar::with_draw_target(
+        Some(len),
+        indicatif::ProgressDrawTarget::stderr(),
+    );
+    if let Ok(style) =
+        indicatif::ProgressStyle::with_template("{msg} [{bar:30}] {pos}/{len} {elapsed}")
+    {
         bar.set_style(style.progress_chars("=> "));
     }
     bar.set_message(what.to_owned());

@@ -22,16 +22,23 @@ pub fn build(
     let config = match choice {
         LlmChoice::Offline => {
             if base_url.is_some() {
-                return Err(CliError::usage("--base-url needs --llm openai, anthropic or compatible"));
+                return Err(CliError::usage(
+                    "--base-url needs --llm openai, anthropic or compatible",
+                ));
             }
             return Ok(None);
         }
-        LlmChoice::Openai => ModelConfig::openai(name.unwrap_or_else(|| "gpt-4o-mini".into())).api_key_from_env(),
+        LlmChoice::Openai => {
+            ModelConfig::openai(name.unwrap_or_else(|| "gpt-4o-mini".into())).api_key_from_env()
+        }
         LlmChoice::Anthropic => {
-            ModelConfig::anthropic(name.unwrap_or_else(|| "claude-3-5-haiku-latest".into())).api_key_from_env()
+            ModelConfig::anthropic(name.unwrap_or_else(|| "claude-3-5-haiku-latest".into()))
+                .api_key_from_env()
         }
         LlmChoice::Compatible => {
-            let url = base_url.clone().ok_or_else(|| CliError::usage("--llm compatible needs --base-url"))?;
+            let url = base_url
+                .clone()
+                .ok_or_else(|| CliError::usage("--llm compatible needs --base-url"))?;
             let name = name.ok_or_else(|| CliError::usage("--llm compatible needs --model"))?;
             let config = ModelConfig::openai_compatible(name, url);
             match std::env::var_os(COMPATIBLE_KEY_ENV) {
@@ -60,6 +67,8 @@ pub fn build(
 ) -> Result<Option<Arc<dyn LanguageModel>>, CliError> {
     match choice {
         LlmChoice::Offline => Ok(None),
-        _ => Err(CliError::usage("this dream was built without feature `llm`; rebuild with --features llm")),
+        _ => Err(CliError::usage(
+            "this dream was built without feature `llm`; rebuild with --features llm",
+        )),
     }
 }

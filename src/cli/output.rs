@@ -23,7 +23,10 @@ pub fn escape(text: &str) -> Cow<'_, str> {
 
 /// Escapes like [`escape`] but keeps newlines and tabs, for multi-line bodies.
 pub fn escape_body(text: &str) -> Cow<'_, str> {
-    if !text.chars().any(|c| c != '\n' && c != '\t' && needs_escape(c)) {
+    if !text
+        .chars()
+        .any(|c| c != '\n' && c != '\t' && needs_escape(c))
+    {
         return Cow::Borrowed(text);
     }
     let mut out = String::with_capacity(text.len() + 8);
@@ -51,11 +54,17 @@ pub struct Style {
 impl Style {
     /// Detects whether stdout is a colour terminal.
     pub fn detect() -> Self {
-        Style { color: std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none() }
+        Style {
+            color: std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none(),
+        }
     }
 
     fn paint(self, code: &str, text: &str) -> String {
-        if self.color { format!("\x1b[{code}m{text}\x1b[0m") } else { text.to_owned() }
+        if self.color {
+            format!("\x1b[{code}m{text}\x1b[0m")
+        } else {
+            text.to_owned()
+        }
     }
 
     /// Bold text.
@@ -83,14 +92,23 @@ impl Style {
 pub fn table(rows: &[Vec<String>]) -> String {
     let columns = rows.iter().map(Vec::len).max().unwrap_or(0);
     let widths: Vec<usize> = (0..columns)
-        .map(|c| rows.iter().filter_map(|r| r.get(c)).map(|s| s.chars().count()).max().unwrap_or(0))
+        .map(|c| {
+            rows.iter()
+                .filter_map(|r| r.get(c))
+                .map(|s| s.chars().count())
+                .max()
+                .unwrap_or(0)
+        })
         .collect();
     let mut out = String::new();
     for row in rows {
         for (c, cell) in row.iter().enumerate() {
             out.push_str(cell);
             if c + 1 < row.len() {
-                out.extend(std::iter::repeat_n(' ', widths[c] - cell.chars().count() + 2));
+                out.extend(std::iter::repeat_n(
+                    ' ',
+                    widths[c] - cell.chars().count() + 2,
+                ));
             }
         }
         out.push('\n');
@@ -113,7 +131,10 @@ mod tests {
 
     #[test]
     fn aligns_columns() {
-        let rows = vec![vec!["a".to_owned(), "bb".to_owned(), "c".to_owned()], vec!["ddd".to_owned(), "e".to_owned(), "f".to_owned()]];
+        let rows = vec![
+            vec!["a".to_owned(), "bb".to_owned(), "c".to_owned()],
+            vec!["ddd".to_owned(), "e".to_owned(), "f".to_owned()],
+        ];
         assert_eq!(table(&rows), "a    bb  c\nddd  e   f\n");
     }
 }

@@ -21,7 +21,8 @@ pub struct LogArgs {
 pub fn parse_session(text: &str) -> Result<Vec<Message>, CliError> {
     let trimmed = text.trim_start();
     if trimmed.starts_with('[') {
-        return serde_json::from_str(trimmed).map_err(|e| CliError::usage(format!("malformed session JSON: {e}")));
+        return serde_json::from_str(trimmed)
+            .map_err(|e| CliError::usage(format!("malformed session JSON: {e}")));
     }
     let mut messages = Vec::new();
     for (i, line) in text.lines().enumerate() {
@@ -109,7 +110,10 @@ pub async fn apply(global: &Global, args: ApplyArgs) -> Outcome {
 }
 
 fn ids<T: std::fmt::Display>(ids: &[T]) -> String {
-    ids.iter().map(|id| escape(&id.to_string()).into_owned()).collect::<Vec<_>>().join(", ")
+    ids.iter()
+        .map(|id| escape(&id.to_string()).into_owned())
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 /// Prints a pass report for people or as JSON.
@@ -123,21 +127,38 @@ pub fn print_report(report: &DreamReport, json: bool) -> Outcome {
         println!("skipped: {}", escape(&reason.to_string()));
         return Ok(Found::Nothing);
     }
-    println!("{} {} ({})", style.bold("dream pass"), report.pass.as_deref().unwrap_or("-"), escape(&report.consolidator));
+    println!(
+        "{} {} ({})",
+        style.bold("dream pass"),
+        report.pass.as_deref().unwrap_or("-"),
+        escape(&report.consolidator)
+    );
     if let Some(journal) = &report.rolled_forward {
         println!("  rolled forward an interrupted pass: {}", escape(journal));
     }
     let lines: [(&str, String, usize); 6] = [
         ("created", ids(&report.created), report.created.len()),
         ("updated", ids(&report.updated), report.updated.len()),
-        ("superseded", ids(&report.superseded), report.superseded.len()),
+        (
+            "superseded",
+            ids(&report.superseded),
+            report.superseded.len(),
+        ),
         ("deleted", ids(&report.deleted), report.deleted.len()),
         ("pruned", ids(&report.pruned), report.pruned.len()),
-        ("quarantined", ids(&report.quarantined), report.quarantined.len()),
+        (
+            "quarantined",
+            ids(&report.quarantined),
+            report.quarantined.len(),
+        ),
     ];
     for (what, list, count) in lines {
         let label = format!("{what:<12}{count:>4}");
-        let label = if what == "quarantined" && count > 0 { style.bad(&label) } else { label };
+        let label = if what == "quarantined" && count > 0 {
+            style.bad(&label)
+        } else {
+            label
+        };
         if count == 0 {
             println!("  {label}");
         } else {
@@ -150,6 +171,9 @@ pub fn print_report(report: &DreamReport, json: bool) -> Outcome {
         println!("  {} {}", style.warn("refused"), escape(&line));
     }
     println!("  sessions consumed {}", report.sessions_consumed.len());
-    println!("  tokens            {} in, {} out", report.usage.input, report.usage.output);
+    println!(
+        "  tokens            {} in, {} out",
+        report.usage.input, report.usage.output
+    );
     Ok(Found::Nothing)
 }

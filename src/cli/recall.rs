@@ -66,8 +66,12 @@ pub async fn recall(global: &Global, args: RecallArgs) -> Outcome {
             if line.trim().is_empty() {
                 continue;
             }
-            let parsed: QueryLine = serde_json::from_str(line)
-                .map_err(|e| CliError::usage(format!("line {}: expected {{\"id\",\"query\"}}: {e}", i + 1)))?;
+            let parsed: QueryLine = serde_json::from_str(line).map_err(|e| {
+                CliError::usage(format!(
+                    "line {}: expected {{\"id\",\"query\"}}: {e}",
+                    i + 1
+                ))
+            })?;
             lines.push(parsed);
         }
         let bar = progress(lines.len() as u64, "recall");
@@ -123,8 +127,18 @@ fn print_text(result: &RecallResult) {
             Verdict::Quarantined | Verdict::Rejected => style.bad(verdict),
             _ => style.warn(verdict),
         };
-        let name = r.memory.as_ref().map(|m| escape(&m.name).into_owned()).unwrap_or_default();
-        rows.push(vec![painted, r.id.to_string(), format!("{:.3}", r.score), escape(&r.reason.to_string()).into_owned(), name]);
+        let name = r
+            .memory
+            .as_ref()
+            .map(|m| escape(&m.name).into_owned())
+            .unwrap_or_default();
+        rows.push(vec![
+            painted,
+            r.id.to_string(),
+            format!("{:.3}", r.score),
+            escape(&r.reason.to_string()).into_owned(),
+            name,
+        ]);
     }
     print!("{}", table(&rows));
 }

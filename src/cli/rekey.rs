@@ -29,16 +29,21 @@ pub async fn rekey(global: &Global, args: RekeyArgs) -> Outcome {
     use super::stores::keys;
 
     if !global.encrypt {
-        return Err(CliError::usage("rekey needs --encrypt (the current key in DREAM_KEY or --key-file)"));
+        return Err(CliError::usage(
+            "rekey needs --encrypt (the current key in DREAM_KEY or --key-file)",
+        ));
     }
     let config = global.file_config()?;
-    let inner = super::stores::open(&global.store_url(&config), global.redis_url_file.as_deref()).await?;
+    let inner =
+        super::stores::open(&global.store_url(&config), global.redis_url_file.as_deref()).await?;
     let (old_id, old) = keys::load(global.key_file.as_deref(), super::context::KEY_ENV)?;
     let (new_id, new) = keys::load(args.new_key_file.as_deref(), NEW_KEY_ENV)?;
     if old_id == new_id {
         return Err(CliError::usage("the new key is the current key"));
     }
-    let ring = KeyRing::new(old_id, old).with_key(new_id, new)?.with_active(new_id)?;
+    let ring = KeyRing::new(old_id, old)
+        .with_key(new_id, new)?
+        .with_active(new_id)?;
     let store = Arc::new(EncryptedStore::new(inner, ring));
     let bar = super::progress(0, "re-encrypting");
     let done = store
@@ -61,5 +66,7 @@ pub async fn rekey(global: &Global, args: RekeyArgs) -> Outcome {
 /// Without the `encryption` feature, `rekey` is one clear error.
 #[cfg(not(feature = "encryption"))]
 pub async fn rekey(_: &Global, _: RekeyArgs) -> Outcome {
-    Err(CliError::usage("this dream was built without feature `encryption`; rebuild with --features encryption"))
+    Err(CliError::usage(
+        "this dream was built without feature `encryption`; rebuild with --features encryption",
+    ))
 }

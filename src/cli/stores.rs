@@ -9,14 +9,21 @@ use dream_core::RecordStore;
 use super::CliError;
 
 /// Opens the store a URL names. `redis_url_file` supplies a Redis URL with its password.
-pub async fn open(url: &str, redis_url_file: Option<&Path>) -> Result<Arc<dyn RecordStore>, CliError> {
+pub async fn open(
+    url: &str,
+    redis_url_file: Option<&Path>,
+) -> Result<Arc<dyn RecordStore>, CliError> {
     if let Some(path) = url.strip_prefix("fs:") {
         return open_fs(path).await;
     }
     if let Some(path) = url.strip_prefix("sqlite:") {
         return open_sqlite(path).await;
     }
-    if url == "redis" || url.starts_with("redis://") || url.starts_with("rediss://") || url.starts_with("unix://") {
+    if url == "redis"
+        || url.starts_with("redis://")
+        || url.starts_with("rediss://")
+        || url.starts_with("unix://")
+    {
         return open_redis(url, redis_url_file).await;
     }
     Err(CliError::usage(format!(
@@ -25,13 +32,24 @@ pub async fn open(url: &str, redis_url_file: Option<&Path>) -> Result<Arc<dyn Re
     )))
 }
 
-#[cfg(any(not(feature = "fs"), not(feature = "sqlite"), not(feature = "redis"), not(feature = "encryption")))]
+#[cfg(any(
+    not(feature = "fs"),
+    not(feature = "sqlite"),
+    not(feature = "redis"),
+    not(feature = "encryption")
+))]
 fn not_built(feature: &str) -> CliError {
-    CliError::usage(format!("this dream was built without feature `{feature}`; rebuild with --features {feature}"))
+    CliError::usage(format!(
+        "this dream was built without feature `{feature}`; rebuild with --features {feature}"
+    ))
 }
 
 fn empty_path(path: &str) -> Result<(), CliError> {
-    if path.is_empty() { Err(CliError::usage("the store path is empty")) } else { Ok(()) }
+    if path.is_empty() {
+        Err(CliError::usage("the store path is empty"))
+    } else {
+        Ok(())
+    }
 }
 
 #[cfg(feature = "fs")]
@@ -58,12 +76,18 @@ async fn open_sqlite(_: &str) -> Result<Arc<dyn RecordStore>, CliError> {
 
 /// Splits `?prefix=P` off a Redis URL.
 fn split_prefix(url: &str) -> Result<(&str, Option<&str>), CliError> {
-    let Some((base, query)) = url.split_once('?') else { return Ok((url, None)) };
+    let Some((base, query)) = url.split_once('?') else {
+        return Ok((url, None));
+    };
     let mut prefix = None;
     for pair in query.split('&') {
         match pair.split_once('=') {
             Some(("prefix", value)) => prefix = Some(value),
-            _ => return Err(CliError::usage("a Redis store URL takes only the query parameter prefix=P")),
+            _ => {
+                return Err(CliError::usage(
+                    "a Redis store URL takes only the query parameter prefix=P",
+                ));
+            }
         }
     }
     Ok((base, prefix))
@@ -73,7 +97,9 @@ fn split_prefix(url: &str) -> Result<(&str, Option<&str>), CliError> {
 fn has_password(url: &str) -> bool {
     let rest = url.split_once("://").map_or(url, |(_, rest)| rest);
     let authority = rest.split('/').next().unwrap_or("");
-    authority.rsplit_once('@').is_some_and(|(userinfo, _)| userinfo.contains(':'))
+    authority
+        .rsplit_once('@')
+        .is_some_and(|(userinfo, _)| userinfo.contains(':'))
 }
 
 #[cfg(feature = "redis")]
@@ -82,7 +108,10 @@ async fn open_redis(url: &str, url_file: Option<&Path>) -> Result<Arc<dyn Record
 }
 
 #[cfg(feature = "redis")]
-async fn open_redis_store(url: &str, url_file: Option<&Path>) -> Result<dream_redis::RedisStore, CliError> {
+async fn open_redis_store(
+    url: &str,
+    url_file: Option<&Path>,
+) -> Result<dream_redis::RedisStore, CliError> {
     use dream_redis::{RedisConfig, RedisStore};
     let (base, prefix) = split_prefix(url)?;
     if has_password(base) {
@@ -112,7 +141,10 @@ async fn open_redis(url: &str, _: Option<&Path>) -> Result<Arc<dyn RecordStore>,
 
 /// Wraps `store` in encryption with the key from `key_file` or DREAM_KEY.
 #[cfg(feature = "encryption")]
-pub fn encrypt(store: Arc<dyn RecordStore>, key_file: Option<&Path>) -> Result<Arc<dyn RecordStore>, CliError> {
+pub fn encrypt(
+    store: Arc<dyn RecordStore>,
+    key_file: Option<&Path>,
+) -> Result<Arc<dyn RecordStore>, CliError> {
     let (id, material) = keys::load(key_file, super::context::KEY_ENV)?;
     let ring = dream_encrypted::KeyRing::new(id, material);
     Ok(Arc::new(dream_encrypted::EncryptedStore::new(store, ring)))
@@ -120,7 +152,10 @@ pub fn encrypt(store: Arc<dyn RecordStore>, key_file: Option<&Path>) -> Result<A
 
 /// Without the `encryption` feature, `--encrypt` is one clear error.
 #[cfg(not(feature = "encryption"))]
-pub fn encrypt(_: Arc<dyn RecordStore>, _: Option<&Path>) -> Result<Arc<dyn RecordStore>, CliError> {
+pub fn encrypt(
+    _: Arc<dyn RecordStore>,
+    _: Option<&Path>,
+) -> Result<Arc<dyn RecordStore>, CliError> {
     Err(not_built("encryption"))
 }
 
@@ -137,8 +172,13 @@ pub mod keys {
     /// A key's id: the first four bytes of a hash of the key, so the same key
     /// always gets the same id and two keys almost surely differ.
     pub fn key_id(material: &KeyMaterial) -> KeyId {
-        let digest = Sha256::new().chain_update(b"dream key id v1\0").chain_update(material.to_base64().as_bytes()).finalize();
-        KeyId::new(u32::from_be_bytes([digest[0], digest[1], digest[2], digest[3]]))
+        let digest = Sha256::new()
+            .chain_update(b"dream key id v1\0")
+            .chain_update(material.to_base64().as_bytes())
+            .finalize();
+        KeyId::new(u32::from_be_bytes([
+            digest[0], digest[1], digest[2], digest[3],
+        ]))
     }
 
     /// Loads a key from `file` if given, else from the environment variable `var`.
@@ -146,13 +186,14 @@ pub mod keys {
         let material = match file {
             Some(path) => KeyMaterial::from_file(path)?,
             None => KeyMaterial::from_env(var).map_err(|e| {
-                CliError::usage(format!("no encryption key: set {var} (base64 of 32 bytes) or pass --key-file ({e})"))
+                CliError::usage(format!(
+                    "no encryption key: set {var} (base64 of 32 bytes) or pass --key-file ({e})"
+                ))
             })?,
         };
         Ok((key_id(&material), material))
     }
 }
-
 
 /// Persistence checks for `doctor`: `(ok, line)` pairs; Redis without `appendonly` warns.
 #[cfg(feature = "redis")]
@@ -176,7 +217,12 @@ pub async fn persistence_checks(url: &str, url_file: Option<&Path>) -> Vec<(bool
     if let Ok(Some(policy)) = store.eviction_policy().await
         && policy != "noeviction"
     {
-        checks.push((false, format!("redis: maxmemory-policy is {policy}; evictions can drop records — use noeviction")));
+        checks.push((
+            false,
+            format!(
+                "redis: maxmemory-policy is {policy}; evictions can drop records — use noeviction"
+            ),
+        ));
     }
     checks
 }
@@ -197,7 +243,10 @@ mod tests {
         assert!(has_password("redis://user:secret@host"));
         assert!(!has_password("redis://user@host:6379"));
         assert!(!has_password("redis://127.0.0.1:6379/2"));
-        assert_eq!(split_prefix("redis://h:1/2?prefix=team").unwrap(), ("redis://h:1/2", Some("team")));
+        assert_eq!(
+            split_prefix("redis://h:1/2?prefix=team").unwrap(),
+            ("redis://h:1/2", Some("team"))
+        );
         assert!(split_prefix("redis://h?password=x").is_err());
     }
 }

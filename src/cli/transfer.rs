@@ -28,8 +28,12 @@ pub async fn export(global: &Global, args: ExportArgs) -> Outcome {
     let memories = dream.list().await?;
     let mut out: Box<dyn std::io::Write> = match &args.file {
         Some(path) if path.as_os_str() != "-" => Box::new(std::io::BufWriter::new(
-            std::fs::File::create(path)
-                .map_err(|e| CliError::usage(format!("cannot write {}: {e}", escape(&path.display().to_string()))))?,
+            std::fs::File::create(path).map_err(|e| {
+                CliError::usage(format!(
+                    "cannot write {}: {e}",
+                    escape(&path.display().to_string())
+                ))
+            })?,
         )),
         _ => Box::new(std::io::BufWriter::new(std::io::stdout().lock())),
     };
@@ -95,7 +99,14 @@ pub fn parse_import(text: &str, now: DateTime<Utc>) -> Result<Vec<Memory>, CliEr
             None => MemoryId::time_ordered(now),
         };
         let kind = parse_kind(&parsed.kind).map_err(|e| at(e.to_string()))?;
-        let mut memory = Memory::new(id, kind, parsed.name, parsed.description, parsed.content, now);
+        let mut memory = Memory::new(
+            id,
+            kind,
+            parsed.name,
+            parsed.description,
+            parsed.content,
+            now,
+        );
         memory.tags = parsed.tags;
         memory.status = parsed.status.unwrap_or_default();
         memory.supersedes = parsed.supersedes;
@@ -132,7 +143,8 @@ pub async fn import(global: &Global, args: ImportArgs) -> Outcome {
         dream.forget(id).await?;
     }
     let bar = progress(memories.len() as u64, "import");
-    let (pinned, unpinned): (Vec<Memory>, Vec<Memory>) = memories.into_iter().partition(|m| m.pinned);
+    let (pinned, unpinned): (Vec<Memory>, Vec<Memory>) =
+        memories.into_iter().partition(|m| m.pinned);
     let (mut imported, mut quarantined, mut rejected) = (0, Vec::new(), Vec::new());
     for (batch, pin) in [(pinned, true), (unpinned, false)] {
         let mut batch = batch.into_iter().peekable();
@@ -143,7 +155,12 @@ pub async fn import(global: &Global, args: ImportArgs) -> Outcome {
             let report = dream.import(chunk, pin).await?;
             imported += report.imported.len();
             quarantined.extend(report.quarantined);
-            rejected.extend(report.rejected.into_iter().map(|(i, reason)| (ids[i].clone(), reason)));
+            rejected.extend(
+                report
+                    .rejected
+                    .into_iter()
+                    .map(|(i, reason)| (ids[i].clone(), reason)),
+            );
             bar.inc(count);
         }
     }
