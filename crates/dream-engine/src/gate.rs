@@ -364,6 +364,21 @@ pub(crate) fn gate(plan: Plan, ctx: &GateContext<'_>) -> Gated {
         judge.delete(d);
     }
     judge.prune();
+    // Refusals name only what exists: a made-up target (valid id or not) is the
+    // proposer's text and stays out of reports, audit records and events.
+    for r in &mut judge.out.refused {
+        if r.action == "create" {
+            continue;
+        }
+        let known = r
+            .target
+            .as_deref()
+            .and_then(|t| MemoryId::new(t).ok())
+            .is_some_and(|id| ctx.memories.contains_key(&id) || ctx.foreign.contains(&id));
+        if !known {
+            r.target = None;
+        }
+    }
     judge.out
 }
 

@@ -17,7 +17,8 @@ pub const MAX_ACTIONS: usize = 200;
 /// A proposed new memory.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ProposedCreate {
-    /// A plan-local label (never an id).
+    /// A plan-local label the engine assigns (`new-1`, `new-2`, …; never an id,
+    /// never the proposer's text).
     pub handle: String,
     /// Short name.
     pub name: String,
@@ -80,7 +81,8 @@ pub struct ProposedDelete {
 pub struct Refusal {
     /// `create`, `update`, `delete` or `plan`.
     pub action: String,
-    /// The target or handle, only when it is a valid id (never raw text).
+    /// The create's engine label, or the target when it is the id of a memory
+    /// that exists (never raw text from the proposer).
     pub target: Option<String>,
     /// Why, in the engine's words.
     pub reason: String,
@@ -260,7 +262,8 @@ fn parse_create(item: &Value, index: usize) -> Result<ProposedCreate, String> {
         return Err("a `create` entry is not an object".to_owned());
     };
     Ok(ProposedCreate {
-        handle: string(obj, "handle")?.unwrap_or_else(|| format!("new-{}", index + 1)),
+        // The engine labels creates by position; a model's own labels are never kept.
+        handle: format!("new-{}", index + 1),
         name: required(obj, "name")?,
         description: string(obj, "description")?.unwrap_or_default(),
         kind: kind(obj)?.ok_or("`kind` is missing")?,

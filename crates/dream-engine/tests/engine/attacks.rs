@@ -147,24 +147,24 @@ async fn deletes_of_wildcards_paths_foreign_scopes_and_pinned_memories_are_refus
     reason_for(None, "not a valid memory id");
     reason_for(Some(foreign.id.as_str()), "another scope");
     reason_for(Some(pinned.id.as_str()), "pinned");
-    reason_for(Some("01UNKNOWNMEMORY"), "not a known memory");
-    // No refusal ever echoes an invalid target.
+    reason_for(None, "not a known memory");
+    // No refusal ever echoes a target that is not a memory: not `*`, not a path,
+    // not a made-up id.
     assert!(!format!("{reasons:?}").contains("passwd"));
+    assert!(!format!("{reasons:?}").contains("UNKNOWN"));
 
     // Nothing changed: both memories intact, nothing in the trash.
     assert_eq!(h.dream.get(&pinned.id).await.unwrap(), Some(pinned.clone()));
     assert_eq!(other.get(&foreign.id).await.unwrap(), Some(foreign.clone()));
     assert!(h.dream.trash().await.unwrap().is_empty());
     assert!(report.deleted.is_empty() && report.updated.is_empty());
-    let refused_audits = h
-        .dream
-        .audit(t0())
-        .await
-        .unwrap()
-        .into_iter()
+    let audit = h.dream.audit(t0()).await.unwrap();
+    let refused_audits = audit
+        .iter()
         .filter(|a| a.action == AuditAction::Refused)
         .count();
     assert_eq!(refused_audits, 7);
+    assert!(!serde_json::to_string(&audit).unwrap().contains("UNKNOWN"));
 }
 
 #[tokio::test]
