@@ -15,14 +15,16 @@ use crate::common::*;
 const BACKEND_ENV: &str = "DREAM_TEST_BACKEND";
 const STORE_ENV: &str = "DREAM_TEST_STORE";
 const SIGNAL_ENV: &str = "DREAM_TEST_SIGNAL_DIR";
+/// Leases in these tests: 2 s, so a loaded machine renewing late does not lose them.
+const LEASE_TTL: Duration = Duration::from_secs(2);
 
 fn options() -> Options {
     Options {
         min_sessions: 1,
         min_hours: 0,
         batch_sessions: 100,
-        lease_ttl: Duration::from_secs(1),
-        claim_ttl: Duration::from_secs(1),
+        lease_ttl: LEASE_TTL,
+        claim_ttl: LEASE_TTL,
         lease_wait: Duration::from_secs(20),
         ..Options::default()
     }
@@ -404,14 +406,15 @@ fn crash(test: &str, backend: &'static str) {
         assert_eq!(
             status.signal(),
             Some(9),
-            "{failpoint}: the child did not die at its failpoint"
+            "{failpoint}: the child did not die at its failpoint: {:?}",
+            child.drain_lines()
         );
         let journal_written = *failpoint != "apply-before-journal";
         let cleared = *failpoint == "apply-after-journal-clear";
 
         rt.block_on(async {
-            // Past every lease of the dead process (TTL 1 s).
-            tokio::time::sleep(Duration::from_secs(3)).await;
+            // Past every lease of the dead process (3 × TTL).
+            tokio::time::sleep(LEASE_TTL * 3).await;
             let report = parent.dream(true).await.unwrap();
             let names = check_consistent(&parent).await;
             assert_eq!(names, vec!["fact 0", "fact 1", "fact 2"], "{failpoint}");
