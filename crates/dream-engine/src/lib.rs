@@ -1,17 +1,28 @@
 //! Dream's engine: sessions, the scheduler, the dream pass, the write gate,
 //! trash, history, quarantine and audit — over any [`dream_core::RecordStore`].
 //!
-//! ```ignore
-//! let dream = Dream::open(store, Options::default())?;          // offline (rule-based) mode
-//! dream.log_session(vec![Message::new(Role::User, "call me Sam")]).await?;
-//! let report = dream.dream(false).await?;                        // gates, then a pass
+//! ```
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() -> Result<(), dream_engine::DreamError> {
+//! use std::sync::Arc;
+//! use dream_core::{Message, Role, testing::MemoryStore};
+//! use dream_engine::{Dream, Options};
+//!
+//! // No model configured: the rule-based consolidator (offline mode).
+//! let dream = Dream::open(Arc::new(MemoryStore::new()), Options::default())?;
+//! dream.log_session(vec![Message::new(Role::User, "Call me Sam.")]).await?;
+//! let report = dream.dream(true).await?; // `false` checks the gates first
+//! assert_eq!(report.created.len(), 1);
+//! assert_eq!(dream.list().await?[0].content, "Call the user Sam.");
+//! # Ok(())
+//! # }
 //! ```
 //!
 //! Everything untrusted — transcripts, model answers, imported records — reaches
-//! `memories` only through one write gate (see [`gate`](crate::gate) in the
-//! source): the engine assigns ids, scope, provenance and timestamps, checks
-//! every field, scans every string and key at every depth, and quarantines what
-//! is instruction- or secret-shaped. The storage layout is in [`layout`].
+//! `memories` only through one write gate (`src/gate.rs`): the engine assigns
+//! ids, scope, provenance and timestamps, checks every field, scans every string
+//! and key at every depth, and quarantines what is instruction- or secret-shaped.
+//! The storage layout is in [`layout`].
 
 mod consolidate;
 mod diff;
