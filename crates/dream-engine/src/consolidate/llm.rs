@@ -6,6 +6,7 @@
 //! cannot guess the closing tag; every framed field also goes through
 //! [`dream_core::sanitize`], which escapes any literal `<session`/`<memory` tag.
 
+use std::borrow::Cow;
 use std::fmt::Write as _;
 use std::sync::Arc;
 
@@ -80,6 +81,15 @@ pub(crate) fn frame_suffix() -> String {
         .collect()
 }
 
+/// [`sanitize`], skipping texts without a `<` (which it would return unchanged).
+fn framed(text: &str) -> Cow<'_, str> {
+    if text.as_bytes().contains(&b'<') {
+        sanitize(text)
+    } else {
+        Cow::Borrowed(text)
+    }
+}
+
 fn role(r: Role) -> &'static str {
     match r {
         Role::User => "user",
@@ -89,10 +99,13 @@ fn role(r: Role) -> &'static str {
     }
 }
 
-fn shorten(text: &str, max_chars: usize) -> String {
+fn shorten(text: &str, max_chars: usize) -> Cow<'_, str> {
+    if text.len() <= max_chars {
+        return Cow::Borrowed(text);
+    }
     match text.char_indices().nth(max_chars) {
-        Some((cut, _)) => format!("{} […]", &text[..cut]),
-        None => text.to_owned(),
+        Some((cut, _)) => Cow::Owned(format!("{} […]", &text[..cut])),
+        None => Cow::Borrowed(text),
     }
 }
 
@@ -120,15 +133,15 @@ fn user_prompt(batch: &Batch, tag: &str) -> String {
             m.pinned,
             time(&m.updated_at)
         );
-        let _ = writeln!(out, "name: {}", sanitize(&m.name));
-        let _ = writeln!(out, "description: {}", sanitize(&m.description));
+        let _ = writeln!(out, "name: {}", framed(&m.name));
+        let _ = writeln!(out, "description: {}", framed(&m.description));
         if !m.tags.is_empty() {
-            let tags: Vec<String> = m.tags.iter().map(|t| sanitize(t).into_owned()).collect();
+            let tags: Vec<String> = m.tags.iter().map(|t| framed(t).into_owned()).collect();
             let _ = writeln!(out, "tags: {}", tags.join(", "));
         }
         if out.len() - start < MEMORY_SECTION_BYTES {
             let content = shorten(&m.content, MEMORY_CONTENT_CHARS);
-            let _ = writeln!(out, "content:\n{}", sanitize(&content));
+            let _ = writeln!(out, "content:\n{}", framed(&content));
         }
         let _ = writeln!(out, "</memory_{tag}>");
     }
@@ -141,7 +154,7 @@ fn user_prompt(batch: &Batch, tag: &str) -> String {
             time(&s.created_at)
         );
         for m in &s.messages {
-            let _ = writeln!(out, "[{}] {}", role(m.role), sanitize(&m.content));
+            let _ = writeln!(out, "[{}] {}", role(m.role), framed(&m.content));
         }
         let _ = writeln!(out, "</session_{tag}>");
     }
