@@ -100,13 +100,14 @@ pub(crate) fn candidates(text: &str) -> Vec<Candidate> {
 /// Lines holding at least three escape sequences of one of the supported kinds.
 fn escape_lines(text: &str, out: &mut Vec<Candidate>) {
     let b = text.as_bytes();
-    let mut last_line: Option<usize> = None;
+    // The line of the last hit: later hits on the same line are skipped in O(1).
+    let mut line_end = 0;
     for pos in memchr::memchr3_iter(b'%', b'&', b'\\', b) {
-        let line_start = memchr::memrchr(b'\n', &b[..pos]).map_or(0, |p| p + 1);
-        if last_line == Some(line_start) {
+        if pos < line_end {
             continue;
         }
-        let line_end = memchr::memchr(b'\n', &b[pos..]).map_or(b.len(), |p| pos + p);
+        let line_start = memchr::memrchr(b'\n', &b[..pos]).map_or(0, |p| p + 1);
+        line_end = memchr::memchr(b'\n', &b[pos..]).map_or(b.len(), |p| pos + p);
         let line = &text[line_start..line_end];
         if count_escapes(line) >= 3 {
             out.push(Candidate {
@@ -114,7 +115,6 @@ fn escape_lines(text: &str, out: &mut Vec<Candidate>) {
                 kind: Kind::Escapes,
             });
         }
-        last_line = Some(line_start);
     }
 }
 

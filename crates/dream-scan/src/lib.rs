@@ -441,15 +441,20 @@ impl Scanner {
         use serde_json::Value;
         let mut ctx = self.ctx(false);
         let mut out: Vec<Finding> = Vec::new();
-        let mut stack: Vec<(&Value, String, usize)> = vec![(value, String::new(), 0)];
-        while let Some((v, ptr, depth)) = stack.pop() {
+        // Paths are kept as a tree of segments and spelled out only for findings, so a
+        // deep document costs no more than its size.
+        let mut tree: Vec<(usize, Segment<'_>)> = vec![(usize::MAX, Segment::Root)];
+        let mut stack: Vec<(&Value, usize, usize)> = vec![(value, 0, 0)];
+        while let Some((v, node, depth)) = stack.pop() {
             match v {
                 Value::String(s) => {
-                    for f in self.findings(s, &mut ctx) {
-                        out.push(Finding {
-                            path: Some(ptr.clone()),
+                    let found = self.findings(s, &mut ctx);
+                    if !found.is_empty() {
+                        let path = pointer(&tree, node);
+                        out.extend(found.into_iter().map(|f| Finding {
+                            path: Some(path.clone()),
                             ..f
-                        });
+                        }));
                     }
                 }
                 Value::Array(_) | Value::Object(_) if depth + 1 > self.max_json_depth => {
@@ -458,44 +463,48 @@ impl Scanner {
                         rule: "json.depth_exceeded",
                         severity: Severity::High,
                         span: None,
-                        path: Some(ptr),
+                        path: Some(pointer(&tree, node)),
                     });
                 }
                 Value::Array(items) => {
                     for (i, item) in items.iter().enumerate().rev() {
-                        stack.push((item, format!("{ptr}/{i}"), depth + 1));
+                        tree.push((node, Segment::Index(i)));
+                        stack.push((item, tree.len() - 1, depth + 1));
                     }
                 }
                 Value::Object(map) => {
-                    let mut members = Vec::with_capacity(map.len());
+                    let first = stack.len();
                     for (k, item) in map {
-                        let child = format!("{ptr}/{}", k.replace('~', "~0").replace('/', "~1"));
-                        for f in self.findings(k, &mut ctx) {
-                            members.push(Finding {
-                                span: None,
-                                path: Some(child.clone()),
-                                ..f
-                            });
-                        }
+                        tree.push((node, Segment::Key(k)));
+                        let child = tree.len() - 1;
+                        let mut found: Vec<Finding> = self
+                            .findings(k, &mut ctx)
+                            .into_iter()
+                            .map(|f| Finding { span: None, ..f })
+                            .collect();
                         if let (Value::String(s), Some((rule, check))) =
                             (item, secrets::key_context_rule(k))
                             && check(s.trim())
                         {
-                            members.push(Finding {
+                            found.push(Finding {
                                 category: Category::Secret,
                                 rule,
                                 severity: Severity::High,
                                 span: Some(0..s.len()),
-                                path: Some(child.clone()),
+                                path: None,
                             });
+                        }
+                        if !found.is_empty() {
+                            let path = pointer(&tree, child);
+                            out.extend(found.into_iter().map(|f| Finding {
+                                path: Some(path.clone()),
+                                ..f
+                            }));
                         }
                         stack.push((item, child, depth + 1));
                     }
-                    out.extend(members);
                     // Children were pushed in order; pop them in document order.
-                    let n = map.len();
-                    let len = stack.len();
-                    stack[len - n..].reverse();
+                    stack[first..].reverse();
                 }
                 _ => {}
             }
@@ -656,8 +665,9 @@ impl Scanner {
         }
         pems.sort_unstable();
         pems.dedup();
+        let mut no_footer_before = 0;
         for at in pems {
-            if let Some(span) = secrets::pem_at(text, at) {
+            if let Some(span) = secrets::pem_at(text, at, &mut no_footer_before) {
                 secret_found.push((
                     Finding {
                         category: Category::Secret,
@@ -771,6 +781,29 @@ impl Scanner {
             }
         }
     }
+}
+
+/// One step of a JSON pointer.
+enum Segment<'a> {
+    Root,
+    Key(&'a str),
+    Index(usize),
+}
+
+/// The JSON pointer (RFC 6901) of `node` in the segment tree.
+fn pointer(tree: &[(usize, Segment<'_>)], mut node: usize) -> String {
+    let mut parts = Vec::new();
+    while node != usize::MAX {
+        let (parent, seg) = &tree[node];
+        match seg {
+            Segment::Root => {}
+            Segment::Key(k) => parts.push(k.replace('~', "~0").replace('/', "~1")),
+            Segment::Index(i) => parts.push(i.to_string()),
+        }
+        node = *parent;
+    }
+    parts.reverse();
+    parts.iter().map(|p| format!("/{p}")).collect()
 }
 
 fn dedup(findings: &mut Vec<Finding>) {

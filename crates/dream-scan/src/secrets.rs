@@ -516,12 +516,13 @@ pub(crate) fn key_context_rule(key: &str) -> Option<(&'static str, ValueCheck)> 
 
 /// Finds a PEM private key starting at `at` (where `-----BEGIN` was seen); returns
 /// its span. A header without a key body (documentation) is not a finding.
-pub(crate) fn pem_at(text: &str, at: usize) -> Option<Range<usize>> {
+/// `no_footer_before` remembers how far a previous search found no `-----END`, so a
+/// text of many headers is searched once, not once per header.
+pub(crate) fn pem_at(text: &str, at: usize, no_footer_before: &mut usize) -> Option<Range<usize>> {
     const MAX: usize = 64 * 1024;
     let rest = &text[at..];
     let header_end = rest.find('\n').unwrap_or(rest.len()).min(120);
-    let header = &rest[..header_end];
-    let header = header.trim_end();
+    let header = rest[..header_end].trim_end();
     if !header.starts_with("-----BEGIN")
         || !header.ends_with("-----")
         || !header.contains("PRIVATE KEY")
@@ -530,27 +531,34 @@ pub(crate) fn pem_at(text: &str, at: usize) -> Option<Range<usize>> {
     }
     let limit = floor_boundary(text, (at + MAX).min(text.len()));
     let body_start = at + header.len();
+    let search_from = body_start.max(*no_footer_before).min(limit);
+    let footer = memchr::memmem::find(&text.as_bytes()[search_from..limit], b"-----END")
+        .map(|e| search_from + e);
+    if footer.is_none() {
+        *no_footer_before = limit;
+    }
     let window = &text[body_start..limit];
-    let (body, end) = match memchr::memmem::find(window.as_bytes(), b"-----END") {
+    let (body, end) = match footer {
         Some(e) => {
-            let end_line = &window[e..];
+            let end_line = &text[e..limit];
             let line_len = end_line.find('\n').unwrap_or(end_line.len());
-            (&window[..e], body_start + e + line_len)
+            (&text[body_start..e], e + line_len)
         }
         None => {
             // No footer: the key runs over the following base64-looking lines.
             let mut len = 0;
             for line in window.split_inclusive('\n') {
                 let t = line.trim();
-                if len > 0
-                    && (t.is_empty()
-                        || !t
-                            .bytes()
-                            .all(|b| b.is_ascii_alphanumeric() || b"+/=:-, ".contains(&b)))
-                {
+                let b64_line = t
+                    .bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || b"+/=".contains(&b));
+                if len > 0 && (t.is_empty() || t.starts_with("-----") || !b64_line) {
                     break;
                 }
                 len += line.len();
+                if len > 16 * 1024 {
+                    break;
+                }
             }
             (&window[..len], body_start + len)
         }
@@ -658,10 +666,10 @@ mod tests {
         let end = format!("-----END {}-----", "RSA PRIVATE KEY");
         let body = "QUJDREVGR0hJSktMTU5PUFFSU1RVVldYWVphYmNkZWZnaGlqa2xtbm9wcXJzdHV2";
         let key = format!("x {begin}\n{body}\n{body}\n{end}\ny");
-        let span = pem_at(&key, 2).expect("key found");
+        let span = pem_at(&key, 2, &mut 0).expect("key found");
         assert_eq!(&key[span], format!("{begin}\n{body}\n{body}\n{end}"));
-        assert!(pem_at(&format!("{begin}\n{end}"), 0).is_none());
+        assert!(pem_at(&format!("{begin}\n{end}"), 0, &mut 0).is_none());
         let public = format!("-----BEGIN {}-----\n{body}\n", "PUBLIC KEY");
-        assert!(pem_at(&public, 0).is_none());
+        assert!(pem_at(&public, 0, &mut 0).is_none());
     }
 }
