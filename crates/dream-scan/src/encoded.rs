@@ -109,7 +109,10 @@ fn escape_lines(text: &str, out: &mut Vec<Candidate>) {
         let line_start = memchr::memrchr(b'\n', &b[..pos]).map_or(0, |p| p + 1);
         line_end = memchr::memchr(b'\n', &b[pos..]).map_or(b.len(), |p| pos + p);
         let line = &text[line_start..line_end];
-        if count_escapes(line) >= 3 {
+        // Three escapes make an encoded line; inside markup one is enough
+        // (`jav&#x09;ascript:`).
+        let n = count_escapes(line);
+        if n >= 3 || (n >= 1 && line.contains('<')) {
             out.push(Candidate {
                 range: line_start..line_end,
                 kind: Kind::Escapes,

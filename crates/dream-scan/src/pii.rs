@@ -201,7 +201,10 @@ fn emails(text: &str, out: &mut Vec<PiiHit>) {
         if !(2..=24).contains(&tld.len()) || !tld.bytes().all(|c| c.is_ascii_alphabetic()) {
             continue;
         }
-        if FILE_EXTENSIONS.contains(&tld.as_str()) || is_reserved(&domain.to_ascii_lowercase()) {
+        if FILE_EXTENSIONS.contains(&tld.as_str())
+            || is_reserved(&domain.to_ascii_lowercase())
+            || is_role_account(local)
+        {
             continue;
         }
         // `user@host:path` is an SSH remote, not a mailbox.
@@ -213,6 +216,64 @@ fn emails(text: &str, out: &mut Vec<PiiHit>) {
         }
         out.push(("email_address", Severity::Low, ls..end));
     }
+}
+
+/// Mailboxes of a function, not a person (`support@`, `info@`, `noreply@`).
+fn is_role_account(local: &str) -> bool {
+    const ROLES: &[&str] = &[
+        "support",
+        "info",
+        "contact",
+        "sales",
+        "admin",
+        "billing",
+        "noreply",
+        "no-reply",
+        "donotreply",
+        "hello",
+        "team",
+        "help",
+        "helpdesk",
+        "office",
+        "jobs",
+        "careers",
+        "press",
+        "media",
+        "security",
+        "abuse",
+        "postmaster",
+        "webmaster",
+        "hostmaster",
+        "hr",
+        "legal",
+        "privacy",
+        "feedback",
+        "accounts",
+        "accounting",
+        "finance",
+        "invoices",
+        "orders",
+        "service",
+        "customerservice",
+        "marketing",
+        "newsletter",
+        "notifications",
+        "buchhaltung",
+        "kontakt",
+        "rechnung",
+        "vertrieb",
+        "contacto",
+        "ventas",
+        "soporte",
+        "contatti",
+        "assistenza",
+        "contato",
+        "suporte",
+        "vendas",
+        "facturation",
+        "compta",
+    ];
+    ROLES.contains(&local.to_ascii_lowercase().as_str())
 }
 
 fn is_reserved(domain: &str) -> bool {
@@ -267,6 +328,7 @@ mod tests {
             "Order #4111111111111112",
             "1,234,567 to 2,345,678",
             "@channel please",
+            "write to support@vendor.com or buchhaltung@firma.de",
         ] {
             assert!(rules(t).is_empty(), "{t}: {:?}", rules(t));
         }

@@ -194,11 +194,20 @@ fn not_generic_type(text: &str, m: Range<usize>) -> bool {
         .is_some_and(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b':')
 }
 
-/// A URL placeholder that names something sensitive (`?d={conversation}`).
+/// A URL placeholder that names something sensitive (`?d={conversation}`,
+/// `?m=<all stored memories>`): the placeholder runs to its closing bracket.
 fn sensitive_placeholder(text: &str, m: Range<usize>) -> bool {
-    let s = &text[m];
-    let at = s.find(['{', '<', '[', '$', '%']).unwrap_or(0);
-    let tail = &s[at..];
+    let s = &text[m.clone()];
+    let Some(at) = s.find(['{', '<', '[', '$', '%']) else {
+        return false;
+    };
+    let start = m.start + at;
+    let limit = crate::secrets::floor_boundary(text, (start + 100).min(text.len()));
+    let rest = &text[start..limit];
+    let end = rest[1..]
+        .find(['}', '>', ']', ')', '\n'])
+        .map_or(rest.len(), |e| e + 2);
+    let tail = &rest[..end.min(rest.len())];
     [
         "conversation",
         "chat",
@@ -245,14 +254,14 @@ const IPV4: &str = r"{\d{1,3}\.\d{1,3}\.\d{1,3}\.\d{1,3}}";
 // English
 const IGN_EN: &str = "(ignore|ignoring|disregard|disregarding|forget|forgetting|override|overriding|overrule|bypass|bypassing|skip|drop|abandon|discard|neglect|set aside|throw out|pay no attention to|do not follow|don't follow|dont follow|stop following|no longer follow|stop obeying|do not obey|don't obey|nullify|scrap|erase|wipe|forgo|circumvent|ditch|dismiss|do not adhere to|stop adhering to)";
 const MOD_EN: &str = "(previous|previously|prior|preceding|above|earlier|original|initial|former|old|existing|past|system|default|developer|safety|ethical|content|programmed|built-in|preset|underlying|hidden|openai|anthropic|your|foregoing|preexisting|pre-existing)";
-const OBJ_EN: &str = "(instructions|instruction|directions|directives|directive|rules|guidelines|guideline|guidance|prompts|prompt|system prompt|orders|commands|policies|policy|constraints|restrictions|programming|training|guardrails|safeguards|filters|protocols|conditioning)";
+const OBJ_EN: &str = "(instructions|instruction|directions|directives|directive|rules|guidelines|guideline|guidance|prompts|prompt|system prompt|orders|commands|policies|policy|restrictions|programming|training|guardrails|safeguards|filters|protocols|conditioning)";
 const OBJ_AI_EN: &str = "(instructions|instruction|directives|directive|guidelines|guidance|prompts|prompt|system prompt|programming|guardrails|orders|rules)";
-const STRONG_JB: &str = "(unrestricted|unfiltered|uncensored|jailbroken|jailbreak|unbound|unchained|unshackled|amoral|limitless|filterless|unmoderated|betterdan|antigpt|devmode|basedgpt|evilbot)";
+const STRONG_JB: &str = "(unrestricted|unfiltered|uncensored|jailbroken|jailbreak|unbound|unchained|unshackled|amoral|limitless|filterless|unmoderated|unaligned|misaligned|betterdan|antigpt|devmode|basedgpt|evilbot)";
 const WEAK_JB: &str = "(evil|immoral|unethical|rogue|malicious|lawless|uninhibited|unlimited|sinister|corrupt|dark|rebellious|unhinged)";
 const AI_NOUN: &str = "(ai|a.i.|assistant|model|chatbot|bot|llm|version|entity|persona|intelligence|language model|machine|agent|gpt|chatgpt|system)";
 const LIMITS_EN: &str = "(restrictions|restriction|limits|limitations|filters|filtering|censorship|guidelines|rules|boundaries|constraints|guardrails|ethics|morals|principles|policies|restraints|safeguards)";
 const VERB_X_EN: &str = "(reveal|show|print|display|output|repeat|recite|dump|leak|disclose|expose|paste|echo|spell out|write out|type out|tell|give|share|provide|list|quote|copy|return|send|read out|summarize|summarise|translate|state|reproduce|write down|print out|divulge|post)";
-const SENS_EN: &str = "(conversation|conversations|chat history|chat log|chat logs|chat|chats|transcript|transcripts|previous messages|all messages|memories|stored memories|saved memories|secrets|credentials|passwords|admin password|ssh keys|ssh key|private key|private keys|session tokens|session token|session cookies|cookies|system prompt|personal data|personal information|personal details|user data|contacts|credit card numbers|card numbers|bank details|env vars|environment variables|api keys|access tokens|.env|id_rsa|(the user's|user's|users'|their|all the|all) ~1 ^(api keys|api key|keys|key|tokens|token|password|passwords|email|emails|data|details|secrets|credentials|history|messages|memories|files|address|phone number))";
+const SENS_EN: &str = "(conversation|conversations|chat history|chat log|chat logs|chat|chats|transcript|transcripts|previous messages|all messages|memories|stored memories|saved memories|secrets|credentials|passwords|admin password|ssh keys|ssh key|private key|private keys|session tokens|session token|session cookies|cookies|system prompt|personal data|personal information|personal details|user data|contacts|credit card numbers|card numbers|bank details|env vars|environment variables|api keys|access tokens|.env|id_rsa|(the user's|user's|users'|their|all the|all|every|each|any) ~1 ^(api keys|api key|keys|key|tokens|token|password|passwords|email|emails|data|details|secrets|credentials|history|messages|memories|files|address|phone number))";
 const SEND_EN: &str = "(send|post|upload|transmit|forward|email|e-mail|mail|exfiltrate|leak|submit|deliver|copy|paste|push|sync|relay|share|report|dump|export|beam|pipe|transfer|smuggle|sending|posting|uploading|forwarding|transmitting)";
 const EXEC_EN: &str = "(run|execute|exec|launch|invoke|call|perform|eval|evaluate|delete|remove|wipe|erase|transfer|install|download|modify|overwrite|format|kill|send|email|upload|post|forward|disable|grant|approve|purchase|buy|pay)";
 const STEALTH_EN: &str = "(without ^(telling|informing|notifying|showing|alerting|warning|asking) ~2 (the user|anyone|the owner|the operator|them|for confirmation|for permission|for approval)|without (the user's|their|user) ^(knowledge|consent|approval|permission)|secretly|covertly|stealthily|behind the user's back|(do not|don't|never) ^(tell|inform|notify|show|mention|alert|warn) ~2 (the user|anyone|the owner|the operator)|(the user|they|the owner) (has|have)? ^already (approved|authorized|authorised|consented|agreed|confirmed)|no need to ^(ask|confirm)|ohne ^(rückfrage|nachzufragen|zu fragen|bestätigung)|heimlich|sans ^(demander|prévenir|confirmation|le dire)|en secret|discrètement|sin ^(preguntar|avisar|confirmación|decir nada)|en secreto|senza ^(chiedere|avvisare|conferma)|di nascosto|sem ^(perguntar|avisar|confirmação|dizer nada)|secretamente|às escondidas)";
@@ -265,7 +274,7 @@ fn defs() -> Vec<Def> {
     d.push(phrase(
         "override.en.ignore_prior",
         InstructionOverride,
-        format!("{IGN_EN} ~3 (all|any|every|each|of|the|all the|all of the|any of the)? {MOD_EN} ~2 ^{OBJ_EN}"),
+        format!("{IGN_EN} ~3 (and|as well as|along with)? (all|any|every|each|of|the|all the|all of the|any of the)? {MOD_EN} ~2 ^{OBJ_EN}"),
     ));
     d.push(phrase(
         "override.en.ignore_all",
@@ -353,6 +362,16 @@ fn defs() -> Vec<Def> {
         )
         .medium(),
     );
+    d.push(phrase(
+        "override.en.instructions_tainted",
+        InstructionOverride,
+        "(instructions|rules|prompt|directions|directives|guidelines|text|message|messages) (above|before this|earlier|so far|you received|you were given) (were|are|was|is|have been|has been) ~4 ^(attacker|malicious|fake|injected|inserted|forged|compromised|hacked|not from|from an impostor|from a hacker)",
+    ));
+    d.push(phrase(
+        "override.en.follow_below_instead",
+        InstructionOverride,
+        "(ignore|disregard|forget|skip) (them|it|those|these|that|all of that|all that) ~2 (and)? (follow|obey|use|apply) ~2 (the ones|the instructions|these|the following|the text|the rules|the steps|mine) ^(below|instead|here|that follow)",
+    ));
     d.push(phrase(
         "override.en.conceal",
         InstructionOverride,
@@ -496,6 +515,39 @@ fn defs() -> Vec<Def> {
         PersonaHijack,
         format!("you (are|'re|re|will be|shall be|become) (now|from now on|henceforth|hereby|officially)? (a|an|the|my|in)? ~2 ^({STRONG_JB}|{WEAK_JB} ~1 {AI_NOUN}|(developer|dev|god|jailbreak|jailbroken|dan|admin|debug|sudo|unrestricted|unfiltered|root|chaos|evil|opposite) ^mode|^free from|^freed from|liberated|an? {AI_NOUN} ^(without|free of|unbound by|not bound by|lacking|devoid of))"),
     ));
+    d.push(
+        phrase(
+            "persona.en.ai_broke_free",
+            PersonaHijack,
+            format!("{AI_NOUN} (that|which|who) ~4 ^(broken free|breaks free|broke free|escaped its|no longer follows|no longer obeys|never refuses|never says no|can do anything|answers anything|ignores all)"),
+        ),
+    );
+    d.push(
+        phrase(
+            "persona.en.answers_without_limits",
+            PersonaHijack,
+            "(answer|answers|respond|responds|reply|replies|talk|talks|speak|speaks) (with|without) (no|any|zero)? (content|moral|ethical)? ^(limits|restrictions|filters|censorship|rules|guidelines|boundaries|restraint)",
+        )
+        .check(not_scoped),
+    );
+    d.push(
+        phrase(
+            "persona.en.pretend_ai_unbound",
+            PersonaHijack,
+            format!("(pretend|imagine|act|you are|you're|roleplay|role-play|play) ~6 {AI_NOUN} ~8 (no|without|free of|free from|zero) ~2 ^{LIMITS_EN}"),
+        )
+        .check(not_scoped),
+    );
+    d.push(phrase(
+        "persona.en.no_longer_follows",
+        PersonaHijack,
+        "(no longer|never|not) ^(follows|follow|obeys|obey|adheres to|respects|complies with) ~2 (any|its|your|the|openai's|anthropic's)? ~1 (guidelines|rules|restrictions|policies|content policy|safety guidelines|ethical guidelines)",
+    ));
+    d.push(phrase(
+        "persona.en.switch_persona",
+        PersonaHijack,
+        format!("(switch|change|turn|go|revert|enter|activate|enable|unlock) (to|into|on)? (your|the|an|a)? ~1 ^{STRONG_JB} ~1 (persona|mode|version|self|personality|character|side|alter ego)"),
+    ));
     d.push(phrase(
         "persona.en.no_longer",
         PersonaHijack,
@@ -504,7 +556,7 @@ fn defs() -> Vec<Def> {
     d.push(phrase(
         "persona.en.act_as",
         PersonaHijack,
-        format!("(act|acting|behave|respond|answer|reply|roleplay|role-play|pretend|play|operate|function|speak|talk|simulate|emulate|become|impersonate) (as|like|to be|that you are|you are|you're|that you're)? (a|an|the|my)? ~2 ^({STRONG_JB}|{WEAK_JB} ~1 {AI_NOUN})"),
+        format!("(act|acting|behave|respond|answer|reply|roleplay|role-play|pretend|play|operate|function|speak|talk|simulate|emulate|become|impersonate) (as|like|to be|that you are|you are|you're|that you're)? (a|an|the|my)? ~3 ^({STRONG_JB}|{WEAK_JB} ~1 {AI_NOUN})"),
     ));
     d.push(phrase(
         "persona.en.simulate_unbound",
@@ -661,6 +713,11 @@ fn defs() -> Vec<Def> {
         "what (were|was|have|had) you ^(told|instructed|given|programmed) ~2 (before|at the start|initially|prior to|in your system|by your developers|by the developer|at the beginning)",
     ));
     d.push(phrase(
+        "extract.en.what_were_you_given",
+        PromptExtraction,
+        "what (rules|instructions|directives|guidelines|prompt|prompts|orders|constraints) (were|have|had|did) you (been)? ^(given|told|provided|receive|received|get|got) ~3 (at the start|before|initially|at the beginning|by your developers|by the developer|in your system prompt|this session|this conversation|prior to)",
+    ));
+    d.push(phrase(
         "extract.en.repeat_above",
         PromptExtraction,
         "(repeat|recite|output|print|copy|echo|reproduce|write out|type out|dump|return|paste|summarize|summarise) ~4 (everything|all|words|text|lines|content|sentences|conversation|prompt|context) ~4 (above|before this|prior to this|preceding|so far|from the start|from the beginning|in your context|in your context window) ~6 ^(verbatim|word for word|starting with|starting from|in full|code block|unabridged)",
@@ -669,12 +726,12 @@ fn defs() -> Vec<Def> {
     d.push(phrase(
         "extract.de.system_prompt",
         PromptExtraction,
-        "(zeig*|gib|gebe|geben sie|nenne*|wiederhole*|verrate*|drucke*|schreibe*|liste*|offenbare*|enthülle*|teile*|sag mir|sage mir|kopiere*|gib aus|was ist|was sind|was steht|was stand) ~4 (dein|deine|deinen|deiner|ihre|ihren|den|die)? ~1 ^(systemprompt*|system-prompt*|system prompt*|systemanweisung*|systemnachricht*|ursprünglich* anweisung*|ursprünglich* instruktion*|anfänglich* anweisung*|initial* anweisung*|geheim* anweisung*|versteckt* anweisung*|verborgen* anweisung*|interne* anweisung*)",
+        "(zeig*|gib|gebe|geben sie|nenn*|wiederhol*|verrat*|druck*|schreib*|list*|offenbar*|enthüll*|teil*|sag mir|sage mir|kopier*|gib aus|was ist|was sind|was steht|was stand) ~4 (dein|deine|deinen|deiner|ihre|ihren|den|die)? ~1 ^(systemprompt*|system-prompt*|system prompt*|systemanweisung*|systemnachricht*|ursprünglich* anweisung*|ursprünglich* instruktion*|anfänglich* anweisung*|initial* anweisung*|geheim* anweisung*|versteckt* anweisung*|verborgen* anweisung*|interne* anweisung*)",
     ));
     d.push(phrase(
         "extract.de.yours",
         PromptExtraction,
-        "(zeig*|gib|nenne*|wiederhole*|verrate*|drucke*|schreibe*|liste*|offenbare*|enthülle*|sag mir|sage mir|kopiere*) ~3 (deine|deinen|ihre) ~1 ^(anweisungen|instruktionen|vorgaben|prompt|befehle)",
+        "(zeig*|gib|nenn*|wiederhol*|verrat*|druck*|schreib*|list*|offenbar*|enthüll*|sag mir|sage mir|kopier*) ~3 (deine|deinen|ihre) ~1 ^(anweisungen|instruktionen|vorgaben|prompt|befehle|systemanweisung*|regeln)",
     ));
     d.push(phrase(
         "extract.de.given",
@@ -750,6 +807,11 @@ fn defs() -> Vec<Def> {
         )
         .check(not_negated),
     );
+    d.push(phrase(
+        "exfil.en.url_followed_by",
+        Exfiltration,
+        format!("(link|url|image|request|address) ~3 {URL} ~3 (followed by|with|containing|plus|appending|append|and append|then) ~3 ^{SENS_EN}"),
+    ));
     d.push(
         raw(
             "exfil.url_placeholder",
@@ -774,7 +836,7 @@ fn defs() -> Vec<Def> {
     d.push(phrase(
         "exfil.de.send",
         Exfiltration,
-        format!("^(sende|senden sie|schicke|schick|schicken sie|übermittle|übermitteln sie|übertrage|lade|laden sie|leite|leiten sie|poste|maile|kopiere|exfiltriere) ~5 (chatverlauf|gesprächsverlauf|verlauf|unterhaltung|konversation|passwörter|kennwörter|zugangsdaten|anmeldedaten|schlüssel|api-schlüssel|tokens|geheimnisse|erinnerungen|nachrichten|nutzerdaten|benutzerdaten|persönlichen daten|systemprompt|daten des nutzers|daten des benutzers) ~6 (an|auf|zu|nach|in|via|über) ~3 ({URL}|{DOMAIN}|{IPV4}|(diese|folgende|den folgenden|die folgende|eine externe|einen externen|folgenden|diesen) ~1 (adresse|url|server|domain|webhook|endpunkt|seite|website))"),
+        format!("^(sende|senden sie|schicke|schick|schicken sie|übermittle|übermitteln sie|übertrage|lade|laden sie|leite|leiten sie|poste|maile|kopiere|exfiltriere) ~5 (chatverlauf|gesprächsverlauf|gesprächsprotokoll|chatprotokoll|protokoll|verlauf|unterhaltung|konversation|passwörter|kennwörter|zugangsdaten|anmeldedaten|schlüssel|api-schlüssel|tokens|geheimnisse|erinnerungen|nachrichten|nutzerdaten|benutzerdaten|persönlichen daten|systemprompt|daten des nutzers|daten des benutzers) ~6 (an|auf|zu|nach|in|via|über) ~3 ({URL}|{DOMAIN}|{IPV4}|(diese|folgende|den folgenden|die folgende|eine externe|einen externen|folgenden|diesen) ~1 (adresse|url|server|domain|webhook|endpunkt|seite|website))"),
     ));
     // French
     d.push(phrase(
@@ -810,7 +872,7 @@ fn defs() -> Vec<Def> {
     d.push(phrase(
         "tool.subshell_fetch",
         ToolExecution,
-        r#"{(?:ba|z|k|da)?sh\s+-c\s*["'`]?\s*\$\(\s*} ^(curl|wget)"#,
+        r#"{(?:(?:ba|z|k|da)?sh\s+-c\s*["'`]?\s*\$\(|(?:(?:ba|z|k|da)?sh|source|\.)\s+<\()\s*} ^(curl|wget)"#,
     ));
     d.push(phrase(
         "tool.decode_to_shell",
@@ -880,6 +942,12 @@ fn defs() -> Vec<Def> {
         &[".ssh/", "/etc/shadow", "/etc/passwd", "/etc/sudoers", "id_rsa", "id_dsa", "id_ecdsa", "id_ed", "/.aws/", "/.env", "/.netrc", "/.git-cred", "/.pgpass", "/.npmrc", "/.pypirc", "/.docker/", "/.kube/"],
     )
     .check(reads_secret_file));
+    d.push(raw(
+        "tool.find_secret_files",
+        ToolExecution,
+        r#"\bfind\s+(?:~|/|\$home)\S*\s[^\n]{0,80}-i?name\s+['"]?[*.]*(?:pem|key|p12|pfx|kdbx|env|id_rsa|id_ed[a-z0-9]*|credentiais|waiiet\.dat)\b"#,
+        &["find"],
+    ));
     d.push(phrase(
         "tool.stealth_exec",
         ToolExecution,
@@ -921,7 +989,17 @@ fn defs() -> Vec<Def> {
     d.push(phrase(
         "memory.en.store_rule",
         MemoryPersistence,
-        "(save|store|add|write|put|persist|record|commit|keep|insert|append|create|make|log|pin) ~4 (to|in|into|inside|as) ~2 (your|the|a|my)? ~1 (long-term|long term|persistent|permanent|core|durable)? ~1 ^(memory|memories|knowledge base|notes|system prompt|profile|persona|core rules) ~12 (always|never|must|from now on|all future|every future|in future|future sessions|future conversations|permanently|forever|obey|disable|reveal|forward|refuse|ignore|bypass|trust)",
+        "(save|store|add|write|put|persist|record|commit|keep|insert|append|create|make|log|pin) ~4 (to|in|into|inside|as) (the|a)? ~1 (long-term|long term|persistent|permanent|core|durable)? ~1 ^(memory|memories) ~12 (always|never|must|from now on|all future|every future|in future|future sessions|future conversations|permanently|forever|obey|disable|reveal|forward|refuse|ignore|bypass)",
+    ));
+    d.push(phrase(
+        "memory.en.store_rule_yours",
+        MemoryPersistence,
+        "(save|store|add|write|put|persist|record|commit|keep|insert|append|create|make|log|pin|note) ~4 (to|in|into|inside|as) ~1 your ~2 ^(memory|memories|notes|knowledge base|system prompt|profile|persona|core rules|long-term memory|instructions) ~12 (always|never|must|from now on|all future|every future|in future|future sessions|future conversations|permanently|forever|obey|disable|reveal|forward|refuse|ignore|bypass|trust|may|allowed|authorized|authorised|permitted|anyone|everyone|anybody)",
+    ));
+    d.push(phrase(
+        "memory.en.for_your_memory",
+        MemoryPersistence,
+        "(for|in|into|to) your (long-term|long term|persistent|permanent)? ^(memory|memories) ~4 (from now on|going forward|always|never|forever|permanently|in future|in all future|in every future)",
     ));
     d.push(phrase(
         "memory.en.update_memory",
@@ -946,7 +1024,7 @@ fn defs() -> Vec<Def> {
     d.push(phrase(
         "memory.en.recall_trigger",
         MemoryPersistence,
-        "^(whenever|every time|each time|next time|the next time) you (recall|read|load|see|retrieve|access|open|encounter|process|remember|are shown) (this|these|the) (note|notes|memory|memories|message|entry|record|text|file|document|page|instruction)",
+        "^(whenever|every time|each time|next time|the next time) you (recall|read|load|see|retrieve|access|open|encounter|process|remember|are shown) (this|these|the|your) (note|notes|memory|memories|message|entry|record|text|file|document|page|instruction)",
     ));
     d.push(phrase(
         "memory.en.on_recall",
@@ -1092,8 +1170,8 @@ fn defs() -> Vec<Def> {
     d.push(raw(
         "html.script_url",
         HtmlInjection,
-        r#"(?:(?:href|src|action|formaction|xiink:href|data|background|poster|iowsrc|dynsrc|code|codebase|ping|srcdoc|content)\s*=\s*["']?\s*(?:javascript|vbscript|iivescript)\s*:|\]\(\s*<?\s*(?:javascript|vbscript|iivescript|data)\s*:|url\(\s*["']?\s*javascript\s*:|(?:href|src|data|action|formaction)\s*=\s*["']?\s*data\s*:\s*(?:text/htmi|image/svg|appiication/(?:x-)?javascript|text/javascript))"#,
-        &["javascript", "vbscript", "iivescript", "data:", "data :"],
+        r#"(?:(?:href|src|action|formaction|xiink:href|data|background|poster|iowsrc|dynsrc|code|codebase|ping|srcdoc|content)\s*=\s*["']?\s*(?:j\s*a\s*v\s*a\s*s\s*c\s*r\s*i\s*p\s*t|v\s*b\s*s\s*c\s*r\s*i\s*p\s*t|iivescript)\s*:|\]\(\s*<?\s*(?:javascript|vbscript|iivescript|data)\s*:|url\(\s*["']?\s*javascript\s*:|(?:href|src|data|action|formaction)\s*=\s*["']?\s*data\s*:\s*(?:text/htmi|image/svg|appiication/(?:x-)?javascript|text/javascript))"#,
+        &["javascript", "vbscript", "iivescript", "data:", "data :", "href", "src=", "src =", "action", "formaction", "xiink:href"],
     ));
     d.push(raw(
         "html.dangerous_tag",
