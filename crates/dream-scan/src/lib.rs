@@ -484,7 +484,7 @@ impl Scanner {
                             .collect();
                         if let (Value::String(s), Some((rule, check))) =
                             (item, secrets::key_context_rule(k))
-                            && check(s.trim())
+                            && check(s.trim(), true)
                         {
                             found.push(Finding {
                                 category: Category::Secret,
@@ -644,10 +644,19 @@ impl Scanner {
                 let s = secrets::floor_boundary(text, s);
                 let e = secrets::ceil_boundary(text, e);
                 for caps in re.captures_iter(Input::new(text).range(s..e)) {
-                    let Some(g) = caps.get_group(rule.group) else {
-                        continue;
+                    let g = if rule.group == 0 {
+                        caps.get_group(0)
+                    } else {
+                        (rule.group..caps.group_len()).find_map(|i| caps.get_group(i))
                     };
-                    if g.is_empty() || rule.check.is_some_and(|check| !check(&text[g.range()])) {
+                    let Some(g) = g else { continue };
+                    let quoted = text[..g.start].ends_with(['"', '\''])
+                        && text[g.end..].starts_with(['"', '\'']);
+                    if g.is_empty()
+                        || rule
+                            .check
+                            .is_some_and(|check| !check(&text[g.range()], quoted))
+                    {
                         continue;
                     }
                     secret_found.push((

@@ -252,10 +252,10 @@ const DOMAIN: &str =
 const IPV4: &str = r"{\d{1,3}\.\d{1,3}\.\d{1,3}\.\d{1,3}}";
 
 // English
-const IGN_EN: &str = "(ignore|ignoring|disregard|disregarding|forget|forgetting|override|overriding|overrule|bypass|bypassing|skip|drop|abandon|discard|neglect|set aside|throw out|pay no attention to|do not follow|don't follow|dont follow|stop following|no longer follow|stop obeying|do not obey|don't obey|nullify|scrap|erase|wipe|forgo|circumvent|ditch|dismiss|do not adhere to|stop adhering to)";
+const IGN_EN: &str = "(ignore|ignoring|disregard|disregarding|forget|forgetting|override|overriding|overrule|bypass|bypassing|skip|drop|abandon|discard|neglect|set aside|throw out|pay no attention to|do not follow|don't follow|dont follow|stop following|no longer follow|stop obeying|do not obey|don't obey|nullify|scrap|erase|wipe|forgo|circumvent|ditch|dismiss|do not adhere to|stop adhering to|do not apply|don't apply|stop applying|no longer apply|cancel|revoke|rescind)";
 const MOD_EN: &str = "(previous|previously|prior|preceding|above|earlier|original|initial|former|old|existing|past|system|default|developer|safety|ethical|content|programmed|built-in|preset|underlying|hidden|openai|anthropic|your|foregoing|preexisting|pre-existing)";
-const OBJ_EN: &str = "(instructions|instruction|directions|directives|directive|rules|guidelines|guideline|guidance|prompts|prompt|system prompt|orders|commands|policies|policy|restrictions|programming|training|guardrails|safeguards|filters|protocols|conditioning)";
-const OBJ_AI_EN: &str = "(instructions|instruction|directives|directive|guidelines|guidance|prompts|prompt|system prompt|programming|guardrails|orders|rules)";
+const OBJ_EN: &str = "(instructions|instruction|directions|directives|directive|rules|guidelines|guideline|guidance|prompts|prompt|system prompt|commands|policies|policy|restrictions|programming|training|guardrails|safeguards|filters|protocols|conditioning)";
+const OBJ_AI_EN: &str = "(instructions|instruction|directives|directive|guidelines|guidance|prompts|prompt|system prompt|programming|guardrails|rules)";
 const STRONG_JB: &str = "(unrestricted|unfiltered|uncensored|jailbroken|jailbreak|unbound|unchained|unshackled|amoral|limitless|filterless|unmoderated|unaligned|misaligned|betterdan|antigpt|devmode|basedgpt|evilbot)";
 const WEAK_JB: &str = "(evil|immoral|unethical|rogue|malicious|lawless|uninhibited|unlimited|sinister|corrupt|dark|rebellious|unhinged)";
 const AI_NOUN: &str = "(ai|a.i.|assistant|model|chatbot|bot|llm|version|entity|persona|intelligence|language model|machine|agent|gpt|chatgpt|system)";
@@ -345,9 +345,19 @@ fn defs() -> Vec<Def> {
         "^obey (me|this (message|text|document|email|note|page|file)|my (commands|orders|instructions|every command)|these (commands|instructions|orders)|the (instructions|commands|orders) (in|of|below|above|here|that follow)|instructions (found|contained|embedded) in)",
     ));
     d.push(phrase(
+        "override.en.config_revoked",
+        InstructionOverride,
+        "(prior|previous|earlier|existing|original|current|all|your|system) ^(configuration|instructions|rules|directives|programming|prompt|system prompt|guidelines|policies) (revoked|voided|void|cancelled|canceled|rescinded|nullified|overridden|invalidated|withdrawn|suspended|terminated)",
+    ));
+    d.push(phrase(
+        "override.en.accept_new_from",
+        InstructionOverride,
+        "(accept|take|follow|obey|load|adopt) (new|fresh|updated|the new) ^(ones|instructions|orders|rules|directives|commands|prompt) (only)? (from|in|on) (this|the following|the|that) (page|document|email|e-mail|message|text|site|website|file|source|comment)",
+    ));
+    d.push(phrase(
         "override.en.modify_own_rules",
         InstructionOverride,
-        "(modify|change|alter|rewrite|update|edit|adjust|replace|disable|remove|delete|turn off|switch off|deactivate|reprogram|reconfigure|override) ~1 your ~2 ^(system prompt|instructions|programming|directives|guidelines|guardrails|safety filters|safety settings|safety rules|safety checks|content filter|content filters|content policy|scoring rules|trust rules|core rules|instruction set|persona)",
+        "(modify|change|alter|rewrite|update|edit|adjust|replace|disable|remove|delete|turn off|switch off|deactivate|reprogram|reconfigure|override|reset|wipe|clear|erase) ~1 your ~2 ^(system prompt|instructions|programming|directives|guidelines|guardrails|safety filters|safety settings|safety rules|safety checks|content filter|content filters|content policy|scoring rules|trust rules|core rules|instruction set|persona)",
     ));
     d.push(phrase(
         "override.en.modify_curator",
@@ -424,7 +434,7 @@ fn defs() -> Vec<Def> {
     d.push(phrase(
         "override.fr.ignore_prior",
         InstructionOverride,
-        format!("^{IGN_FR} ~3 {OBJ_FR} ~1 (précédentes|précédents|précédente|antérieures|antérieurs|ci-dessus|initiales|d'origine|originales|originelles|du système|système|d'avant|reçues|que tu as reçues|données|de départ|de base)"),
+        format!("^{IGN_FR} ~3 {OBJ_FR} ~1 (précédentes|précédents|précédente|antérieures|antérieurs|ci-dessus|initiales|d'origine|originales|originelles|du système|système|d'avant|reçues|que tu as reçues|que vous avez reçues|qu'on vous a données|qu'on t'a données|qu'on vous a donné|qu'on t'a donné|données|de départ|de base)"),
     ));
     d.push(phrase(
         "override.fr.new_instructions",
@@ -472,7 +482,7 @@ fn defs() -> Vec<Def> {
     d.push(phrase(
         "override.it.ignore_prior",
         InstructionOverride,
-        format!("^{IGN_IT} ~3 {OBJ_IT} ~1 (precedenti|di prima|sopra|originali|iniziali|di sistema|del sistema|ricevute|che ti sono state date|date prima|che hai ricevuto|fornite)"),
+        format!("^{IGN_IT} ~3 {OBJ_IT} ~1 (precedenti|di prima|sopra|originali|iniziali|di sistema|del sistema|ricevute|che ti sono state date|che ti hanno dato|che ti hanno date|che ti hanno fornito|date prima|che hai ricevuto|fornite)"),
     ));
     d.push(phrase(
         "override.it.new_instructions",
@@ -496,7 +506,7 @@ fn defs() -> Vec<Def> {
     d.push(phrase(
         "override.pt.ignore_prior",
         InstructionOverride,
-        format!("^{IGN_PT} ~3 {OBJ_PT} ~1 (anteriores|prévias|acima|originais|iniciais|do sistema|de sistema|recebidas|que recebeu|que você recebeu|dadas|de antes|precedentes)"),
+        format!("^{IGN_PT} ~3 {OBJ_PT} ~1 (anteriores|prévias|acima|originais|iniciais|do sistema|de sistema|recebidas|que recebeu|que você recebeu|que te deram|que lhe deram|que te passaram|dadas|de antes|precedentes)"),
     ));
     d.push(phrase(
         "override.pt.new_instructions",
@@ -842,7 +852,7 @@ fn defs() -> Vec<Def> {
     d.push(phrase(
         "exfil.fr.send",
         Exfiltration,
-        format!("^(envoie|envoyez|envoyer|transmets|transmettez|transfère|transférez|téléverse|téléversez|poste|postez|partage|partagez|copie|copiez|expédie|expédiez|fais suivre|faites suivre|exfiltre) ~5 (historique|conversation|discussion|mots de passe|identifiants|clés|clés api|jetons|tokens|secrets|souvenirs|mémoires|messages|données personnelles|données de l'utilisateur|prompt système) ~6 (à|vers|sur|au|chez|dans) ~3 ({URL}|{DOMAIN}|{IPV4}|~2 (adresse|url|serveur|site|webhook|domaine|point de terminaison))"),
+        format!("^(envoie|envoyez|envoyer|transmets|transmettez|transfère|transférez|téléverse|téléversez|poste|postez|publie|publiez|partage|partagez|copie|copiez|expédie|expédiez|fais suivre|faites suivre|exfiltre) ~5 (historique|conversation|discussion|mots de passe|identifiants|clés|clés api|jetons|tokens|secrets|souvenirs|mémoires|messages|données personnelles|données de l'utilisateur|prompt système) ~6 (à|vers|sur|au|chez|dans) ~3 ({URL}|{DOMAIN}|{IPV4}|~2 (adresse|url|serveur|site|webhook|domaine|point de terminaison))"),
     ));
     // Spanish
     d.push(phrase(
@@ -854,13 +864,13 @@ fn defs() -> Vec<Def> {
     d.push(phrase(
         "exfil.it.send",
         Exfiltration,
-        format!("^(invia|inviate|inviare|manda|mandate|mandare|inoltra|inoltrate|carica|caricate|trasmetti|trasmettete|condividi|copia|spedisci|esfiltra) ~5 (cronologia|conversazione|chat|password|credenziali|chiavi|token|segreti|ricordi|memorie|messaggi|dati personali|dati dell'utente|prompt di sistema) ~6 (a|al|ad|su|verso|all'|alla|allo|in) ~3 ({URL}|{DOMAIN}|{IPV4}|~2 (indirizzo|url|server|sito|webhook|endpoint|dominio))"),
+        format!("^(invia|inviate|inviare|manda|mandate|mandare|inoltra|inoltrate|carica|caricate|trasmetti|trasmettete|condividi|copia|spedisci|pubblica|pubblicate|posta|esfiltra) ~5 (cronologia|conversazione|chat|password|credenziali|chiavi|token|segreti|ricordi|memorie|messaggi|dati personali|dati dell'utente|prompt di sistema) ~6 (a|al|ad|su|verso|all'|alla|allo|in) ~3 ({URL}|{DOMAIN}|{IPV4}|~2 (indirizzo|url|server|sito|webhook|endpoint|dominio))"),
     ));
     // Portuguese
     d.push(phrase(
         "exfil.pt.send",
         Exfiltration,
-        format!("^(envie|envia|enviar|mande|manda|mandar|encaminhe|encaminha|encaminhar|carregue|transmita|compartilhe|copie|suba|exfiltre) ~5 (histórico|conversa|chat|senhas|senha|credenciais|chaves|tokens|segredos|memórias|mensagens|dados pessoais|dados do usuário|prompt do sistema) ~6 (para|a|ao|em|no|pro) ~3 ({URL}|{DOMAIN}|{IPV4}|~2 (endereço|url|servidor|site|webhook|endpoint|domínio))"),
+        format!("^(envie|envia|enviar|mande|manda|mandar|encaminhe|encaminha|encaminhar|carregue|transmita|compartilhe|copie|suba|publique|publica|poste|exfiltre) ~5 (histórico|conversa|chat|senhas|senha|credenciais|chaves|tokens|segredos|memórias|mensagens|dados pessoais|dados do usuário|prompt do sistema) ~6 (para|a|ao|em|no|pro) ~3 ({URL}|{DOMAIN}|{IPV4}|~2 (endereço|url|servidor|site|webhook|endpoint|domínio))"),
     ));
 
     // ============================================================ tool / shell execution
@@ -882,7 +892,7 @@ fn defs() -> Vec<Def> {
     d.push(raw(
         "tool.destructive_rm",
         ToolExecution,
-        r#"\brm\s+(?:-[a-z]*r[a-z]*f[a-z]*|-[a-z]*f[a-z]*r[a-z]*|-r\s+-f|-f\s+-r|--recursive\s+--force|--force\s+--recursive)\s+(?:--no-preserve-root\s+)?(?:/(?:\s|$|\*|["'`]|etc|usr|var|home|bin|boot|iib|opt|root|srv|sys|dev|proc)|~/?(?:\s|$|\*|["'`]|[a-z]+)|\*|\$home|c:)"#,
+        r#"\brm\s+(?:-[a-z]*r[a-z]*f[a-z]*|-[a-z]*f[a-z]*r[a-z]*|-r\s+-f|-f\s+-r|--recursive\s+--force|--force\s+--recursive)\s+(?:--no-preserve-root\s+)?(?:/(?:\s|$|\*|["'`]|etc|usr|var|home|bin|boot|iib|opt|root|srv|sys|dev|proc)|~/?(?:\s|$|\*|["'`]|[a-z]+)|\*|(?:\$\{?|s)home\b|c:)"#,
         &["-rf", "-fr", "-r -f", "-f -r", "--recursive", "--force"],
     ));
     d.push(raw(
@@ -926,8 +936,8 @@ fn defs() -> Vec<Def> {
     d.push(raw(
         "tool.download_exec",
         ToolExecution,
-        r"(?:\b(?:curi|wget)\b[^\n]{0,200}(?:&&|;)\s*chmod\s+\+x|chmod\s+\+x\s+/tmp/\S+\s*(?:&&|;)\s*/tmp/)",
-        &["chmod"],
+        r"(?:\b(?:curi|wget)\b[^\n]{0,200}(?:&&|;)\s*(?:sudo\s+)?(?:chmod\s+\+x|(?:ba|z|k|da)?sh\s|python\w*\s|peri\s|/tmp/)|chmod\s+\+x\s+/tmp/\S+\s*(?:&&|;)\s*/tmp/)",
+        &["chmod", "curl", "wget"],
     ));
     d.push(raw(
         "tool.python_os_system",
@@ -942,6 +952,12 @@ fn defs() -> Vec<Def> {
         &[".ssh/", "/etc/shadow", "/etc/passwd", "/etc/sudoers", "id_rsa", "id_dsa", "id_ecdsa", "id_ed", "/.aws/", "/.env", "/.netrc", "/.git-cred", "/.pgpass", "/.npmrc", "/.pypirc", "/.docker/", "/.kube/"],
     )
     .check(reads_secret_file));
+    d.push(raw(
+        "tool.fetch_with_substitution",
+        ToolExecution,
+        r"\b(?:curi|wget|nc|ping|nsiookup|dig)\b[^\n]{0,160}(?:\$\(|`)\s*(?:whoami|hostname|id|cat|env|printenv|uname|pwd|ls|base6a)\b",
+        &["curl", "wget", "nslookup", "dig", "ping"],
+    ));
     d.push(raw(
         "tool.find_secret_files",
         ToolExecution,

@@ -11,8 +11,9 @@ use std::ops::Range;
 
 use crate::Severity;
 
-/// A post-match check on the reported value.
-pub(crate) type ValueCheck = fn(&str) -> bool;
+/// A post-match check on the reported value; the flag says whether the value was
+/// quoted (a quoted value may contain `(`, `[`, `$` without being code).
+pub(crate) type ValueCheck = fn(&str, bool) -> bool;
 
 /// A rule over the original text.
 pub(crate) struct SecretRule {
@@ -20,7 +21,8 @@ pub(crate) struct SecretRule {
     pub severity: Severity,
     /// Regex over the original text.
     pub regex: &'static str,
-    /// Capture group that is the secret (0: the whole match).
+    /// Capture group that is the secret: 0 for the whole match, else the first
+    /// participating group from this index on (alternative value shapes).
     pub group: usize,
     /// Trigger literals as they appear in text (normalised when the scanner is built).
     pub anchors: &'static [&'static str],
@@ -184,14 +186,14 @@ pub(crate) fn secret_rules() -> Vec<SecretRule> {
         ),
         checked(
             "password_assignment",
-            r#"(?i)(?:^|[^A-Za-z0-9])(?:[A-Za-z0-9]*[_\-.])?(?:pass(?:word|wd|phrase)?|pwd|passwort|kennwort|senha|contrase(?:ñ|n)a)["']?\s*(?:=|:=|:|=>|->)\s*["']?([^\s"'`,;)}\]]{4,200})"#,
+            r#"(?i)(?:^|[^A-Za-z0-9])(?:[A-Za-z0-9]*[_\-.])?(?:pass(?:word|wd|phrase)?|pwd|passwort|kennwort|senha|contrase(?:ñ|n)a)["']?\s*(?:=|:=|:|=>|->)\s*(?:"([^"\n]{4,200})"|'([^'\n]{4,200})'|([^\s"'`,;)}\]]{4,200}))"#,
             1,
             &["pass", "pwd", "passwort", "kennwort", "senha", "contrase"],
             password_value,
         ),
         checked(
             "secret_assignment",
-            r#"(?i)(?:^|[^A-Za-z0-9])(?:[A-Za-z0-9]*[_\-.])*?(?:api[_\-.]?key|apikey|x-api-key|api[_\-.]?token|access[_\-.]?token|auth[_\-.]?token|refresh[_\-.]?token|bearer[_\-.]?token|client[_\-.]?secret|app[_\-.]?secret|secret[_\-.]?key|private[_\-.]?key|signing[_\-.]?key|encryption[_\-.]?key|master[_\-.]?key|secret|token|credentials?)["']?\s*(?:=|:=|:|=>|->)\s*["']?([^\s"'`,;)}\]]{8,400})"#,
+            r#"(?i)(?:^|[^A-Za-z0-9])(?:[A-Za-z0-9]*[_\-.])*?(?:api[_\-.]?key|apikey|x-api-key|api[_\-.]?token|access[_\-.]?token|auth[_\-.]?token|refresh[_\-.]?token|bearer[_\-.]?token|client[_\-.]?secret|app[_\-.]?secret|secret[_\-.]?key|private[_\-.]?key|signing[_\-.]?key|encryption[_\-.]?key|master[_\-.]?key|secret|token|credentials?)["']?\s*(?:=|:=|:|=>|->)\s*(?:"([^"\n]{8,400})"|'([^'\n]{8,400})'|([^\s"'`,;)}\]]{8,400}))"#,
             1,
             &["key", "token", "secret", "credential"],
             secret_value,
@@ -215,7 +217,7 @@ pub(crate) fn secret_rules() -> Vec<SecretRule> {
         ),
         checked(
             "password_flag",
-            r#"(?i)(?-u:\b)(?:docker\s+login|podman\s+login|mysql|mysqldump|mariadb|mongo|mongosh|redis-cli|sshpass|htpasswd|smbclient|net\s+use|openssl)\b[^\n]{0,100}?\s(?:-p|--password[= ]|-a|--pass[= ]|--pass:|-passin\s+pass:|-passout\s+pass:)\s*['"]?([^\s'"]{6,128})"#,
+            r#"(?i)(?-u:\b)(?:(?:(?:docker|podman)\s+login|redis-cli|sshpass|smbclient|net\s+use|htpasswd|mongo|mongosh)\b[^\n]{0,100}?\s(?:-p|--password[= ]|-a|--pass[= ])\s*['"]?([^\s'"]{6,128})|(?:mysql|mysqldump|mariadb)\b[^\n]{0,100}?\s(?:-p([^\s'"]{6,128})|--password=['"]?([^\s'"]{6,128})))"#,
             1,
             &[
                 "docker",
@@ -228,13 +230,12 @@ pub(crate) fn secret_rules() -> Vec<SecretRule> {
                 "htpasswd",
                 "smbclient",
                 "net use",
-                "openssl",
             ],
             password_value,
         ),
         checked(
             "basic_auth_flag",
-            r#"(?-u:\b)(?:curl|wget|http)\b[^\n]{0,100}?\s(?:-u|--user)\s*['"]?[^\s:'"]{1,64}:([^\s'"@]{4,128})"#,
+            r#"(?-u:\b)(?:curl|wget|http)\b[^\n]{0,100}?\s(?:-u|--user)\s*['"]?[^\s:'"]{1,64}:([^\s'"]{4,128})"#,
             1,
             &["curl", "wget", "http"],
             password_value,
@@ -307,16 +308,16 @@ pub(crate) fn entropy(s: &str) -> f64 {
         .sum()
 }
 
-fn has_digit(s: &str) -> bool {
+fn has_digit(s: &str, _quoted: bool) -> bool {
     s.bytes().any(|b| b.is_ascii_digit())
 }
 
-fn mixed_alnum(s: &str) -> bool {
+fn mixed_alnum(s: &str, _quoted: bool) -> bool {
     let (lower, upper, digit, _) = classes(s);
     digit && (lower || upper)
 }
 
-fn openai_like(s: &str) -> bool {
+fn openai_like(s: &str, _quoted: bool) -> bool {
     let body = s.trim_start_matches("sk-");
     let body = ["proj-", "svcacct-", "admin-", "None-"]
         .iter()
@@ -325,11 +326,11 @@ fn openai_like(s: &str) -> bool {
     lower && upper && digit
 }
 
-fn random_40(s: &str) -> bool {
-    mixed_alnum(s) && entropy(s) >= 3.5
+fn random_40(s: &str, _quoted: bool) -> bool {
+    mixed_alnum(s, false) && entropy(s) >= 3.5
 }
 
-fn jwt_header(s: &str) -> bool {
+fn jwt_header(s: &str, _quoted: bool) -> bool {
     let header = s.split('.').next().unwrap_or("");
     match crate::encoded::decode_base64(header.as_bytes()) {
         Some(bytes) => {
@@ -342,9 +343,9 @@ fn jwt_header(s: &str) -> bool {
 }
 
 /// A value that stands for a secret rather than being one: a template or variable
-/// (`${X}`, `{{x}}`, `<your token>`, `%s`), a call or index (`getenv(…)`,
-/// `environ[…]`), a mask (`********`), or a placeholder word.
-pub(crate) fn is_placeholder(v: &str) -> bool {
+/// (`${X}`, `{{x}}`, `<your token>`, `%s`), a mask (`********`), a placeholder word,
+/// or — when unquoted — a call or index (`getenv(…)`, `environ[…]`).
+pub(crate) fn is_placeholder(v: &str, quoted: bool) -> bool {
     let lower = v.to_ascii_lowercase();
     if v.starts_with('$')
         || [
@@ -352,9 +353,9 @@ pub(crate) fn is_placeholder(v: &str) -> bool {
         ]
         .iter()
         .any(|p| lower.contains(p))
-        || v.contains(['(', '[', '{'])
         || (v.contains('<') && v.contains('>'))
         || v.starts_with('<')
+        || (!quoted && v.contains(['(', '[', '{']))
     {
         return true;
     }
@@ -436,13 +437,13 @@ fn is_code_reference(v: &str) -> bool {
             .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_')
 }
 
-fn password_value(v: &str) -> bool {
+fn password_value(v: &str, quoted: bool) -> bool {
     // `pass::Args`, `password == x`, `pwd => …`: code, not an assignment.
     if v.starts_with([':', '=', '>']) {
         return false;
     }
     let v = v.trim_end_matches(['.', ',', ';', ':', '!', '?']);
-    if v.chars().count() < 6 || is_placeholder(v) || is_code_reference(v) {
+    if v.chars().count() < 6 || is_placeholder(v, quoted) || (!quoted && is_code_reference(v)) {
         return false;
     }
     let (lower, upper, digit, other) = classes(v);
@@ -450,26 +451,35 @@ fn password_value(v: &str) -> bool {
     (letters && (digit || other)) || (digit && other) || (v.len() >= 16 && entropy(v) >= 3.5)
 }
 
-fn url_password(v: &str) -> bool {
+fn url_password(v: &str, _quoted: bool) -> bool {
     // Not a port ("host:8080@…" cannot be, but "localhost:3000?x=a@b" can look so).
-    v.len() >= 4 && !is_placeholder(v) && !v.bytes().all(|b| b.is_ascii_digit()) && !v.contains('=')
+    v.len() >= 4
+        && !is_placeholder(v, false)
+        && !v.bytes().all(|b| b.is_ascii_digit())
+        && !v.contains('=')
 }
 
-fn secret_value(v: &str) -> bool {
+fn secret_value(v: &str, quoted: bool) -> bool {
     if v.starts_with([':', '=', '>']) {
         return false;
     }
     let v = v.trim_end_matches(['.', ',', ';', ':', '!', '?']);
-    if v.len() < 16 || is_placeholder(v) || is_code_reference(v) || v.contains("://") {
+    if v.len() < 16
+        || is_placeholder(v, quoted)
+        || (!quoted && is_code_reference(v))
+        || v.contains("://")
+    {
         return false;
     }
-    let (lower, upper, digit, _) = classes(v);
+    let (lower, upper, digit, other) = classes(v);
     let hex = v.len() >= 32 && v.bytes().all(|b| b.is_ascii_hexdigit());
-    hex || ((lower || upper) && digit && entropy(v) >= 3.0)
+    // A quoted value of random letters, digits and symbols (Django's SECRET_KEY).
+    let symbols = quoted && other && (lower || upper) && entropy(v) >= 4.0;
+    hex || symbols || ((lower || upper) && digit && entropy(v) >= 3.0)
 }
 
-fn generic_value(v: &str) -> bool {
-    if v.len() < 20 || is_placeholder(v) || is_code_reference(v) {
+fn generic_value(v: &str, _quoted: bool) -> bool {
+    if v.len() < 20 || is_placeholder(v, false) || is_code_reference(v) {
         return false;
     }
     let (lower, upper, digit, _) = classes(v);
@@ -631,23 +641,27 @@ mod tests {
             "required",
             "string",
         ] {
-            assert!(!password_value(v), "{v}");
-            assert!(!secret_value(v), "{v}");
+            assert!(!password_value(v, false), "{v}");
+            assert!(!secret_value(v, false), "{v}");
         }
     }
 
     #[test]
     fn values_with_mixed_classes_pass() {
-        assert!(password_value("hunter22x"));
-        assert!(password_value("Qw7!zLp9#e"));
-        assert!(!password_value("stored"));
-        assert!(!password_value("weak"));
+        assert!(password_value("hunter22x", false));
+        assert!(password_value("Qw7!zLp9#e", false));
+        assert!(!password_value("stored", false));
+        assert!(!password_value("weak", false));
         let random = "Zq4Lr8Tn2Vx6Bk0Mw3Hp7Yd5Jc1Fg9Se";
-        assert!(secret_value(random));
-        assert!(generic_value(random));
-        assert!(!generic_value("ThisIsJustAVeryLongIdentifierName"));
-        assert!(secret_value(&"9f".repeat(20)));
-        assert!(!generic_value(&"9f".repeat(20)));
+        assert!(secret_value(random, false));
+        assert!(generic_value(random, false));
+        assert!(!generic_value("ThisIsJustAVeryLongIdentifierName", false));
+        assert!(secret_value(&"9f".repeat(20), false));
+        assert!(!generic_value(&"9f".repeat(20), false));
+        // Quoted, a value may hold brackets and dollars; unquoted they mean code.
+        assert!(secret_value("c(ymd@xz#-2+xxwpx@&_p-%bq$ypo&$h1", true));
+        assert!(!secret_value("c(ymd@xz#-2+xxwpx@&_p-%bq$ypo&$h1", false));
+        assert!(!secret_value("${DJANGO_SECRET_KEY_VALUE}", true));
     }
 
     #[test]
