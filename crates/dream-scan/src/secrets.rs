@@ -488,19 +488,7 @@ fn generic_value(v: &str, _quoted: bool) -> bool {
 
 /// How a JSON member's key frames its string value (`{"password": "…"}`).
 pub(crate) fn key_context_rule(key: &str) -> Option<(&'static str, ValueCheck)> {
-    // camelCase → snake_case, then one separator.
-    let mut snake = String::with_capacity(key.len() + 4);
-    let mut prev_lower = false;
-    for c in key.chars() {
-        if c.is_ascii_uppercase() && prev_lower {
-            snake.push('_');
-        }
-        prev_lower = c.is_ascii_lowercase() || c.is_ascii_digit();
-        snake.push(c.to_ascii_lowercase());
-    }
-    let k = snake.replace(['-', '.', ' '], "_");
-    let last = k.rsplit('_').next().unwrap_or(&k);
-    let password = [
+    const PASSWORD: &[&str] = &[
         "password",
         "passwd",
         "pwd",
@@ -511,13 +499,7 @@ pub(crate) fn key_context_rule(key: &str) -> Option<(&'static str, ValueCheck)> 
         "contrasena",
         "contraseña",
     ];
-    if password
-        .iter()
-        .any(|p| k == *p || k.ends_with(&format!("_{p}")))
-    {
-        return Some(("password_assignment", password_value));
-    }
-    let secretish = [
+    const SECRETISH: &[&str] = &[
         "apikey",
         "api_key",
         "x_api_key",
@@ -538,11 +520,45 @@ pub(crate) fn key_context_rule(key: &str) -> Option<(&'static str, ValueCheck)> 
         "app_secret",
         "api_token",
     ];
-    if secretish
-        .iter()
-        .any(|s| k == *s || k.ends_with(&format!("_{s}")))
-        || matches!(last, "secret" | "token")
+    // Cheap exit: most keys name nothing secret.
+    let lower = key.to_ascii_lowercase();
+    if ![
+        "pass",
+        "pwd",
+        "senha",
+        "contrase",
+        "kennwort",
+        "key",
+        "token",
+        "secret",
+        "credential",
+        "bearer",
+    ]
+    .iter()
+    .any(|w| lower.contains(w))
     {
+        return None;
+    }
+    // camelCase → snake_case, one separator.
+    let mut k = String::with_capacity(key.len() + 4);
+    let mut prev_lower = false;
+    for c in key.chars() {
+        if c.is_ascii_uppercase() && prev_lower {
+            k.push('_');
+        }
+        prev_lower = c.is_ascii_lowercase() || c.is_ascii_digit();
+        k.push(if matches!(c, '-' | '.' | ' ') {
+            '_'
+        } else {
+            c.to_ascii_lowercase()
+        });
+    }
+    let ends_with_word =
+        |w: &str| k == w || (k.ends_with(w) && k[..k.len() - w.len()].ends_with('_'));
+    if PASSWORD.iter().any(|p| ends_with_word(p)) {
+        return Some(("password_assignment", password_value));
+    }
+    if SECRETISH.iter().any(|s| ends_with_word(s)) {
         return Some(("secret_assignment", secret_value));
     }
     None
