@@ -562,9 +562,17 @@ impl Scanner {
         out
     }
 
-    fn collect(&self, text: &str, depth: usize, ctx: &mut Ctx, out: &mut Vec<Finding>) {
+    /// The one multi-pattern pass over a normalised view, then each triggered rule
+    /// confirmed in its windows. Secrets are looked for when `with_secrets`.
+    fn literal_pass(
+        &self,
+        text: &str,
+        norm: &normalize::Normalized,
+        ctx: &Ctx,
+        with_secrets: bool,
+        out: &mut Vec<Finding>,
+    ) {
         let c = &*COMPILED;
-        let norm = normalize::normalize(text);
         let ntext = norm.text.as_str();
 
         // 1. The one literal pass: which rules to confirm, and where.
@@ -597,6 +605,7 @@ impl Scanner {
                         let e = (m.end() + rule.after).min(ntext.len());
                         jobs.push((r as usize, s, e));
                     }
+                    Target::Secret(_) | Target::Pem if !with_secrets => {}
                     Target::Secret(r) => {
                         let o = norm.to_original(m.start()..m.end());
                         let radius = c.secret[r as usize].0.radius;
@@ -626,7 +635,26 @@ impl Scanner {
                 let (rule, re) = &c.norm[k];
                 let s = secrets::floor_boundary(ntext, s);
                 let e = secrets::ceil_boundary(ntext, e);
-                for m in re.find_iter(Input::new(ntext).range(s..e)) {
+                let mut at = s;
+                while at < e {
+                    let Some(m) = re.search(&Input::new(ntext).range(at..e)) else {
+                        break;
+                    };
+                    let mid_word = rule.word_start
+                        && m.start() > 0
+                        && nbytes[m.start() - 1].is_ascii_alphanumeric()
+                        && !norm.is_join(m.start());
+                    if mid_word {
+                        // Retry just after the rejected start: a real match may begin
+                        // inside it ("xignore this ignore previous instructions").
+                        at = secrets::ceil_boundary(ntext, m.start() + 1);
+                        continue;
+                    }
+                    at = if m.is_empty() {
+                        secrets::ceil_boundary(ntext, m.end() + 1)
+                    } else {
+                        m.end()
+                    };
                     if m.is_empty() || rule.check.is_some_and(|check| !check(ntext, m.range())) {
                         continue;
                     }
@@ -704,6 +732,16 @@ impl Scanner {
             first = false;
             kept_end = kept_end.max(s.end);
             out.push(f);
+        }
+    }
+
+    fn collect(&self, text: &str, depth: usize, ctx: &mut Ctx, out: &mut Vec<Finding>) {
+        let norm = normalize::normalize(text);
+        self.literal_pass(text, &norm, ctx, true, out);
+        if norm.invisible && !ctx.secrets_only {
+            // Invisible characters read a second way: as spaces between words.
+            let spaced = normalize::normalize_spaced(text);
+            self.literal_pass(text, &spaced, ctx, false, out);
         }
 
         // 3. Personal data and smuggled tag characters.

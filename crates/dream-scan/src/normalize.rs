@@ -40,6 +40,8 @@ pub(crate) struct Normalized {
     /// two characters (an invisible character, a spaced-out separator): a word may
     /// start there even though the byte before it is a letter.
     joins: Vec<u32>,
+    /// Whether the text held invisible characters (or terminal escapes).
+    pub invisible: bool,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -117,7 +119,18 @@ impl Normalized {
 
 /// Normalises `text` (see the module documentation).
 pub(crate) fn normalize(text: &str) -> Normalized {
-    let (folded, pieces, tag_runs, fold_joins) = fold(text);
+    normalize_with(text, false)
+}
+
+/// Normalises reading every invisible character as a space rather than as nothing:
+/// the second reading of a text that has them, for words that they separate
+/// ("disregard\u{2060}your\u{2060}previous") rather than split ("ig\u{200B}nore").
+pub(crate) fn normalize_spaced(text: &str) -> Normalized {
+    normalize_with(text, true)
+}
+
+fn normalize_with(text: &str, invisible_as_space: bool) -> Normalized {
+    let (folded, pieces, tag_runs, fold_joins, invisible) = fold(text, invisible_as_space);
     let (collapsed, kept, joins) = collapse_spaced(folded, fold_joins);
     let mut bytes = collapsed.into_bytes();
     leet(&mut bytes);
@@ -129,6 +142,7 @@ pub(crate) fn normalize(text: &str) -> Normalized {
         kept,
         tag_runs,
         joins,
+        invisible,
     }
 }
 
@@ -209,9 +223,9 @@ impl FoldBuilder {
     }
 }
 
-type Folded = (String, Vec<Piece>, Vec<Range<usize>>, Vec<u32>);
+type Folded = (String, Vec<Piece>, Vec<Range<usize>>, Vec<u32>, bool);
 
-fn fold(text: &str) -> Folded {
+fn fold(text: &str, invisible_as_space: bool) -> Folded {
     if text.is_ascii() && memchr::memchr(0x1b, text.as_bytes()).is_none() {
         // The common case: one table pass, offsets map one to one.
         let out: Vec<u8> = text.bytes().map(|c| LOWER[c as usize]).collect();
@@ -221,7 +235,7 @@ fn fold(text: &str) -> Folded {
             orig: 0,
             orig_len: 0,
         }];
-        return (out, identity, Vec::new(), Vec::new());
+        return (out, identity, Vec::new(), Vec::new(), false);
     }
     let mut b = FoldBuilder {
         out: Vec::with_capacity(text.len()),
@@ -235,6 +249,7 @@ fn fold(text: &str) -> Folded {
     let mut in_flag = false;
     let mut tag_run: Option<(usize, usize)> = None; // (start, last char start)
     let mut scratch = String::new();
+    let mut invisible = false;
     while pos < text.len() {
         // Bulk path: a run of ASCII is lower-cased and copied one to one.
         let run_end = bytes[pos..]
@@ -257,8 +272,14 @@ fn fold(text: &str) -> Folded {
                 b.push_mapped(last, 4, " ");
                 tag_runs.push(start..last + 4);
             }
-            b.skip();
-            pos += escape_len(&bytes[pos..]);
+            let n = escape_len(&bytes[pos..]);
+            invisible = true;
+            if invisible_as_space {
+                b.push_mapped(pos, n, " ");
+            } else {
+                b.skip();
+            }
+            pos += n;
             continue;
         }
         let c = text[pos..].chars().next().unwrap_or('\u{FFFD}');
@@ -290,7 +311,12 @@ fn fold(text: &str) -> Folded {
             in_flag = false;
         }
         if is_invisible(c) {
-            b.skip();
+            invisible = true;
+            if invisible_as_space {
+                b.push_mapped(pos, len, " ");
+            } else {
+                b.skip();
+            }
             pos += len;
             continue;
         }
@@ -319,7 +345,7 @@ fn fold(text: &str) -> Folded {
     }
     // Only whole UTF-8 sequences were appended.
     let out = String::from_utf8(b.out).unwrap_or_default();
-    (out, b.pieces, tag_runs, b.joins)
+    (out, b.pieces, tag_runs, b.joins, invisible)
 }
 
 /// Length of the terminal escape sequence at the start of `b` (which is ESC): CSI

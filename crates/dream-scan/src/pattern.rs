@@ -30,6 +30,8 @@ pub(crate) struct Compiled {
     pub anchors: Vec<(String, bool)>,
     /// Most bytes a match can start before a trigger literal's start.
     pub before: usize,
+    /// Whether a match must start a word (the first item starts with a letter).
+    pub word_start: bool,
     /// Most bytes a match can end after a trigger literal's end.
     pub after: usize,
 }
@@ -61,9 +63,10 @@ pub(crate) fn compile(src: &str) -> Compiled {
     );
     assert!(!seq.is_empty(), "pattern {src:?} is empty");
     let mut regex = String::new();
-    if starts_alnum(&seq[0]) {
-        regex.push_str(r"(?-u:\b)");
-    }
+    // No leading `\b` in the regex: the scanner checks that a match starts a word
+    // itself, counting the places where an invisible character was removed
+    // ("please\u{2060}ignore …") as word starts, which a regex cannot see.
+    let word_start = starts_alnum(&seq[0]);
     // A short last word needs a word boundary after it ("dan" is not "danger"); a
     // long one does not, so words run together by removed invisible characters
     // ("instructions\u{2069}now") still match.
@@ -100,6 +103,7 @@ pub(crate) fn compile(src: &str) -> Compiled {
             .map(|i| max_len(i) + GAP_MAX)
             .sum::<usize>();
     Compiled {
+        word_start,
         regex,
         anchors,
         before,
@@ -470,7 +474,14 @@ mod tests {
     fn matches(pattern: &str, text: &str) -> bool {
         let c = compile(pattern);
         let re = regex::Regex::new(&c.regex).unwrap();
-        re.is_match(&normalize(text).text)
+        let n = normalize(text);
+        let b = n.text.as_bytes();
+        re.find_iter(&n.text).any(|m| {
+            !c.word_start
+                || m.start() == 0
+                || !b[m.start() - 1].is_ascii_alphanumeric()
+                || n.is_join(m.start())
+        })
     }
 
     #[test]

@@ -31,6 +31,8 @@ pub(crate) struct NormRule {
     pub anchors: Vec<(String, bool)>,
     /// Bytes searched before and after each trigger literal.
     pub before: usize,
+    /// A match must start a word (checked by the scanner, joins included).
+    pub word_start: bool,
     pub after: usize,
     pub check: Option<Check>,
 }
@@ -1295,10 +1297,10 @@ pub(crate) fn norm_rules() -> Vec<NormRule> {
     defs()
         .into_iter()
         .map(|def| {
-            let (regex, anchors, before, after) = match def.src {
+            let (regex, anchors, before, after, word_start) = match def.src {
                 Src::Phrase(p) => {
                     let c = compile(&p);
-                    (c.regex, c.anchors, c.before, c.after)
+                    (c.regex, c.anchors, c.before, c.after, c.word_start)
                 }
                 Src::Raw { regex, anchors } => {
                     let mut a: Vec<(String, bool)> = anchors
@@ -1307,7 +1309,7 @@ pub(crate) fn norm_rules() -> Vec<NormRule> {
                         .collect();
                     a.sort();
                     a.dedup();
-                    (regex, a, RAW_RADIUS, RAW_RADIUS)
+                    (regex, a, RAW_RADIUS, RAW_RADIUS, false)
                 }
             };
             NormRule {
@@ -1319,6 +1321,7 @@ pub(crate) fn norm_rules() -> Vec<NormRule> {
                 anchors,
                 before,
                 after,
+                word_start,
                 check: def.check,
             }
         })
