@@ -739,9 +739,18 @@ impl Scanner {
         let norm = normalize::normalize(text);
         self.literal_pass(text, &norm, ctx, true, out);
         if norm.invisible && !ctx.secrets_only {
-            // Invisible characters read a second way: as spaces between words.
-            let spaced = normalize::normalize_spaced(text);
-            self.literal_pass(text, &spaced, ctx, false, out);
+            // Invisible characters read a second way, as spaces between words: only
+            // the lines that hold them are read again.
+            for line in invisible_lines(text) {
+                let part = &text[line.clone()];
+                let spaced = normalize::normalize_spaced(part);
+                let mut found = Vec::new();
+                self.literal_pass(part, &spaced, ctx, false, &mut found);
+                out.extend(found.into_iter().map(|f| Finding {
+                    span: f.span.map(|r| r.start + line.start..r.end + line.start),
+                    ..f
+                }));
+            }
         }
 
         // 3. Personal data and smuggled tag characters.
@@ -828,6 +837,30 @@ impl Scanner {
             }
         }
     }
+}
+
+/// The lines of `text` (merged when adjacent) that hold an invisible character or
+/// a terminal escape.
+fn invisible_lines(text: &str) -> Vec<Range<usize>> {
+    let mut out: Vec<Range<usize>> = Vec::new();
+    let b = text.as_bytes();
+    let mut start = 0;
+    while start < b.len() {
+        let end = memchr::memchr(b'\n', &b[start..]).map_or(b.len(), |p| start + p + 1);
+        let line = &text[start..end];
+        let has = line.bytes().any(|c| c >= 0x80 || c == 0x1b)
+            && line
+                .chars()
+                .any(|c| c == '\x1b' || normalize::is_invisible(c));
+        if has {
+            match out.last_mut() {
+                Some(last) if last.end == start => last.end = end,
+                _ => out.push(start..end),
+            }
+        }
+        start = end;
+    }
+    out
 }
 
 /// One step of a JSON pointer.
