@@ -16,8 +16,6 @@ use super::config::FileConfig;
 pub const DEFAULT_STORE: &str = "fs:.dream";
 /// The config file read from the working directory.
 pub const CONFIG_FILE: &str = "dream.toml";
-/// Environment variable holding the encryption key (base64 of 32 bytes).
-pub const KEY_ENV: &str = "DREAM_KEY";
 
 /// Which language model consolidates and recalls.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, ValueEnum)]
@@ -92,15 +90,21 @@ impl Global {
 
     /// Opens the store named by the options, wrapped in encryption with `--encrypt`.
     pub async fn open_store(&self, config: &FileConfig) -> Result<Arc<dyn RecordStore>, CliError> {
-        let store =
-            super::stores::open(&self.store_url(config), self.redis_url_file.as_deref()).await?;
-        if self.encrypt {
-            return super::stores::encrypt(store, self.key_file.as_deref());
-        }
-        if self.key_file.is_some() {
+        if self.key_file.is_some() && !self.encrypt {
             return Err(CliError::usage("--key-file needs --encrypt"));
         }
-        Ok(store)
+        // The key is loaded first, so a missing or bad key never creates a store.
+        let key = if self.encrypt {
+            Some(super::stores::load_key(self.key_file.as_deref())?)
+        } else {
+            None
+        };
+        let store =
+            super::stores::open(&self.store_url(config), self.redis_url_file.as_deref()).await?;
+        Ok(match key {
+            Some(key) => super::stores::encrypt(store, key),
+            None => store,
+        })
     }
 
     /// The model chosen with `--llm`, if any; a non-default base URL is announced

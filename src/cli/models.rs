@@ -9,6 +9,7 @@ use super::CliError;
 use super::context::LlmChoice;
 
 /// Environment variable with an optional key for `--llm compatible`.
+#[cfg(feature = "llm")]
 pub const COMPATIBLE_KEY_ENV: &str = "DREAM_COMPATIBLE_API_KEY";
 
 /// Builds the chosen model; `None` for offline. Announces a non-default base URL on stderr.

@@ -5,15 +5,12 @@ use std::path::PathBuf;
 use clap::Args;
 
 use super::context::Global;
-use super::{CliError, Found, Outcome};
-
-/// Environment variable holding the new key for `rekey` (base64 of 32 bytes).
-pub const NEW_KEY_ENV: &str = "DREAM_NEW_KEY";
+use super::{CliError, Outcome};
 
 /// `dream --encrypt rekey [--new-key-file PATH]`.
 #[derive(Debug, Args)]
 pub struct RekeyArgs {
-    /// File holding the new key (32 raw bytes or base64); default: DREAM_NEW_KEY.
+    /// File holding the new key (32 raw bytes or base64); default: the DREAM_NEW_KEY variable.
     #[arg(long, value_name = "PATH")]
     pub new_key_file: Option<PathBuf>,
 }
@@ -26,7 +23,11 @@ pub async fn rekey(global: &Global, args: RekeyArgs) -> Outcome {
 
     use dream_encrypted::{EncryptedStore, KeyRing};
 
+    use super::Found;
     use super::stores::keys;
+
+    /// Environment variable holding the new key (base64 of 32 bytes).
+    const NEW_KEY_ENV: &str = "DREAM_NEW_KEY";
 
     if !global.encrypt {
         return Err(CliError::usage(
@@ -36,7 +37,7 @@ pub async fn rekey(global: &Global, args: RekeyArgs) -> Outcome {
     let config = global.file_config()?;
     let inner =
         super::stores::open(&global.store_url(&config), global.redis_url_file.as_deref()).await?;
-    let (old_id, old) = keys::load(global.key_file.as_deref(), super::context::KEY_ENV)?;
+    let (old_id, old) = keys::load(global.key_file.as_deref(), keys::KEY_ENV)?;
     let (new_id, new) = keys::load(args.new_key_file.as_deref(), NEW_KEY_ENV)?;
     if old_id == new_id {
         return Err(CliError::usage("the new key is the current key"));

@@ -139,24 +139,37 @@ async fn open_redis(url: &str, _: Option<&Path>) -> Result<Arc<dyn RecordStore>,
     Err(not_built("redis"))
 }
 
-/// Wraps `store` in encryption with the key from `key_file` or DREAM_KEY.
+/// The key `--encrypt` uses: its id and material.
 #[cfg(feature = "encryption")]
-pub fn encrypt(
-    store: Arc<dyn RecordStore>,
-    key_file: Option<&Path>,
-) -> Result<Arc<dyn RecordStore>, CliError> {
-    let (id, material) = keys::load(key_file, super::context::KEY_ENV)?;
-    let ring = dream_encrypted::KeyRing::new(id, material);
-    Ok(Arc::new(dream_encrypted::EncryptedStore::new(store, ring)))
+pub type StoreKey = (dream_encrypted::KeyId, dream_encrypted::KeyMaterial);
+
+/// Without the `encryption` feature there is no key type.
+#[cfg(not(feature = "encryption"))]
+pub type StoreKey = std::convert::Infallible;
+
+/// Loads the key for `--encrypt` from `key_file` or DREAM_KEY.
+#[cfg(feature = "encryption")]
+pub fn load_key(key_file: Option<&Path>) -> Result<StoreKey, CliError> {
+    keys::load(key_file, keys::KEY_ENV)
 }
 
 /// Without the `encryption` feature, `--encrypt` is one clear error.
 #[cfg(not(feature = "encryption"))]
-pub fn encrypt(
-    _: Arc<dyn RecordStore>,
-    _: Option<&Path>,
-) -> Result<Arc<dyn RecordStore>, CliError> {
+pub fn load_key(_: Option<&Path>) -> Result<StoreKey, CliError> {
     Err(not_built("encryption"))
+}
+
+/// Wraps `store` in encryption under `key`.
+#[cfg(feature = "encryption")]
+pub fn encrypt(store: Arc<dyn RecordStore>, (id, material): StoreKey) -> Arc<dyn RecordStore> {
+    let ring = dream_encrypted::KeyRing::new(id, material);
+    Arc::new(dream_encrypted::EncryptedStore::new(store, ring))
+}
+
+/// Without the `encryption` feature no key exists, so this cannot be called.
+#[cfg(not(feature = "encryption"))]
+pub fn encrypt(_: Arc<dyn RecordStore>, key: StoreKey) -> Arc<dyn RecordStore> {
+    match key {}
 }
 
 /// Key loading for `--encrypt` and `rekey`.
@@ -168,6 +181,9 @@ pub mod keys {
     use sha2::{Digest, Sha256};
 
     use crate::cli::CliError;
+
+    /// Environment variable holding the encryption key (base64 of 32 bytes).
+    pub const KEY_ENV: &str = "DREAM_KEY";
 
     /// A key's id: the first four bytes of a hash of the key, so the same key
     /// always gets the same id and two keys almost surely differ.
