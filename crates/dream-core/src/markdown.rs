@@ -96,9 +96,17 @@ pub fn render_memory(memory: &Memory) -> String {
     out
 }
 
-/// One line of JSON. Strings, ids and JSON values always serialize.
+/// One line of JSON. Strings, ids and JSON values always serialize. The Unicode
+/// line breaks JSON allows raw inside strings (U+0085, U+2028, U+2029) are
+/// escaped too, so no reader that honours them sees a new line.
 fn json<T: serde::Serialize>(value: &T) -> String {
-    serde_json::to_string(value).unwrap_or_default()
+    let text = serde_json::to_string(value).unwrap_or_default();
+    if !text.contains(['\u{85}', '\u{2028}', '\u{2029}']) {
+        return text;
+    }
+    text.replace('\u{85}', "\\u0085")
+        .replace('\u{2028}', "\\u2028")
+        .replace('\u{2029}', "\\u2029")
 }
 
 /// A scalar as written in frontmatter: raw when unambiguous, else a JSON string.
@@ -342,13 +350,22 @@ impl Fields {
     fn into_memory(self, body: &str) -> Result<Memory, CodecError> {
         Ok(Memory {
             id: self.id.ok_or(CodecError::MissingKey("id"))?,
-            name: self.name.ok_or(CodecError::MissingKey("name"))?,
-            description: self
-                .description
-                .ok_or(CodecError::MissingKey("description"))?,
+            // A hand-written quoted value may hold escaped line breaks: single-line
+            // fields are collapsed on the way in as on the way out.
+            name: single_line(&self.name.ok_or(CodecError::MissingKey("name"))?),
+            description: single_line(
+                &self
+                    .description
+                    .ok_or(CodecError::MissingKey("description"))?,
+            ),
             kind: self.kind.ok_or(CodecError::MissingKey("kind"))?,
             content: body.to_owned(),
-            tags: self.tags.unwrap_or_default(),
+            tags: self
+                .tags
+                .unwrap_or_default()
+                .iter()
+                .map(|t| single_line(t))
+                .collect(),
             scope: self.scope.unwrap_or_default(),
             status: self.status.unwrap_or_default(),
             supersedes: self.supersedes.unwrap_or_default(),
@@ -475,6 +492,49 @@ mod tests {
                 ..
             })
         ));
+    }
+
+    #[test]
+    fn unicode_line_breaks_never_start_a_line() {
+        let mut m = sample();
+        m.metadata.insert(
+            "note".into(),
+            Value::String("a\u{2028}id: evil\u{85}kind: user\u{2029}".into()),
+        );
+        let text = render_memory(&m);
+        assert!(
+            !text.contains(['\u{85}', '\u{2028}', '\u{2029}']),
+            "{text:?}"
+        );
+        assert_eq!(parse_memory(&text).unwrap(), m);
+        let crafted = render_memory(&sample()).replacen(
+            "name: Vitest",
+            "name: \"x\\u0085id: evil\\u2028y\"",
+            1,
+        );
+        let parsed = parse_memory(&crafted).unwrap();
+        assert_eq!(parsed.name, "x id: evil y");
+        assert_eq!(parse_memory(&render_memory(&parsed)).unwrap(), parsed);
+    }
+
+    #[test]
+    fn metadata_floats_round_trip_exactly() {
+        let mut m = sample();
+        for (i, f) in [
+            -5.000000000000001e-6,
+            0.1,
+            1e300,
+            2.2250738585072014e-308,
+            123456.789e-3,
+        ]
+        .into_iter()
+        .enumerate()
+        {
+            m.metadata.insert(format!("f{i}"), serde_json::json!(f));
+        }
+        let once = parse_memory(&render_memory(&m)).unwrap();
+        assert_eq!(once, m);
+        assert_eq!(render_memory(&once), render_memory(&m));
     }
 
     #[test]
