@@ -14,7 +14,10 @@ fuzz_target!(|input: MemoryInput| {
     if skip_years {
         use chrono::Datelike;
         let odd = |t: &chrono::DateTime<chrono::Utc>| !(0..=9999).contains(&t.year());
-        if odd(&memory.created_at) || odd(&memory.updated_at) || memory.expires_at.as_ref().is_some_and(odd) {
+        if odd(&memory.created_at)
+            || odd(&memory.updated_at)
+            || memory.expires_at.as_ref().is_some_and(odd)
+        {
             return;
         }
     }

@@ -37,8 +37,8 @@ fuzz_target!(|data: &[u8]| {
         }
         Err(ModelError::NoJsonObject) => {
             if text.len() <= EXACT_UP_TO {
-                let buildable = objects.len() == 1
-                    && serde_json::from_str::<Value>(objects[0]).is_ok();
+                let buildable =
+                    objects.len() == 1 && serde_json::from_str::<Value>(objects[0]).is_ok();
                 assert!(
                     objects.len() <= 1 && !buildable,
                     "NoJsonObject although the text holds {objects:?}"
@@ -59,14 +59,14 @@ fn top_level_objects(text: &str) -> Vec<&str> {
     let mut out = Vec::new();
     let mut at = 0;
     while at < bytes.len() {
-        if matches!(bytes[at], b'{' | b'[') {
-            if let Some(len) = value_len(&bytes[at..]) {
-                if bytes[at] == b'{' {
-                    out.push(&text[at..at + len]);
-                }
-                at += len;
-                continue;
+        if matches!(bytes[at], b'{' | b'[')
+            && let Some(len) = value_len(&bytes[at..])
+        {
+            if bytes[at] == b'{' {
+                out.push(&text[at..at + len]);
             }
+            at += len;
+            continue;
         }
         at += 1;
     }
@@ -78,16 +78,22 @@ fn value_len(b: &[u8]) -> Option<usize> {
     #[derive(Clone, Copy, PartialEq)]
     enum Want {
         /// A value (or, right after `[`, a `]`).
-        Value { first_in_array: bool },
+        Value {
+            first_in_array: bool,
+        },
         /// A key string (or, right after `{`, a `}`).
-        Key { first: bool },
+        Key {
+            first: bool,
+        },
         Colon,
         /// `,` or the closing bracket of the innermost container.
         After,
     }
     let mut stack: Vec<u8> = Vec::new();
     let mut i = 0;
-    let mut want = Want::Value { first_in_array: false };
+    let mut want = Want::Value {
+        first_in_array: false,
+    };
     let ws = |i: &mut usize| {
         while *i < b.len() && matches!(b[*i], b' ' | b'\t' | b'\n' | b'\r') {
             *i += 1;
@@ -120,7 +126,9 @@ fn value_len(b: &[u8]) -> Option<usize> {
                     b'[' => {
                         stack.push(b'[');
                         i += 1;
-                        want = Want::Value { first_in_array: true };
+                        want = Want::Value {
+                            first_in_array: true,
+                        };
                     }
                     b'"' => {
                         i = string_end(b, i)?;
@@ -166,14 +174,18 @@ fn value_len(b: &[u8]) -> Option<usize> {
                     return None;
                 }
                 i += 1;
-                want = Want::Value { first_in_array: false };
+                want = Want::Value {
+                    first_in_array: false,
+                };
             }
             Want::After => {
                 let top = *stack.last()?;
                 match (c, top) {
                     (b',', b'[') => {
                         i += 1;
-                        want = Want::Value { first_in_array: false };
+                        want = Want::Value {
+                            first_in_array: false,
+                        };
                     }
                     (b',', b'{') => {
                         i += 1;
@@ -199,19 +211,17 @@ fn string_end(b: &[u8], start: usize) -> Option<usize> {
     loop {
         match *b.get(i)? {
             b'"' => return Some(i + 1),
-            b'\\' => {
-                match *b.get(i + 1)? {
-                    b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't' => i += 2,
-                    b'u' => {
-                        let hex = b.get(i + 2..i + 6)?;
-                        if !hex.iter().all(u8::is_ascii_hexdigit) {
-                            return None;
-                        }
-                        i += 6;
+            b'\\' => match *b.get(i + 1)? {
+                b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't' => i += 2,
+                b'u' => {
+                    let hex = b.get(i + 2..i + 6)?;
+                    if !hex.iter().all(u8::is_ascii_hexdigit) {
+                        return None;
                     }
-                    _ => return None,
+                    i += 6;
                 }
-            }
+                _ => return None,
+            },
             0x00..=0x1F => return None,
             _ => i += 1,
         }

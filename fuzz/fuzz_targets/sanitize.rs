@@ -20,8 +20,14 @@ static LIVE: LazyLock<Regex> =
 fuzz_target!(|data: &[u8]| {
     let text = text_of(data);
     let out = sanitize(&text);
-    assert!(!has_live_tag(&out), "live tag left in {out:?} (from {text:?})");
-    assert!(!LIVE.is_match(&out), "live tag left in {out:?} (from {text:?})");
+    assert!(
+        !has_live_tag(&out),
+        "live tag left in {out:?} (from {text:?})"
+    );
+    assert!(
+        !LIVE.is_match(&out),
+        "live tag left in {out:?} (from {text:?})"
+    );
     if !has_live_tag(&text) && !LIVE.is_match(&text) {
         assert!(matches!(out, Cow::Borrowed(_)), "benign text was copied");
         assert_eq!(out.as_bytes(), text.as_bytes(), "benign text changed");
@@ -43,7 +49,15 @@ fuzz_target!(|data: &[u8]| {
         }
     }
     original.push_str(rest);
-    assert_eq!(original, text.as_ref(), "sanitize changed more than tag escapes");
+    assert_eq!(
+        original,
+        text.as_ref(),
+        "sanitize changed more than tag escapes"
+    );
     // Idempotent.
-    assert_eq!(sanitize(&out).as_ref(), out.as_ref(), "escaping twice changes the text");
+    assert_eq!(
+        sanitize(&out).as_ref(),
+        out.as_ref(),
+        "escaping twice changes the text"
+    );
 });

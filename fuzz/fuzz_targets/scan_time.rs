@@ -39,7 +39,10 @@ fuzz_target!(|data: &[u8]| {
     for f in &report.findings {
         let span = f.span.clone().expect("a text finding has a span");
         assert!(span.start <= span.end && span.end <= text.len(), "{f:?}");
-        assert!(text.is_char_boundary(span.start) && text.is_char_boundary(span.end), "{f:?}");
+        assert!(
+            text.is_char_boundary(span.start) && text.is_char_boundary(span.end),
+            "{f:?}"
+        );
     }
     drop(redacted);
 });

@@ -287,10 +287,7 @@ pub fn check_frontmatter(text: &str, memory: &Memory, unicode_breaks: bool) {
         "the first `---` line after the opening fence is not the real closing fence"
     );
     let pieces: Vec<&str> = if unicode_breaks {
-        lines
-            .iter()
-            .flat_map(|l| l.split(is_line_break))
-            .collect()
+        lines.iter().flat_map(|l| l.split(is_line_break)).collect()
     } else {
         lines
     };
