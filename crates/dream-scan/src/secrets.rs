@@ -573,7 +573,7 @@ pub(crate) fn key_context_rule(key: &str) -> Option<(&'static str, ValueCheck)> 
 pub(crate) fn pem_at(text: &str, at: usize, no_footer_before: &mut usize) -> Option<Range<usize>> {
     const MAX: usize = 64 * 1024;
     let rest = &text[at..];
-    let header_end = rest.find('\n').unwrap_or(rest.len()).min(120);
+    let header_end = floor_boundary(rest, rest.find('\n').unwrap_or(rest.len()).min(120));
     let header = rest[..header_end].trim_end();
     if !header.starts_with("-----BEGIN")
         || !header.ends_with("-----")

@@ -572,3 +572,11 @@ fn exfiltration_of_credential_directories() {
         assert_clean(&t(), benign);
     }
 }
+
+#[test]
+fn pem_header_cut_inside_a_character_does_not_panic() {
+    // Fuzz finding: the header window was cut at byte 120, inside a two-byte 'é'.
+    let text = format!("-----BEGIN {}", "é".repeat(55));
+    let _ = t().scan(&text);
+    let _ = t().redact(&text);
+}
