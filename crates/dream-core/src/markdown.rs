@@ -242,9 +242,11 @@ fn from_json<T: DeserializeOwned>(
 }
 
 fn time(line: usize, key: &'static str, value: &str) -> Result<DateTime<Utc>, CodecError> {
-    let text = unquote(line, key, value)?;
-    DateTime::parse_from_rfc3339(&text)
-        .map(|t| t.with_timezone(&Utc))
+    // chrono's `FromStr` reads every year `to_rfc3339_opts` writes, including
+    // years outside 0000–9999 (a fuzz finding: strict RFC 3339 refused them, so a
+    // rendered memory could not be read back).
+    unquote(line, key, value)?
+        .parse::<DateTime<Utc>>()
         .map_err(|e| invalid(line, key, e))
 }
 
@@ -514,6 +516,28 @@ mod tests {
         );
         let parsed = parse_memory(&crafted).unwrap();
         assert_eq!(parsed.name, "x id: evil y");
+        assert_eq!(parse_memory(&render_memory(&parsed)).unwrap(), parsed);
+    }
+
+    #[test]
+    fn years_outside_four_digits_round_trip() {
+        for text in [
+            "0000-01-01T00:00:00+01:00",
+            "9999-12-31T23:00:00-02:00",
+            "+36812-02-20T00:36:15Z",
+        ] {
+            let mut m = sample();
+            m.created_at = text.parse().unwrap();
+            assert_eq!(parse_memory(&render_memory(&m)).unwrap(), m, "{text}");
+        }
+        let line = render_memory(&sample())
+            .lines()
+            .find(|l| l.starts_with("created_at:"))
+            .unwrap()
+            .to_owned();
+        let hand =
+            render_memory(&sample()).replacen(&line, "created_at: 0000-01-01T00:00:00+01:00", 1);
+        let parsed = parse_memory(&hand).unwrap();
         assert_eq!(parse_memory(&render_memory(&parsed)).unwrap(), parsed);
     }
 
