@@ -80,6 +80,10 @@ pub const MAX_DECODE_DEPTH: usize = 4;
 pub const DEFAULT_MAX_JSON_DEPTH: usize = 8;
 /// Most findings a report lists.
 pub const MAX_FINDINGS: usize = 256;
+/// Most times one secret rule looks again inside a rejected value, per window.
+const MAX_RETRIES: usize = 256;
+/// Most rounds of redaction (see [`Scanner::redact`]).
+const REDACT_ROUNDS: usize = 4;
 /// Total bytes decoded from encoded payloads in one scan.
 const DECODE_BUDGET: usize = 1024 * 1024;
 
@@ -514,8 +518,22 @@ impl Scanner {
     }
 
     /// Replaces each secret span with `[REDACTED:<rule>]`; a text without secrets
-    /// comes back borrowed, unchanged.
+    /// comes back borrowed, unchanged. Redaction repeats (a few rounds at most) until
+    /// a scan of the result finds no secret: a shorter text can bring a token within
+    /// reach of a key word that was too far from it before.
     pub fn redact<'a>(&self, text: &'a str) -> Cow<'a, str> {
+        let mut current: Cow<'a, str> = Cow::Borrowed(text);
+        for _ in 0..REDACT_ROUNDS {
+            match self.redact_once(&current) {
+                Some(next) => current = Cow::Owned(next),
+                None => break,
+            }
+        }
+        current
+    }
+
+    /// One round of redaction; `None` when there is no secret.
+    fn redact_once(&self, text: &str) -> Option<String> {
         let mut ctx = self.ctx(true);
         let mut spans: Vec<(Range<usize>, &'static str)> = self
             .findings(text, &mut ctx)
@@ -524,7 +542,7 @@ impl Scanner {
             .filter_map(|f| f.span.map(|s| (s, f.rule)))
             .collect();
         if spans.is_empty() {
-            return Cow::Borrowed(text);
+            return None;
         }
         spans.sort_by_key(|(s, _)| (s.start, std::cmp::Reverse(s.end)));
         let mut out = String::with_capacity(text.len());
@@ -546,7 +564,7 @@ impl Scanner {
             at = end.max(start);
         }
         out.push_str(&text[at..]);
-        Cow::Owned(out)
+        Some(out)
     }
 
     /// All findings of a text, in order of position.
@@ -671,22 +689,64 @@ impl Scanner {
                 let (rule, re) = &c.secret[idx];
                 let s = secrets::floor_boundary(text, s);
                 let e = secrets::ceil_boundary(text, e);
-                for caps in re.captures_iter(Input::new(text).range(s..e)) {
+                let mut caps = re.create_captures();
+                let mut at = s;
+                let mut retries = 0usize;
+                while at < e {
+                    re.search_captures(&Input::new(text).range(at..e), &mut caps);
+                    let Some(whole) = caps.get_match() else { break };
+                    if rule.tokens_after {
+                        // A key word: every token shortly after it is a candidate.
+                        for t in secrets::tokens_after(text, whole.end()) {
+                            if rule
+                                .check
+                                .is_some_and(|check| !check(&text[t.clone()], false))
+                            {
+                                continue;
+                            }
+                            secret_found.push((
+                                Finding {
+                                    category: Category::Secret,
+                                    rule: rule.id,
+                                    severity: rule.severity,
+                                    span: Some(t),
+                                    path: None,
+                                },
+                                idx,
+                            ));
+                        }
+                        at = whole.end().max(whole.start() + 1);
+                        continue;
+                    }
                     let g = if rule.group == 0 {
-                        caps.get_group(0)
+                        Some(whole.span())
                     } else {
                         (rule.group..caps.group_len()).find_map(|i| caps.get_group(i))
                     };
-                    let Some(g) = g else { continue };
-                    let quoted = text[..g.start].ends_with(['"', '\''])
-                        && text[g.end..].starts_with(['"', '\'']);
-                    if g.is_empty()
-                        || rule
-                            .check
-                            .is_some_and(|check| !check(&text[g.range()], quoted))
-                    {
+                    let accepted = g.filter(|g| {
+                        let quoted = text[..g.start].ends_with(['"', '\''])
+                            && text[g.end..].starts_with(['"', '\'']);
+                        !g.is_empty()
+                            && rule
+                                .check
+                                .is_none_or(|check| check(&text[g.range()], quoted))
+                    });
+                    let Some(g) = accepted else {
+                        // A key word whose value is rejected: look again just after
+                        // its start, so the rejected value hides no secret inside it
+                        // (`api_key=https://…?api_key=<secret>`). A rejected provider
+                        // format is passed over whole.
+                        // Retries are bounded so a text of nothing but rejected
+                        // values stays linear.
+                        at = if rule.group > 0 && retries < MAX_RETRIES {
+                            retries += 1;
+                            secrets::ceil_boundary(text, whole.start() + 1)
+                        } else {
+                            whole.end().max(whole.start() + 1)
+                        };
                         continue;
-                    }
+                    };
+                    at = whole.end().max(whole.start() + 1);
                     secret_found.push((
                         Finding {
                             category: Category::Secret,

@@ -29,7 +29,13 @@ pub(crate) struct SecretRule {
     /// Bytes searched on each side of a trigger.
     pub radius: usize,
     pub check: Option<ValueCheck>,
+    /// The regex matches only a key word; every token that starts within
+    /// [`TOKEN_REACH`] bytes after it (same line) is a candidate value.
+    pub tokens_after: bool,
 }
+
+/// How far after a key word a token may start to be read as its value.
+pub(crate) const TOKEN_REACH: usize = 40;
 
 const fn rule(
     id: &'static str,
@@ -45,6 +51,7 @@ const fn rule(
         anchors,
         radius: 320,
         check: None,
+        tokens_after: false,
     }
 }
 
@@ -63,6 +70,7 @@ const fn checked(
         anchors,
         radius: 320,
         check: Some(check),
+        tokens_after: false,
     }
 }
 
@@ -75,14 +83,14 @@ pub(crate) fn secret_rules() -> Vec<SecretRule> {
     vec![
         checked(
             "anthropic_api_key",
-            r"(?-u:\b)sk-ant-[a-z]{3,10}\d{2}-[A-Za-z0-9_\-]{32,}",
+            r"(?-u:\b)sk-ant-[a-z]{3,10}\d{2}-[A-Za-z0-9_\-]{32,300}",
             0,
             &["sk-ant-"],
             mixed_alnum,
         ),
         checked(
             "openai_api_key",
-            r"(?-u:\b)sk-(?:proj-|svcacct-|admin-|None-)?[A-Za-z0-9_\-]{32,}",
+            r"(?-u:\b)sk-(?:proj-|svcacct-|admin-|None-)?[A-Za-z0-9_\-]{32,300}",
             0,
             &["sk-"],
             openai_like,
@@ -105,19 +113,19 @@ pub(crate) fn secret_rules() -> Vec<SecretRule> {
         ),
         rule(
             "github_token",
-            r"(?-u:\b)gh[pousr]_[A-Za-z0-9]{36,}(?-u:\b)",
+            r"(?-u:\b)gh[pousr]_[A-Za-z0-9]{36,255}(?-u:\b)",
             0,
             &["ghp_", "gho_", "ghu_", "ghs_", "ghr_"],
         ),
         rule(
             "github_pat",
-            r"(?-u:\b)github_pat_[A-Za-z0-9_]{50,}",
+            r"(?-u:\b)github_pat_[A-Za-z0-9_]{50,255}",
             0,
             &["github_pat_"],
         ),
         checked(
             "gitlab_token",
-            r"(?-u:\b)gl(?:pat|dt|rt|ptt|soat|cbt|ft|imt|oas|agent)-[A-Za-z0-9_\-]{20,}",
+            r"(?-u:\b)gl(?:pat|dt|rt|ptt|soat|cbt|ft|imt|oas|agent)-[A-Za-z0-9_\-]{20,255}",
             0,
             &[
                 "glpat-", "gldt-", "glrt-", "glptt-", "glsoat-", "glcbt-", "glft-", "glimt-",
@@ -127,7 +135,7 @@ pub(crate) fn secret_rules() -> Vec<SecretRule> {
         ),
         checked(
             "slack_token",
-            r"(?-u:\b)(?:xox[abposr]-[A-Za-z0-9\-]{10,}|xapp-\d-[A-Z0-9]+-\d+-[A-Za-z0-9]+)",
+            r"(?-u:\b)(?:xox[abposr]-[A-Za-z0-9\-]{10,255}|xapp-\d-[A-Z0-9]{1,64}-\d{1,32}-[A-Za-z0-9]{1,128})",
             0,
             &[
                 "xoxa-", "xoxb-", "xoxp-", "xoxo-", "xoxs-", "xoxr-", "xapp-",
@@ -136,19 +144,19 @@ pub(crate) fn secret_rules() -> Vec<SecretRule> {
         ),
         rule(
             "slack_webhook",
-            r"https://hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9/_\-]{20,}",
+            r"https://hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9/_\-]{20,400}",
             0,
             &["hooks.slack.com"],
         ),
         rule(
             "stripe_secret_key",
-            r"(?-u:\b)(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{16,}",
+            r"(?-u:\b)(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{16,255}",
             0,
             &["sk_live_", "sk_test_", "rk_live_", "rk_test_"],
         ),
         rule(
             "stripe_webhook_secret",
-            r"(?-u:\b)whsec_[A-Za-z0-9+/]{24,}",
+            r"(?-u:\b)whsec_[A-Za-z0-9+/]{24,255}",
             0,
             &["whsec_"],
         ),
@@ -160,26 +168,26 @@ pub(crate) fn secret_rules() -> Vec<SecretRule> {
         ),
         rule(
             "google_oauth_secret",
-            r"(?-u:\b)GOCSPX-[A-Za-z0-9_\-]{20,}",
+            r"(?-u:\b)GOCSPX-[A-Za-z0-9_\-]{20,255}",
             0,
             &["GOCSPX-"],
         ),
         rule(
             "google_oauth_token",
-            r"(?-u:\b)ya29\.[0-9A-Za-z_\-]{30,}",
+            r"(?-u:\b)ya29\.[0-9A-Za-z_\-]{30,400}",
             0,
             &["ya29."],
         ),
         checked(
             "jwt",
-            r"(?-u:\b)eyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]*",
+            r"(?-u:\b)eyJ[A-Za-z0-9_\-]{8,2000}\.eyJ[A-Za-z0-9_\-]{8,4000}\.[A-Za-z0-9_\-]{0,2000}",
             0,
             &["eyJ"],
             jwt_header,
         ),
         checked(
             "url_credentials",
-            r#"(?-u:\b)[A-Za-z][A-Za-z0-9+.\-]{1,20}://[^\s:/?#@"'<>\[\]]{1,64}:([^\s/@"'<>]{1,128})@[A-Za-z0-9.\-\[\]]+"#,
+            r#"(?-u:\b)[A-Za-z][A-Za-z0-9+.\-]{1,20}://[^\s:/?#@"'<>\[\]]{1,64}:([^\s/@"'<>]{1,128})@[A-Za-z0-9.\-\[\]]{1,255}"#,
             1,
             &["://"],
             url_password,
@@ -242,26 +250,29 @@ pub(crate) fn secret_rules() -> Vec<SecretRule> {
         ),
         checked(
             "bearer_token",
-            r"(?i)(?-u:\b)bearer\s+([A-Za-z0-9._~+/\-]{16,}=*)",
+            r"(?i)(?-u:\b)bearer\s+([A-Za-z0-9._~+/\-]{16,2000}={0,2})",
             1,
             &["bearer"],
             secret_value,
         ),
-        checked(
-            "high_entropy_token",
-            r"(?i)(?-u:\b)(?:key|token|secret|password|passwd|credential|credentials|api[ _\-]?key|access[ _\-]?key|auth)(?-u:\b)[^\n]{0,40}?(?-u:\b)([A-Za-z0-9+/_\-]{20,200}={0,2})(?:[^A-Za-z0-9+/_=\-]|$)",
-            1,
-            &[
-                "key",
-                "token",
-                "secret",
-                "password",
-                "passwd",
-                "credential",
-                "auth",
-            ],
-            generic_value,
-        ),
+        SecretRule {
+            tokens_after: true,
+            ..checked(
+                "high_entropy_token",
+                r"(?i)(?-u:\b)(?:key|token|secret|password|passwd|credential|credentials|api[ _\-]?key|access[ _\-]?key|auth)(?-u:\b)",
+                0,
+                &[
+                    "key",
+                    "token",
+                    "secret",
+                    "password",
+                    "passwd",
+                    "credential",
+                    "auth",
+                ],
+                generic_value,
+            )
+        },
     ]
 }
 
@@ -562,6 +573,38 @@ pub(crate) fn key_context_rule(key: &str) -> Option<(&'static str, ValueCheck)> 
         return Some(("secret_assignment", secret_value));
     }
     None
+}
+
+/// Token-shaped runs (`[A-Za-z0-9+/_-]` plus up to two `=`) that start within
+/// [`TOKEN_REACH`] bytes after `from`, on the same line.
+pub(crate) fn tokens_after(text: &str, from: usize) -> Vec<Range<usize>> {
+    let b = text.as_bytes();
+    let is_tok = |c: u8| c.is_ascii_alphanumeric() || matches!(c, b'+' | b'/' | b'_' | b'-');
+    let mut out = Vec::new();
+    let mut i = from;
+    // A run already under way at `from` is the key word's own tail, not a value.
+    while i < b.len() && is_tok(b[i]) {
+        i += 1;
+    }
+    while i < b.len() && i <= from + TOKEN_REACH && b[i] != b'\n' {
+        if !is_tok(b[i]) {
+            i += 1;
+            continue;
+        }
+        let start = i;
+        while i < b.len() && is_tok(b[i]) {
+            i += 1;
+        }
+        let mut end = i;
+        while end < b.len() && end - i < 2 && b[end] == b'=' {
+            end += 1;
+        }
+        if (20..=202).contains(&(end - start)) {
+            out.push(start..end);
+        }
+        i = end;
+    }
+    out
 }
 
 // ---------------------------------------------------------------- PEM private keys

@@ -167,6 +167,14 @@ fn pathological_repetition_is_bounded() {
         ("key words", "password= token: key ".repeat(MB / 21)),
         ("at signs", "a@b.co ".repeat(MB / 7)),
         ("sk prefixes", "sk-".repeat(MB / 3)),
+        (
+            "rejected key values",
+            "api_key=https://a.b/?".repeat(MB / 21),
+        ),
+        (
+            "key words without spaces",
+            "token:key=secret".repeat(MB / 16),
+        ),
         ("newlines", "\n".repeat(MB)),
         ("terminal escapes", "\x1b[".repeat(MB / 2)),
     ];
