@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The whole test suite, every feature on: what README.md calls the test command.
+# Doc tests first, then every unit, integration and process test under nextest.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-cargo nextest run --workspace --all-features --profile ci --no-fail-fast
 cargo test --workspace --all-features --doc
+cargo nextest run --workspace --all-features --profile ci --no-fail-fast
