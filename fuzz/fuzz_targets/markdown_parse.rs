@@ -14,6 +14,16 @@ fuzz_target!(|data: &[u8]| {
         let Ok(memory) = parse_memory(input) else {
             continue;
         };
+        if known_bug("years_outside_0000_9999") {
+            use chrono::Datelike;
+            let odd = |t: &chrono::DateTime<chrono::Utc>| !(0..=9999).contains(&t.year());
+            if odd(&memory.created_at)
+                || odd(&memory.updated_at)
+                || memory.expires_at.as_ref().is_some_and(odd)
+            {
+                continue;
+            }
+        }
         let rendered = render_memory(&memory);
         let expected = memory.clone().normalized();
         let back = parse_memory(&rendered);
