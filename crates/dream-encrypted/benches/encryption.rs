@@ -8,9 +8,7 @@
 
 use std::hint::black_box;
 
-use aes_gcm::aead::OsRng;
-use aes_gcm::aead::rand_core::RngCore;
-use aes_gcm::{AeadInPlace, Aes256Gcm, KeyInit, Nonce, Tag};
+use aes_gcm::{AeadInOut, Aes256Gcm, KeyInit, Nonce, Tag};
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_main};
 use dream_core::testing::MemoryStore;
 use dream_core::{Bytes, Key, Namespace, RecordId, RecordStore, Write};
@@ -21,7 +19,7 @@ const SIZES: [usize; 3] = [1024, 4096, 64 * 1024];
 
 fn aes256gcm(c: &mut Criterion) {
     let mut key = [0u8; 32];
-    OsRng.fill_bytes(&mut key);
+    getrandom::fill(&mut key).expect("rng");
     let cipher = Aes256Gcm::new(&key.into());
     let aad = [7u8; 48];
     let mut group = c.benchmark_group("aes256gcm");
@@ -31,9 +29,9 @@ fn aes256gcm(c: &mut Criterion) {
         group.bench_with_input(BenchmarkId::new("encrypt", size), &size, |b, _| {
             b.iter(|| {
                 let mut nonce = [0u8; 12];
-                OsRng.fill_bytes(&mut nonce);
+                getrandom::fill(&mut nonce).expect("rng");
                 let tag = cipher
-                    .encrypt_in_place_detached(Nonce::from_slice(&nonce), &aad, &mut buf)
+                    .encrypt_inout_detached(&Nonce::from(nonce), &aad, buf.as_mut_slice().into())
                     .expect("encrypt");
                 black_box(tag)
             })
@@ -42,13 +40,13 @@ fn aes256gcm(c: &mut Criterion) {
         let plain = vec![0x5au8; size];
         let mut sealed = plain.clone();
         let tag: Tag = cipher
-            .encrypt_in_place_detached(Nonce::from_slice(&nonce), &aad, &mut sealed)
+            .encrypt_inout_detached(&Nonce::from(nonce), &aad, sealed.as_mut_slice().into())
             .expect("encrypt");
         group.bench_with_input(BenchmarkId::new("decrypt", size), &size, |b, _| {
             b.iter(|| {
                 let mut buf = sealed.clone();
                 cipher
-                    .decrypt_in_place_detached(Nonce::from_slice(&nonce), &aad, &mut buf, &tag)
+                    .decrypt_inout_detached(&Nonce::from(nonce), &aad, buf.as_mut_slice().into(), &tag)
                     .expect("decrypt");
                 black_box(buf)
             })

@@ -14,9 +14,7 @@
 //! namespace and id, each prefixed by its length as a big-endian u32. Editing any
 //! header byte, or copying the envelope onto another record, fails authentication.
 
-use aes_gcm::aead::OsRng;
-use aes_gcm::aead::rand_core::RngCore;
-use aes_gcm::{AeadInPlace, Aes256Gcm, Nonce, Tag};
+use aes_gcm::{AeadInOut, Aes256Gcm, Nonce, Tag};
 use bytes::{Bytes, BytesMut};
 use dream_core::Key;
 
@@ -82,9 +80,7 @@ fn associated_data(header: &[u8], key: &Key) -> Vec<u8> {
 /// Encrypts `plaintext` for record `key` under the ring's active key.
 pub(crate) fn seal(ring: &KeyRing, key: &Key, plaintext: &[u8]) -> Result<Vec<u8>, SealFailure> {
     let mut nonce = [0u8; NONCE_LEN];
-    OsRng
-        .try_fill_bytes(&mut nonce)
-        .map_err(|_| SealFailure::Random)?;
+    getrandom::fill(&mut nonce).map_err(|_| SealFailure::Random)?;
     let mut out = Vec::with_capacity(OVERHEAD + plaintext.len());
     out.extend_from_slice(&MAGIC);
     out.push(FORMAT_VERSION);
@@ -94,7 +90,7 @@ pub(crate) fn seal(ring: &KeyRing, key: &Key, plaintext: &[u8]) -> Result<Vec<u8
     out.extend_from_slice(plaintext);
     let tag = ring
         .active_cipher()
-        .encrypt_in_place_detached(Nonce::from_slice(&nonce), &aad, &mut out[HEADER_LEN..])
+        .encrypt_inout_detached(&Nonce::from(nonce), &aad, (&mut out[HEADER_LEN..]).into())
         .map_err(|_| SealFailure::Cipher)?;
     out.extend_from_slice(&tag);
     Ok(out)
@@ -124,14 +120,15 @@ pub(crate) fn open(ring: &KeyRing, key: &Key, envelope: Bytes) -> Result<Bytes, 
     let id = key_id(&envelope)?;
     let cipher: &Aes256Gcm = ring.cipher(id).ok_or(OpenFailure::UnknownKey)?;
     let body_end = envelope.len() - TAG_LEN;
-    let nonce = *Nonce::from_slice(&envelope[HEADER_LEN - NONCE_LEN..HEADER_LEN]);
-    let tag = *Tag::from_slice(&envelope[body_end..]);
+    let nonce = Nonce::try_from(&envelope[HEADER_LEN - NONCE_LEN..HEADER_LEN])
+        .map_err(|_| OpenFailure::TooShort)?;
+    let tag = Tag::try_from(&envelope[body_end..]).map_err(|_| OpenFailure::TooShort)?;
     let aad = associated_data(&envelope[..HEADER_LEN], key);
     let mut buf: BytesMut = envelope
         .try_into_mut()
         .unwrap_or_else(|shared| BytesMut::from(&shared[..]));
     cipher
-        .decrypt_in_place_detached(&nonce, &aad, &mut buf[HEADER_LEN..body_end], &tag)
+        .decrypt_inout_detached(&nonce, &aad, (&mut buf[HEADER_LEN..body_end]).into(), &tag)
         .map_err(|_| OpenFailure::Authentication)?;
     Ok(buf.freeze().slice(HEADER_LEN..body_end))
 }

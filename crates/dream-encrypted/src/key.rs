@@ -7,8 +7,6 @@ use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use aes_gcm::aead::OsRng;
-use aes_gcm::aead::rand_core::RngCore;
 use aes_gcm::{Aes256Gcm, KeyInit};
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD;
@@ -195,9 +193,7 @@ impl KeyMaterial {
     /// Fresh key material from the operating system's random generator.
     pub fn generate() -> Result<Self, KeyError> {
         let mut bytes = Zeroizing::new([0u8; KEY_LEN]);
-        OsRng
-            .try_fill_bytes(bytes.as_mut())
-            .map_err(|_| KeyError::Random)?;
+        getrandom::fill(bytes.as_mut()).map_err(|_| KeyError::Random)?;
         Ok(KeyMaterial(bytes))
     }
 
@@ -207,7 +203,7 @@ impl KeyMaterial {
     }
 
     fn cipher(&self) -> Aes256Gcm {
-        Aes256Gcm::new(self.0.as_ref().into())
+        Aes256Gcm::new(&(*self.0).into())
     }
 }
 
