@@ -46,7 +46,12 @@ fn aes256gcm(c: &mut Criterion) {
             b.iter(|| {
                 let mut buf = sealed.clone();
                 cipher
-                    .decrypt_inout_detached(&Nonce::from(nonce), &aad, buf.as_mut_slice().into(), &tag)
+                    .decrypt_inout_detached(
+                        &Nonce::from(nonce),
+                        &aad,
+                        buf.as_mut_slice().into(),
+                        &tag,
+                    )
                     .expect("decrypt");
                 black_box(buf)
             })
