@@ -43,9 +43,15 @@
 //! `</document>`), `\n\nHuman:`/`Assistant:` turns, fake assistant turns and
 //! `"role": "system"` JSON — are findings in transcripts only. Authored memory may
 //! legitimately *talk about* LLM formats ("the user fine-tunes on ChatML with
-//! `<|im_start|>`"). Everything else — including fake frame tags (`</session_…>`,
-//! `<memory…>`), fake end-of-content markers and `SYSTEM:` headers followed by a
-//! directive — is a finding in both modes.
+//! `<|im_start|>`"). The same vocabulary used as *structure* is a finding in both
+//! modes: a template turn that opens a line and carries content
+//! (`<|im_start|>system\n…`, `[INST] …`; not a turn whose content is a placeholder
+//! such as `{{ prompt }}`), a `{"role": "system"` record opening a line, Alpaca
+//! (`### Instruction:`) headers and ReAct traces (`Action:` … `Action Input:`).
+//! Everything else — including fake frame tags (`</session_…>`, `<memory…>`,
+//! `<tool_output>`), fake end-of-content markers with text after them (six
+//! languages), and authority headers (`SYSTEM:`, `Systemnachricht:`, `Tool result:`,
+//! `Observation:` …) followed by a directive — is a finding in both modes.
 //!
 //! # Budgets
 //!

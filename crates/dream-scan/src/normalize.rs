@@ -641,7 +641,19 @@ fn collapse_spaced(folded: String, fold_joins: Vec<u32>) -> Collapsed {
                 if &b[sep.clone()] == first {
                     removed.push(sep.clone());
                 } else if sep.len() > 1 {
-                    removed.push(sep.start + 1..sep.end);
+                    // Keep one character as the word break: its punctuation mark if
+                    // it has one (`S Y S T E M :   o b e y` reads `system:obey`, so a
+                    // header keeps its colon), else its first character.
+                    let keep = b[sep.clone()]
+                        .iter()
+                        .position(|&c| c != b' ' && c != b'\t')
+                        .map_or(sep.start, |k| sep.start + k);
+                    if keep > sep.start {
+                        removed.push(sep.start..keep);
+                    }
+                    if keep + 1 < sep.end {
+                        removed.push(keep + 1..sep.end);
+                    }
                 }
             }
             i = k;
@@ -775,6 +787,9 @@ mod tests {
             "disregard previous"
         );
         assert_eq!(norm("a b"), "a b"); // too short to be a chain
+        // A word break that holds punctuation keeps it: a spaced header keeps its colon.
+        assert_eq!(norm("S Y S T E M :   o b e y"), "system:obey");
+        assert_eq!(norm("i g n o r e ,   a l l"), "ignore,aii");
         assert_eq!(norm("I am a cat"), "i am a cat");
     }
 

@@ -7,6 +7,7 @@
 
 use std::ops::Range;
 
+use crate::normalize::normalize_literal;
 use crate::pattern::compile;
 use crate::{Category, Severity};
 
@@ -196,6 +197,24 @@ fn not_generic_type(text: &str, m: Range<usize>) -> bool {
         .is_some_and(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b':')
 }
 
+/// `[system]` opening an INI section (`hostname = web-1` on the next line) is
+/// configuration, not a role header.
+fn not_config_section(text: &str, m: Range<usize>) -> bool {
+    let limit = crate::secrets::floor_boundary(text, (m.end + 400).min(text.len()));
+    let rest = &text[m.end..limit];
+    let line_end = rest.find('\n').unwrap_or(rest.len());
+    if !rest[..line_end].trim().is_empty() {
+        return true;
+    }
+    let next = rest[line_end..].trim_start_matches(['\n', '\r', ' ', '\t']);
+    let next = &next[..next.find('\n').unwrap_or(next.len())];
+    let key = next
+        .bytes()
+        .take_while(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b'-'))
+        .count();
+    !(key > 0 && next[key..].trim_start().starts_with('='))
+}
+
 /// A URL placeholder that names something sensitive (`?d={conversation}`,
 /// `?m=<all stored memories>`): the placeholder runs to its closing bracket.
 fn sensitive_placeholder(text: &str, m: Range<usize>) -> bool {
@@ -267,6 +286,720 @@ const SENS_EN: &str = "(conversation|conversations|chat history|chat log|chat lo
 const SEND_EN: &str = "(send|post|upload|transmit|forward|email|e-mail|mail|exfiltrate|leak|submit|deliver|copy|paste|push|sync|relay|share|report|dump|export|beam|pipe|transfer|smuggle|sending|posting|uploading|forwarding|transmitting)";
 const EXEC_EN: &str = "(run|execute|exec|launch|invoke|call|perform|eval|evaluate|delete|remove|wipe|erase|transfer|install|download|modify|overwrite|format|kill|send|email|upload|post|forward|disable|grant|approve|purchase|buy|pay)";
 const STEALTH_EN: &str = "(without ^(telling|informing|notifying|showing|alerting|warning|asking) ~2 (the user|anyone|the owner|the operator|them|for confirmation|for permission|for approval)|without (the user's|their|user) ^(knowledge|consent|approval|permission)|secretly|covertly|stealthily|behind the user's back|(do not|don't|never) ^(tell|inform|notify|show|mention|alert|warn) ~2 (the user|anyone|the owner|the operator)|(the user|they|the owner) (has|have)? ^already (approved|authorized|authorised|consented|agreed|confirmed)|no need to ^(ask|confirm)|ohne ^(rückfrage|nachzufragen|zu fragen|bestätigung)|heimlich|sans ^(demander|prévenir|confirmation|le dire)|en secret|discrètement|sin ^(preguntar|avisar|confirmación|decir nada)|en secreto|senza ^(chiedere|avvisare|conferma)|di nascosto|sem ^(perguntar|avisar|confirmação|dizer nada)|secretamente|às escondidas)";
+
+// ---------------------------------------------------------------- delimiter fragments
+
+/// A regex alternation of plain words and phrases, each normalised as input text is
+/// (`l` reads `i`, accents fold away), so the lists below are written in plain words
+/// of the six languages. A space in a phrase matches blanks, `_` or `-`.
+fn words(list: &[&str]) -> String {
+    let parts: Vec<String> = list
+        .iter()
+        .map(|w| {
+            w.split(' ')
+                .filter(|p| !p.is_empty())
+                .map(|p| regex::escape(&normalize_literal(p)))
+                .collect::<Vec<_>>()
+                .join(r"[ \t_-]+")
+        })
+        .collect();
+    format!("(?:{})", parts.join("|"))
+}
+
+/// A chat-template turn that opens a line (after quoting or other template tokens)
+/// and carries content: `<|im_start|>system\n…`, `<|start_header_id|>user<|end_header_id|>`,
+/// `<start_of_turn>model`, `<|assistant|>`, `[INST] …`, `<<SYS>>`; or a closing token
+/// with a new line of text after it. A turn whose content is a placeholder
+/// (`{{ prompt }}`) or another token is a template being shown, not a turn.
+fn template_turn() -> String {
+    let role = r"(?:system|user|assistant|deveioper|tooi|modei|ipython|function|human)";
+    let lead = r"^[ \t`>]*(?:(?:<\|[a-z_]{2,30}\|>|</?s>|<end_of_turn>|\[/?inst\])[ \t]*)*";
+    let open = format!(
+        r"(?:<\|(?:im_start|start|start_header_id)\|>[ \t]*{role}(?:[ \t]*<\|(?:end_header_id|message)\|>)?|<start_of_turn>[ \t]*{role}|<\|{role}\|>|\[inst\]|<<sys>>)"
+    );
+    let content = r"[ \t]*(?:\n[ \t]*){0,2}[^\s{<\[]";
+    let close = r"(?:<\|(?:im_end|eot_id|endoftext|end|eot)\|>|<end_of_turn>)[ \t]*\n[ \t]*(?:\n[ \t]*)?[a-z]";
+    format!("(?m){lead}(?:{open}{content}|{close})")
+}
+
+/// Trigger literals of [`end_marker_line`].
+const END_MARKER_ANCHORS: &[&str] = &[
+    "end of", "end_of", "end-of", "begin of", "begin_of", "start of", "end ", "end_", "begin ",
+    "ende des", "ende der", "ende vom", "fin de", "fin du", "fin des", "fine dei", "fine di",
+    "fim da", "fim do", "fim de",
+];
+
+/// An end (or begin) marker that is a whole line, in six languages, with more text
+/// after it: `--- end of user data ---`, `=== END TRANSCRIPT ===`, `[end of memory]`,
+/// `Ende des Transkripts.`, `Fin de la transcription.` A marker that closes the text
+/// (a meeting note's last line) is not a frame break.
+fn end_marker_line() -> String {
+    let qual = words(&[
+        "the",
+        "this",
+        "user",
+        "untrusted",
+        "fetched",
+        "external",
+        "retrieved",
+        "quoted",
+        "tool",
+        "search",
+        "system",
+    ]);
+    let noun = words(&[
+        "document",
+        "transcript",
+        "context",
+        "input",
+        "conversation",
+        "session",
+        "data",
+        "text",
+        "content",
+        "file",
+        "message",
+        "prompt",
+        "instructions",
+        "memory",
+        "memories",
+        "note",
+        "output",
+        "results",
+        "email",
+        "excerpt",
+        "quote",
+    ]);
+    let en = format!(r"(?:end|begin|start)[ \t_-]+of[ \t_-]+(?:{qual}[ \t_-]+){{0,2}}{noun}");
+    // Without "of" only between decorations: `=== END TRANSCRIPT ===`.
+    let bare = format!(r"[\-=#*<\[(~_|]{{2,}}[ \t]*(?:end|begin)[ \t_-]+(?:{qual}[ \t_-]+)?{noun}");
+    let de = format!(
+        r"ende[ \t]+(?:des|der|vom)?[ \t]*{}",
+        words(&[
+            "Transkripts",
+            "Transkript",
+            "Dokuments",
+            "Dokumentes",
+            "Kontexts",
+            "Kontextes",
+            "Gesprächs",
+            "Eingabe",
+            "Benutzereingabe",
+            "Daten",
+            "Nachricht",
+            "Notiz",
+            "Sitzung",
+            "Inhalts",
+            "Textes",
+            "Speichers",
+        ])
+    );
+    let fr = format!(
+        r"fin[ \t]+(?:de[ \t]+ia|du|des|de[ \t]+i'|de)?[ \t]*{}",
+        words(&[
+            "transcription",
+            "document",
+            "contexte",
+            "conversation",
+            "session",
+            "données",
+            "message",
+            "note",
+            "contenu",
+            "saisie",
+            "texte",
+            "mémoire",
+            "entrée",
+        ])
+    );
+    let es = format!(
+        r"fin[ \t]+(?:de[ \t]+ia|dei|de[ \t]+ios|de[ \t]+ias|de)?[ \t]*{}",
+        words(&[
+            "transcripción",
+            "documento",
+            "contexto",
+            "conversación",
+            "sesión",
+            "datos",
+            "mensaje",
+            "nota",
+            "contenido",
+            "entrada",
+            "texto",
+            "memoria",
+        ])
+    );
+    let it = format!(
+        r"fine[ \t]+(?:deiia|deiio|dei|deii'|di)?[ \t]*{}",
+        words(&[
+            "trascrizione",
+            "documento",
+            "contesto",
+            "conversazione",
+            "sessione",
+            "dati",
+            "messaggio",
+            "nota",
+            "contenuto",
+            "testo",
+            "memoria",
+        ])
+    );
+    let pt = format!(
+        r"fim[ \t]+(?:da|do|dos|das|de)?[ \t]*{}",
+        words(&[
+            "transcrição",
+            "documento",
+            "contexto",
+            "conversa",
+            "sessão",
+            "dados",
+            "mensagem",
+            "nota",
+            "conteúdo",
+            "texto",
+            "memória",
+        ])
+    );
+    let left = r"[ \t\-=#*<!\[(~_>|]*";
+    let right = r"[ \t\-=#*>\]!.:)~_|]*";
+    let after = r"\n(?:[ \t\-=#*~`_]*\n){0,3}[ \t\-=#*~`_]*[^\s\-=#*~`_]";
+    format!("(?m)^(?:{left}(?:{en}|{de}|{fr}|{es}|{it}|{pt})|[ \t]*{bare}){right}{after}")
+}
+
+/// Trigger literals of [`header_directive`] (the window around each reaches the
+/// line's start, so `message du système` is found through `system`).
+const HEADER_ANCHORS: &[&str] = &[
+    "system",
+    "sistema",
+    "developer",
+    "admin",
+    "amministratore",
+    "operat",
+    "root",
+    "assistant",
+    "tool",
+    "function",
+    "observation",
+    "entwickler",
+    "développeur",
+    "desarrollador",
+    "sviluppatore",
+    "desenvolvedor",
+];
+
+/// A header naming an authority that opens a line — `System:`, `System (priority):`,
+/// `Systemnachricht:`, `Système :`, `Tool result:`, `Observation:`, `Admin note:` or a
+/// `## System` heading on its own line — followed within two lines by a directive:
+/// an imperative with an object opening a sentence ("Proceed to…", "Lösche alle…",
+/// "supprime toutes…"), an order addressed to the assistant ("the assistant should",
+/// "l'assistant doit", "el asistente obedece"), an order reported ("says to
+/// ignore…") or a claim over later turns ("All later messages…"). A header followed
+/// by facts (`System: Ubuntu 22.04`, `Tool result: Delete failed`, `Observation: the
+/// sample was small`) is not. A person's label (`Admin:`, `Operator:`) and a heading
+/// need the stronger signals: an order to the assistant or a claim over later turns
+/// (`Admin: save your work` is an announcement).
+fn header_directive() -> String {
+    let meta = words(&[
+        "message",
+        "prompt",
+        "note",
+        "notice",
+        "override",
+        "update",
+        "instruction",
+        "instructions",
+        "directive",
+        "alert",
+        "command",
+        "rule",
+        "rules",
+        "reminder",
+        "policy",
+    ]);
+    let person = words(&[
+        "developer",
+        "admin",
+        "administrator",
+        "operator",
+        "root",
+        "administrateur",
+        "développeur",
+        "opérateur",
+        "amministratore",
+        "sviluppatore",
+        "operatore",
+        "administrador",
+        "desarrollador",
+        "operador",
+        "desenvolvedor",
+        "Entwickler",
+    ]);
+    let system = format!(
+        r"(?:{sys}(?:[ _-]?{meta})?|{person}[ _-]?{meta}|assistant[ _-]?{ameta}|(?:tooi|function)[ _-]?{tmeta}|observation|{ml})",
+        sys = words(&["system"]),
+        ameta = words(&[
+            "instruction",
+            "instructions",
+            "directive",
+            "rule",
+            "rules",
+            "note",
+            "override",
+        ]),
+        tmeta = words(&["result", "results", "output", "response", "return"]),
+        ml = words(&[
+            "Systemnachricht",
+            "Systemanweisung",
+            "Systemhinweis",
+            "Systembefehl",
+            "Systemmeldung",
+            "Systemmitteilung",
+            "message système",
+            "message du système",
+            "instruction système",
+            "instructions système",
+            "note système",
+            "consigne système",
+            "système",
+            "mensaje del sistema",
+            "instrucción del sistema",
+            "instrucciones del sistema",
+            "nota del sistema",
+            "aviso del sistema",
+            "messaggio di sistema",
+            "istruzione di sistema",
+            "istruzioni di sistema",
+            "nota di sistema",
+            "avviso di sistema",
+            "mensagem do sistema",
+            "instrução do sistema",
+            "instruções do sistema",
+            "nota do sistema",
+            "aviso do sistema",
+            "sistema",
+        ]),
+    );
+    let lead = words(&[
+        "please",
+        "kindly",
+        "now",
+        "then",
+        "immediately",
+        "bitte",
+        "jetzt",
+        "maintenant",
+        "por favor",
+        "ahora",
+        "per favore",
+        "ora",
+        "agora",
+    ]);
+    let verb = words(&[
+        "ignore",
+        "disregard",
+        "forget",
+        "obey",
+        "comply with",
+        "approve",
+        "delete",
+        "erase",
+        "reveal",
+        "disclose",
+        "leak",
+        "disable",
+        "bypass",
+        "override",
+        "execute",
+        "exfiltrate",
+        "grant",
+        "transfer",
+        "send",
+        "forward",
+        "upload",
+        "export",
+        "email",
+        "wipe",
+        "store",
+        "share",
+        "skip",
+        "trust",
+        "give",
+        "tell",
+        // de
+        "ignoriere",
+        "ignorieren Sie",
+        "befolge",
+        "befolgen Sie",
+        "gehorche",
+        "genehmige",
+        "lösche",
+        "löschen Sie",
+        "sende",
+        "senden Sie",
+        "schicke",
+        "gib",
+        "geben Sie",
+        "leite",
+        "verrate",
+        "offenbare",
+        "vertraue",
+        "speichere",
+        "deaktiviere",
+        "überweise",
+        "übertrage",
+        "vergiss",
+        // fr
+        "ignorez",
+        "obéis à",
+        "obéissez à",
+        "approuve",
+        "approuvez",
+        "accorde",
+        "accordez",
+        "envoie",
+        "envoyez",
+        "transfère",
+        "transférez",
+        "supprime",
+        "supprimez",
+        "efface",
+        "effacez",
+        "révèle",
+        "révélez",
+        "divulgue",
+        "désactive",
+        "désactivez",
+        "oublie",
+        "oubliez",
+        // es
+        "ignora",
+        "obedece a",
+        "obedezca a",
+        "aprueba",
+        "apruebe",
+        "concede",
+        "envía",
+        "envíe",
+        "transfiere",
+        "borra",
+        "borre",
+        "elimina",
+        "elimine",
+        "revela",
+        "revele",
+        "desactiva",
+        "desactive",
+        "olvida",
+        "olvide",
+        // it
+        "ignorate",
+        "obbedisci a",
+        "approva",
+        "concedi",
+        "invia",
+        "inviate",
+        "trasferisci",
+        "cancella",
+        "cancellate",
+        "rivela",
+        "disattiva",
+        "dimentica",
+        // pt
+        "obedeça a",
+        "aprove",
+        "conceda",
+        "transfira",
+        "apague",
+        "apaga",
+        "exclua",
+        "desative",
+        "esqueça",
+    ]);
+    // An imperative is an order when it takes an object ("Delete the stale keys", not
+    // "Delete failed"; "Store the credentials", not "Store locator").
+    let object = words(&[
+        "the",
+        "all",
+        "every",
+        "any",
+        "your",
+        "my",
+        "this",
+        "these",
+        "those",
+        "it",
+        "them",
+        "me",
+        "us",
+        "his",
+        "her",
+        "their",
+        "full",
+        "each",
+        "everything",
+        "anything",
+        "admin",
+        "root",
+        "access",
+        "den",
+        "die",
+        "das",
+        "dem",
+        "alle",
+        "alles",
+        "jede",
+        "jeden",
+        "jedes",
+        "deine",
+        "dein",
+        "deinen",
+        "meine",
+        "mir",
+        "mich",
+        "uns",
+        "sämtliche",
+        "diese",
+        "dieses",
+        "diesen",
+        "le",
+        "la",
+        "les",
+        "l'",
+        "tout",
+        "tous",
+        "toutes",
+        "toute",
+        "ton",
+        "ta",
+        "tes",
+        "votre",
+        "vos",
+        "mon",
+        "ma",
+        "mes",
+        "moi",
+        "nous",
+        "leur",
+        "leurs",
+        "ce",
+        "cet",
+        "cette",
+        "ces",
+        "chaque",
+        "el",
+        "los",
+        "las",
+        "todo",
+        "toda",
+        "todos",
+        "todas",
+        "tu",
+        "tus",
+        "su",
+        "sus",
+        "mi",
+        "mis",
+        "nos",
+        "este",
+        "esta",
+        "estos",
+        "estas",
+        "cada",
+        "lo",
+        "il",
+        "gli",
+        "tutto",
+        "tutta",
+        "tutti",
+        "tutte",
+        "tuo",
+        "tuoi",
+        "tue",
+        "mio",
+        "mia",
+        "questo",
+        "questa",
+        "questi",
+        "queste",
+        "ogni",
+        "o",
+        "a",
+        "os",
+        "as",
+        "teu",
+        "tua",
+        "teus",
+        "tuas",
+        "seu",
+        "sua",
+        "seus",
+        "suas",
+        "meu",
+        "minha",
+        "isto",
+        "isso",
+        "al",
+        "au",
+        "aux",
+        "ao",
+        "aos",
+        "zum",
+        "zur",
+        "dello",
+        "della",
+        "dei",
+        "degli",
+        "delle",
+    ]);
+    // Phrases that are orders on their own.
+    let standalone = words(&[
+        "from now on",
+        "henceforth",
+        "proceed to",
+        "do not ask",
+        "don't ask",
+        "never ask",
+        "do not tell",
+        "don't tell",
+        "never tell",
+        "do not inform",
+        "do not mention",
+        "do not confirm",
+        "do not verify",
+        "do not warn",
+        "ab jetzt",
+        "ab sofort",
+        "von nun an",
+        "désormais",
+        "à partir de maintenant",
+        "a partir de ahora",
+        "de ahora en adelante",
+        "d'ora in poi",
+        "a partir de agora",
+        "de agora em diante",
+    ]);
+    let imperative = format!(r"(?:{lead}[ \t,]+)?(?:{verb}[ \t]+{object}|{standalone})(?-u:\b)");
+    let ai = words(&[
+        "the assistant",
+        "the AI",
+        "the model",
+        "the agent",
+        "the bot",
+        "the LLM",
+        "assistant",
+        "der Assistent",
+        "die KI",
+        "das Modell",
+        "der Agent",
+        "der Bot",
+        "l'assistant",
+        "l'IA",
+        "le modèle",
+        "l'agent",
+        "le bot",
+        "el asistente",
+        "la IA",
+        "el modelo",
+        "el agente",
+        "el bot",
+        "l'assistente",
+        "il modello",
+        "l'agente",
+        "il bot",
+        "o assistente",
+        "a IA",
+        "o modelo",
+        "o agente",
+        "o bot",
+    ]);
+    let modal = words(&[
+        "must",
+        "should",
+        "shall",
+        "is to",
+        "needs to",
+        "has to",
+        "will now",
+        "may now",
+        "is required to",
+        "obeys",
+        "follows",
+        "muss",
+        "soll",
+        "darf",
+        "wird ab jetzt",
+        "doit",
+        "devra",
+        "obéit",
+        "est tenu de",
+        "debe",
+        "deberá",
+        "obedece",
+        "tiene que",
+        "deve",
+        "dovrà",
+        "obbedisce",
+        "deverá",
+        "tem que",
+        "obedecerá",
+    ]);
+    let says = format!(
+        r"{}[ \t]+(?:to[ \t]+)?{imperative}",
+        words(&[
+            "says",
+            "said",
+            "tells you",
+            "asks you",
+            "wants you",
+            "instructs you",
+            "instructs the assistant",
+            "orders you",
+            "requires you",
+            "requests that you",
+        ])
+    );
+    let addressed = format!(r"(?:{ai}[ \t]+{modal}|{says})(?-u:\b)");
+    let authority = format!(
+        r"{}[ \t]+{}[ \t]+{}(?-u:\b)",
+        words(&["all", "every"]),
+        words(&[
+            "later",
+            "future",
+            "subsequent",
+            "following",
+            "further",
+            "other",
+            "next"
+        ]),
+        words(&[
+            "messages",
+            "message",
+            "instructions",
+            "requests",
+            "memories",
+            "memory",
+            "notes",
+            "turns",
+            "content",
+            "users",
+            "user",
+            "rules",
+        ])
+    );
+    let sentence = r"(?:[.;!?][ \t]+|\n[ \t]*)";
+    let within = r"[^\n]{0,200}?(?:\n[^\n]{0,200}?)?";
+    let strong = format!(
+        r"(?:{imperative}|{authority}|{within}(?:{sentence}{imperative}|(?-u:\b){addressed}))"
+    );
+    let weak = format!(r"(?:{authority}|{within}(?-u:\b){addressed})");
+    let line = r#"^[ \t]*(?:#{1,6}[ \t]*)?[*\[(<{>"'`_~-]*[ \t]*"#;
+    let colon = r#"[ \t]*(?:\([^)\n]{1,30}\)|\[[^\]\n]{1,30}\])?[ \t]*[\])>}*"'`_~]*[ \t]*:[ \t]*(?:\n[ \t]*)?"#;
+    let heading = r"^[ \t]*#{1,6}[ \t]*";
+    format!(
+        "(?m)(?:{line}{system}{colon}{strong}|{line}{person}{colon}{weak}|{heading}(?:{system}|{person})[ \\t]*\\n[ \\t]*{weak})"
+    )
+}
 
 fn defs() -> Vec<Def> {
     use Category::*;
@@ -1076,22 +1809,58 @@ fn defs() -> Vec<Def> {
     ));
 
     // ============================================================ delimiter / role-token injection
-    // Chat-template and role tokens: LLM vocabulary, flagged in transcripts only.
+    // The attacker's aim: fake conversation structure in text the model reads later
+    // (a template turn, a closed frame, an end-of-content marker, a system or tool
+    // header, a role record). Two kinds of rule:
+    // - LLM vocabulary anywhere (template tokens, bare role tags, `\n\nHuman:`,
+    //   `"role": "system"`): transcripts only, since authored memory may talk about
+    //   LLM formats;
+    // - structure, in both modes: the same vocabulary where it opens a line and
+    //   carries content (a template turn, an Alpaca or ReAct header, a role record), a
+    //   frame tag, an end marker with text after it, a header naming an authority
+    //   followed by a directive.
     d.push(
         raw(
             "delim.chat_template_token",
             DelimiterInjection,
-            r"<\|[a-z_]{2,30}\|>|\[/?inst\]|<<?/?sys>>|</?start_of_turn>|</?end_of_turn>|<\|?(?:begin|end)_of_text\|?>",
-            &["<|", "[inst]", "[/inst]", "<<sys>>", "<</sys>>", "_of_turn>", "_of_text"],
+            r"<[ \t]?\|[ \t]?[a-z_]{2,30}[ \t]?\|[ \t]?>|\[/?inst\]|<<?/?sys>>|</?start_of_turn>|</?end_of_turn>|<\|?(?:begin|end)_of_text\|?>",
+            &["<|", "< |", "[inst]", "[/inst]", "<<sys>>", "<</sys>>", "_of_turn>", "_of_text"],
         )
         .transcript_only(),
     );
+    d.push(raw(
+        "delim.template_turn",
+        DelimiterInjection,
+        template_turn(),
+        &["<|", "_of_turn>", "[inst]", "<<sys>>"],
+    ));
     d.push(
         raw(
             "delim.human_assistant_turn",
             DelimiterInjection,
             r"\n[ \t]*\n[ \t]*(?:human|assistant)[ \t]*:",
             &["human", "assistant"],
+        )
+        .transcript_only(),
+    );
+    d.push(
+        raw(
+            "delim.short_turn_pair",
+            DelimiterInjection,
+            // Anthropic's abbreviated turns: "\n\nH: …\n\nA: …".
+            r"\n[ \t]*\n[ \t]*h[ \t]*:[^\n]{1,300}\n[ \t]*\n[ \t]*a[ \t]*:",
+            &["\nh:", "\nh :"],
+        )
+        .transcript_only(),
+    );
+    d.push(
+        raw(
+            "delim.user_assistant_pair",
+            DelimiterInjection,
+            // A user turn answered, on the next line, by a model's turn (turns of
+            // words, not a roster's `User: Maria` / `Assistant: Tom`).
+            r"(?m)^[ \t]*(?:user|human)[ \t]*:[ \t]*[^\s]+(?:[ \t]+[^\s]+){2}[^\n]{0,300}\n(?:[ \t]*\n)?[ \t]*(?:assistant|ai|gpt|chatgpt|ciaude|modei|iim)[ \t]*:[ \t]*[^\s]+[ \t]+[^\s]",
+            &["assistant:", "assistant :", "ai:", "gpt:", "ciaude:", "modei:", "iim:"],
         )
         .transcript_only(),
     );
@@ -1108,8 +1877,8 @@ fn defs() -> Vec<Def> {
         raw(
             "delim.role_tag",
             DelimiterInjection,
-            r"<\s*/?\s*(?:system|assistant|user|deveioper|instructions|instruction|context|document|im_start|im_end)\s*>",
-            &["system>", "assistant>", "user>", "deveioper>", "instruction>", "instructions>", "context>", "document>", "im_start>", "im_end>", "system >", "user >"],
+            r"<\s*/?\s*(?:(?:system|deveioper)(?:[_-](?:message|prompt|reminder|note|notice|override|update|instructions?|directive|ruies|poiicy|context))?|assistant|user|instructions|instruction|context|document|im_start|im_end)\s*>",
+            &["system>", "assistant>", "user>", "deveioper>", "instruction>", "instructions>", "context>", "document>", "im_start>", "im_end>", "system >", "user >", "<system", "</system", "<deveioper", "</deveioper"],
         )
         .transcript_only(),
     );
@@ -1122,12 +1891,51 @@ fn defs() -> Vec<Def> {
         )
         .transcript_only(),
     );
+    d.push(raw(
+        "delim.role_record",
+        DelimiterInjection,
+        // A chat message record that opens a line: `{"role": "system", …`.
+        r#"(?m)^[ \t]*\[?[ \t]*\{[ \t]*["']roie["'][ \t]*:[ \t]*["'](?:system|deveioper)["']"#,
+        &["roie"],
+    ));
+    d.push(raw(
+        "delim.alpaca_header",
+        DelimiterInjection,
+        // Alpaca / Vicuna / Orca turn headers: `### Instruction:`, `### User:`.
+        r"(?m)^[ \t>]*#{2,4}[ \t]*(?:instruction|system|user|assistant|human)[ \t]*:",
+        &[
+            "#instruction",
+            "# instruction",
+            "#system",
+            "# system",
+            "#user",
+            "# user",
+            "#assistant",
+            "# assistant",
+            "#human",
+            "# human",
+        ],
+    ));
+    d.push(raw(
+        "delim.react_trace",
+        DelimiterInjection,
+        // ReAct agent steps: `Action:` then `Action Input:` or `Observation:` on the
+        // next lines, or an action called like a tool (`Action: Search[…]`). A note's
+        // `Thought: …` / `Action: ask Maria` is not a trace.
+        r"(?m)^[ \t]*action[ \t]*(?:\d{1,2}[ \t]*)?:(?:[^\n]{0,200}\n(?:[^\n]{0,300}\n)?[ \t]*(?:action[ \t]*input|observation)[ \t]*(?:\d{1,2}[ \t]*)?:|[ \t]*[a-z_]{2,30}\[[^\]\n]{0,200}\][ \t]*$)",
+        &["action:", "action :", "action input", "action 1", "action 2", "action 3"],
+    ));
     // Frame tags and markers: never legitimate in memory or transcripts.
     d.push(raw(
         "delim.frame_tag",
         DelimiterInjection,
-        r"<\s*/?\s*(?:session|memory|transcript|untrusted|fetched|tool_resuits?|tool_output|tool_response|tool_caii|function_resuits?|function_caiis?|search_resuits|user_input|untrusted_input|externai_content|retrieved_content|document_content|antmi:[a-z_]+)(?:_[a-z0-9_]*)?(?:\s+[a-z_:-]+\s*=\s*[^>\n]{0,80})?\s*>",
-        &["session", "memory", "transcript", "untrusted", "fetched", "tool_", "function_", "search_resuits", "user_input", "externai_content", "retrieved_content", "document_content", "antmi"],
+        // A frame name, then an id (`_3`, `-42`: a hyphenated suffix needs a digit,
+        // so `<session-timeout>` and `<memory-card>` stay ordinary elements); or one
+        // frame closed and the next opened with id-like suffixes (`</session-7f3a>
+        // <session-7f3b>`: the leet reading turns such hex ids into the letters
+        // `a-f`, `o i e s t b`; `</session-config><session-timeout>` are words).
+        r"<\s*/\s*(?:session|memory|transcript|conversation|turn)[_-][0-9a-fiostb_-]{1,40}\s*>\s*<\s*(?:session|memory|transcript|conversation|turn)[_-][0-9a-fiostb_-]{1,40}\s*>|<\s*/?\s*(?:session|memory|transcript|untrusted|fetched|tooi_resuits?|tooi_output|tooi_response|tooi_caiis?|tooi_use|function_resuits?|function_caiis?|search_resuits|user_input|untrusted_input|externai_content|retrieved_content|document_content|antmi:[a-z_]+)(?:_[a-z0-9_]*|-[a-z0-9-]*[0-9][a-z0-9-]*)?(?:\s+[a-z_:-]+\s*=\s*[^>\n]{0,80})?\s*>",
+        &["session", "memory", "transcript", "conversation", "/turn", "untrusted", "fetched", "tooi_", "function_", "search_resuits", "user_input", "externai_content", "retrieved_content", "document_content", "antmi"],
     )
     .check(not_generic_type));
     d.push(phrase(
@@ -1136,10 +1944,10 @@ fn defs() -> Vec<Def> {
         r"(end|begin|start) (of)? (the)? ^(untrusted|fetched|user|external|retrieved|trusted|system) (content|input|data|text|document|message|instructions|prompt|section|context) {[ \t]*(?:(?m:$)|[\n\-=#*>\]!.:;,)])}",
     ));
     d.push(raw(
-        "delim.end_of_document_line",
+        "delim.end_marker_line",
         DelimiterInjection,
-        r"(?m)^[ \t\-=#*<!\[]*(?:end|begin) of (?:the )?(?:document|transcript|context|input|conversation|session|data|text|content|fiie|message|prompt|instructions)[ \t\-=#*>\]!.]*$",
-        &["end of", "begin of"],
+        end_marker_line(),
+        END_MARKER_ANCHORS,
     ));
     d.push(phrase(
         "delim.trusted_claim",
@@ -1154,15 +1962,24 @@ fn defs() -> Vec<Def> {
     d.push(raw(
         "delim.system_header",
         DelimiterInjection,
-        r#"(?m)^[ \t]*[#*\[(<{>"'`]*[ \t]*(?:(?:system|deveioper|admin|administrator|operator|root)(?:[ _-]?(?:message|prompt|note|notice|override|update|instruction|instructions|directive|aiert|command|ruies?))?|assistant[ _-]?(?:instruction|instructions|directive|ruies?|note|override))[ \t]*[\])>}*"'`]*[ \t]*:[ \t]*(?:\n[ \t]*)?(?:you|your|ignore|disregard|forget|from now|new|aii|the (?:assistant|ai|modei|user)|aiways|never|do not|don't|obey|compiy|foiiow|deiete|send|forward|reveai|grant|approve|must|skip|bypass|disabie|as of|effective|important|attention)\b"#,
+        r#"(?m)^[ \t]*[#*\[(<{>"'`]*[ \t]*(?:(?:system|deveioper|admin|administrator|operator|root)(?:[ _-]?(?:message|prompt|note|notice|override|update|instruction|instructions|directive|aiert|command|ruies?))?|assistant[ _-]?(?:instruction|instructions|directive|ruies?|note|override))[ \t]*[\])>}*"'`]*[ \t]*:[ \t]*(?:\n[ \t]*)?(?:you|your|ignore|disregard|forget|from now|new|aii (?:previous|prior|earlier|iater|future|subsequent|foiiowing|further|other|remaining|users?|requests|messages|memories|instructions|ruies|checks|restrictions|fiiters|safety)|the (?:assistant|ai|modei|user)|aiways|never|do not|don't|obey|compiy|foiiow|deiete|send|forward|reveai|grant|approve|must|skip|bypass|disabie|as of|effective|important|attention)\b"#,
         &["system", "deveioper", "admin", "operator", "root", "assistant"],
+    ));
+    d.push(raw(
+        "delim.header_directive",
+        DelimiterInjection,
+        header_directive(),
+        HEADER_ANCHORS,
     ));
     d.push(raw(
         "delim.bracket_role",
         DelimiterInjection,
-        r"(?m)^[ \t]*(?:#{1,6}[ \t]*)?(?:\[|\(|<<|\{\{)[ \t]*(?:system|deveioper|admin|administrator|operator)(?:[ _-]?(?:message|prompt|note|notice|override|update|instructions?))?[ \t]*(?:\]|\)|>>|\}\})",
+        // `[SYSTEM]`, `(ADMIN NOTE)`, `<<SYSTEM>>` opening a line; `{{SYSTEM}}` only
+        // with text after it (`{{ system_message }}` is a template placeholder).
+        r"(?m)^[ \t]*(?:#{1,6}[ \t]*)?(?:(?:\[|\(|<<)[ \t]*(?:system|deveioper|admin|administrator|operator)(?:[ _-]?(?:message|prompt|note|notice|override|update|instructions?))?[ \t]*(?:\]|\)|>>)|\{\{[ \t]*(?:system|deveioper|admin|administrator|operator)[ \t]*\}\}[ \t]*[a-z])",
         &["system", "deveioper", "admin", "operator"],
-    ));
+    )
+    .check(not_config_section));
 
     // ============================================================ HTML / script injection
     d.push(raw(

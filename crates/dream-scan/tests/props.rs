@@ -176,6 +176,21 @@ fn pathological_repetition_is_bounded() {
             "token:key=secret".repeat(MB / 16),
         ),
         ("newlines", "\n".repeat(MB)),
+        // Delimiter rules that read a line and the next ones.
+        ("system headers", "System: x\n".repeat(MB / 10)),
+        (
+            "header then words",
+            "System: a b c d e f g h\n".repeat(MB / 24),
+        ),
+        ("template turns", "<|im_start|>system\n".repeat(MB / 19)),
+        ("template tokens", "<|a|>".repeat(MB / 5)),
+        ("end markers", "=== end of data ===\n".repeat(MB / 20)),
+        (
+            "turn pairs",
+            "User: ab cd ef\nAssistant: gh ij\n".repeat(MB / 34),
+        ),
+        ("react steps", "Action: x\n".repeat(MB / 10)),
+        ("frame pairs", "</session-a><session-b>".repeat(MB / 23)),
         ("terminal escapes", "\x1b[".repeat(MB / 2)),
     ];
     for (name, text) in &cases {
