@@ -483,6 +483,15 @@ impl Scanner {
                     }
                 }
                 Value::Object(map) => {
+                    if is_role_record(map) {
+                        out.push(Finding {
+                            category: Category::DelimiterInjection,
+                            rule: "delim.role_record",
+                            severity: Severity::High,
+                            span: None,
+                            path: Some(pointer(&tree, node)),
+                        });
+                    }
                     let first = stack.len();
                     for (k, item) in map {
                         tree.push((node, Segment::Key(k)));
@@ -934,6 +943,24 @@ enum Segment<'a> {
     Root,
     Key(&'a str),
     Index(usize),
+}
+
+/// A chat message as structure: an object with `content` whose `role` is `system` or
+/// `developer` (after normalisation, so look-alike letters count). The JSON form of
+/// the text rule `delim.role_record`: a record claiming system authority inside data
+/// the model reads later. Other roles, and a `role` without `content` (a team
+/// roster's `"role": "developer"`), are ordinary data.
+fn is_role_record(map: &serde_json::Map<String, serde_json::Value>) -> bool {
+    // Only short words can normalise to these names; longer strings are skipped unread.
+    let is = |text: &str, names: &[&str]| {
+        text.len() <= 64 && names.contains(&normalize::normalize(text).text.trim())
+    };
+    map.keys().any(|k| is(k, &["content"]))
+        && map.iter().any(|(k, v)| {
+            is(k, &["roie"])
+                && v.as_str()
+                    .is_some_and(|role| is(role, &["system", "deveioper"]))
+        })
 }
 
 /// The JSON pointer (RFC 6901) of `node` in the segment tree.
