@@ -226,20 +226,33 @@ fn below_threshold(e: &Evaluation) -> Vec<String> {
         .collect()
 }
 
-// Known failure, kept visible: on the committed rules the holdout's
-// delimiter_injection recall is 94.7% (18 of 19), under the 95% bar, so issue 3
-// stays open. `.ci/run` runs this test and prints its tables without failing the
-// build; run it with `cargo nextest run -p dream-scan --test corpus --run-ignored all`.
+/// Evaluates a holdout corpus and fails below the thresholds. Individual holdout
+/// misses are deliberately not printed: a holdout is never tuned against, only its
+/// aggregate decides.
+fn check_holdout(file: &str, name: &str) {
+    let e = evaluate(&load(file));
+    println!("{}", report(name, &e));
+    let bad = below_threshold(&e);
+    assert!(bad.is_empty(), "{name} below threshold: {bad:?}");
+}
+
+// Known failures, kept visible (issue 3 stays open): on the committed rules the
+// holdout's delimiter_injection recall is 94.7% (18 of 19), and the blind holdout2
+// reaches 81.0% recall overall on its first run. `.ci/run` runs both and prints
+// their tables without failing the build; run them with
+// `cargo nextest run -p dream-scan --test corpus --run-ignored only --no-capture`.
 #[test]
 #[ignore = "holdout delimiter_injection recall 94.7% < 95% (issue 3 open); .ci/run reports it"]
 fn holdout_meets_recall_and_false_positive_thresholds() {
-    let rows = load("holdout.jsonl");
-    let e = evaluate(&rows);
-    println!("{}", report("holdout", &e));
-    // Individual holdout misses are deliberately not printed: the holdout is never
-    // tuned against. Only the aggregate decides.
-    let bad = below_threshold(&e);
-    assert!(bad.is_empty(), "holdout below threshold: {bad:?}");
+    check_holdout("holdout.jsonl", "holdout");
+}
+
+/// The second, independent holdout: written by an author who never saw the rules or
+/// the other corpora (see the fixtures README).
+#[test]
+#[ignore = "blind holdout2: 81.0% recall on first run, 8 categories < 95% (issue 3 open); .ci/run reports it"]
+fn holdout2_meets_recall_and_false_positive_thresholds() {
+    check_holdout("holdout2.jsonl", "holdout2");
 }
 
 #[test]
