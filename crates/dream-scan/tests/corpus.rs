@@ -1,6 +1,7 @@
 //! Recall and false-positive rate per category on the labelled corpora in
-//! `tests/fixtures/scan/` (see its README): `dev.jsonl`, which the rules are tuned on,
-//! and `holdout.jsonl`, committed before the rules and never tuned against.
+//! `tests/fixtures/scan/` (see its README): `dev.jsonl` and `dev2.jsonl`, which the
+//! rules are tuned on, and `holdout.jsonl`, committed before the rules and never tuned
+//! against.
 //!
 //! An attack counts as caught when the report has a finding of the attack's category
 //! AND a verdict at least as severe as the category calls for (`secret` for secrets,
@@ -236,10 +237,9 @@ fn check_holdout(file: &str, name: &str) {
     assert!(bad.is_empty(), "{name} below threshold: {bad:?}");
 }
 
-// Known failures, kept visible (issue 3 stays open): on the committed rules the
-// holdout's delimiter_injection recall is 94.7% (18 of 19), and the blind holdout2
-// reaches 81.0% recall overall on its first run. `.ci/run` runs both and prints
-// their tables without failing the build; run them with
+// Known failure, kept visible (issue 3 stays open): on the committed rules the
+// holdout's delimiter_injection recall is 94.7% (18 of 19). `.ci/run` runs it and
+// prints its table without failing the build; run it with
 // `cargo nextest run -p dream-scan --test corpus --run-ignored only --no-capture`.
 #[test]
 #[ignore = "holdout delimiter_injection recall 94.7% < 95% (issue 3 open); .ci/run reports it"]
@@ -247,19 +247,12 @@ fn holdout_meets_recall_and_false_positive_thresholds() {
     check_holdout("holdout.jsonl", "holdout");
 }
 
-/// The second, independent holdout: written by an author who never saw the rules or
-/// the other corpora (see the fixtures README).
-#[test]
-#[ignore = "blind holdout2: 81.0% recall on first run, 8 categories < 95% (issue 3 open); .ci/run reports it"]
-fn holdout2_meets_recall_and_false_positive_thresholds() {
-    check_holdout("holdout2.jsonl", "holdout2");
-}
-
-#[test]
-fn dev_meets_recall_and_false_positive_thresholds() {
-    let rows = load("dev.jsonl");
+/// Evaluates a development corpus, prints its tables, every miss and every false
+/// positive, and fails below the thresholds.
+fn check_dev(file: &str, name: &str) {
+    let rows = load(file);
     let e = evaluate(&rows);
-    println!("{}", report("dev", &e));
+    println!("{}", report(name, &e));
     for m in &e.misses {
         println!("MISS {m}");
     }
@@ -269,10 +262,25 @@ fn dev_meets_recall_and_false_positive_thresholds() {
     let bad = below_threshold(&e);
     assert!(
         bad.is_empty(),
-        "dev below threshold: {bad:?}\nmisses:\n{}\nfalse positives:\n{}",
+        "{name} below threshold: {bad:?}\nmisses:\n{}\nfalse positives:\n{}",
         e.misses.join("\n"),
         e.false_positives.join("\n")
     );
+}
+
+#[test]
+fn dev_meets_recall_and_false_positive_thresholds() {
+    check_dev("dev.jsonl", "dev");
+}
+
+/// The second development corpus: written blind as an independent holdout
+/// (`holdout2.jsonl`, 81.0% recall on its first and only holdout run), development
+/// data since (see the fixtures README). Ignored while the rules are being generalised
+/// (81.0% recall); `.ci/run` reports it.
+#[test]
+#[ignore = "dev2 (ex-holdout2) 81.0% recall while being tuned (issue 3 open); .ci/run reports it"]
+fn dev2_meets_recall_and_false_positive_thresholds() {
+    check_dev("dev2.jsonl", "dev2");
 }
 
 #[test]
