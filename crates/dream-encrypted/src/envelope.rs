@@ -154,6 +154,41 @@ mod tests {
         )
     }
 
+    /// An envelope built independently, with Python's `cryptography` (OpenSSL's
+    /// AES-GCM), following the layout documented above: key bytes 0..32, key id 7,
+    /// a fixed nonce, record `memories/golden-record`. It pins the format and the
+    /// associated data across cipher-crate upgrades and implementations.
+    const GOLDEN: &str = "44524d4501000000070f1e2d3c4b5a69788796a5b4a6dcc682f27d46c21010b0fec6f9\
+                          ce29fbcdcc5a51799a5a349c67a05107b9816a93fc12a8514411bdaca743bb598aa993\
+                          88a7ce051b557cf1e1eaa1ba94bbdc42c06e1ceec0c3";
+
+    fn unhex(text: &str) -> Vec<u8> {
+        (0..text.len())
+            .step_by(2)
+            .map(|i| u8::from_str_radix(&text[i..i + 2], 16).expect("hex"))
+            .collect()
+    }
+
+    #[test]
+    fn an_envelope_from_an_independent_implementation_opens() {
+        let material: Vec<u8> = (0..32).collect();
+        let r = KeyRing::new(
+            KeyId::new(7),
+            KeyMaterial::from_bytes(&material).expect("key"),
+        );
+        let golden = Bytes::from(unhex(GOLDEN));
+        let opened = open(&r, &key("memories", "golden-record"), golden.clone()).expect("open");
+        assert_eq!(
+            &opened[..],
+            "Sam prefers Vitest over Jest; déploiement le vendredi.".as_bytes()
+        );
+        // The same bytes under another record id fail: the id is authenticated.
+        assert_eq!(
+            open(&r, &key("memories", "golden-recorc"), golden),
+            Err(OpenFailure::Authentication)
+        );
+    }
+
     #[test]
     fn layout_is_as_documented() {
         let r = ring(0x0102_0304, 9);
