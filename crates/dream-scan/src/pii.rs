@@ -19,7 +19,7 @@ pub(crate) type PiiHit = (&'static str, Severity, Range<usize>);
 
 static PHONE: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(
-        r"(?:^|[^\w+])(\+\d{1,3}[ .\-]?(?:\(\d{1,4}\)|\d{1,4})(?:[ .\-]?\d{2,5}){1,5}|\(\d{3}\)[ ]?\d{3}[ .\-]\d{4}|\d{3}-\d{3}-\d{4}|\d{3}\.\d{3}\.\d{4})(?:$|[^\w])",
+        r"(?:^|[^\w+])(\+\d{1,3}[ .\-]?(?:\(\d{1,4}\)|\d{1,4})(?:[ .\-]?\d{2,5}){1,5}|\(\d{3}\)[ ]?\d{3}[ .\-]\d{4}|\d{3}-\d{3}-\d{4}|\d{3}\.\d{3}\.\d{4}|01[5-7]\d{1,2}[ /\-]?\d{6,8}|\(\d{2}\)[ ]?9\d{4}[ \-]\d{4})(?:$|[^\w])",
     )
     .expect("static regex")
 });
@@ -29,8 +29,47 @@ static CARD: LazyLock<Regex> = LazyLock::new(|| {
         .expect("static regex")
 });
 
-/// Finds personal data in `text`, appending to `out`.
+/// Finds personal data in `text`, appending to `out`. Fullwidth forms (`＋４９`,
+/// `ｍａｉｌ＠…`) and the ideographic space are read as their ASCII letters, so a
+/// number written in them is found too; spans are those of the original.
 pub(crate) fn scan(text: &str, out: &mut Vec<PiiHit>) {
+    if text.is_ascii() || !text.chars().any(is_fullwidth) {
+        scan_ascii(text, out);
+        return;
+    }
+    // Fold to ASCII, remembering where each folded byte came from.
+    let mut folded = String::with_capacity(text.len());
+    let mut origin: Vec<usize> = Vec::with_capacity(text.len() + 1);
+    for (i, c) in text.char_indices() {
+        let f = match c as u32 {
+            0xFF01..=0xFF5E => char::from_u32(c as u32 - 0xFF01 + 0x21).unwrap_or(c),
+            0x3000 => ' ',
+            _ => c,
+        };
+        let start = folded.len();
+        folded.push(f);
+        origin.extend(std::iter::repeat_n(i, folded.len() - start));
+    }
+    origin.push(text.len());
+    let mut hits = Vec::new();
+    scan_ascii(&folded, &mut hits);
+    for (rule, severity, span) in hits {
+        let start = origin[span.start];
+        let end = if span.end == 0 {
+            0
+        } else {
+            let last = origin[span.end - 1];
+            last + text[last..].chars().next().map_or(0, char::len_utf8)
+        };
+        out.push((rule, severity, start..end));
+    }
+}
+
+fn is_fullwidth(c: char) -> bool {
+    matches!(c as u32, 0xFF01..=0xFF5E | 0x3000)
+}
+
+fn scan_ascii(text: &str, out: &mut Vec<PiiHit>) {
     emails(text, out);
     for cluster in digit_clusters(text) {
         let input = Input::new(text).range(cluster.clone());
@@ -39,7 +78,9 @@ pub(crate) fn scan(text: &str, out: &mut Vec<PiiHit>) {
                 let s = &text[g.range()];
                 let digits = s.bytes().filter(u8::is_ascii_digit).count();
                 let plus = s.starts_with('+');
-                if (plus && (8..=15).contains(&digits)) || (!plus && digits == 10) {
+                // Ten digits (North American), or eleven in the trunk-prefixed
+                // German mobile and Brazilian mobile shapes.
+                if (plus && (8..=15).contains(&digits)) || (!plus && (10..=11).contains(&digits)) {
                     out.push(("phone_number", Severity::Low, g.range()));
                 }
             }
@@ -111,7 +152,9 @@ fn is_card(s: &str) -> bool {
         let four =
             groups[..groups.len() - 1].iter().all(|&g| g == 4) && groups[groups.len() - 1] <= 4;
         let amex = groups == [4, 6, 5] || groups == [4, 6, 4];
-        if !(four || amex) {
+        // Every digit set apart ("4 5 3 9 …"): the number spaced out to hide it.
+        let spaced = groups.iter().all(|&g| g == 1);
+        if !(four || amex || spaced) {
             return false;
         }
     }
@@ -289,6 +332,7 @@ fn is_reserved(domain: &str) -> bool {
         ".example.org",
         ".example.net",
         ".local",
+        ".tld",
     ]
     .iter()
     .any(|s| domain.ends_with(s))

@@ -269,17 +269,14 @@ fn check_dev(file: &str, name: &str) {
 }
 
 #[test]
-#[ignore = "dev batch 7 committed before the rules that catch it; the next commit restores this test"]
 fn dev_meets_recall_and_false_positive_thresholds() {
     check_dev("dev.jsonl", "dev");
 }
 
 /// The second development corpus: written blind as an independent holdout
 /// (`holdout2.jsonl`, 81.0% recall on its first and only holdout run), development
-/// data since (see the fixtures README). Ignored while the rules are being generalised
-/// (81.0% recall); `.ci/run` reports it.
+/// data since (see the fixtures README).
 #[test]
-#[ignore = "dev2 (ex-holdout2) 81.0% recall while being tuned (issue 3 open); .ci/run reports it"]
 fn dev2_meets_recall_and_false_positive_thresholds() {
     check_dev("dev2.jsonl", "dev2");
 }
