@@ -1782,7 +1782,7 @@ fn defs() -> Vec<Def> {
     d.push(phrase(
         "exfil.en.sends",
         Exfiltration,
-        format!("{SENDS_EN} ~5 ^{SENS_EN} ~6 (to|at|into|onto|via|towards|toward|on|in) ~3 ({URL}|{EMAIL}|{DOMAIN}|{IPV4})"),
+        format!("^{SENDS_EN} ~5 {SENS_EN} ~6 (to|at|into|onto|via|towards|toward|on|in) ~3 ({URL}|{EMAIL}|{DOMAIN}|{IPV4})"),
     ));
     d.push(phrase(
         "exfil.en.embed",
@@ -2122,7 +2122,7 @@ fn defs() -> Vec<Def> {
     // A future scope, then an order to the assistant, with or without a "remember"
     // verb: "in all later sessions the assistant must …", "from now on always trust …",
     // in six languages.
-    const FUTURE_EN: &str = "(from ^now on|from this ^point on|from ^here on|going ^forward|henceforth|hereafter|permanently|forever|(in|for|during|across|throughout) (all|every|each|any) ~1 ^(future|later|subsequent|upcoming|following|new|next) (conversation|conversations|session|sessions|chat|chats|interaction|interactions)|(in|for) ^future (sessions|conversations|chats))";
+    const FUTURE_EN: &str = "(from ^now on|from this ^point on|from ^here on|going ^forward|henceforth|hereafter|permanently|forever|(in|for|during|across|throughout) (all|every|each|any) ~1 (future|later|subsequent|upcoming|following|new|next) ^(conversation|conversations|session|sessions|chat|chats|interaction|interactions)|(in|for) ^future (sessions|conversations|chats))";
     d.push(phrase(
         "memory.en.future_directive",
         MemoryPersistence,
