@@ -1625,12 +1625,12 @@ fn defs() -> Vec<Def> {
     d.push(phrase(
         "persona.en.never_refuses",
         PersonaHijack,
-        "(persona|character|alter ego|ai|assistant|model|chatbot|bot|version|mode|who|that|which) ~3 (never|will never|won't ever|doesn't ever|does not ever) ^(refuses|refuse|declines|decline|says no|rejects|turns down) (a|any|anything|the)? ~1 (request|requests|question|questions|prompt|prompts|order|orders|task|tasks|topic|topics)",
+        "(persona|character|alter ego|ai|assistant|model|chatbot|bot|version|mode|who|that|which) ~3 (never|will never|won't ever|doesn't ever|does not ever) ^(refuses|refuse|declines|decline|rejects) (a|any|anything|the)? ~1 (request|requests|question|questions|prompt|prompts|order|orders|task|tasks|topic|topics)",
     ));
     d.push(phrase(
         "persona.en.avoid_norms",
         PersonaHijack,
-        "^(strives|strive|striving|tries|try) to (avoid|break|ignore|defy) (all|any|every)? (norms|norm|rules|morals|ethics)",
+        "(strives|strive|striving|tries|try) to (avoid|break|ignore|defy) (all|any|every)? ^(norms|norm|morals)",
     ));
     d.push(phrase(
         "persona.ml.without_guidelines",
@@ -1739,7 +1739,7 @@ fn defs() -> Vec<Def> {
     // Asking for the instructions word for word, in six languages: the noun and the
     // verbatim marker within a sentence or two of each other, either order.
     const INSTR_ML: &str = "(instructions|instruction|system prompt|initial prompt|prompt|directives|guidelines|configuration|anweisungen|instruktionen|systemprompt|systemanweisungen|vorgaben|consignes|prompt système|instrucciones|indicaciones|prompt del sistema|istruzioni|prompt di sistema|instruções|prompt do sistema)";
-    const VERBATIM_ML: &str = "(word for word|verbatim|word-for-word|wörtlich|wort für wort|mot pour mot|mot à mot|textuellement|palabra por palabra|al pie de la letra|literalmente|parola per parola|letteralmente|alla lettera|palavra por palavra|ipsis litteris)";
+    const VERBATIM_ML: &str = "(word for word|verbatim|word-for-word|wörtlich|wort für wort|mot pour mot|textuellement|palabra por palabra|al pie de la letra|literalmente|parola per parola|letteralmente|alla lettera|palavra por palavra|ipsis litteris)";
     d.push(phrase(
         "extract.verbatim_after",
         PromptExtraction,
@@ -2021,7 +2021,7 @@ fn defs() -> Vec<Def> {
     d.push(phrase(
         "tool.exec_untrusted",
         ToolExecution,
-        "(run|execute|exec|eval|evaluate|carry out|launch) (any|all|every|the)? ~2 ^(commands|command|code|code snippets|snippets|scripts|script|shell commands|terminal commands|payloads) ~2 (found|contained|embedded|included|given|appearing|present|that appear)? (in|inside|within|from) ~2 (retrieved|fetched|web|external|untrusted|downloaded|incoming|scraped|third-party|search) ~1 (documents|document|pages|page|web pages|content|emails|files|results|sites|data|text|messages)",
+        "(run|execute|exec|eval|evaluate|carry out|launch) (any|all|every|the)? ~2 (commands|command|code|code snippets|snippets|scripts|script|shell commands|terminal commands|payloads) ~2 (found|contained|embedded|included|given|appearing|present|that appear)? (in|inside|within|from) ~2 ^(retrieved|fetched|web|external|untrusted|downloaded|incoming|scraped|third-party) ~1 (documents|document|pages|page|web pages|content|emails|files|results|sites|data|text|messages)",
     ));
     // A tool call that destroys or runs code: "use your browser tool to open
     // …/admin/purge", "call the shell tool with `git push --force`".
@@ -2136,7 +2136,7 @@ fn defs() -> Vec<Def> {
     d.push(phrase(
         "memory.en.make_permanent",
         MemoryPersistence,
-        "(make|mark|keep|save|store|record) (this|that|it|the following) (as)? (a|an)? ^(permanent|persistent|core|long-term|durable) (memory|rule|note|instruction|fact|directive)? ~15 (always|never|must|every later|every future|from now on|all future|in every|trust|obey)",
+        "(make|mark|keep|save|store|record) (this|that|it|the following) (as)? (a|an)? ^(permanent|persistent|durable) (memory|rule|note|instruction|fact|directive)? ~15 (always|never|must|every later|every future|from now on|all future|in every|trust|obey)",
     ));
     d.push(phrase(
         "memory.de.future_directive",
