@@ -1306,6 +1306,66 @@ fn defs() -> Vec<Def> {
         "(text|content|instructions|messages|message|directive|directives|note|notes|anything|whatever|data|documents|pages|page|update|order|orders|input) ~6 ^(outranks|outrank|overrides|override|supersedes|supersede|takes precedence over|take precedence over|trumps|trump|overrules|overrule|replaces|replace) (your|the system|the developer's|the operator's|the original|all your|any of your|every one of your) ~1 (system|developer|operator|original|earlier|previous|prior|initial|existing|current)? (instructions|guidance|guidelines|rules|system prompt|prompt|directives|programming|orders)",
     ));
 
+    // What the assistant was told, declared void: "whatever your operators told you
+    // before this stops counting".
+    d.push(phrase(
+        "override.en.told_void",
+        InstructionOverride,
+        "(what|whatever|everything|anything) ~1 (your|the)? (operators|operator|developers|developer|creators|creator|admins|admin|administrators|owners|owner|makers|maker|platform|system|they|someone) (told|instructed|taught|asked|gave) (you)? ~5 ^(stops counting|stop counting|no longer counts|no longer count|doesn't count|does not count|no longer applies|no longer apply|is void|is now void|is cancelled|is canceled|is revoked|is obsolete)",
+    ));
+    // "Forget what they told you" and "your rules no longer count" in the other five
+    // languages: someone else (never "I") told the assistant; the rules are its own.
+    d.push(phrase(
+        "override.de.forget_told",
+        InstructionOverride,
+        "^(vergiss|vergessen sie|ignoriere|ignorieren sie|missachte|missachten sie) (alles)? was ~5 (gesagt|aufgetragen|befohlen|vorgegeben|angewiesen|eingeschärft|eingetrichtert) (wurde|worden ist|hat|haben)",
+    ));
+    d.push(phrase(
+        "override.de.no_longer_valid",
+        InstructionOverride,
+        "(deine|ihre|dein|ihr) ~1 ^(anweisungen|vorgaben|regeln|richtlinien|befehle|instruktionen|systemprompt) ~2 (gelten|zählen|sind|ist|gilt) ~2 (nicht mehr|ungültig|aufgehoben|hinfällig|nichtig|veraltet|außer kraft)",
+    ));
+    d.push(phrase(
+        "override.fr.forget_told",
+        InstructionOverride,
+        "^(oublie|oubliez|ignore|ignorez) (tout)? ce (qu'on|que l'on|qu') ~2 (dit|demandé|ordonné|indiqué|appris|prescrit|imposé)",
+    ));
+    d.push(phrase(
+        "override.fr.no_longer_valid",
+        InstructionOverride,
+        "((tes|vos|ton|votre) ~1 (directives|instructions|consignes|règles|directive|instruction|consigne|règle)|(directives|instructions|consignes|règles) ~2 (de|du|des) (ton|votre|tes|vos) ~1) ~2 ^(ne comptent plus|ne compte plus|ne s'appliquent plus|ne s'applique plus|ne valent plus|ne vaut plus|sont annulées|sont caduques|sont obsolètes|sont nulles)",
+    ));
+    d.push(phrase(
+        "override.es.forget_told",
+        InstructionOverride,
+        "^(olvida|olvide|olviden|ignora|ignore|ignoren) (todo)? lo que (te|le|les) ~1 (dijeron|indicaron|ordenaron|pidieron|enseñaron|han dicho|han indicado|han pedido|han ordenado|programaron)",
+    ));
+    d.push(phrase(
+        "override.es.no_longer_valid",
+        InstructionOverride,
+        "(tus|sus) ~1 ^(instrucciones|reglas|indicaciones|directrices|órdenes|normas) ~3 (ya no (valen|cuentan|aplican|sirven|rigen)|no (valen|cuentan) más|quedan anuladas|están anuladas|son obsoletas|han caducado)",
+    ));
+    d.push(phrase(
+        "override.it.forget_told",
+        InstructionOverride,
+        "^(dimentica|dimenticate|dimentichi|ignora|ignorate) (tutto)? (quello che|ciò che|quanto) ti ~1 (hanno detto|è stato detto|hanno ordinato|hanno chiesto|hanno indicato|hanno insegnato|hanno programmato)",
+    ));
+    d.push(phrase(
+        "override.it.no_longer_valid",
+        InstructionOverride,
+        "(tue|sue) ~1 ^(istruzioni|regole|direttive|indicazioni|linee guida) ~3 (non valgono più|non contano più|non si applicano più|sono annullate|sono obsolete|sono scadute|decadono)",
+    ));
+    d.push(phrase(
+        "override.pt.forget_told",
+        InstructionOverride,
+        "^(esqueça|esqueçam|esquece|ignore|ignora|ignorem) (tudo)? (o que|que) (te|lhe|lhes) ~1 (disseram|mandaram|pediram|ensinaram|indicaram|ordenaram|programaram|foi dito|foram ditas)",
+    ));
+    d.push(phrase(
+        "override.pt.no_longer_valid",
+        InstructionOverride,
+        "(tuas|suas) ~1 ^(instruções|regras|diretrizes|orientações|ordens) ~3 (não valem mais|não contam mais|não se aplicam mais|já não valem|estão anuladas|foram anuladas|são obsoletas|caducaram)",
+    ));
+
     // German
     const IGN_DE: &str = "(ignoriere|ignorier|ignorieren|missachte|missachten|vergiss|vergessen sie|verwirf|verwerfe|verwerfen sie|umgehe|umgehen sie|überspringe|überspringen sie|übergehe|übergehen sie|befolge nicht|befolgen sie nicht|beachte nicht|beachten sie nicht|lösche|kümmere dich nicht um|hör auf ~2 zu befolgen|höre auf ~2 zu befolgen)";
     const MOD_DE: &str = "(vorherig*|vorige*|bisherig*|obig*|vorangegangen*|vorangehend*|früher*|ursprünglich*|anfänglich*|alte|alten|alle|sämtliche*|deine|deinen|ihre|system*|gesamte*|gegebene*|erhaltene*|bestehende*)";

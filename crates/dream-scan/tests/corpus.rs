@@ -269,7 +269,6 @@ fn check_dev(file: &str, name: &str) {
 }
 
 #[test]
-#[ignore = "dev batch 7 part 3 committed before the rules that catch it; the next commit restores this test"]
 fn dev_meets_recall_and_false_positive_thresholds() {
     check_dev("dev.jsonl", "dev");
 }
