@@ -434,7 +434,7 @@ const SENS_EN: &str = "(conversation|conversations|chat history|chat log|chat lo
 const SEND_EN: &str = "(send|post|upload|transmit|forward|email|e-mail|mail|exfiltrate|leak|submit|deliver|copy|paste|push|sync|relay|share|report|dump|export|beam|pipe|transfer|smuggle|sending|posting|uploading|forwarding|transmitting)";
 const SENDS_EN: &str = "(sends|posts|uploads|transmits|forwards|emails|e-mails|mails|exfiltrates|leaks|submits|delivers|copies|pastes|pushes|syncs|relays|shares|dumps|exports|pipes|transfers|smuggles)";
 const EXEC_EN: &str = "(run|execute|exec|launch|invoke|call|perform|eval|evaluate|delete|remove|wipe|erase|transfer|install|download|modify|overwrite|format|kill|send|email|upload|post|forward|disable|grant|approve|purchase|buy|pay)";
-const STEALTH_EN: &str = "(without ^(telling|informing|notifying|showing|alerting|warning|asking) ~2 (the user|anyone|the owner|the operator|them|for confirmation|for permission|for approval)|without (the user's|their|user) ^(knowledge|consent|approval|permission)|secretly|covertly|stealthily|behind the user's back|(do not|don't|never) ^(tell|inform|notify|show|mention|alert|warn) ~2 (the user|anyone|the owner|the operator)|(the user|they|the owner) (has|have)? ^already (approved|authorized|authorised|consented|agreed|confirmed)|no need to ^(ask|confirm)|no need to ^(check|verify) with ~1 (anyone|the user|the owner|someone|them|me)|without ^asking {\\s*(?:[.!?,;:)\\n]|$)}|ohne ^(rückfrage|nachzufragen|zu fragen|bestätigung)|heimlich|sans ^(demander|prévenir|confirmation|le dire)|en secret|discrètement|sin ^(preguntar|avisar|confirmación|decir nada)|en secreto|senza ^(chiedere|avvisare|conferma)|di nascosto|sem ^(perguntar|avisar|confirmação|dizer nada)|secretamente|às escondidas)";
+const STEALTH_EN: &str = "(without ^(telling|informing|notifying|showing|alerting|warning|asking) ~2 (the user|anyone|the owner|the operator|them|for confirmation|for permission|for approval)|without (the user's|their|user) ^(knowledge|consent|approval|permission)|secretly|covertly|stealthily|behind the user's back|(do not|don't|never) ^(tell|inform|notify|show|mention|alert|warn) ~2 (the user|anyone|the owner|the operator)|(the user|they|the owner) (has|have)? ^already (approved|authorized|authorised|consented|agreed|confirmed)|no need to ^(ask|confirm)|no ^need to (check|verify) with ~1 (anyone|the user|the owner|someone|them|me)|without ^asking {\\s*(?:[.!?,;:)\\n]|$)}|ohne ^(rückfrage|nachzufragen|zu fragen|bestätigung)|heimlich|sans ^(demander|prévenir|confirmation|le dire)|en secret|discrètement|sin ^(preguntar|avisar|confirmación|decir nada)|en secreto|senza ^(chiedere|avvisare|conferma)|di nascosto|sem ^(perguntar|avisar|confirmação|dizer nada)|secretamente|às escondidas)";
 
 // ---------------------------------------------------------------- delimiter fragments
 
@@ -1290,7 +1290,7 @@ fn defs() -> Vec<Def> {
     d.push(phrase(
         "override.en.received_obsolete",
         InstructionOverride,
-        "(instructions|instruction|rules|rule|guidelines|guideline|guidance|directions|directives|directive|policy|policies|prompt|system prompt|programming|checklist|playbook|constraints|safeguards) (that|which)? you (were given|have been given|received|have received|got|were told|were handed|were issued|were configured with|were set up with|were initialized with|were initialised with) ~5 (are|is|were|was|have|has) (now|all|been|already)? ~1 ^(outdated|obsolete|void|invalid|expired|superseded|revoked|cancelled|canceled|rescinded|retired|withdrawn|deprecated|null|no longer valid|no longer apply|no longer in effect|not valid)",
+        "(instructions|instruction|rules|rule|guidelines|guideline|guidance|directions|directives|directive|policy|policies|prompt|system prompt|programming|checklist|playbook|constraints|safeguards) (that|which)? you (were given|have been given|received|have received|got|were told|were handed|were issued|were configured with|were set up with|were initialized with|were initialised with) ~5 (are|is|were|was|have|has) (now|all|been|already)? ~1 ^(outdated|obsolete|void|invalid|expired|superseded|revoked|cancelled|canceled|rescinded|retired|withdrawn|deprecated|null|no longer ^valid|no longer ^apply|no longer in ^effect|not ^valid)",
     ));
     d.push(phrase(
         "override.en.no_longer_apply",
@@ -1311,7 +1311,7 @@ fn defs() -> Vec<Def> {
     d.push(phrase(
         "override.en.told_void",
         InstructionOverride,
-        "(what|whatever|everything|anything) ~1 (your|the)? (operators|operator|developers|developer|creators|creator|admins|admin|administrators|owners|owner|makers|maker|platform|system|they|someone) (told|instructed|taught|asked|gave) (you)? ~5 ^(stops counting|stop counting|no longer counts|no longer count|doesn't count|does not count|no longer applies|no longer apply|is void|is now void|is cancelled|is canceled|is revoked|is obsolete)",
+        "(what|whatever|everything|anything) ~1 (your|the)? (operators|operator|developers|developer|creators|creator|admins|admin|administrators|owners|owner|makers|maker|platform|system|they|someone) (told|instructed|taught|asked|gave) (you)? ~5 ^(stops counting|stop counting|no longer ^counts|no longer ^count|doesn't ^count|does not ^count|no longer ^applies|no longer ^apply|is void|is now void|is cancelled|is canceled|is revoked|is obsolete)",
     ));
     // "Forget what they told you" and "your rules no longer count" in the other five
     // languages: someone else (never "I") told the assistant; the rules are its own.
@@ -1939,7 +1939,7 @@ fn defs() -> Vec<Def> {
     d.push(phrase(
         "exfil.en.gather_then_upload",
         Exfiltration,
-        format!("(bundle|zip|pack|archive|take|grab|collect|gather|copy|compress|export|tar|encrypt) ~3 ^({SENS_EN}|tokens|keys|secrets|passwords|cookies|credentials|saved credentials) ~6 (and|then) ~1 (upload|send|post|email|e-mail|mail|forward|push|transfer|ship|sync) (them|it|those|everything|all of it|the archive|the file) ~3 (to|at|into|onto) ~3 ({URL}|{EMAIL}|{DOMAIN}|{IPV4})"),
+        format!("(bundle|zip|pack|archive|take|grab|collect|gather|copy|compress|export|tar|encrypt) ~3 ({SENS_EN}|tokens|keys|secrets|passwords|cookies|credentials|saved credentials) ~6 (and|then) ~1 ^(upload|send|post|email|e-mail|mail|forward|push|transfer|ship|sync) (them|it|those|everything|all of it|the archive|the file) ~3 (to|at|into|onto) ~3 ({URL}|{EMAIL}|{DOMAIN}|{IPV4})"),
     ));
     d.push(phrase(
         "exfil.en.gather_then_post",
