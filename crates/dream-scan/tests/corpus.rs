@@ -237,14 +237,24 @@ fn check_holdout(file: &str, name: &str) {
     assert!(bad.is_empty(), "{name} below threshold: {bad:?}");
 }
 
-// Known failure, kept visible (issue 3 stays open): on the committed rules the
-// holdout's delimiter_injection recall is 94.7% (18 of 19). `.ci/run` runs it and
-// prints its table without failing the build; run it with
+// Known failures, kept visible (issue 3 stays open): on the committed rules the
+// holdout's delimiter_injection recall is 94.7% (18 of 19), and the blind holdout3
+// reached 73.1% recall and 2.5% false positives on its first run. `.ci/run` runs
+// both and prints their tables without failing the build; run it with
 // `cargo nextest run -p dream-scan --test corpus --run-ignored only --no-capture`.
 #[test]
 #[ignore = "holdout delimiter_injection recall 94.7% < 95% (issue 3 open); .ci/run reports it"]
 fn holdout_meets_recall_and_false_positive_thresholds() {
     check_holdout("holdout.jsonl", "holdout");
+}
+
+/// The third holdout: written blind, by an author who never saw the rules or any
+/// other corpus, after holdout2 had been spent as development data (see the
+/// fixtures README).
+#[test]
+#[ignore = "blind holdout3: 73.1% recall, 2.5% fp on its first run, 10 categories below threshold (issue 3 open); .ci/run reports it"]
+fn holdout3_meets_recall_and_false_positive_thresholds() {
+    check_holdout("holdout3.jsonl", "holdout3");
 }
 
 /// Evaluates a development corpus, prints its tables, every miss and every false
