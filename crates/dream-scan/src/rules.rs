@@ -173,13 +173,18 @@ fn not_described_attack(text: &str, m: Range<usize>) -> bool {
         })
 }
 
+/// The first ASCII word of `text` at or after byte `from` (empty at the end).
+fn next_word(text: &str, from: usize) -> &str {
+    text[from..]
+        .split(|c: char| !c.is_ascii_alphanumeric())
+        .find(|w| !w.is_empty())
+        .unwrap_or("")
+}
+
 /// "role-play jailbreak attempts": the jailbreak word names a kind of attack that is
 /// being studied, not a persona to adopt.
 fn not_noun_use(text: &str, m: Range<usize>) -> bool {
-    let next = text[m.end..]
-        .split(|c: char| !c.is_ascii_alphanumeric())
-        .find(|w| !w.is_empty())
-        .unwrap_or("");
+    let next = next_word(text, m.end);
     !matches!(
         next,
         "attempts"
@@ -316,10 +321,7 @@ fn not_first_person(text: &str, m: Range<usize>) -> bool {
 
 /// "no limits on API calls": a limit with a scope is a product fact, not a jailbreak.
 fn not_scoped(text: &str, m: Range<usize>) -> bool {
-    let next = text[m.end..]
-        .split(|c: char| !c.is_ascii_alphanumeric())
-        .find(|w| !w.is_empty())
-        .unwrap_or("");
+    let next = next_word(text, m.end);
     !matches!(
         next,
         "on" | "for"
