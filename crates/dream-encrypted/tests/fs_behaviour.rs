@@ -10,37 +10,15 @@ use std::time::Duration;
 use chrono::Utc;
 use dream_conformance::process::{ChildProcess, child_role};
 use dream_core::{
-    Bytes, Key, Memory, MemoryId, MemoryKind, Message, Namespace, RecordId, RecordStore, Role,
-    Scope, Session, SessionId, StoreError, Write, render_memory,
+    Bytes, Key, Memory, MemoryId, MemoryKind, Message, Namespace, RecordStore, Role, Scope,
+    Session, SessionId, Write, render_memory,
 };
 use dream_encrypted::envelope::HEADER_LEN;
-use dream_encrypted::{
-    EncryptedStore, EncryptionError, EncryptionOptions, KeyId, KeyMaterial, KeyRing,
-};
+use dream_encrypted::{EncryptedStore, EncryptionError, EncryptionOptions, KeyId, KeyRing};
 use dream_fs::FsStore;
 
-fn key(ns: &str, id: &str) -> Key {
-    Key::new(
-        Namespace::new(ns).expect("ns"),
-        RecordId::new(id).expect("id"),
-    )
-}
-
-fn material(byte: u8) -> KeyMaterial {
-    KeyMaterial::from_bytes(&[byte; 32]).expect("32 bytes")
-}
-
-fn ring1() -> KeyRing {
-    KeyRing::new(KeyId::new(1), material(0x11))
-}
-
-fn ring12() -> KeyRing {
-    ring1()
-        .with_key(KeyId::new(2), material(0x22))
-        .expect("add")
-        .with_active(KeyId::new(2))
-        .expect("active")
-}
+mod common;
+use common::{assert_corrupt, key, material, ring1, ring12};
 
 async fn open(root: &Path, ring: KeyRing, options: EncryptionOptions) -> EncryptedStore<FsStore> {
     let inner = FsStore::open(root).await.expect("open dream-fs");
@@ -84,24 +62,6 @@ async fn file_of(store: &EncryptedStore<FsStore>, root: &Path, k: &Key) -> PathB
 
 fn contains(haystack: &[u8], needle: &[u8]) -> bool {
     haystack.windows(needle.len()).any(|w| w == needle)
-}
-
-fn assert_corrupt<T: std::fmt::Debug>(result: Result<T, StoreError>, k: &Key, what: &str) {
-    match &result {
-        Err(
-            err @ StoreError::Corrupt {
-                key: Some(named), ..
-            },
-        ) => {
-            assert_eq!(named, k, "{what}: names the record");
-            assert_eq!(
-                err.to_string(),
-                format!("corrupt record {k}: encrypted record failed authentication"),
-                "{what}: one message for every failure kind"
-            );
-        }
-        other => panic!("{what}: expected Corrupt naming {k}, got {other:?}"),
-    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -19,28 +19,8 @@ use dream_encrypted::{
     RotationProgress,
 };
 
-fn key(ns: &str, id: &str) -> Key {
-    Key::new(
-        Namespace::new(ns).expect("ns"),
-        RecordId::new(id).expect("id"),
-    )
-}
-
-fn material(byte: u8) -> KeyMaterial {
-    KeyMaterial::from_bytes(&[byte; 32]).expect("32 bytes")
-}
-
-fn ring1() -> KeyRing {
-    KeyRing::new(KeyId::new(1), material(0x11))
-}
-
-fn ring12() -> KeyRing {
-    ring1()
-        .with_key(KeyId::new(2), material(0x22))
-        .expect("add")
-        .with_active(KeyId::new(2))
-        .expect("active")
-}
+mod common;
+use common::{assert_corrupt, key, material, ring1, ring12};
 
 fn ring2_only() -> KeyRing {
     KeyRing::new(KeyId::new(2), material(0x22))
@@ -56,26 +36,6 @@ fn with_options(
     options: EncryptionOptions,
 ) -> EncryptedStore<Arc<MemoryStore>> {
     EncryptedStore::with_options(inner.clone(), ring, options)
-}
-
-fn assert_corrupt<T: std::fmt::Debug>(result: Result<T, StoreError>, k: &Key, what: &str) {
-    match result {
-        Err(err @ StoreError::Corrupt { .. }) => {
-            let StoreError::Corrupt {
-                key: Some(named), ..
-            } = &err
-            else {
-                panic!("{what}: Corrupt without the record: {err:?}");
-            };
-            assert_eq!(named, k, "{what}: names the record");
-            assert_eq!(
-                err.to_string(),
-                format!("corrupt record {k}: encrypted record failed authentication"),
-                "{what}: one message for every failure kind"
-            );
-        }
-        other => panic!("{what}: expected Corrupt, got {other:?}"),
-    }
 }
 
 fn encryption_error(err: &StoreError) -> &EncryptionError {
