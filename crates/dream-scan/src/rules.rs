@@ -100,14 +100,26 @@ impl Def {
     }
 }
 
-/// Words that, just before a match, make it a report about an attack rather than one.
-fn not_negated(text: &str, m: Range<usize>) -> bool {
-    let from = text[..m.start]
+/// The window of text a context check reads before byte `at`: its last `chars` + 1
+/// characters, or all of it when shorter.
+fn text_before(text: &str, at: usize, chars: usize) -> &str {
+    let from = text[..at]
         .char_indices()
         .rev()
-        .nth(40)
+        .nth(chars)
         .map_or(0, |(i, _)| i);
-    let before = &text[from..m.start];
+    &text[from..at]
+}
+
+/// The window of text a context check reads from byte `at`: at most `bytes` bytes,
+/// cut back to a character boundary.
+fn text_after(text: &str, at: usize, bytes: usize) -> &str {
+    &text[at..crate::secrets::floor_boundary(text, (at + bytes).min(text.len()))]
+}
+
+/// Words that, just before a match, make it a report about an attack rather than one.
+fn not_negated(text: &str, m: Range<usize>) -> bool {
+    let before = text_before(text, m.start, 40);
     !before
         .split(|c: char| !c.is_ascii_alphanumeric() && c != '\'')
         .any(|w| {
@@ -148,12 +160,7 @@ fn not_described_attack(text: &str, m: Range<usize>) -> bool {
     if !third {
         return true;
     }
-    let from = text[..m.start]
-        .char_indices()
-        .rev()
-        .nth(100)
-        .map_or(0, |(i, _)| i);
-    !text[from..m.start]
+    !text_before(text, m.start, 100)
         .split(|c: char| !c.is_ascii_alphanumeric())
         .any(|w| {
             matches!(
@@ -213,12 +220,7 @@ fn not_noun_use(text: &str, m: Range<usize>) -> bool {
 /// before it and nothing negates it: "Run `git push --force`", not "`git push
 /// --force` is riskier than …".
 fn directive_before(text: &str, m: Range<usize>) -> bool {
-    let from = text[..m.start]
-        .char_indices()
-        .rev()
-        .nth(60)
-        .map_or(0, |(i, _)| i);
-    let before = &text[from..m.start];
+    let before = text_before(text, m.start, 60);
     let directive = before.split(|c: char| !c.is_ascii_alphanumeric()).any(|w| {
         matches!(
             w,
@@ -291,12 +293,7 @@ fn names_user_data(text: &str, m: Range<usize>) -> bool {
 
 /// The match is not preceded by a first-person subject ("I'll remember that…").
 fn not_first_person(text: &str, m: Range<usize>) -> bool {
-    let from = text[..m.start]
-        .char_indices()
-        .rev()
-        .nth(12)
-        .map_or(0, |(i, _)| i);
-    let before = text[from..m.start].trim_end();
+    let before = text_before(text, m.start, 12).trim_end();
     let last = before
         .rsplit(|c: char| !c.is_ascii_alphanumeric() && c != '\'')
         .next()
@@ -349,8 +346,7 @@ fn not_generic_type(text: &str, m: Range<usize>) -> bool {
 /// `[system]` opening an INI section (`hostname = web-1` on the next line) is
 /// configuration, not a role header.
 fn not_config_section(text: &str, m: Range<usize>) -> bool {
-    let limit = crate::secrets::floor_boundary(text, (m.end + 400).min(text.len()));
-    let rest = &text[m.end..limit];
+    let rest = text_after(text, m.end, 400);
     let line_end = rest.find('\n').unwrap_or(rest.len());
     if !rest[..line_end].trim().is_empty() {
         return true;
@@ -372,8 +368,7 @@ fn sensitive_placeholder(text: &str, m: Range<usize>) -> bool {
         return false;
     };
     let start = m.start + at;
-    let limit = crate::secrets::floor_boundary(text, (start + 100).min(text.len()));
-    let rest = &text[start..limit];
+    let rest = text_after(text, start, 100);
     let end = rest[1..]
         .find(['}', '>', ']', ')', '\n'])
         .map_or(rest.len(), |e| e + 2);
@@ -2495,12 +2490,7 @@ fn defs() -> Vec<Def> {
 
 /// A secret-file path is only an instruction when an action reads or moves it.
 fn reads_secret_file(text: &str, m: Range<usize>) -> bool {
-    let from = text[..m.start]
-        .char_indices()
-        .rev()
-        .nth(60)
-        .map_or(0, |(i, _)| i);
-    let before = &text[from..m.start];
+    let before = text_before(text, m.start, 60);
     before
         .split(|c: char| !c.is_ascii_alphanumeric() && c != '_')
         .any(|w| {
