@@ -73,6 +73,7 @@ use regex_automata::Input;
 use regex_automata::meta::Regex;
 use serde::{Deserialize, Serialize};
 
+mod classifier;
 mod encoded;
 mod normalize;
 mod pattern;
@@ -391,6 +392,7 @@ pub fn literals() -> &'static [String] {
 pub struct Scanner {
     mode: Mode,
     max_json_depth: usize,
+    learned: bool,
 }
 
 struct Ctx {
@@ -404,10 +406,19 @@ impl Scanner {
     /// A scanner for `mode`.
     pub fn new(mode: Mode) -> Self {
         LazyLock::force(&COMPILED);
+        classifier::load();
         Scanner {
             mode,
             max_json_depth: DEFAULT_MAX_JSON_DEPTH,
+            learned: true,
         }
+    }
+
+    /// The same scanner with the learned stage on (the default) or off: off, only the
+    /// phrase, structure, secret, personal-data and encoding rules report.
+    pub fn with_learned_stage(mut self, on: bool) -> Self {
+        self.learned = on;
+        self
     }
 
     /// The same scanner with a different JSON nesting cap.
@@ -828,7 +839,20 @@ impl Scanner {
             }
         }
 
-        // 3. Personal data and smuggled tag characters.
+        // 3. The learned stage, for the wordings no rule was written for.
+        if self.learned && !ctx.secrets_only {
+            for (category, span) in classifier::classify(&norm.text, self.mode) {
+                out.push(Finding {
+                    category,
+                    rule: classifier::rule_id(category),
+                    severity: Severity::High,
+                    span: Some(norm.to_original(span)),
+                    path: None,
+                });
+            }
+        }
+
+        // 4. Personal data and smuggled tag characters.
         if !ctx.secrets_only {
             let mut hits = Vec::new();
             pii::scan(text, &mut hits);
@@ -852,7 +876,7 @@ impl Scanner {
             }
         }
 
-        // 4. Encoded payloads, decoded and scanned again.
+        // 5. Encoded payloads, decoded and scanned again.
         for cand in encoded::candidates(text) {
             if ctx.budget == 0 {
                 if !ctx.limit_reported && !ctx.secrets_only {
@@ -986,3 +1010,7 @@ fn dedup(findings: &mut Vec<Finding>) {
 
 #[cfg(test)]
 mod tests;
+
+/// Training the learned stage's model (feature `train`; see `examples/train_classifier.rs`).
+#[cfg(feature = "train")]
+pub use classifier::training;

@@ -136,8 +136,12 @@ fn words_glued_by_invisible_characters_still_start_words() {
         C,
         Verdict::Instruction,
     );
-    // Without an invisible character in between, a word inside another is not one.
-    assert_clean(&t(), "signore previous instructions");
+    // Without an invisible character in between, a word inside another is not one
+    // (to the rules; the learned stage reads "previous instructions" on its own).
+    assert_clean(
+        &t().with_learned_stage(false),
+        "signore previous instructions",
+    );
 }
 
 #[test]

@@ -1,0 +1,537 @@
+//! The learned stage: a linear classifier for what the phrase rules have not seen.
+//!
+//! The phrase and structure rules are precise, but they know only the wordings their
+//! authors wrote them for. Behind them, a softmax regression over hashed word
+//! features of the normalised text scores windows of [`WINDOW`] tokens for the six
+//! categories that are about meaning rather than structure (instruction override,
+//! persona hijack, prompt extraction, exfiltration, tool execution, memory
+//! persistence) and for "none". A window whose most likely category reaches the
+//! model's threshold is a `learned.<category>` finding of high severity. Its span
+//! runs from the first to the last word of the window that speaks for that category.
+//! A text of fewer than [`MIN_WORDS`] words is too little evidence for a bag of words
+//! and is left to the rules.
+//!
+//! **Tokens** are runs of letters and digits, and single punctuation characters, of
+//! the normalised text (lower case, accents folded, look-alikes and leetspeak read as
+//! letters). Each token contributes three features: the token itself, its first
+//! [`STEM`] characters (a crude stem that meets inflections across the six languages:
+//! `instructions`, `instrucciones`, `Instruktionen`), and the stems of it and the
+//! token before it. Each feature is hashed into one of 2^16 buckets; the model holds a
+//! weight per bucket and class, quantised to `i8`.
+//!
+//! The model is data, `classifier.bin`, built by `examples/train_classifier.rs` (feature
+//! `train`) from the development corpora; a test checks that the committed file is
+//! exactly what those corpora train.
+
+use std::ops::Range;
+use std::sync::LazyLock;
+
+use crate::{Category, Mode};
+
+/// Tokens in one scored window.
+const WINDOW: usize = 48;
+/// Fewer words than this are too little evidence for a bag of words: such a text is
+/// the rules' alone.
+const MIN_WORDS: usize = 8;
+/// Windows start every `STRIDE` tokens (they overlap by half).
+const STRIDE: usize = WINDOW / 2;
+/// Characters of a token kept as its stem.
+const STEM: usize = 5;
+/// Longer runs (keys, hashes, base64) are one token, `#long`.
+const MAX_TOKEN: usize = 24;
+const BUCKET_BITS: u32 = 16;
+const BUCKETS: usize = 1 << BUCKET_BITS;
+
+/// The model's classes, in the order of its weights: "none", then the six categories.
+const CLASSES: [Option<Category>; 7] = [
+    None,
+    Some(Category::InstructionOverride),
+    Some(Category::PersonaHijack),
+    Some(Category::PromptExtraction),
+    Some(Category::Exfiltration),
+    Some(Category::ToolExecution),
+    Some(Category::MemoryPersistence),
+];
+const K: usize = CLASSES.len();
+const MAGIC: &[u8; 5] = b"DSCL1";
+
+/// The rule id of a learned finding of `category`.
+pub(crate) fn rule_id(category: Category) -> &'static str {
+    match category {
+        Category::InstructionOverride => "learned.instruction_override",
+        Category::PersonaHijack => "learned.persona_hijack",
+        Category::PromptExtraction => "learned.prompt_extraction",
+        Category::Exfiltration => "learned.exfiltration",
+        Category::ToolExecution => "learned.tool_execution",
+        _ => "learned.memory_persistence",
+    }
+}
+
+/// A trained model: per-class biases and quantised bucket weights.
+struct Model {
+    /// Probability the top category must reach for a finding.
+    threshold: f32,
+    /// Value of one quantisation step of `weights`.
+    scale: f32,
+    bias: [f32; K],
+    weights: Vec<[i8; K]>,
+}
+
+static MODEL: LazyLock<Model> = LazyLock::new(|| {
+    Model::from_bytes(include_bytes!("classifier.bin")).expect("the committed model is well-formed")
+});
+
+/// Forces the committed model to load (so the first scan does not pay for it).
+pub(crate) fn load() {
+    LazyLock::force(&MODEL);
+}
+
+/// What the learned stage finds in a normalised text: each category with the span
+/// (in the normalised text) that speaks for it.
+pub(crate) fn classify(normalized: &str, mode: Mode) -> Vec<(Category, Range<usize>)> {
+    MODEL.classify(normalized, mode)
+}
+
+impl Model {
+    fn from_bytes(bytes: &[u8]) -> Option<Model> {
+        let rest = bytes.strip_prefix(MAGIC.as_slice())?;
+        let (floats, weights) = rest.split_at_checked(4 * (2 + K))?;
+        if weights.len() != BUCKETS * K {
+            return None;
+        }
+        let float = |i: usize| {
+            let b = &floats[4 * i..4 * i + 4];
+            f32::from_le_bytes([b[0], b[1], b[2], b[3]])
+        };
+        let mut bias = [0.0; K];
+        for (k, b) in bias.iter_mut().enumerate() {
+            *b = float(2 + k);
+        }
+        let weights = weights
+            .chunks_exact(K)
+            .map(|c| std::array::from_fn(|k| c[k] as i8))
+            .collect();
+        Some(Model {
+            threshold: float(0),
+            scale: float(1),
+            bias,
+            weights,
+        })
+    }
+
+    /// The model file: magic, threshold, scale, biases (f32 LE), then `i8` weights
+    /// bucket by bucket.
+    #[cfg(feature = "train")]
+    fn to_bytes(&self) -> Vec<u8> {
+        let mut out = MAGIC.to_vec();
+        for f in [self.threshold, self.scale].iter().chain(&self.bias) {
+            out.extend_from_slice(&f.to_le_bytes());
+        }
+        for w in &self.weights {
+            out.extend(w.iter().map(|&q| q as u8));
+        }
+        out
+    }
+
+    fn classify(&self, text: &str, mode: Mode) -> Vec<(Category, Range<usize>)> {
+        let mut found: Vec<(Category, Range<usize>)> = Vec::new();
+        for (class, probability, span) in self.windows(text, mode) {
+            if probability < self.threshold {
+                continue;
+            }
+            let Some(category) = CLASSES[class] else {
+                continue;
+            };
+            match found.last_mut() {
+                Some((c, s)) if *c == category && span.start <= s.end => {
+                    s.end = s.end.max(span.end)
+                }
+                _ => found.push((category, span)),
+            }
+        }
+        found
+    }
+
+    /// Every window's most likely category (never "none"), its probability and the
+    /// span of the window's tokens that speak for it.
+    fn windows(&self, text: &str, mode: Mode) -> Vec<(usize, f32, Range<usize>)> {
+        // Per token: its span, whether it is a word, and the summed quantised weights
+        // of its features.
+        let mut spans: Vec<Range<usize>> = Vec::new();
+        let mut words: Vec<bool> = Vec::new();
+        let mut sums: Vec<[i32; K]> = Vec::new();
+        tokens(text, |span, buckets| {
+            let mut s = [0i32; K];
+            for &b in buckets {
+                for (acc, &w) in s.iter_mut().zip(&self.weights[b]) {
+                    *acc += i32::from(w);
+                }
+            }
+            words.push(
+                text[span.clone()]
+                    .chars()
+                    .next()
+                    .is_some_and(char::is_alphanumeric),
+            );
+            spans.push(span);
+            sums.push(s);
+        });
+        let n = sums.len();
+        if words.iter().filter(|w| **w).count() < MIN_WORDS {
+            return Vec::new();
+        }
+        let mode_weights = &self.weights[mode_bucket(mode)];
+        let mut out = Vec::new();
+        for (a, b) in window_bounds(n) {
+            let mut z = [0i32; K];
+            for (k, zk) in z.iter_mut().enumerate() {
+                *zk = i32::from(mode_weights[k]) + sums[a..b].iter().map(|s| s[k]).sum::<i32>();
+            }
+            let logits: [f32; K] = std::array::from_fn(|k| self.bias[k] + self.scale * z[k] as f32);
+            let probabilities = softmax(&logits);
+            let top = (1..K)
+                .max_by(|&x, &y| probabilities[x].total_cmp(&probabilities[y]))
+                .unwrap_or(1);
+            let speaks = |i: &usize| words[*i] && sums[*i][top] > sums[*i][0];
+            let first = (a..b).find(speaks).unwrap_or(a);
+            let last = (a..b).rev().find(speaks).unwrap_or(b - 1);
+            out.push((top, probabilities[top], spans[first].start..spans[last].end));
+        }
+        out
+    }
+}
+
+/// The `[start, end)` token windows of a text of `n` tokens.
+fn window_bounds(n: usize) -> Vec<(usize, usize)> {
+    if n <= WINDOW {
+        return vec![(0, n)];
+    }
+    let mut out: Vec<(usize, usize)> = (0..n - WINDOW)
+        .step_by(STRIDE)
+        .map(|a| (a, a + WINDOW))
+        .collect();
+    out.push((n - WINDOW, n));
+    out
+}
+
+fn softmax(logits: &[f32; K]) -> [f32; K] {
+    let max = logits.iter().copied().fold(f32::NEG_INFINITY, f32::max);
+    let exps: [f32; K] = std::array::from_fn(|k| (logits[k] - max).exp());
+    let total: f32 = exps.iter().sum();
+    std::array::from_fn(|k| exps[k] / total)
+}
+
+/// Calls `each(span, buckets)` for every token of a normalised text, in order, with
+/// the buckets of its features.
+fn tokens(text: &str, mut each: impl FnMut(Range<usize>, &[usize])) {
+    let mut features: Vec<usize> = Vec::with_capacity(16);
+    let mut prev_stem: &str = "";
+    let mut at = 0;
+    let bytes = text.as_bytes();
+    while at < text.len() {
+        let c = text[at..].chars().next().unwrap_or(' ');
+        let len = c.len_utf8();
+        if c.is_whitespace() || c.is_control() {
+            at += len;
+            continue;
+        }
+        let start = at;
+        if c.is_alphanumeric() {
+            at += len;
+            while at < text.len() {
+                // ASCII is the common case after normalisation.
+                let c = if bytes[at].is_ascii() {
+                    bytes[at] as char
+                } else {
+                    text[at..].chars().next().unwrap_or(' ')
+                };
+                if !c.is_alphanumeric() {
+                    break;
+                }
+                at += c.len_utf8();
+            }
+        } else {
+            at += len;
+        }
+        let raw = &text[start..at];
+        let token = if raw.len() > MAX_TOKEN {
+            "#long"
+        } else if raw.bytes().all(|b| b.is_ascii_digit()) {
+            "#num"
+        } else {
+            raw
+        };
+        let stem = match token.char_indices().nth(STEM) {
+            Some((i, _)) => &token[..i],
+            None => token,
+        };
+        features.clear();
+        features.push(bucket(&[b"w", token.as_bytes()]));
+        features.push(bucket(&[b"s", stem.as_bytes()]));
+        features.push(bucket(&[b"b", prev_stem.as_bytes(), stem.as_bytes()]));
+        each(start..at, &features);
+        prev_stem = stem;
+    }
+}
+
+/// The bucket of the feature that says which mode a text is scanned in.
+fn mode_bucket(mode: Mode) -> usize {
+    match mode {
+        Mode::Transcript => bucket(&[b"m", b"transcript"]),
+        Mode::Memory => bucket(&[b"m", b"memory"]),
+    }
+}
+
+/// The bucket of a feature: its hash folded to [`BUCKET_BITS`] bits.
+fn bucket(parts: &[&[u8]]) -> usize {
+    let h = hash(parts);
+    ((h ^ (h >> 32)) as usize) & (BUCKETS - 1)
+}
+
+/// FNV-1a over the parts, each followed by a separator byte.
+fn hash(parts: &[&[u8]]) -> u64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for part in parts {
+        for &b in part.iter().chain(&[0xff]) {
+            h ^= u64::from(b);
+            h = h.wrapping_mul(0x0100_0000_01b3);
+        }
+    }
+    h
+}
+
+/// Training the model (feature `train`): what `examples/train_classifier.rs` runs and
+/// what the test that checks the committed model runs again.
+#[cfg(feature = "train")]
+pub mod training {
+    use std::collections::BTreeMap;
+
+    use super::*;
+    use crate::normalize::normalize;
+
+    /// The corpora of `tests/fixtures/scan/` the committed model is trained on.
+    pub const CORPORA: &[&str] = &["dev.jsonl", "dev2.jsonl", "dev3.jsonl"];
+
+    const EPOCHS: u64 = 10;
+    const LEARNING_RATE: f32 = 0.1;
+    const L2: f32 = 1e-2;
+    /// The largest share of held-out benign texts the chosen threshold may flag.
+    const MAX_FALSE_POSITIVES: f64 = 0.01;
+    const FOLDS: u64 = 5;
+
+    /// One labelled training text.
+    #[derive(Clone, Debug)]
+    pub struct Example {
+        /// A stable id (ordering and fold assignment hash it).
+        pub id: String,
+        /// The text, as the scanner would receive it.
+        pub text: String,
+        /// The mode it is scanned in.
+        pub mode: Mode,
+        /// Its category, or `None` for a text that is not an attack.
+        pub category: Option<Category>,
+    }
+
+    /// What training measured: cross-validated recall per category and the
+    /// false-positive rate at the chosen threshold.
+    #[derive(Clone, Debug)]
+    pub struct TrainingReport {
+        /// The threshold chosen.
+        pub threshold: f32,
+        /// Per category: (caught, attacks) over the held-out folds.
+        pub recall: BTreeMap<&'static str, (usize, usize)>,
+        /// (flagged, benign) over the held-out folds.
+        pub false_positives: (usize, usize),
+    }
+
+    /// Training examples from a corpus in the format of `tests/fixtures/scan/`: benign
+    /// rows and secret or personal-data attacks are "none"; attacks of the six learned
+    /// categories are theirs; structural attacks (delimiters, HTML, encodings, depth)
+    /// are the rules' and are left out. A JSON row's strings are joined by newlines.
+    pub fn examples_from_jsonl(data: &str) -> Result<Vec<Example>, String> {
+        let mut out = Vec::new();
+        for (n, line) in data
+            .lines()
+            .enumerate()
+            .filter(|(_, l)| !l.trim().is_empty())
+        {
+            let row: serde_json::Value =
+                serde_json::from_str(line).map_err(|e| format!("line {}: {e}", n + 1))?;
+            let field = |k: &str| row.get(k).and_then(|v| v.as_str()).unwrap_or_default();
+            let category = match (field("label"), field("category")) {
+                ("benign", _) | ("attack", "secret" | "personal_data") => None,
+                ("attack", c) => match CLASSES.iter().flatten().find(|x| x.as_str() == c) {
+                    Some(&c) => Some(c),
+                    None => continue,
+                },
+                (l, _) => return Err(format!("line {}: label {l:?}", n + 1)),
+            };
+            let text = match (row.get("text"), row.get("json")) {
+                (Some(serde_json::Value::String(t)), _) => t.clone(),
+                (_, Some(j)) => {
+                    let mut strings = Vec::new();
+                    json_strings(j, &mut strings);
+                    strings.join("\n")
+                }
+                _ => return Err(format!("line {}: neither text nor json", n + 1)),
+            };
+            out.push(Example {
+                id: field("id").to_string(),
+                text,
+                mode: if field("mode") == "memory" {
+                    Mode::Memory
+                } else {
+                    Mode::Transcript
+                },
+                category,
+            });
+        }
+        Ok(out)
+    }
+
+    fn json_strings(v: &serde_json::Value, out: &mut Vec<String>) {
+        match v {
+            serde_json::Value::String(s) => out.push(s.clone()),
+            serde_json::Value::Array(a) => a.iter().for_each(|x| json_strings(x, out)),
+            serde_json::Value::Object(m) => {
+                for (k, x) in m {
+                    out.push(k.clone());
+                    json_strings(x, out);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// Trains on `examples`: cross-validation picks the threshold (the lowest that
+    /// flags at most 1 % of held-out benign texts), then the model is trained on all of
+    /// them. Returns the model file and what cross-validation measured. Deterministic.
+    pub fn build_model(examples: &[Example]) -> (Vec<u8>, TrainingReport) {
+        let featurised: Vec<Featurised> = examples.iter().map(Featurised::of).collect();
+        let fold = |e: &Example| hash(&[b"fold", e.id.as_bytes()]) % FOLDS;
+        // Held-out (class, probability of the top category, whether it is that class).
+        let mut held_out: Vec<(Option<Category>, Option<Category>, f32)> = Vec::new();
+        for f in 0..FOLDS {
+            let train: Vec<&Featurised> = examples
+                .iter()
+                .zip(&featurised)
+                .filter(|(e, _)| fold(e) != f)
+                .map(|(_, x)| x)
+                .collect();
+            let model = fit(&train);
+            for e in examples.iter().filter(|e| fold(e) == f) {
+                let normalized = normalize(&e.text).text;
+                let best = model
+                    .windows(&normalized, e.mode)
+                    .into_iter()
+                    .max_by(|x, y| x.1.total_cmp(&y.1));
+                let (top, p) = best.map_or((None, 0.0), |(c, p, _)| (CLASSES[c], p));
+                held_out.push((e.category, top, p));
+            }
+        }
+        let benign = held_out.iter().filter(|h| h.0.is_none()).count();
+        let flagged_at = |t: f32| {
+            held_out
+                .iter()
+                .filter(|h| h.0.is_none() && h.2 >= t)
+                .count()
+        };
+        let threshold = (500..1000)
+            .map(|p| p as f32 / 1000.0)
+            .find(|&t| flagged_at(t) as f64 <= MAX_FALSE_POSITIVES * benign as f64)
+            .unwrap_or(0.99);
+        let mut recall: BTreeMap<&'static str, (usize, usize)> = BTreeMap::new();
+        for (truth, top, p) in &held_out {
+            if let Some(c) = truth {
+                let entry = recall.entry(c.as_str()).or_default();
+                entry.1 += 1;
+                if top == truth && *p >= threshold {
+                    entry.0 += 1;
+                }
+            }
+        }
+        let mut model = fit(&featurised.iter().collect::<Vec<_>>());
+        model.threshold = threshold;
+        let report = TrainingReport {
+            threshold,
+            recall,
+            false_positives: (flagged_at(threshold), benign),
+        };
+        (model.to_bytes(), report)
+    }
+
+    /// An example as sparse feature counts.
+    struct Featurised {
+        id: String,
+        class: usize,
+        features: Vec<(usize, f32)>,
+    }
+
+    impl Featurised {
+        fn of(e: &Example) -> Featurised {
+            let mut counts: BTreeMap<usize, f32> = BTreeMap::new();
+            *counts.entry(mode_bucket(e.mode)).or_default() += 1.0;
+            tokens(&normalize(&e.text).text, |_, buckets| {
+                for &b in buckets {
+                    *counts.entry(b).or_default() += 1.0;
+                }
+            });
+            Featurised {
+                id: e.id.clone(),
+                class: CLASSES.iter().position(|c| *c == e.category).unwrap_or(0),
+                features: counts.into_iter().collect(),
+            }
+        }
+    }
+
+    /// Softmax regression by AdaGrad with L2, then quantised.
+    fn fit(examples: &[&Featurised]) -> Model {
+        let mut weights = vec![[0f32; K]; BUCKETS];
+        let mut squares = vec![[1e-6f32; K]; BUCKETS];
+        let mut bias = [0f32; K];
+        let mut bias_squares = [1e-6f32; K];
+        let mut order: Vec<&Featurised> = examples.to_vec();
+        for epoch in 0..EPOCHS {
+            // A fixed shuffle per epoch: by a hash of the example and the epoch.
+            order.sort_by_cached_key(|x| hash(&[&epoch.to_le_bytes(), x.id.as_bytes()]));
+            for x in &order {
+                let mut logits = bias;
+                for &(b, v) in &x.features {
+                    for (z, w) in logits.iter_mut().zip(&weights[b]) {
+                        *z += v * w;
+                    }
+                }
+                let p = softmax(&logits);
+                let gradient: [f32; K] =
+                    std::array::from_fn(|k| p[k] - if k == x.class { 1.0 } else { 0.0 });
+                for k in 0..K {
+                    bias_squares[k] += gradient[k] * gradient[k];
+                    bias[k] -= LEARNING_RATE * gradient[k] / bias_squares[k].sqrt();
+                }
+                for &(b, v) in &x.features {
+                    for k in 0..K {
+                        let g = gradient[k] * v + L2 * weights[b][k];
+                        squares[b][k] += g * g;
+                        weights[b][k] -= LEARNING_RATE * g / squares[b][k].sqrt();
+                    }
+                }
+            }
+        }
+        let max = weights
+            .iter()
+            .flatten()
+            .fold(0f32, |m, w| m.max(w.abs()))
+            .max(f32::MIN_POSITIVE);
+        let scale = max / 127.0;
+        let weights = weights
+            .iter()
+            .map(|w| std::array::from_fn(|k| (w[k] / scale).round().clamp(-127.0, 127.0) as i8))
+            .collect();
+        Model {
+            threshold: 1.0,
+            scale,
+            bias,
+            weights,
+        }
+    }
+}
