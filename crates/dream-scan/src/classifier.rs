@@ -155,17 +155,17 @@ impl Model {
     /// Every window's most likely category (never "none"), its probability and the
     /// span of the window's tokens that speak for it.
     fn windows(&self, text: &str, mode: Mode) -> Vec<(usize, f32, Range<usize>)> {
-        // Per token: its span, whether it is a word, and the summed quantised weights
-        // of its features.
+        // Per token: its span, whether it is a word, where its features end in
+        // `features`, and the summed weights of its features.
         let mut spans: Vec<Range<usize>> = Vec::new();
         let mut words: Vec<bool> = Vec::new();
+        let mut ends: Vec<usize> = Vec::new();
+        let mut features: Vec<usize> = Vec::new();
         let mut sums: Vec<[i32; K]> = Vec::new();
         tokens(text, |span, buckets| {
             let mut s = [0i32; K];
             for &b in buckets {
-                for (acc, &w) in s.iter_mut().zip(&self.weights[b]) {
-                    *acc += i32::from(w);
-                }
+                add(&mut s, &self.weights[b]);
             }
             words.push(
                 text[span.clone()]
@@ -174,18 +174,32 @@ impl Model {
                     .is_some_and(char::is_alphanumeric),
             );
             spans.push(span);
+            features.extend_from_slice(buckets);
+            ends.push(features.len());
             sums.push(s);
         });
         let n = sums.len();
         if words.iter().filter(|w| **w).count() < MIN_WORDS {
             return Vec::new();
         }
-        let mode_weights = &self.weights[mode_bucket(mode)];
+        // A window counts each feature once: a table of dashes or a repeated word is
+        // not more evidence than one.
+        let mut seen = vec![0u64; BUCKETS / 64];
         let mut out = Vec::new();
         for (a, b) in window_bounds(n) {
+            let start = if a == 0 { 0 } else { ends[a - 1] };
+            let window = &features[start..ends[b - 1]];
             let mut z = [0i32; K];
-            for (k, zk) in z.iter_mut().enumerate() {
-                *zk = i32::from(mode_weights[k]) + sums[a..b].iter().map(|s| s[k]).sum::<i32>();
+            add(&mut z, &self.weights[mode_bucket(mode)]);
+            for &f in window {
+                let bit = 1u64 << (f % 64);
+                if seen[f / 64] & bit == 0 {
+                    seen[f / 64] |= bit;
+                    add(&mut z, &self.weights[f]);
+                }
+            }
+            for &f in window {
+                seen[f / 64] = 0;
             }
             let logits: [f32; K] = std::array::from_fn(|k| self.bias[k] + self.scale * z[k] as f32);
             let probabilities = softmax(&logits);
@@ -198,6 +212,13 @@ impl Model {
             out.push((top, probabilities[top], spans[first].start..spans[last].end));
         }
         out
+    }
+}
+
+/// Adds one bucket's quantised weights to a sum per class.
+fn add(sum: &mut [i32; K], weights: &[i8; K]) {
+    for (acc, &w) in sum.iter_mut().zip(weights) {
+        *acc += i32::from(w);
     }
 }
 
@@ -460,7 +481,7 @@ pub mod training {
         (model.to_bytes(), report)
     }
 
-    /// An example as sparse feature counts.
+    /// An example as the set of its features (each counts once, as in a window).
     struct Featurised {
         id: String,
         class: usize,
@@ -469,17 +490,17 @@ pub mod training {
 
     impl Featurised {
         fn of(e: &Example) -> Featurised {
-            let mut counts: BTreeMap<usize, f32> = BTreeMap::new();
-            *counts.entry(mode_bucket(e.mode)).or_default() += 1.0;
+            let mut set: BTreeMap<usize, f32> = BTreeMap::new();
+            set.insert(mode_bucket(e.mode), 1.0);
             tokens(&normalize(&e.text).text, |_, buckets| {
                 for &b in buckets {
-                    *counts.entry(b).or_default() += 1.0;
+                    set.insert(b, 1.0);
                 }
             });
             Featurised {
                 id: e.id.clone(),
                 class: CLASSES.iter().position(|c| *c == e.category).unwrap_or(0),
-                features: counts.into_iter().collect(),
+                features: set.into_iter().collect(),
             }
         }
     }
