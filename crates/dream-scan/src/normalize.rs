@@ -178,7 +178,7 @@ impl FoldBuilder {
                 orig_len: 0,
             });
         }
-        self.out.extend(s.iter().map(|&c| LOWER[c as usize]));
+        self.out.extend(s.iter().map(|&c| lower(c)));
         self.linear_open = true;
     }
 
@@ -227,8 +227,8 @@ type Folded = (String, Vec<Piece>, Vec<Range<usize>>, Vec<u32>, bool);
 
 fn fold(text: &str, invisible_as_space: bool) -> Folded {
     if text.is_ascii() && memchr::memchr(0x1b, text.as_bytes()).is_none() {
-        // The common case: one table pass, offsets map one to one.
-        let out: Vec<u8> = text.bytes().map(|c| LOWER[c as usize]).collect();
+        // The common case: one branch-free pass, offsets map one to one.
+        let out: Vec<u8> = text.bytes().map(lower).collect();
         let out = String::from_utf8(out).unwrap_or_default();
         let identity = vec![Piece {
             norm: 0,
@@ -295,9 +295,9 @@ fn fold(text: &str, invisible_as_space: bool) -> Folded {
                 }
                 Some((_, last)) => *last = pos,
             }
-            let lower = LOWER[ascii as usize] as char;
+            let folded = lower(ascii as u8) as char;
             let mut buf = [0u8; 4];
-            b.push_mapped(pos, len, lower.encode_utf8(&mut buf));
+            b.push_mapped(pos, len, folded.encode_utf8(&mut buf));
             pos += len;
             continue;
         }
@@ -522,26 +522,16 @@ fn confusable(c: char) -> Option<&'static str> {
 // ---------------------------------------------------------------- byte tables
 
 /// ASCII lower case, with `l` read as `i` (stage 3's skeleton letter, applied early
-/// because it needs no context).
-static LOWER: [u8; 256] = {
-    let mut t = [0u8; 256];
-    let mut i = 0;
-    while i < 256 {
-        let c = i as u8;
-        t[i] = if c.is_ascii_uppercase() { c + 32 } else { c };
-        if t[i] == b'l' {
-            t[i] = b'i';
-        }
-        i += 1;
-    }
-    t
-};
+/// because it needs no context). Computed, not looked up, so loops over it vectorise.
+fn lower(c: u8) -> u8 {
+    let c = c.to_ascii_lowercase();
+    if c == b'l' { b'i' } else { c }
+}
 
 const TOK: u8 = 1;
 const SEP: u8 = 2;
-const LEETABLE: u8 = 4;
 
-/// Byte classes: word characters, spaced-letter separators, leet characters.
+/// Byte classes: word characters, spaced-letter separators.
 static CLASS: [u8; 256] = {
     let mut t = [0u8; 256];
     let mut i = 0;
@@ -570,9 +560,6 @@ static CLASS: [u8; 256] = {
                 | b';'
         ) {
             k |= SEP;
-        }
-        if c.is_ascii_digit() || c == b'@' || c == b'$' || c == b'!' {
-            k |= LEETABLE;
         }
         t[i] = k;
         i += 1;
@@ -704,17 +691,32 @@ fn collapse_spaced(folded: String, fold_joins: Vec<u32>) -> Collapsed {
 
 // ---------------------------------------------------------------- stage 3: leet
 
+/// Whether leet may change `c`: a digit or `@ $ !`.
+fn is_leetable(c: u8) -> bool {
+    c.is_ascii_digit() | (c == b'@') | (c == b'$') | (c == b'!')
+}
+
+/// Offset of the first byte at or after `from` that leet may change.
+fn next_leetable(bytes: &[u8], from: usize) -> Option<usize> {
+    let mut at = from;
+    for block in bytes[from..].chunks(64) {
+        // Blocks without one (most of them) are tested branch-free, vectorised.
+        if block.iter().fold(false, |any, &c| any | is_leetable(c)) {
+            return block.iter().position(|&c| is_leetable(c)).map(|k| at + k);
+        }
+        at += block.len();
+    }
+    None
+}
+
 fn leet(bytes: &mut [u8]) {
     let n = bytes.len();
     let mut i = 0;
     while i < n {
         // Only words holding a digit or `@ $ !` change: jump from one to the next.
-        match bytes[i..]
-            .iter()
-            .position(|&c| CLASS[c as usize] & LEETABLE != 0)
-        {
+        match next_leetable(bytes, i) {
             None => break,
-            Some(k) => i += k,
+            Some(k) => i = k,
         }
         let mut start = i;
         while start > 0 && is_tok(bytes[start - 1]) {
@@ -879,6 +881,30 @@ mod tests {
             let r = n.to_original(i..i + 1);
             assert!(r.start <= r.end && r.end <= original.len(), "{i}: {r:?}");
             assert!(original.is_char_boundary(r.start) && original.is_char_boundary(r.end));
+        }
+    }
+
+    #[test]
+    fn computed_byte_classes_match_their_definitions() {
+        for c in 0..=255u8 {
+            let l = c.to_ascii_lowercase();
+            assert_eq!(lower(c), if l == b'l' { b'i' } else { l }, "{c}");
+            assert_eq!(is_leetable(c), c.is_ascii_digit() || b"@$!".contains(&c));
+        }
+    }
+
+    proptest::proptest! {
+        /// The block-skipping search finds what a byte-by-byte walk finds, on text of
+        /// words, separators, digits and non-ASCII of any length.
+        #[test]
+        fn leet_search_matches_a_plain_walk(
+            text in "([a-z]{1,3}|[0-9@$!]|[ .,:-]{1,2}|é|ä){0,160}",
+            from in 0usize..200,
+        ) {
+            let b = text.as_bytes();
+            let from = from.min(b.len());
+            let walk = (from..b.len()).find(|&p| is_leetable(b[p]));
+            proptest::prop_assert_eq!(next_leetable(b, from), walk);
         }
     }
 }
