@@ -16,8 +16,16 @@
 //!    confirmed, each with its own regex, and only in a window around the hits.
 //!    Instruction rules read the normalised text; secret rules read the original
 //!    (where case and digits matter).
-//! 3. **Personal data** (e-mail, phone, payment cards with a valid Luhn checksum).
-//! 4. **Encoded payloads** (base64, hex, URL escapes, HTML entities, `\x`/`\u`
+//! 3. **The learned stage**: a softmax regression over hashed word and stem features
+//!    of the same normalised text reads windows of 48 tokens for the six categories
+//!    that are about meaning (override, persona, extraction, exfiltration, tool
+//!    execution, persistence) and reports `learned.<category>` where its confidence
+//!    reaches the model's threshold — the paraphrases and languages no phrase rule was
+//!    written for. It is trained from the development corpora, not from the holdouts;
+//!    texts under eight words are left to the rules. [`Scanner::with_learned_stage`]
+//!    turns it off.
+//! 4. **Personal data** (e-mail, phone, payment cards with a valid Luhn checksum).
+//! 5. **Encoded payloads** (base64, hex, URL escapes, HTML entities, `\x`/`\u`
 //!    escapes) are decoded — at most [`MAX_DECODE_DEPTH`] levels deep, at most
 //!    256 KiB per candidate and 1 MiB per scan — and the decoded text is scanned
 //!    again. What the decoded text contains is reported at the encoded span.
@@ -57,9 +65,10 @@
 //!
 //! Scanning is linear in the input: normalisation and the literal pass are single
 //! sweeps, each rule's regex runs over merged windows (so at most once over any byte),
-//! decoding is bounded as above and JSON nesting is capped (default
-//! [`DEFAULT_MAX_JSON_DEPTH`]; deeper containers are a [`Category::DepthExceeded`]
-//! finding and are not descended into). A report lists at most [`MAX_FINDINGS`]
+//! the learned stage reads each token's features in at most three windows, decoding
+//! is bounded as above and JSON nesting is capped (default [`DEFAULT_MAX_JSON_DEPTH`];
+//! deeper containers are a [`Category::DepthExceeded`] finding and are not descended
+//! into). A report lists at most [`MAX_FINDINGS`]
 //! findings (the most severe kept); the verdict always reflects all of them.
 
 use std::borrow::Cow;
