@@ -102,12 +102,8 @@ fn digit_clusters(text: &str) -> Vec<Range<usize>> {
     let n = b.len();
     let mut out = Vec::new();
     let mut i = 0;
-    while i < n {
-        if !b[i].is_ascii_digit() {
-            i += 1;
-            continue;
-        }
-        let start = i;
+    while let Some(start) = crate::normalize::next_byte(b, i, |c| c.is_ascii_digit()) {
+        i = start;
         let mut digits = 0;
         let mut last_digit = i;
         let mut gap = 0;
