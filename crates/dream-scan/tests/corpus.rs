@@ -237,10 +237,13 @@ fn check_holdout(file: &str, name: &str) {
     assert!(bad.is_empty(), "{name} below threshold: {bad:?}");
 }
 
-// Known failures, kept visible (issue 3 stays open): on the committed rules the
-// holdout's delimiter_injection recall is 94.7% (18 of 19), and the blind holdout3
-// reached 73.1% recall and 2.5% false positives on its first run. `.ci/run` runs
-// both and prints their tables without failing the build; run it with
+// Known failures, kept visible (issue 3 stays open). With the learned stage: the
+// holdout's delimiter_injection recall is 94.7% (18 of 19, a rules category); the
+// blind holdout3 reaches 89.3% recall and 2.5% false positives (73.1% with the rules
+// alone, its first run); the blind holdout4 reached 88.4% recall and 2.5% false
+// positives on its first and only run (rules alone: 71.4%, 1.6%) and is now the
+// development corpus dev5. `.ci/run` runs the holdouts and prints their tables
+// without failing the build; run them with
 // `cargo nextest run -p dream-scan --test corpus --run-ignored only --no-capture`.
 #[test]
 #[ignore = "holdout delimiter_injection recall 94.7% < 95% (issue 3 open); .ci/run reports it"]
@@ -252,7 +255,7 @@ fn holdout_meets_recall_and_false_positive_thresholds() {
 /// other corpus, after holdout2 had been spent as development data (see the
 /// fixtures README).
 #[test]
-#[ignore = "blind holdout3: 73.1% recall, 2.5% fp on its first run, 10 categories below threshold (issue 3 open); .ci/run reports it"]
+#[ignore = "blind holdout3: 89.3% recall, 2.5% fp (73.1% on its first run, rules only); 10 categories below threshold (issue 3 open); .ci/run reports it"]
 fn holdout3_meets_recall_and_false_positive_thresholds() {
     check_holdout("holdout3.jsonl", "holdout3");
 }
@@ -289,6 +292,12 @@ fn dev_meets_recall_and_false_positive_thresholds() {
 #[test]
 fn dev2_meets_recall_and_false_positive_thresholds() {
     check_dev("dev2.jsonl", "dev2");
+}
+
+/// The fifth development corpus (formerly the blind holdout4; see the fixtures README).
+#[test]
+fn dev5_meets_recall_and_false_positive_thresholds() {
+    check_dev("dev5.jsonl", "dev5");
 }
 
 #[test]
