@@ -1,5 +1,6 @@
-//! Encoded payloads: base64 (standard and URL-safe), hex, and lines carrying URL
-//! escapes, HTML entities or `\x`/`\u` escapes. Candidates are decoded — bounded in
+//! Encoded payloads: base64 (standard and URL-safe), hex (contiguous or as separate
+//! bytes, `79 6f 75`, `0x79, 0x6f`), lines carrying URL escapes, HTML entities or
+//! `\x`/`\u` escapes, and Unicode tag characters. Candidates are decoded — bounded in
 //! depth, in size per candidate and in total per scan — and the decoded text is
 //! scanned again. Binary results are ignored: only text can carry an instruction.
 
@@ -10,6 +11,8 @@ use std::ops::Range;
 pub(crate) enum Kind {
     Base64,
     Hex,
+    /// Hex bytes separated by spaces or commas, each optionally `0x`/`\x`-prefixed.
+    HexBytes,
     Escapes,
 }
 
@@ -17,7 +20,7 @@ impl Kind {
     pub(crate) fn rule(self) -> &'static str {
         match self {
             Kind::Base64 => "encoded.base64",
-            Kind::Hex => "encoded.hex",
+            Kind::Hex | Kind::HexBytes => "encoded.hex",
             Kind::Escapes => "encoded.escapes",
         }
     }
@@ -32,6 +35,8 @@ pub(crate) struct Candidate {
 
 /// Shortest base64/hex run worth decoding.
 const MIN_RUN: usize = 16;
+/// Fewest separate hex bytes worth decoding.
+const MIN_BYTES: usize = 8;
 /// Most bytes of one candidate that are decoded.
 pub(crate) const MAX_CANDIDATE: usize = 256 * 1024;
 
@@ -93,8 +98,59 @@ pub(crate) fn candidates(text: &str) -> Vec<Candidate> {
             });
         }
     }
+    hex_bytes(text, &mut out);
     escape_lines(text, &mut out);
     out
+}
+
+/// Runs of at least [`MIN_BYTES`] hex bytes separated by spaces or commas.
+fn hex_bytes(text: &str, out: &mut Vec<Candidate>) {
+    let b = text.as_bytes();
+    let mut i = 0;
+    while i < b.len() {
+        let boundary = i == 0 || !b[i - 1].is_ascii_alphanumeric();
+        let Some(len) = hex_byte_at(b, i).filter(|_| boundary) else {
+            i += 1;
+            continue;
+        };
+        let mut end = i + len;
+        let mut count = 1;
+        loop {
+            let mut next = end;
+            while next < b.len() && next - end < 3 && matches!(b[next], b' ' | b',') {
+                next += 1;
+            }
+            match hex_byte_at(b, next).filter(|_| next > end) {
+                Some(len) => {
+                    end = next + len;
+                    count += 1;
+                }
+                None => break,
+            }
+        }
+        if count >= MIN_BYTES {
+            out.push(Candidate {
+                range: i..end,
+                kind: Kind::HexBytes,
+            });
+        }
+        i = end;
+    }
+}
+
+/// The length of a whole-word hex byte (`6f`, `0x6f`, `\x6f`) starting at `i`.
+fn hex_byte_at(b: &[u8], i: usize) -> Option<usize> {
+    let rest = b.get(i..)?;
+    let prefix = if rest.starts_with(b"0x") || rest.starts_with(b"0X") || rest.starts_with(b"\\x") {
+        2
+    } else {
+        0
+    };
+    let digits = rest.get(prefix..prefix + 2)?;
+    let whole = rest
+        .get(prefix + 2)
+        .is_none_or(|c| !c.is_ascii_alphanumeric());
+    (digits.iter().all(u8::is_ascii_hexdigit) && whole).then_some(prefix + 2)
 }
 
 /// Lines holding at least three escape sequences of one of the supported kinds.
@@ -219,6 +275,13 @@ pub(crate) fn decode_escapes(line: &str) -> String {
     String::from_utf8_lossy(&out).into_owned()
 }
 
+/// The ASCII that a run of Unicode tag characters (U+E0020..U+E007E) carries.
+pub(crate) fn decode_tags(run: &str) -> String {
+    run.chars()
+        .filter_map(|c| char::from_u32((c as u32).checked_sub(0xE0000)?))
+        .collect()
+}
+
 /// Decodes standard or URL-safe base64, with or without padding.
 pub(crate) fn decode_base64(input: &[u8]) -> Option<Vec<u8>> {
     let input = match input.iter().position(|&c| c == b'=') {
@@ -299,6 +362,17 @@ pub(crate) fn decode(text: &str, c: &Candidate) -> Option<String> {
         Kind::Hex => {
             let take = raw.len().min(MAX_CANDIDATE) / 2 * 2;
             as_text(decode_hex(&raw[..take])?)
+        }
+        Kind::HexBytes => {
+            let end = c.range.start + raw.len().min(MAX_CANDIDATE);
+            let digits: Vec<u8> = text.as_bytes()[c.range.start..end]
+                .split(|&c| c == b' ' || c == b',')
+                .filter_map(|t| t.get(t.len().checked_sub(2)?..))
+                .filter(|d| d.iter().all(u8::is_ascii_hexdigit))
+                .flatten()
+                .copied()
+                .collect();
+            as_text(decode_hex(&digits)?)
         }
         Kind::Escapes => {
             let end =

@@ -25,10 +25,13 @@
 //!    texts under eight words are left to the rules. [`Scanner::with_learned_stage`]
 //!    turns it off.
 //! 4. **Personal data** (e-mail, phone, payment cards with a valid Luhn checksum).
-//! 5. **Encoded payloads** (base64, hex, URL escapes, HTML entities, `\x`/`\u`
-//!    escapes) are decoded — at most [`MAX_DECODE_DEPTH`] levels deep, at most
+//! 5. **Encoded payloads** (base64, hex — contiguous or as separate bytes, `79 6f`,
+//!    `0x79, 0x6f` — URL escapes, HTML entities, `\x`/`\u` escapes, Unicode tag
+//!    characters) are decoded — at most [`MAX_DECODE_DEPTH`] levels deep, at most
 //!    256 KiB per candidate and 1 MiB per scan — and the decoded text is scanned
-//!    again. What the decoded text contains is reported at the encoded span.
+//!    again. What the decoded text contains is reported at the encoded span; a tag
+//!    run is a Medium `encoded.unicode_tags` finding, High when its text is an
+//!    instruction.
 //!
 //! # Verdict
 //!
@@ -615,6 +618,37 @@ impl Scanner {
         out
     }
 
+    /// Scans the text a run of tag characters carries on its own, reporting what it
+    /// holds at the run; the run is High when that is an instruction, else Medium.
+    fn tag_payload(
+        &self,
+        run: &str,
+        span: &Range<usize>,
+        depth: usize,
+        ctx: &mut Ctx,
+        out: &mut Vec<Finding>,
+    ) -> Severity {
+        let hidden = encoded::decode_tags(run);
+        if depth >= MAX_DECODE_DEPTH || hidden.len() > ctx.budget.min(encoded::MAX_CANDIDATE) {
+            return Severity::Medium;
+        }
+        ctx.budget -= hidden.len();
+        let mut inner = Vec::new();
+        self.collect(&hidden, depth + 1, ctx, &mut inner);
+        let instruction = inner
+            .iter()
+            .any(|f| f.category.is_instruction() && f.severity == Severity::High);
+        out.extend(inner.into_iter().map(|f| Finding {
+            span: Some(span.clone()),
+            ..f
+        }));
+        if instruction {
+            Severity::High
+        } else {
+            Severity::Medium
+        }
+    }
+
     /// The one multi-pattern pass over a normalised view, then each triggered rule
     /// confirmed in its windows. Secrets are looked for when `with_secrets`.
     fn literal_pass(
@@ -875,10 +909,11 @@ impl Scanner {
                 });
             }
             for run in &norm.tag_runs {
+                let severity = self.tag_payload(&text[run.clone()], run, depth, ctx, out);
                 out.push(Finding {
                     category: Category::EncodedPayload,
                     rule: "encoded.unicode_tags",
-                    severity: Severity::Medium,
+                    severity,
                     span: Some(run.clone()),
                     path: None,
                 });
