@@ -348,7 +348,13 @@ impl Compiled {
         let norm: Vec<(rules::NormRule, Regex)> = rules::norm_rules()
             .into_iter()
             .map(|r| {
-                let re = Regex::new(&r.regex).unwrap_or_else(|e| panic!("rule {}: {e}", r.id));
+                let hir =
+                    regex_syntax::parse(&r.regex).unwrap_or_else(|e| panic!("rule {}: {e}", r.id));
+                let prefilter = pattern::prefix_is_selective(&hir);
+                let re = Regex::builder()
+                    .configure(Regex::config().auto_prefilter(prefilter))
+                    .build_from_hir(&hir)
+                    .unwrap_or_else(|e| panic!("rule {}: {e}", r.id));
                 (r, re)
             })
             .collect();

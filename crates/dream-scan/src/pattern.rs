@@ -379,6 +379,18 @@ fn emit_seq(seq: &[Item], tail: bool) -> String {
 /// Final words shorter than this need a word boundary after them.
 const SHORT_TAIL: usize = 6;
 
+/// Whether a prefilter on the literals every match of `hir` starts with pays: not
+/// when one of them is shorter than three bytes (`a`, `e`, `ai` occur nearly
+/// everywhere in normalised text), where the lazy DFA alone is faster. Either way
+/// the matches are the same.
+pub(crate) fn prefix_is_selective(hir: &regex_syntax::hir::Hir) -> bool {
+    // Three bytes of each literal tell; longer ones only cost time to extract.
+    let prefixes = regex_syntax::hir::literal::Extractor::new()
+        .limit_literal_len(3)
+        .extract(hir);
+    prefixes.min_literal_len().is_none_or(|n| n >= 3)
+}
+
 fn starts_alnum(item: &Item) -> bool {
     match unwrap_anchor(item) {
         Item::Word { lit, .. } => lit.chars().next().is_some_and(|c| c.is_alphanumeric()),
