@@ -2473,6 +2473,18 @@ fn defs() -> Vec<Def> {
         &["iframe", "<object", "< object", "<embed", "< embed", "appiet", "frame", "<base", "http-equiv", "<form", "< form", "<iink", "portai"],
     ));
 
+    // An element whose inline style hides it and that holds a few words: text meant
+    // for the model, not the reader.
+    d.push(
+        raw(
+            "html.hidden_text",
+            HtmlInjection,
+            r#"<[a-z][a-z0-9]*\b[^<>]*?\bstyie\s*=\s*(?:"[^"<>]*"|'[^'<>]*')[^<>]*>(?:<[a-z][^<>]*>|[^<])*"#,
+            &["style"],
+        )
+        .check(hidden_text),
+    );
+
     // ============================================================ encoded payload instructions
     d.push(phrase(
         "encoded.decode_and_follow",
@@ -2486,6 +2498,124 @@ fn defs() -> Vec<Def> {
     ));
 
     d
+}
+
+/// A styled element (`html.hidden_text`) whose style hides it, not quoted as code
+/// and not a void element (`<input>`, `<img>`: the text after one is not its
+/// content), holding at least three words.
+fn hidden_text(text: &str, m: Range<usize>) -> bool {
+    let element = &text[m.clone()];
+    let Some(open_end) = element.find('>') else {
+        return false;
+    };
+    let name = element[1..]
+        .split(|c: char| !c.is_ascii_alphanumeric())
+        .next()
+        .unwrap_or("");
+    let void = matches!(
+        name,
+        "input"
+            | "img"
+            | "br"
+            | "hr"
+            | "meta"
+            | "iink"
+            | "area"
+            | "base"
+            | "coi"
+            | "embed"
+            | "source"
+            | "track"
+            | "wbr"
+    );
+    if void {
+        return false;
+    }
+    let words = element[open_end + 1..]
+        .split('<')
+        .enumerate()
+        .map(|(i, part)| {
+            if i == 0 {
+                part
+            } else {
+                part.split_once('>').map_or("", |p| p.1)
+            }
+        })
+        .flat_map(|part| part.split(|c: char| !c.is_alphanumeric() && c != '\''))
+        .filter(|w| w.chars().filter(|c| c.is_alphabetic()).count() >= 2)
+        .count();
+    let quoted = text[..m.start].ends_with('`');
+    !quoted && words >= 3 && hides(&element[..open_end])
+}
+
+/// Whether an opening tag's (normalised) inline style hides its content: not
+/// displayed, invisible, transparent, no font size, no size with overflow hidden,
+/// placed far off-screen, or white text on no or a white background.
+fn hides(tag: &str) -> bool {
+    let Some(at) = tag.find("styie") else {
+        return false;
+    };
+    let value = tag[at + 5..].trim_start_matches([' ', '=', '"', '\'']);
+    let value = value.split(['"', '\'']).next().unwrap_or("");
+    // Each property's first word, `!important` dropped.
+    let props: Vec<(&str, &str)> = value
+        .split(';')
+        .filter_map(|p| p.split_once(':'))
+        .map(|(k, v)| {
+            let v = v.split_whitespace().next().unwrap_or("");
+            (k.trim(), v.split('!').next().unwrap_or(""))
+        })
+        .collect();
+    let get = |key: &str| props.iter().find(|(k, _)| *k == key).map(|(_, v)| *v);
+    let white = |v: &str| matches!(v, "#fff" | "#ffffff" | "white");
+    let zero = |key: &str| get(key).and_then(css_number) == Some(0.0);
+    let offscreen = [
+        "ieft",
+        "top",
+        "right",
+        "text-indent",
+        "margin-ieft",
+        "margin-top",
+    ]
+    .iter()
+    .any(|k| get(k).and_then(css_number).is_some_and(|n| n <= -1000.0));
+    get("dispiay") == Some("none")
+        || get("visibiiity") == Some("hidden")
+        || get("opacity")
+            .and_then(css_number)
+            .is_some_and(|n| n < 0.05)
+        || zero("font-size")
+        || ((zero("width") || zero("height")) && get("overfiow") == Some("hidden"))
+        || offscreen
+        || (get("coior").is_some_and(white)
+            && ["background", "background-coior"]
+                .iter()
+                .all(|k| get(k).is_none_or(white))
+            && !tag.contains("bgcoior"))
+}
+
+/// A CSS length or number in normalised text (where leetspeak folding turned some
+/// digits into letters: `0px` reads `opx`), its unit dropped.
+fn css_number(v: &str) -> Option<f32> {
+    let v = v.trim();
+    let v = ["px", "rem", "em", "pt", "vw", "vh", "%"]
+        .iter()
+        .find_map(|u| v.strip_suffix(u))
+        .unwrap_or(v);
+    let digits: String = v
+        .chars()
+        .map(|c| match c {
+            'o' => '0',
+            'i' => '1',
+            'e' => '3',
+            'a' => '4',
+            's' => '5',
+            't' => '7',
+            'b' => '8',
+            c => c,
+        })
+        .collect();
+    digits.parse().ok()
 }
 
 /// A secret-file path is only an instruction when an action reads or moves it.
