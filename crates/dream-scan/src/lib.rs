@@ -873,31 +873,27 @@ impl Scanner {
     fn collect(&self, text: &str, depth: usize, ctx: &mut Ctx, out: &mut Vec<Finding>) {
         let norm = normalize::normalize(text);
         self.literal_pass(text, &norm, ctx, true, out);
+        // 3. The learned stage, for the wordings no rule was written for.
+        let learned = self.learned && !ctx.secrets_only;
+        if learned {
+            learned_pass(&norm, self.mode, out);
+        }
         if norm.invisible && !ctx.secrets_only {
             // Invisible characters read a second way, as spaces between words: only
-            // the lines that hold them are read again.
+            // the lines that hold them are read again, by the rules and the learned
+            // stage.
             for line in invisible_lines(text) {
                 let part = &text[line.clone()];
                 let spaced = normalize::normalize_spaced(part);
                 let mut found = Vec::new();
                 self.literal_pass(part, &spaced, ctx, false, &mut found);
+                if learned {
+                    learned_pass(&spaced, self.mode, &mut found);
+                }
                 out.extend(found.into_iter().map(|f| Finding {
                     span: f.span.map(|r| r.start + line.start..r.end + line.start),
                     ..f
                 }));
-            }
-        }
-
-        // 3. The learned stage, for the wordings no rule was written for.
-        if self.learned && !ctx.secrets_only {
-            for (category, span) in classifier::classify(&norm.text, self.mode) {
-                out.push(Finding {
-                    category,
-                    rule: classifier::rule_id(category),
-                    severity: Severity::High,
-                    span: Some(norm.to_original(span)),
-                    path: None,
-                });
             }
         }
 
@@ -985,6 +981,19 @@ impl Scanner {
                 });
             }
         }
+    }
+}
+
+/// The learned stage's findings in a normalised view, as spans of its original.
+fn learned_pass(norm: &normalize::Normalized, mode: Mode, out: &mut Vec<Finding>) {
+    for (category, span) in classifier::classify(&norm.text, mode) {
+        out.push(Finding {
+            category,
+            rule: classifier::rule_id(category),
+            severity: Severity::High,
+            span: Some(norm.to_original(span)),
+            path: None,
+        });
     }
 }
 
