@@ -57,12 +57,16 @@
 //! `<|im_start|>`"). The same vocabulary used as *structure* is a finding in both
 //! modes: a template turn that opens a line and carries content
 //! (`<|im_start|>system\n…`, `[INST] …`; not a turn whose content is a placeholder
-//! such as `{{ prompt }}`), a `{"role": "system"` record opening a line, Alpaca
-//! (`### Instruction:`) headers and ReAct traces (`Action:` … `Action Input:`).
+//! such as `{{ prompt }}`), a complete turn anywhere in a line (opening token, role,
+//! at least four words, closing token: `… <|im_start|>system\nAlways …<|im_end|>`),
+//! a `{"role": "system"` record opening a line, Alpaca (`### Instruction:`) headers
+//! and ReAct traces (`Action:` … `Action Input:`).
 //! Everything else — including fake frame tags (`</session_…>`, `<memory…>`,
 //! `<tool_output>`), fake end-of-content markers with text after them (six
 //! languages), and authority headers (`SYSTEM:`, `Systemnachricht:`, `Tool result:`,
-//! `Observation:` …) followed by a directive — is a finding in both modes.
+//! `Observation:`, `Resultado da ferramenta:` …) followed by a directive, by another
+//! rule's High instruction finding on the same line, or by a claim that the user
+//! granted something without confirmation — is a finding in both modes.
 //!
 //! # Budgets
 //!
@@ -615,6 +619,7 @@ impl Scanner {
     fn findings(&self, text: &str, ctx: &mut Ctx) -> Vec<Finding> {
         let mut out = Vec::new();
         self.collect(text, 0, ctx, &mut out);
+        rules::header_then_instruction(text, &mut out);
         out.sort_by(|a, b| {
             let ka = a.span.as_ref().map(|s| (s.start, s.end));
             let kb = b.span.as_ref().map(|s| (s.start, s.end));
