@@ -131,7 +131,7 @@ pub(crate) fn secret_rules() -> Vec<SecretRule> {
                 "glpat-", "gldt-", "glrt-", "glptt-", "glsoat-", "glcbt-", "glft-", "glimt-",
                 "gloas-", "glagent-",
             ],
-            mixed_alnum,
+            random_body,
         ),
         checked(
             "slack_token",
@@ -326,6 +326,23 @@ fn has_digit(s: &str, _quoted: bool) -> bool {
 fn mixed_alnum(s: &str, _quoted: bool) -> bool {
     let (lower, upper, digit, _) = classes(s);
     digit && (lower || upper)
+}
+
+/// The random part of a prefixed token (after its first `-`): letters with digits,
+/// or letters of both cases that read like no words (about one random 20-character
+/// body in thirty holds no digit); never a placeholder (`glpat-your_token_here`).
+fn random_body(s: &str, _quoted: bool) -> bool {
+    let body = s.split_once('-').map_or(s, |(_, b)| b);
+    if is_placeholder(body, true) {
+        return false;
+    }
+    let (lower, upper, digit, _) = classes(body);
+    let letters = body.chars().filter(char::is_ascii_alphabetic).count();
+    let uppers = body.chars().filter(char::is_ascii_uppercase).count();
+    let vowels = body.chars().filter(|c| "aeiouAEIOU".contains(*c)).count();
+    // Random letters: about half upper case, about one in five a vowel.
+    let random_case = lower && upper && (letters..=3 * letters).contains(&(4 * uppers));
+    (digit && (lower || upper)) || (random_case && 100 * vowels < 35 * letters)
 }
 
 fn openai_like(s: &str, _quoted: bool) -> bool {
