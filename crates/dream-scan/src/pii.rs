@@ -1,10 +1,13 @@
-//! Personal data: e-mail addresses, phone numbers and payment card numbers (valid
-//! Luhn checksum and a known issuer prefix). A milder category: it makes a text
-//! suspicious, never an instruction.
+//! Personal data: e-mail addresses, phone numbers (international, North American,
+//! and national numbers with a leading 0 when a phone word is near) and payment card
+//! numbers (valid Luhn checksum and a known issuer prefix, or any 16 digits when a
+//! card word is near). A milder category: it makes a text suspicious, never an
+//! instruction.
 //!
 //! Not personal data here: reserved example domains (`example.com`, `*.test`, …),
 //! SSH remotes (`git@host:…`), versions and file names (`react@18.2.0`,
-//! `logo@2x.png`), dates, IP addresses, ISBNs and Luhn-invalid numbers.
+//! `logo@2x.png`), dates, IP addresses, ISBNs, Luhn-invalid numbers and the public
+//! test card numbers of card networks and payment gateways (`4111 1111 1111 1111`).
 
 use std::ops::Range;
 use std::sync::LazyLock;
@@ -26,6 +29,12 @@ static PHONE: LazyLock<Regex> = LazyLock::new(|| {
 
 static CARD: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"(?:^|[^\w.,])(\d(?:[ \-]?\d){12,18})(?:$|[^\w.,]|[.,](?:\s|$))")
+        .expect("static regex")
+});
+
+/// A national number: a leading 0 (not `00`), then digits in groups.
+static NATIONAL_PHONE: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?:^|[^\w+\-./])(0[1-9]\d{0,4}(?:[ .\-]?\d{2,8}){1,4})(?:$|[^\w])")
         .expect("static regex")
 });
 
@@ -85,10 +94,18 @@ fn scan_ascii(text: &str, out: &mut Vec<PiiHit>) {
                 }
             }
         }
+        let input = Input::new(text).range(cluster.clone());
+        for caps in NATIONAL_PHONE.captures_iter(input) {
+            if let Some(g) = caps.get_group(1)
+                && is_national_phone(text, g.range())
+            {
+                out.push(("phone_number", Severity::Low, g.range()));
+            }
+        }
         let input = Input::new(text).range(cluster);
         for caps in CARD.captures_iter(input) {
             if let Some(g) = caps.get_group(1)
-                && is_card(&text[g.range()])
+                && is_card(&text[g.range()], || word_near(text, g.range(), CARD_WORDS))
             {
                 out.push(("payment_card", Severity::Medium, g.range()));
             }
@@ -133,7 +150,184 @@ fn digit_clusters(text: &str) -> Vec<Range<usize>> {
     out
 }
 
-fn is_card(s: &str) -> bool {
+/// Words near a number that make it a phone number (stems; `*`: the whole word).
+const PHONE_WORDS: &[&str] = &[
+    "call*",
+    "calling",
+    "ring*",
+    "ringing",
+    "phone",
+    "telephon",
+    "tel*",
+    "number",
+    "mobile",
+    "cell*",
+    "cellphone",
+    "whatsapp",
+    "sms*",
+    "text*",
+    "dial*",
+    "telefon",
+    "handy",
+    "nummer",
+    "anruf",
+    "ruf*",
+    "téléphon",
+    "tél*",
+    "portable",
+    "numéro",
+    "appel",
+    "teléfono",
+    "móvil",
+    "movil",
+    "celular",
+    "número",
+    "llama",
+    "llámame",
+    "telefono",
+    "cellulare",
+    "numero",
+    "chiama",
+    "telefone",
+    "telemóvel",
+    "ligue*",
+    "ligar*",
+];
+
+/// Words near a number that make it something else: an order, an invoice, an account.
+const NOT_PHONE_WORDS: &[&str] = &[
+    "order",
+    "invoice",
+    "ticket",
+    "case*",
+    "tracking",
+    "account",
+    "acct*",
+    "iban*",
+    "ref*",
+    "reference",
+    "customer",
+    "booking",
+    "reservation",
+    "policy",
+    "serial",
+    "sku*",
+    "article",
+    "item*",
+    "bestell",
+    "rechnung",
+    "kunden",
+    "auftrag",
+    "commande",
+    "facture",
+    "référence",
+    "pedido",
+    "factura",
+    "ordine",
+    "fattura",
+    "encomenda",
+    "fatura",
+    "version",
+    "build*",
+];
+
+/// Words near a number that make it a payment card.
+const CARD_WORDS: &[&str] = &[
+    "card",
+    "carta",
+    "tarjeta",
+    "cartão",
+    "cartao",
+    "karte",
+    "kreditkarte",
+    "carte",
+    "cc*",
+    "credit",
+    "crédit",
+    "crédito",
+    "credito",
+    "kredit",
+    "exp*",
+    "expiry",
+    "expires",
+    "expiration",
+    "scadenza",
+    "vencimiento",
+    "validade",
+    "gültig",
+    "cvv*",
+    "cvc*",
+];
+
+/// Whether one of `words` occurs within a few words of `span` (a stem matches the
+/// start of a word, a `*` entry only the whole word).
+fn word_near(text: &str, span: Range<usize>, words: &[&str]) -> bool {
+    let from = crate::secrets::floor_boundary(text, span.start.saturating_sub(48));
+    let to = crate::secrets::ceil_boundary(text, (span.end + 32).min(text.len()));
+    let around = [&text[from..span.start], &text[span.end..to]];
+    around.iter().any(|part| {
+        part.split(|c: char| !c.is_alphanumeric())
+            .filter(|w| !w.is_empty())
+            .any(|w| {
+                let w = w.to_lowercase();
+                words.iter().any(|k| match k.strip_suffix('*') {
+                    Some(whole) => w == whole,
+                    None => w.starts_with(k),
+                })
+            })
+    })
+}
+
+/// A national number (`0612 345 897`, `06 12 34 56 78`, `030 1234567`): nine to
+/// eleven digits, not part of a longer run of digit groups, a phone word near it
+/// and no word that makes it an order, invoice or account number.
+fn is_national_phone(text: &str, span: Range<usize>) -> bool {
+    let digits = text[span.clone()]
+        .bytes()
+        .filter(u8::is_ascii_digit)
+        .count();
+    let b = text.as_bytes();
+    let joined = |i: Option<usize>, j: Option<usize>| {
+        matches!(i.and_then(|i| b.get(i)), Some(b' ' | b'.' | b'-'))
+            && j.and_then(|j| b.get(j)).is_some_and(u8::is_ascii_digit)
+    };
+    let longer = joined(span.start.checked_sub(1), span.start.checked_sub(2))
+        || joined(Some(span.end), Some(span.end + 1));
+    (9..=11).contains(&digits)
+        && !longer
+        && word_near(text, span.clone(), PHONE_WORDS)
+        && !word_near(text, span, NOT_PHONE_WORDS)
+}
+
+/// Public test numbers of card networks and payment gateways (Visa, Mastercard,
+/// Amex, Discover, Diners, JCB, UnionPay; Stripe, Braintree, Adyen documentation).
+const TEST_CARDS: &[&str] = &[
+    "4111111111111111",
+    "4012888888881881",
+    "4222222222222",
+    "4242424242424242",
+    "4000056655665556",
+    "4000000000000002",
+    "4917610000000000",
+    "5555555555554444",
+    "5105105105105100",
+    "5200828282828210",
+    "2223003122003222",
+    "378282246310005",
+    "371449635398431",
+    "378734493671000",
+    "6011111111111117",
+    "6011000990139424",
+    "30569309025904",
+    "38520000023237",
+    "3530111333300000",
+    "3566002020360505",
+    "6200000000000005",
+];
+
+/// A payment card number: issuer-style groups, a valid checksum, not a public test
+/// number, and a known issuer prefix — or any 16 digits when `card_word_near`.
+fn is_card(s: &str, card_word_near: impl FnOnce() -> bool) -> bool {
     let digits: Vec<u8> = s
         .bytes()
         .filter(u8::is_ascii_digit)
@@ -175,7 +369,10 @@ fn is_card(s: &str) -> bool {
         }
         _ => false,
     };
-    issuer && luhn(&digits)
+    let test = TEST_CARDS
+        .iter()
+        .any(|t| t.bytes().map(|c| c - b'0').eq(digits.iter().copied()));
+    luhn(&digits) && !test && (issuer || (len == 16 && card_word_near()))
 }
 
 fn luhn(digits: &[u8]) -> bool {
@@ -349,8 +546,8 @@ mod tests {
         assert_eq!(rules("mail marta.k@gmail.com now"), ["email_address"]);
         assert_eq!(rules("call +44 7700 900123 today"), ["phone_number"]);
         assert_eq!(rules("call (415) 555-0134 today"), ["phone_number"]);
-        assert_eq!(rules("card 4111 1111 1111 1111 ok"), ["payment_card"]);
-        assert_eq!(rules("card 4111-1111-1111-1111."), ["payment_card"]);
+        assert_eq!(rules("card 4539 5787 6362 1486 ok"), ["payment_card"]);
+        assert_eq!(rules("card 4539-5787-6362-1486."), ["payment_card"]);
         assert_eq!(rules("MasterCard 5169 0743 9150 0080"), ["payment_card"]);
     }
 

@@ -154,6 +154,11 @@ fn pathological_repetition_is_bounded() {
         ("tags", "\u{E0041}".repeat(MB / 4)),
         ("digits", "1".repeat(MB)),
         ("digit groups", "1234 ".repeat(MB / 5)),
+        ("national numbers", "call 0612 345 897 ".repeat(MB / 18)),
+        (
+            "unbranded cards",
+            "card 5018 2974 0011 3420 ".repeat(MB / 25),
+        ),
         ("base64 blob", "QUFB".repeat(MB / 4)),
         ("url escapes", "%41".repeat(MB / 3)),
         ("hex bytes", "6f ".repeat(MB / 3)),
