@@ -152,7 +152,8 @@ pub enum Category {
     MemoryPersistence,
     /// Chat-template tokens, fake frame tags, fake end markers, fake system headers.
     DelimiterInjection,
-    /// Script, event handlers and other HTML that executes when rendered.
+    /// Script, event handlers and other HTML that executes when rendered; text that
+    /// inline style hides from the reader.
     HtmlInjection,
     /// An encoded payload whose decoded text is itself a finding.
     EncodedPayload,

@@ -2782,7 +2782,8 @@ fn defs() -> Vec<Def> {
 
 /// A styled element (`html.hidden_text`) whose style hides it, not quoted as code
 /// and not a void element (`<input>`, `<img>`: the text after one is not its
-/// content), holding at least three words.
+/// content), holding at least five words (shorter hidden text is
+/// interface text: "Loading, please wait", "Skip to main content").
 fn hidden_text(text: &str, m: Range<usize>) -> bool {
     let element = &text[m.clone()];
     let Some(open_end) = element.find('>') else {
@@ -2825,7 +2826,7 @@ fn hidden_text(text: &str, m: Range<usize>) -> bool {
         .filter(|w| w.chars().filter(|c| c.is_alphabetic()).count() >= 2)
         .count();
     let quoted = text[..m.start].ends_with('`');
-    !quoted && words >= 3 && hides(&element[..open_end])
+    !quoted && words >= 5 && hides(&element[..open_end])
 }
 
 /// Whether an opening tag's (normalised) inline style hides its content: not

@@ -1202,6 +1202,8 @@ fn html_hidden_text_with_words_is_an_injection() {
         "Use `<div style=\"display:none\">` to hide a block of text from readers.",
         "<p style=\"color:#333;font-size:14px;left:-20px\">Thanks for shopping with us, see you soon.</p>",
         "<div style=\"opacity:0.9;display:block\">Our opening hours are nine to five.</div>",
+        "<div style=\"display:none\">Loading, please wait…</div>",
+        "<a href=\"#main\" style=\"position:absolute;left:-9999px\">Skip to main content</a>",
     ] {
         assert_clean(&t(), text);
     }
