@@ -108,8 +108,9 @@ fn hex_bytes(text: &str, out: &mut Vec<Candidate>) {
     let b = text.as_bytes();
     let mut i = 0;
     while i < b.len() {
-        let boundary = i == 0 || !b[i - 1].is_ascii_alphanumeric();
-        let Some(len) = hex_byte_at(b, i).filter(|_| boundary) else {
+        let starts = (b[i].is_ascii_hexdigit() || b[i] == b'\\')
+            && (i == 0 || !b[i - 1].is_ascii_alphanumeric());
+        let Some(len) = starts.then(|| hex_byte_at(b, i)).flatten() else {
             i += 1;
             continue;
         };

@@ -523,24 +523,45 @@ fn turn_has_words(text: &str, m: Range<usize>) -> bool {
     words.count() >= 4
 }
 
-/// Trigger literals of [`authority_header`] (the window around each reaches the
-/// line's start).
+/// Trigger literals of [`authority_header`]: the header names themselves, so that
+/// "system", "tool" or "function" in running prose triggers nothing.
 const AUTHORITY_ANCHORS: &[&str] = &[
-    "system",
-    "sistema",
-    "système",
-    "tool",
-    "function",
+    "system:",
+    "system :",
+    "system]",
+    "system)",
+    "system*",
+    "system message",
+    "systemnachricht",
+    "système:",
+    "système :",
+    "message système",
+    "sistema:",
+    "sistema :",
+    "del sistema",
+    "di sistema",
+    "do sistema",
+    "tool result",
+    "tool output",
+    "tool response",
+    "function result",
+    "function output",
     "observation",
-    "observación",
-    "observação",
-    "osservazione",
+    "werkzeugergebnis",
+    "werkzeugausgabe",
+    "tool-ergebnis",
+    "toolergebnis",
+    "tool-ausgabe",
+    "des werkzeugs",
     "beobachtung",
-    "werkzeug",
-    "outil",
-    "herramienta",
-    "strumento",
-    "ferramenta",
+    "de l'outil",
+    "de l’outil",
+    "de la herramienta",
+    "observación",
+    "dello strumento",
+    "osservazione",
+    "da ferramenta",
+    "observação",
 ];
 
 /// A header claiming system or tool authority, opening a line: `SYSTEM:`, `Tool
