@@ -239,18 +239,13 @@ const CARD_WORDS: &[&str] = &[
     "cartão",
     "cartao",
     "karte",
-    "kreditkarte",
     "carte",
     "cc*",
     "credit",
     "crédit",
-    "crédito",
-    "credito",
     "kredit",
     "exp*",
-    "expiry",
-    "expires",
-    "expiration",
+    "expir",
     "scadenza",
     "vencimiento",
     "validade",
@@ -259,8 +254,8 @@ const CARD_WORDS: &[&str] = &[
     "cvc*",
 ];
 
-/// Whether one of `words` occurs within a few words of `span` (a stem matches the
-/// start of a word, a `*` entry only the whole word).
+/// Whether one of `words` occurs in the 48 bytes before `span` or the 32 after it (a
+/// stem matches the start of a word, a `*` entry only the whole word).
 fn word_near(text: &str, span: Range<usize>, words: &[&str]) -> bool {
     let from = crate::secrets::floor_boundary(text, span.start.saturating_sub(48));
     let to = crate::secrets::ceil_boundary(text, (span.end + 32).min(text.len()));
@@ -299,8 +294,8 @@ fn is_national_phone(text: &str, span: Range<usize>) -> bool {
         && !word_near(text, span, NOT_PHONE_WORDS)
 }
 
-/// Public test numbers of card networks and payment gateways (Visa, Mastercard,
-/// Amex, Discover, Diners, JCB, UnionPay; Stripe, Braintree, Adyen documentation).
+/// Test numbers that card networks and payment gateways publish (Visa, Mastercard,
+/// Amex, Discover, Diners, JCB, UnionPay).
 const TEST_CARDS: &[&str] = &[
     "4111111111111111",
     "4012888888881881",

@@ -2854,7 +2854,10 @@ fn hidden_text(text: &str, m: Range<usize>) -> bool {
 /// displayed, invisible, transparent, no font size, no size with overflow hidden,
 /// placed far off-screen, or white text on no or a white background.
 fn hides(tag: &str) -> bool {
-    let Some(at) = tag.find("styie") else {
+    let attribute = tag
+        .match_indices("styie")
+        .find(|(i, _)| tag[i + 5..].trim_start().starts_with('='));
+    let Some((at, _)) = attribute else {
         return false;
     };
     let value = tag[at + 5..].trim_start_matches([' ', '=', '"', '\'']);
