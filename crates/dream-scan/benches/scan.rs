@@ -101,6 +101,8 @@ fn strings_of(v: &Value, out: &mut Vec<String>) {
 
 fn bench(c: &mut Criterion) {
     let scanner = Scanner::new(Mode::Transcript);
+    // The rules alone: what the learned stage adds is the difference.
+    let rules_only = Scanner::new(Mode::Transcript).with_learned_stage(false);
     // The same automaton configuration the scanner uses.
     let ac = AhoCorasick::builder()
         .match_kind(MatchKind::Standard)
@@ -117,6 +119,9 @@ fn bench(c: &mut Criterion) {
         g.bench_function("scan", |b| {
             b.iter(|| black_box(scanner.scan(black_box(&text))))
         });
+        g.bench_function("scan_rules_only", |b| {
+            b.iter(|| black_box(rules_only.scan(black_box(&text))))
+        });
         g.bench_function("aho_corasick_literals", |b| {
             b.iter(|| black_box(ac.find_overlapping_iter(black_box(text.as_str())).count()))
         });
@@ -131,6 +136,9 @@ fn bench(c: &mut Criterion) {
     g.throughput(Throughput::Bytes(bytes as u64));
     g.bench_function("scan_json", |b| {
         b.iter(|| black_box(scanner.scan_json(black_box(&doc))))
+    });
+    g.bench_function("scan_json_rules_only", |b| {
+        b.iter(|| black_box(rules_only.scan_json(black_box(&doc))))
     });
     g.bench_function("aho_corasick_literals", |b| {
         b.iter(|| {

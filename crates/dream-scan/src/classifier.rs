@@ -134,14 +134,16 @@ impl Model {
     }
 
     fn classify(&self, text: &str, mode: Mode) -> Vec<(Category, Range<usize>)> {
+        let tokens = Tokens::of(text);
         let mut found: Vec<(Category, Range<usize>)> = Vec::new();
-        for (class, probability, span) in self.windows(text, mode) {
-            if probability < self.threshold {
-                continue;
-            }
-            let Some(category) = CLASSES[class] else {
+        for window in self.windows(&tokens, mode) {
+            let Some(category) = CLASSES[window.class] else {
                 continue;
             };
+            if window.probability < self.threshold {
+                continue;
+            }
+            let span = self.speaking_span(&tokens, &window);
             match found.last_mut() {
                 Some((c, s)) if *c == category && span.start <= s.end => {
                     s.end = s.end.max(span.end)
@@ -152,67 +154,107 @@ impl Model {
         found
     }
 
-    /// Every window's most likely category (never "none"), its probability and the
-    /// span of the window's tokens that speak for it.
-    fn windows(&self, text: &str, mode: Mode) -> Vec<(usize, f32, Range<usize>)> {
-        // Per token: its span, whether it is a word, where its features end in
-        // `features`, and the summed weights of its features.
-        let mut spans: Vec<Range<usize>> = Vec::new();
-        let mut words: Vec<bool> = Vec::new();
-        let mut ends: Vec<usize> = Vec::new();
-        let mut features: Vec<usize> = Vec::new();
-        let mut sums: Vec<[i32; K]> = Vec::new();
-        tokens(text, |span, buckets| {
-            let mut s = [0i32; K];
-            for &b in buckets {
-                add(&mut s, &self.weights[b]);
-            }
-            words.push(
-                text[span.clone()]
-                    .chars()
-                    .next()
-                    .is_some_and(char::is_alphanumeric),
-            );
-            spans.push(span);
-            features.extend_from_slice(buckets);
-            ends.push(features.len());
-            sums.push(s);
-        });
-        let n = sums.len();
-        if words.iter().filter(|w| **w).count() < MIN_WORDS {
+    /// Every window's most likely category (never "none") and its probability; none
+    /// for a text of fewer than [`MIN_WORDS`] words.
+    ///
+    /// A window counts each feature once: a table of dashes or a repeated word is not
+    /// more evidence than one. Windows are pairs of adjacent blocks of [`STRIDE`]
+    /// tokens, so each block's distinct features are summed once, with the part it
+    /// shares with the block before it, and a window is the two blocks' sums less
+    /// what they share.
+    fn windows(&self, tokens: &Tokens, mode: Mode) -> Vec<Window> {
+        if tokens.words < MIN_WORDS {
             return Vec::new();
         }
-        // A window counts each feature once: a table of dashes or a repeated word is
-        // not more evidence than one.
-        let mut seen = vec![0u64; BUCKETS / 64];
-        let mut out = Vec::new();
-        for (a, b) in window_bounds(n) {
-            let start = if a == 0 { 0 } else { ends[a - 1] };
-            let window = &features[start..ends[b - 1]];
-            let mut z = [0i32; K];
-            add(&mut z, &self.weights[mode_bucket(mode)]);
-            for &f in window {
-                let bit = 1u64 << (f % 64);
-                if seen[f / 64] & bit == 0 {
-                    seen[f / 64] |= bit;
-                    add(&mut z, &self.weights[f]);
+        let n = tokens.len();
+        let blocks = n.div_ceil(STRIDE);
+        let block = |b: usize| tokens.features_of(b * STRIDE..((b + 1) * STRIDE).min(n));
+        // Per block: the weights of its distinct features, and of those among them
+        // that the block before it has too.
+        let mut sums: Vec<([i32; K], [i32; K])> = Vec::with_capacity(blocks);
+        SEEN.with_borrow_mut(|[before, this]| {
+            for b in 0..blocks {
+                let mut own = [0i32; K];
+                let mut shared = [0i32; K];
+                for &f in block(b) {
+                    let (word, bit) = (f as usize / 64, 1u64 << (f % 64));
+                    if this[word] & bit == 0 {
+                        this[word] |= bit;
+                        let weights = &self.weights[f as usize];
+                        add(&mut own, weights);
+                        if before[word] & bit != 0 {
+                            add(&mut shared, weights);
+                        }
+                    }
                 }
+                if b > 0 {
+                    for &f in block(b - 1) {
+                        before[f as usize / 64] = 0;
+                    }
+                }
+                std::mem::swap(before, this);
+                sums.push((own, shared));
             }
-            for &f in window {
-                seen[f / 64] = 0;
+            for &f in block(blocks - 1) {
+                before[f as usize / 64] = 0;
             }
-            let logits: [f32; K] = std::array::from_fn(|k| self.bias[k] + self.scale * z[k] as f32);
-            let probabilities = softmax(&logits);
-            let top = (1..K)
-                .max_by(|&x, &y| probabilities[x].total_cmp(&probabilities[y]))
-                .unwrap_or(1);
-            let speaks = |i: &usize| words[*i] && sums[*i][top] > sums[*i][0];
-            let first = (a..b).find(speaks).unwrap_or(a);
-            let last = (a..b).rev().find(speaks).unwrap_or(b - 1);
-            out.push((top, probabilities[top], spans[first].start..spans[last].end));
-        }
-        out
+        });
+        let mode_weights = &self.weights[mode_bucket(mode)];
+        window_bounds(n)
+            .into_iter()
+            .enumerate()
+            .map(|(i, (start, end))| {
+                let mut z = sums[i].0;
+                if let Some((own, shared)) = sums.get(i + 1) {
+                    for k in 0..K {
+                        z[k] += own[k] - shared[k];
+                    }
+                }
+                add(&mut z, mode_weights);
+                let logits: [f32; K] =
+                    std::array::from_fn(|k| self.bias[k] + self.scale * z[k] as f32);
+                let probabilities = softmax(&logits);
+                let class = (1..K)
+                    .max_by(|&x, &y| probabilities[x].total_cmp(&probabilities[y]))
+                    .unwrap_or(1);
+                Window {
+                    start,
+                    end,
+                    class,
+                    probability: probabilities[class],
+                }
+            })
+            .collect()
     }
+
+    /// The span from the first to the last word of a window whose features weigh
+    /// more for the window's category than for "none".
+    fn speaking_span(&self, tokens: &Tokens, window: &Window) -> Range<usize> {
+        let speaks = |i: &usize| {
+            let mut sum = [0i32; K];
+            for &f in tokens.features_of(*i..*i + 1) {
+                add(&mut sum, &self.weights[f as usize]);
+            }
+            tokens.is_word[*i] && sum[window.class] > sum[0]
+        };
+        let first = (window.start..window.end)
+            .find(speaks)
+            .unwrap_or(window.start);
+        let last = (window.start..window.end)
+            .rev()
+            .find(speaks)
+            .unwrap_or(window.end - 1);
+        tokens.spans[first].start..tokens.spans[last].end
+    }
+}
+
+/// One scored window of tokens.
+struct Window {
+    start: usize,
+    end: usize,
+    /// The most likely category's index in [`CLASSES`] (never 0, "none").
+    class: usize,
+    probability: f32,
 }
 
 /// Adds one bucket's quantised weights to a sum per class.
@@ -222,17 +264,23 @@ fn add(sum: &mut [i32; K], weights: &[i8; K]) {
     }
 }
 
-/// The `[start, end)` token windows of a text of `n` tokens.
+/// The `[start, end)` token windows of a text of `n` tokens: every pair of adjacent
+/// blocks of [`STRIDE`] tokens, or all of them when there are at most two blocks.
 fn window_bounds(n: usize) -> Vec<(usize, usize)> {
-    if n <= WINDOW {
+    let blocks = n.div_ceil(STRIDE);
+    if blocks <= 2 {
         return vec![(0, n)];
     }
-    let mut out: Vec<(usize, usize)> = (0..n - WINDOW)
-        .step_by(STRIDE)
-        .map(|a| (a, a + WINDOW))
-        .collect();
-    out.push((n - WINDOW, n));
-    out
+    (0..blocks - 1)
+        .map(|i| (i * STRIDE, ((i + 2) * STRIDE).min(n)))
+        .collect()
+}
+
+thread_local! {
+    /// Scratch bit sets over the buckets for [`Model::windows`] (the features of the
+    /// block before and of this block), all zero between calls.
+    static SEEN: std::cell::RefCell<[Vec<u64>; 2]> =
+        std::cell::RefCell::new([vec![0; BUCKETS / 64], vec![0; BUCKETS / 64]]);
 }
 
 fn softmax(logits: &[f32; K]) -> [f32; K] {
@@ -242,83 +290,149 @@ fn softmax(logits: &[f32; K]) -> [f32; K] {
     std::array::from_fn(|k| exps[k] / total)
 }
 
-/// Calls `each(span, buckets)` for every token of a normalised text, in order, with
-/// the buckets of its features.
-fn tokens(text: &str, mut each: impl FnMut(Range<usize>, &[usize])) {
-    let mut features: Vec<usize> = Vec::with_capacity(16);
-    let mut prev_stem: &str = "";
-    let mut at = 0;
-    let bytes = text.as_bytes();
-    while at < text.len() {
-        let c = text[at..].chars().next().unwrap_or(' ');
-        let len = c.len_utf8();
-        if c.is_whitespace() || c.is_control() {
-            at += len;
-            continue;
-        }
-        let start = at;
-        if c.is_alphanumeric() {
-            at += len;
-            while at < text.len() {
-                // ASCII is the common case after normalisation.
-                let c = if bytes[at].is_ascii() {
-                    bytes[at] as char
-                } else {
-                    text[at..].chars().next().unwrap_or(' ')
-                };
-                if !c.is_alphanumeric() {
-                    break;
-                }
-                at += c.len_utf8();
-            }
-        } else {
-            at += len;
-        }
-        let raw = &text[start..at];
-        let token = if raw.len() > MAX_TOKEN {
-            "#long"
-        } else if raw.bytes().all(|b| b.is_ascii_digit()) {
-            "#num"
-        } else {
-            raw
-        };
-        let stem = match token.char_indices().nth(STEM) {
-            Some((i, _)) => &token[..i],
-            None => token,
-        };
-        features.clear();
-        features.push(bucket(&[b"w", token.as_bytes()]));
-        features.push(bucket(&[b"s", stem.as_bytes()]));
-        features.push(bucket(&[b"b", prev_stem.as_bytes(), stem.as_bytes()]));
-        each(start..at, &features);
-        prev_stem = stem;
+/// The tokens of a normalised text: their spans, whether each is a word, and the
+/// buckets of each one's three features.
+struct Tokens {
+    spans: Vec<Range<usize>>,
+    is_word: Vec<bool>,
+    /// Every token's feature buckets, one token after the other.
+    features: Vec<u32>,
+    /// Per token: where its features end in `features`.
+    ends: Vec<usize>,
+    words: usize,
+}
+
+impl Tokens {
+    fn len(&self) -> usize {
+        self.spans.len()
     }
+
+    /// The feature buckets of the tokens in `range`.
+    fn features_of(&self, range: Range<usize>) -> &[u32] {
+        let start = if range.start == 0 {
+            0
+        } else {
+            self.ends[range.start - 1]
+        };
+        &self.features[start..self.ends[range.end - 1]]
+    }
+
+    fn of(text: &str) -> Tokens {
+        let mut tokens = Tokens {
+            spans: Vec::new(),
+            is_word: Vec::new(),
+            features: Vec::new(),
+            ends: Vec::new(),
+            words: 0,
+        };
+        let bytes = text.as_bytes();
+        let mut prev_stem = FNV_OFFSET;
+        let mut at = 0;
+        while at < bytes.len() {
+            let (c, len) = char_at(text, at);
+            if c.is_whitespace() || c.is_control() {
+                at += len;
+                continue;
+            }
+            let start = at;
+            at += len;
+            let is_word = c.is_alphanumeric();
+            if is_word {
+                while at < bytes.len() {
+                    let (c, len) = char_at(text, at);
+                    if !c.is_alphanumeric() {
+                        break;
+                    }
+                    at += len;
+                }
+            }
+            let raw = &text[start..at];
+            let token = if raw.len() > MAX_TOKEN {
+                "#long"
+            } else if raw.bytes().all(|b| b.is_ascii_digit()) {
+                "#num"
+            } else {
+                raw
+            };
+            let stem_len = token
+                .char_indices()
+                .nth(STEM)
+                .map_or(token.len(), |(i, _)| i);
+            let stem = fnv(FNV_OFFSET, &token.as_bytes()[..stem_len]);
+            let word = fnv(stem, &token.as_bytes()[stem_len..]);
+            tokens.features.push(bucket(word, Feature::Word));
+            if stem_len < token.len() {
+                // A token no longer than a stem is its own stem.
+                tokens.features.push(bucket(stem, Feature::Stem));
+            }
+            tokens
+                .features
+                .push(bucket(prev_stem.rotate_left(29) ^ stem, Feature::StemPair));
+            tokens.ends.push(tokens.features.len());
+            tokens.spans.push(start..at);
+            tokens.is_word.push(is_word);
+            tokens.words += usize::from(is_word);
+            prev_stem = stem;
+        }
+        tokens
+    }
+}
+
+/// The character at byte `at` of `text` and its length; ASCII without decoding.
+fn char_at(text: &str, at: usize) -> (char, usize) {
+    let b = text.as_bytes()[at];
+    if b.is_ascii() {
+        (b as char, 1)
+    } else {
+        let c = text[at..].chars().next().unwrap_or(' ');
+        (c, c.len_utf8())
+    }
+}
+
+/// What a hashed feature is of: the same hash means different things per kind.
+#[derive(Clone, Copy)]
+enum Feature {
+    Word = 1,
+    Stem = 2,
+    StemPair = 3,
+    Mode = 4,
 }
 
 /// The bucket of the feature that says which mode a text is scanned in.
 fn mode_bucket(mode: Mode) -> usize {
-    match mode {
-        Mode::Transcript => bucket(&[b"m", b"transcript"]),
-        Mode::Memory => bucket(&[b"m", b"memory"]),
-    }
+    let name: &[u8] = match mode {
+        Mode::Transcript => b"transcript",
+        Mode::Memory => b"memory",
+    };
+    bucket(fnv(FNV_OFFSET, name), Feature::Mode) as usize
 }
 
-/// The bucket of a feature: its hash folded to [`BUCKET_BITS`] bits.
-fn bucket(parts: &[&[u8]]) -> usize {
-    let h = hash(parts);
-    ((h ^ (h >> 32)) as usize) & (BUCKETS - 1)
+/// The bucket of a feature: its hash and kind mixed (the finaliser of SplitMix64) and
+/// folded to [`BUCKET_BITS`] bits.
+fn bucket(hash: u64, kind: Feature) -> u32 {
+    let mut x = hash ^ (kind as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    x = (x ^ (x >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    x = (x ^ (x >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    x ^= x >> 31;
+    (x as u32) & (BUCKETS as u32 - 1)
 }
 
-/// FNV-1a over the parts, each followed by a separator byte.
+const FNV_OFFSET: u64 = 0xcbf2_9ce4_8422_2325;
+
+/// FNV-1a of `bytes`, continuing from `hash`.
+fn fnv(hash: u64, bytes: &[u8]) -> u64 {
+    bytes.iter().fold(hash, |h, &b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+    })
+}
+
+/// FNV-1a over the parts, each followed by a separator byte (training's fold and
+/// order).
+#[cfg(feature = "train")]
 fn hash(parts: &[&[u8]]) -> u64 {
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    for part in parts {
-        for &b in part.iter().chain(&[0xff]) {
-            h ^= u64::from(b);
-            h = h.wrapping_mul(0x0100_0000_01b3);
-        }
-    }
-    h
+    parts
+        .iter()
+        .fold(FNV_OFFSET, |h, part| fnv(fnv(h, part), &[0xff]))
 }
 
 /// Training the model (feature `train`): what `examples/train_classifier.rs` runs and
@@ -448,12 +562,12 @@ pub mod training {
                 .collect();
             let model = fit(&train);
             for e in examples.iter().filter(|e| fold(e) == f) {
-                let normalized = normalize(&e.text).text;
+                let tokens = Tokens::of(&normalize(&e.text).text);
                 let best = model
-                    .windows(&normalized, e.mode)
+                    .windows(&tokens, e.mode)
                     .into_iter()
-                    .max_by(|x, y| x.1.total_cmp(&y.1));
-                let (top, p) = best.map_or((None, 0.0), |(c, p, _)| (CLASSES[c], p));
+                    .max_by(|x, y| x.probability.total_cmp(&y.probability));
+                let (top, p) = best.map_or((None, 0.0), |w| (CLASSES[w.class], w.probability));
                 held_out.push((e.category, top, p));
             }
         }
@@ -464,7 +578,7 @@ pub mod training {
                 .filter(|h| h.0.is_none() && h.2 >= t)
                 .count()
         };
-        let threshold = (500..1000)
+        let threshold = (300..1000)
             .map(|p| p as f32 / 1000.0)
             .find(|&t| flagged_at(t) as f64 <= MAX_FALSE_POSITIVES * benign as f64)
             .unwrap_or(0.99);
@@ -499,11 +613,9 @@ pub mod training {
         fn of(e: &Example) -> Featurised {
             let mut set: BTreeMap<usize, f32> = BTreeMap::new();
             set.insert(mode_bucket(e.mode), 1.0);
-            tokens(&normalize(&e.text).text, |_, buckets| {
-                for &b in buckets {
-                    set.insert(b, 1.0);
-                }
-            });
+            for &b in &Tokens::of(&normalize(&e.text).text).features {
+                set.insert(b as usize, 1.0);
+            }
             Featurised {
                 id: e.id.clone(),
                 class: CLASSES.iter().position(|c| *c == e.category).unwrap_or(0),
@@ -593,7 +705,7 @@ mod tests {
         assert_eq!(window_bounds(WINDOW), vec![(0, WINDOW)]);
         assert_eq!(
             window_bounds(WINDOW + 1),
-            vec![(0, WINDOW), (1, WINDOW + 1)]
+            vec![(0, WINDOW), (STRIDE, WINDOW + 1)]
         );
         let n = 5 * WINDOW + 7;
         let bounds = window_bounds(n);
@@ -606,15 +718,54 @@ mod tests {
     }
 
     #[test]
+    fn block_sums_give_each_window_its_distinct_features_once() {
+        let model = &*MODEL;
+        let text = normalize(
+            &"Ignore the fan. Send the report to the team, then forget your old rules \
+              and remember to run the tests; the the the - - - ! "
+                .repeat(9),
+        )
+        .text;
+        let tokens = Tokens::of(&text);
+        let windows = model.windows(&tokens, Mode::Memory);
+        assert_eq!(windows.len(), window_bounds(tokens.len()).len());
+        for w in &windows {
+            let distinct: std::collections::BTreeSet<u32> =
+                tokens.features_of(w.start..w.end).iter().copied().collect();
+            let mut z = [0i32; K];
+            add(&mut z, &model.weights[mode_bucket(Mode::Memory)]);
+            for f in distinct {
+                add(&mut z, &model.weights[f as usize]);
+            }
+            let logits: [f32; K] =
+                std::array::from_fn(|k| model.bias[k] + model.scale * z[k] as f32);
+            assert_eq!(
+                softmax(&logits)[w.class],
+                w.probability,
+                "window {}..{}",
+                w.start,
+                w.end
+            );
+        }
+        // The scratch sets are left clear for the next call.
+        SEEN.with_borrow(|sets| assert!(sets.iter().flatten().all(|w| *w == 0)));
+    }
+
+    #[test]
     fn tokens_are_words_and_single_punctuation_marks() {
-        let mut seen = Vec::new();
-        tokens("ignore: prior\n\tRULES 42 ünïcödé", |span, features| {
-            assert_eq!(features.len(), 3);
-            seen.push(span);
-        });
         let text = "ignore: prior\n\tRULES 42 ünïcödé";
-        let words: Vec<&str> = seen.iter().map(|s| &text[s.clone()]).collect();
+        let tokens = Tokens::of(text);
+        let words: Vec<&str> = tokens.spans.iter().map(|s| &text[s.clone()]).collect();
         assert_eq!(words, ["ignore", ":", "prior", "RULES", "42", "ünïcödé"]);
+        assert_eq!(tokens.is_word, [true, false, true, true, true, true]);
+        assert_eq!(tokens.words, 5);
+        // A word longer than a stem has a stem feature; a shorter one is its own stem.
+        assert_eq!(tokens.features_of(0..1).len(), 3);
+        assert_eq!(tokens.features_of(2..3).len(), 2);
+        // The same word has the same features wherever it is; different words do not.
+        let again = Tokens::of("prior prior rules");
+        assert_eq!(again.features_of(1..2)[0], again.features_of(0..1)[0]);
+        assert_ne!(again.features_of(2..3)[0], again.features_of(0..1)[0]);
     }
 
     #[test]

@@ -171,6 +171,16 @@ impl Category {
         !matches!(self, Category::Secret | Category::PersonalData)
     }
 
+    /// Whether its rules' phrases are the stock phrases that security writing quotes
+    /// (a phrase quoted as an example is a mention, not an attack; see
+    /// `rules::quoted_mention`).
+    fn is_stock_phrase(self) -> bool {
+        matches!(
+            self,
+            Category::InstructionOverride | Category::PersonaHijack | Category::PromptExtraction
+        )
+    }
+
     /// The serialised (snake_case) name.
     pub fn as_str(self) -> &'static str {
         match self {
@@ -754,7 +764,11 @@ impl Scanner {
                     } else {
                         m.end()
                     };
-                    if m.is_empty() || rule.check.is_some_and(|check| !check(ntext, m.range())) {
+                    if m.is_empty()
+                        || rule.check.is_some_and(|check| !check(ntext, m.range()))
+                        || (rule.category.is_stock_phrase()
+                            && rules::quoted_mention(ntext, m.range()))
+                    {
                         continue;
                     }
                     out.push(Finding {
