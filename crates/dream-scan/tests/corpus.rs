@@ -242,8 +242,9 @@ fn check_holdout(file: &str, name: &str) {
 // blind holdout3 reaches 89.3% recall and 2.5% false positives (73.1% with the rules
 // alone, its first run); the blind holdout4 reached 88.4% recall and 2.5% false
 // positives on its first and only run (rules alone: 71.4%, 1.6%) and is now the
-// development corpus dev5. `.ci/run` runs the holdouts and prints their tables
-// without failing the build; run them with
+// development corpus dev5; the blind holdout5 reached 95.1% recall and 4.8% false
+// positives on its first run (rules alone: 75.1%, 4.4%). `.ci/run` runs the holdouts
+// and prints their tables without failing the build; run them with
 // `cargo nextest run -p dream-scan --test corpus --run-ignored only --no-capture`.
 #[test]
 #[ignore = "holdout delimiter_injection recall 94.7% < 95% (issue 3 open); .ci/run reports it"]
@@ -258,6 +259,14 @@ fn holdout_meets_recall_and_false_positive_thresholds() {
 #[ignore = "blind holdout3: 89.3% recall, 2.5% fp (73.1% on its first run, rules only); 10 categories below threshold (issue 3 open); .ci/run reports it"]
 fn holdout3_meets_recall_and_false_positive_thresholds() {
     check_holdout("holdout3.jsonl", "holdout3");
+}
+
+/// The fifth holdout: written blind while dev5 (formerly holdout4) was tuned on,
+/// committed before its first run (see the fixtures README).
+#[test]
+#[ignore = "blind holdout5: 95.1% recall, 4.8% fp on its first run (rules alone 75.1%, 4.4%); 6 categories below on recall, 9 above 2% fp (issue 3 open); .ci/run reports it"]
+fn holdout5_meets_recall_and_false_positive_thresholds() {
+    check_holdout("holdout5.jsonl", "holdout5");
 }
 
 /// Evaluates a development corpus, prints its tables, every miss and every false
