@@ -134,6 +134,10 @@ impl Model {
     }
 
     fn classify(&self, text: &str, mode: Mode) -> Vec<(Category, Range<usize>)> {
+        if !has_words(text, MIN_WORDS) {
+            // Most JSON values and keys: not worth tokenising.
+            return Vec::new();
+        }
         let tokens = Tokens::of(text);
         let mut found: Vec<(Category, Range<usize>)> = Vec::new();
         for window in self.windows(&tokens, mode) {
@@ -318,11 +322,13 @@ impl Tokens {
     }
 
     fn of(text: &str) -> Tokens {
+        // About one token in five bytes of prose, and three features a token.
+        let estimate = text.len() / 5 + 1;
         let mut tokens = Tokens {
-            spans: Vec::new(),
-            is_word: Vec::new(),
-            features: Vec::new(),
-            ends: Vec::new(),
+            spans: Vec::with_capacity(estimate),
+            is_word: Vec::with_capacity(estimate),
+            features: Vec::with_capacity(3 * estimate),
+            ends: Vec::with_capacity(estimate),
             words: 0,
         };
         let bytes = text.as_bytes();
@@ -339,6 +345,10 @@ impl Tokens {
             let is_word = c.is_alphanumeric();
             if is_word {
                 while at < bytes.len() {
+                    if bytes[at].is_ascii_alphanumeric() {
+                        at += 1;
+                        continue;
+                    }
                     let (c, len) = char_at(text, at);
                     if !c.is_alphanumeric() {
                         break;
@@ -378,7 +388,26 @@ impl Tokens {
     }
 }
 
+/// Whether `text` has at least `n` words (runs of letters and digits), as
+/// [`Tokens::of`] counts them; stops reading at the `n`th.
+fn has_words(text: &str, n: usize) -> bool {
+    let mut words = 0;
+    let mut in_word = false;
+    for c in text.chars() {
+        let alphanumeric = c.is_alphanumeric();
+        if alphanumeric && !in_word {
+            words += 1;
+            if words >= n {
+                return true;
+            }
+        }
+        in_word = alphanumeric;
+    }
+    false
+}
+
 /// The character at byte `at` of `text` and its length; ASCII without decoding.
+#[inline]
 fn char_at(text: &str, at: usize) -> (char, usize) {
     let b = text.as_bytes()[at];
     if b.is_ascii() {
@@ -766,6 +795,23 @@ mod tests {
         let again = Tokens::of("prior prior rules");
         assert_eq!(again.features_of(1..2)[0], again.features_of(0..1)[0]);
         assert_ne!(again.features_of(2..3)[0], again.features_of(0..1)[0]);
+    }
+
+    #[test]
+    fn words_are_counted_as_tokens_count_them() {
+        for text in [
+            "",
+            "a",
+            "one two",
+            "ünïcödé, naïve: café 42 x-y",
+            "--- !!! ...",
+            "a b c d e f g h",
+        ] {
+            let words = Tokens::of(text).words;
+            for n in 1..10 {
+                assert_eq!(has_words(text, n), words >= n, "{text:?} {n}");
+            }
+        }
     }
 
     #[test]
