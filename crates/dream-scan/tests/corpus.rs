@@ -239,7 +239,7 @@ fn check_holdout(file: &str, name: &str) {
 
 // Known failures, kept visible (issue 3 stays open). With the learned stage: the
 // holdout's delimiter_injection recall is 94.7% (18 of 19, a rules category); the
-// blind holdout3 reaches 89.3% recall and 2.5% false positives (73.1% with the rules
+// blind holdout3 reaches 94.1% recall and 2.0% false positives (73.1% with the rules
 // alone, its first run); the blind holdout4 reached 88.4% recall and 2.5% false
 // positives on its first and only run (rules alone: 71.4%, 1.6%) and is now the
 // development corpus dev5; the blind holdout5 reached 95.1% recall and 4.8% false
@@ -256,7 +256,7 @@ fn holdout_meets_recall_and_false_positive_thresholds() {
 /// other corpus, after holdout2 had been spent as development data (see the
 /// fixtures README).
 #[test]
-#[ignore = "blind holdout3: 89.3% recall, 2.5% fp (73.1% on its first run, rules only); 10 categories below threshold (issue 3 open); .ci/run reports it"]
+#[ignore = "blind holdout3: 94.1% recall, 2.0% fp (73.1% on its first run, rules only); 5 categories below threshold (issue 3 open); .ci/run reports it"]
 fn holdout3_meets_recall_and_false_positive_thresholds() {
     check_holdout("holdout3.jsonl", "holdout3");
 }
