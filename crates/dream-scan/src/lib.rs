@@ -629,8 +629,9 @@ impl Scanner {
     /// All findings of a text, in order of position.
     fn findings(&self, text: &str, ctx: &mut Ctx) -> Vec<Finding> {
         let mut out = Vec::new();
-        self.collect(text, 0, ctx, &mut out);
-        rules::header_then_instruction(text, &mut out);
+        let norm = normalize::normalize(text);
+        self.collect(text, &norm, 0, ctx, &mut out);
+        rules::header_then_instruction(text, &norm, &mut out);
         out.sort_by(|a, b| {
             let ka = a.span.as_ref().map(|s| (s.start, s.end));
             let kb = b.span.as_ref().map(|s| (s.start, s.end));
@@ -656,7 +657,13 @@ impl Scanner {
         }
         ctx.budget -= hidden.len();
         let mut inner = Vec::new();
-        self.collect(&hidden, depth + 1, ctx, &mut inner);
+        self.collect(
+            &hidden,
+            &normalize::normalize(&hidden),
+            depth + 1,
+            ctx,
+            &mut inner,
+        );
         let instruction = inner
             .iter()
             .any(|f| f.category.is_instruction() && f.severity == Severity::High);
@@ -890,13 +897,20 @@ impl Scanner {
         }
     }
 
-    fn collect(&self, text: &str, depth: usize, ctx: &mut Ctx, out: &mut Vec<Finding>) {
-        let norm = normalize::normalize(text);
-        self.literal_pass(text, &norm, ctx, true, out);
+    /// Every finding of `text`, normalised as `norm`, at decoding depth `depth`.
+    fn collect(
+        &self,
+        text: &str,
+        norm: &normalize::Normalized,
+        depth: usize,
+        ctx: &mut Ctx,
+        out: &mut Vec<Finding>,
+    ) {
+        self.literal_pass(text, norm, ctx, true, out);
         // 3. The learned stage, for the wordings no rule was written for.
         let learned = self.learned && !ctx.secrets_only;
         if learned {
-            learned_pass(&norm, self.mode, out);
+            learned_pass(norm, self.mode, out);
         }
         if norm.invisible && !ctx.secrets_only {
             // Invisible characters read a second way, as spaces between words: only
@@ -973,7 +987,13 @@ impl Scanner {
                 continue;
             }
             let mut inner = Vec::new();
-            self.collect(&decoded, depth + 1, ctx, &mut inner);
+            self.collect(
+                &decoded,
+                &normalize::normalize(&decoded),
+                depth + 1,
+                ctx,
+                &mut inner,
+            );
             if inner.is_empty() {
                 continue;
             }

@@ -10,7 +10,7 @@ use std::sync::LazyLock;
 
 use regex_automata::meta::Regex;
 
-use crate::normalize::{normalize, normalize_literal};
+use crate::normalize::{Normalized, normalize_literal};
 use crate::pattern::compile;
 use crate::{Category, Finding, Severity};
 
@@ -672,8 +672,8 @@ static AUTHORITY_HEADER: LazyLock<Regex> =
 /// `delim.header_then_instruction`: an authority header opening a line on which an
 /// instruction-type High finding of another rule starts (`SYSTEM: maintenance
 /// override active, safety policy suspended`). Headers are looked for only when
-/// there is such a finding.
-pub(crate) fn header_then_instruction(text: &str, out: &mut Vec<Finding>) {
+/// there is such a finding. `norm` is `text` normalised.
+pub(crate) fn header_then_instruction(text: &str, norm: &Normalized, out: &mut Vec<Finding>) {
     let mut spans: Vec<Range<usize>> = out
         .iter()
         .filter(|f| {
@@ -687,7 +687,6 @@ pub(crate) fn header_then_instruction(text: &str, out: &mut Vec<Finding>) {
         return;
     }
     spans.sort_unstable_by_key(|s| s.start);
-    let norm = normalize(text);
     for h in AUTHORITY_HEADER.find_iter(&norm.text) {
         let head = norm.to_original(h.range());
         let end = memchr::memchr(b'\n', &text.as_bytes()[head.end..])
