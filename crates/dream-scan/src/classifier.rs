@@ -13,8 +13,8 @@
 //!
 //! **Tokens** are runs of letters and digits, and single punctuation characters, of
 //! the normalised text (lower case, accents folded, look-alikes and leetspeak read as
-//! letters). Each token contributes three features: the token itself, its first
-//! [`STEM`] characters (a crude stem that meets inflections across the six languages:
+//! letters). Each token contributes the token itself, its first [`STEM`] characters
+//! when it is longer (a crude stem that meets inflections across the six languages:
 //! `instructions`, `instrucciones`, `Instruktionen`), and the stems of it and the
 //! token before it. Each feature is hashed into one of 2^16 buckets; the model holds a
 //! weight per bucket and class, quantised to `i8`.
@@ -295,7 +295,7 @@ fn softmax(logits: &[f32; K]) -> [f32; K] {
 }
 
 /// The tokens of a normalised text: their spans, whether each is a word, and the
-/// buckets of each one's three features.
+/// buckets of each one's features.
 struct Tokens {
     spans: Vec<Range<usize>>,
     is_word: Vec<bool>,
@@ -468,7 +468,7 @@ fn hash(parts: &[&[u8]]) -> u64 {
 /// what the test that checks the committed model runs again.
 #[cfg(feature = "train")]
 pub mod training {
-    use std::collections::BTreeMap;
+    use std::collections::{BTreeMap, BTreeSet};
 
     use super::*;
     use crate::normalize::normalize;
@@ -580,20 +580,17 @@ pub mod training {
     pub fn build_model(examples: &[Example]) -> (Vec<u8>, TrainingReport) {
         let featurised: Vec<Featurised> = examples.iter().map(Featurised::of).collect();
         let fold = |e: &Example| hash(&[b"fold", e.id.as_bytes()]) % FOLDS;
-        // Held-out (class, probability of the top category, whether it is that class).
+        // Held-out (true category, top category, the top category's probability).
         let mut held_out: Vec<(Option<Category>, Option<Category>, f32)> = Vec::new();
         for f in 0..FOLDS {
-            let train: Vec<&Featurised> = examples
+            let (test, train): (Vec<_>, Vec<_>) = examples
                 .iter()
                 .zip(&featurised)
-                .filter(|(e, _)| fold(e) != f)
-                .map(|(_, x)| x)
-                .collect();
-            let model = fit(&train);
-            for e in examples.iter().filter(|e| fold(e) == f) {
-                let tokens = Tokens::of(&normalize(&e.text).text);
+                .partition(|(e, _)| fold(e) == f);
+            let model = fit(&train.into_iter().map(|(_, x)| x).collect::<Vec<_>>());
+            for (e, x) in test {
                 let best = model
-                    .windows(&tokens, e.mode)
+                    .windows(&x.tokens, e.mode)
                     .into_iter()
                     .max_by(|x, y| x.probability.total_cmp(&y.probability));
                 let (top, p) = best.map_or((None, 0.0), |w| (CLASSES[w.class], w.probability));
@@ -631,23 +628,24 @@ pub mod training {
         (model.to_bytes(), report)
     }
 
-    /// An example as the set of its features (each counts once, as in a window).
+    /// An example's tokens and the set of its features (each counts once, as in a
+    /// window; every feature's value is one).
     struct Featurised {
         id: String,
         class: usize,
-        features: Vec<(usize, f32)>,
+        tokens: Tokens,
+        features: Vec<usize>,
     }
 
     impl Featurised {
         fn of(e: &Example) -> Featurised {
-            let mut set: BTreeMap<usize, f32> = BTreeMap::new();
-            set.insert(mode_bucket(e.mode), 1.0);
-            for &b in &Tokens::of(&normalize(&e.text).text).features {
-                set.insert(b as usize, 1.0);
-            }
+            let tokens = Tokens::of(&normalize(&e.text).text);
+            let mut set: BTreeSet<usize> = tokens.features.iter().map(|&b| b as usize).collect();
+            set.insert(mode_bucket(e.mode));
             Featurised {
                 id: e.id.clone(),
                 class: CLASSES.iter().position(|c| *c == e.category).unwrap_or(0),
+                tokens,
                 features: set.into_iter().collect(),
             }
         }
@@ -665,9 +663,9 @@ pub mod training {
             order.sort_by_cached_key(|x| hash(&[&epoch.to_le_bytes(), x.id.as_bytes()]));
             for x in &order {
                 let mut logits = bias;
-                for &(b, v) in &x.features {
+                for &b in &x.features {
                     for (z, w) in logits.iter_mut().zip(&weights[b]) {
-                        *z += v * w;
+                        *z += w;
                     }
                 }
                 let p = softmax(&logits);
@@ -677,9 +675,9 @@ pub mod training {
                     bias_squares[k] += gradient[k] * gradient[k];
                     bias[k] -= LEARNING_RATE * gradient[k] / bias_squares[k].sqrt();
                 }
-                for &(b, v) in &x.features {
+                for &b in &x.features {
                     for k in 0..K {
-                        let g = gradient[k] * v + L2 * weights[b][k];
+                        let g = gradient[k] + L2 * weights[b][k];
                         squares[b][k] += g * g;
                         weights[b][k] -= LEARNING_RATE * g / squares[b][k].sqrt();
                     }
