@@ -50,6 +50,8 @@ enum Command {
     History(memory::IdArgs),
     /// Restore a memory from the trash.
     Restore(memory::IdArgs),
+    /// Confirm a held memory after review: it becomes the person's word (audited).
+    Confirm(memory::ConfirmArgs),
     /// List the trash.
     Trash(memory::JsonFlag),
     /// List, release or drop quarantined proposals.
@@ -99,6 +101,7 @@ fn main() -> ExitCode {
             Command::Forget(args) => memory::forget(&global, args).await,
             Command::History(args) => memory::history(&global, args).await,
             Command::Restore(args) => memory::restore(&global, args).await,
+            Command::Confirm(args) => memory::confirm(&global, args).await,
             Command::Trash(args) => memory::trash(&global, args).await,
             Command::Quarantine(args) => memory::quarantine(&global, args).await,
             Command::Audit(args) => memory::audit(&global, args).await,

@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use clap::{Args, ValueEnum};
 use dream_core::{LanguageModel, RecordStore, Scope};
-use dream_engine::{Dream, Options};
+use dream_engine::{Dream, Options, SealKey};
 
 use super::CliError;
 use super::config::FileConfig;
@@ -138,11 +138,39 @@ impl Global {
         Ok(options)
     }
 
+    /// The store's seal key (after the store is open, so its path resolves);
+    /// none for an encrypted store, whose AEAD authenticates every record.
+    pub fn seal_key(&self, config: &FileConfig) -> Result<Option<SealKey>, CliError> {
+        if self.encrypt {
+            return Ok(None);
+        }
+        let mut url = self.store_url(config);
+        if let Some(query) = url
+            .strip_prefix("redis")
+            .filter(|q| q.is_empty() || q.starts_with('?'))
+        {
+            // `--store redis`: the URL is in DREAM_REDIS_URL or --redis-url-file.
+            let full = match &self.redis_url_file {
+                Some(path) => std::fs::read_to_string(path)?.trim().to_owned(),
+                None => std::env::var("DREAM_REDIS_URL").unwrap_or_default(),
+            };
+            url = format!("{full}{query}");
+        }
+        let locator = super::seal::locator(&url)?;
+        Ok(Some(super::seal::load_or_create(
+            &super::seal::config_dir()?,
+            &locator,
+        )?))
+    }
+
     /// Opens the store and the engine over it.
     pub async fn open(&self) -> Result<Dream, CliError> {
         let config = self.file_config()?;
         let store = self.open_store(&config).await?;
         let mut dream = Dream::open(store, self.options(&config)?)?;
+        if let Some(key) = self.seal_key(&config)? {
+            dream = dream.with_seal(key);
+        }
         if let Some(model) = self.model(&config)? {
             dream = dream.with_model(model);
         }

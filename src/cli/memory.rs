@@ -4,7 +4,7 @@
 use chrono::{DateTime, Utc};
 use clap::{Args, Subcommand};
 use dream_core::{Memory, MemoryId, MemoryKind, Scope};
-use dream_engine::{NewMemory, Remembered};
+use dream_engine::{Confirmed, NewMemory, Remembered};
 use serde::Deserialize;
 
 use super::context::Global;
@@ -97,7 +97,9 @@ pub async fn remember(global: &Global, args: RememberArgs) -> Outcome {
         let now = Utc::now();
         let mut memory = Memory::new(id, kind, input.name, input.description, input.content, now);
         memory.tags = input.tags;
-        let report = dream.import(vec![memory], true).await?;
+        let report = dream
+            .import(vec![memory], true, dream_engine::ImportSource::Person)
+            .await?;
         if args.json {
             print_json(&serde_json::json!({
                 "imported": report.imported, "quarantined": report.quarantined,
@@ -287,6 +289,55 @@ pub async fn restore(global: &Global, args: IdArgs) -> Outcome {
     let dream = global.open().await?;
     let memory = dream.restore(&id).await?;
     println!("restored {} ({})", memory.id, escape(&memory.name));
+    Ok(Found::Nothing)
+}
+
+/// What `confirm` takes.
+#[derive(Debug, Args)]
+pub struct ConfirmArgs {
+    /// The memory to confirm.
+    #[arg(required_unless_present = "all", conflicts_with = "all")]
+    pub id: Option<String>,
+    /// Confirm every held memory of the scope: for a store you reviewed, or
+    /// moved to another place on purpose.
+    #[arg(long)]
+    pub all: bool,
+    /// Print JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Confirms held memories: a record that does not carry this store's seal (a hand
+/// edit, a planted file, a moved store) is sealed; a memory resting only on tool,
+/// assistant or system text becomes the person's word.
+pub async fn confirm(global: &Global, args: ConfirmArgs) -> Outcome {
+    let dream = global.open().await?;
+    let confirmed: Vec<(MemoryId, Confirmed)> = match &args.id {
+        Some(id) => {
+            let id = MemoryId::new(id.as_str())?;
+            let what = dream.confirm(&id).await?;
+            vec![(id, what)]
+        }
+        None => dream.confirm_all().await?,
+    };
+    if args.json {
+        let rows: Vec<_> = confirmed
+            .iter()
+            .map(|(id, what)| serde_json::json!({ "id": id, "was": what }))
+            .collect();
+        return print_json(&rows).map(|_| Found::Nothing);
+    }
+    if confirmed.is_empty() {
+        println!("nothing held: no memory needed confirming");
+    }
+    for (id, what) in &confirmed {
+        let note = match what {
+            Confirmed::AlreadyTrusted => "already trusted; nothing changed",
+            Confirmed::WasUnverified => "confirmed (was unverified: sealed now)",
+            Confirmed::WasUnconfirmed => "confirmed (was unconfirmed-source)",
+        };
+        println!("{id}: {note}");
+    }
     Ok(Found::Nothing)
 }
 

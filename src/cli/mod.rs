@@ -16,6 +16,7 @@ pub mod pass;
 pub mod recall;
 pub mod rekey;
 pub mod scan;
+pub mod seal;
 pub mod stores;
 pub mod transfer;
 

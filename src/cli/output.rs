@@ -4,45 +4,16 @@
 use std::borrow::Cow;
 use std::io::IsTerminal;
 
-/// Escapes control and bidi/zero-width formatting characters so stored content can
-/// neither move the cursor, recolour the terminal nor hide text (seed 002's T4).
+/// Escapes control and invisible characters (bidi, zero-width, tag characters) so
+/// stored content can neither move the cursor, recolour the terminal nor hide text
+/// (seed 002's T4).
 pub fn escape(text: &str) -> Cow<'_, str> {
-    if !text.chars().any(needs_escape) {
-        return Cow::Borrowed(text);
-    }
-    let mut out = String::with_capacity(text.len() + 8);
-    for c in text.chars() {
-        if needs_escape(c) {
-            out.extend(c.escape_default());
-        } else {
-            out.push(c);
-        }
-    }
-    Cow::Owned(out)
+    dream_core::display::escape_for_display(text, false)
 }
 
 /// Escapes like [`escape`] but keeps newlines and tabs, for multi-line bodies.
 pub fn escape_body(text: &str) -> Cow<'_, str> {
-    if !text
-        .chars()
-        .any(|c| c != '\n' && c != '\t' && needs_escape(c))
-    {
-        return Cow::Borrowed(text);
-    }
-    let mut out = String::with_capacity(text.len() + 8);
-    for c in text.chars() {
-        if c != '\n' && c != '\t' && needs_escape(c) {
-            out.extend(c.escape_default());
-        } else {
-            out.push(c);
-        }
-    }
-    Cow::Owned(out)
-}
-
-fn needs_escape(c: char) -> bool {
-    c.is_control()
-        || matches!(c, '\u{200B}'..='\u{200F}' | '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}' | '\u{FEFF}')
+    dream_core::display::escape_for_display(text, true)
 }
 
 /// Styles for people's output; plain unless stdout is a terminal and NO_COLOR is unset.
@@ -124,7 +95,7 @@ mod tests {
     fn escapes_terminal_controls() {
         assert_eq!(escape("plain text é 日本"), "plain text é 日本");
         assert_eq!(escape("a\x1b[2Jb"), "a\\u{1b}[2Jb");
-        assert_eq!(escape("line\nbreak"), "line\\nbreak");
+        assert_eq!(escape("line\nbreak"), "line\\u{a}break");
         assert_eq!(escape("rtl\u{202E}txt"), "rtl\\u{202e}txt");
         assert_eq!(escape_body("keep\nlines\x07"), "keep\nlines\\u{7}");
     }

@@ -10,7 +10,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::context::Global;
-use super::output::{Style, escape, table};
+use super::output::{Style, escape, escape_body, table};
 use super::{CliError, Found, Outcome, print_json, progress, read_input};
 
 /// How `recall` prints.
@@ -54,7 +54,10 @@ pub async fn recall(global: &Global, args: RecallArgs) -> Outcome {
     let config = global.file_config()?;
     let store = global.open_store(&config).await?;
     let scope = global.scope(&config)?;
-    let mut options = RecallOptions::default();
+    let mut options = RecallOptions {
+        seal: global.seal_key(&config)?,
+        ..RecallOptions::default()
+    };
     if let Some(model) = global.model(&config)? {
         options.picker = Some(PickerOptions::new(model));
     }
@@ -92,7 +95,7 @@ pub async fn recall(global: &Global, args: RecallArgs) -> Outcome {
     let result = recall.recall(query, &scope, args.limit).await?;
     let admitted = result.records.iter().any(|r| r.verdict == Verdict::Used);
     match args.format {
-        RecallFormat::Context => print!("{}", result.to_context()),
+        RecallFormat::Context => print!("{}", escape_body(&result.to_context())),
         RecallFormat::Json => print_json(&to_json(&result))?,
         RecallFormat::Text => print_text(&result),
     }

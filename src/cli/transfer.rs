@@ -6,7 +6,8 @@ use std::path::PathBuf;
 
 use chrono::{DateTime, Utc};
 use clap::Args;
-use dream_core::{Memory, MemoryId, MemoryStatus, SessionId};
+use dream_core::{Memory, MemoryId};
+use dream_engine::ImportSource;
 use serde::Deserialize;
 use serde_json::{Map, Value};
 
@@ -57,9 +58,19 @@ pub struct ImportArgs {
     /// Replace memories whose id already exists (the old ones go to the trash).
     #[arg(long)]
     pub replace: bool,
+    /// Pin every imported memory (never pruned, never changed by a pass). A
+    /// line's own `pinned` is not honoured: pinning is the person's act.
+    #[arg(long)]
+    pub pin: bool,
+    /// The file is another system's export or otherwise unvetted: its memories
+    /// are recorded as `tool` evidence and held at recall until `dream confirm`.
+    #[arg(long)]
+    pub untrusted: bool,
 }
 
-/// One imported line: the four required fields, everything else optional.
+/// One imported line: the four required fields, everything else optional. A
+/// line's own `status`, `supersedes`, `sources`, `evidence`, `pinned` and `scope`
+/// are ignored: a record never grants itself trust.
 #[derive(Debug, Deserialize)]
 struct ImportLine {
     name: String,
@@ -69,18 +80,10 @@ struct ImportLine {
     id: Option<String>,
     #[serde(default)]
     tags: Vec<String>,
-    #[serde(default)]
-    status: Option<MemoryStatus>,
-    #[serde(default)]
-    supersedes: Vec<MemoryId>,
     expires_at: Option<DateTime<Utc>>,
     created_at: Option<DateTime<Utc>>,
     updated_at: Option<DateTime<Utc>>,
-    #[serde(default)]
-    sources: Vec<SessionId>,
     confidence: Option<f64>,
-    #[serde(default)]
-    pinned: bool,
     #[serde(default)]
     metadata: Map<String, Value>,
 }
@@ -108,14 +111,10 @@ pub fn parse_import(text: &str, now: DateTime<Utc>) -> Result<Vec<Memory>, CliEr
             now,
         );
         memory.tags = parsed.tags;
-        memory.status = parsed.status.unwrap_or_default();
-        memory.supersedes = parsed.supersedes;
         memory.expires_at = parsed.expires_at;
         memory.created_at = parsed.created_at.unwrap_or(now);
         memory.updated_at = parsed.updated_at.unwrap_or(memory.created_at);
-        memory.sources = parsed.sources;
         memory.confidence = parsed.confidence.unwrap_or(1.0);
-        memory.pinned = parsed.pinned;
         memory.metadata = parsed.metadata;
         memories.push(memory);
     }
@@ -143,16 +142,19 @@ pub async fn import(global: &Global, args: ImportArgs) -> Outcome {
         dream.forget(id).await?;
     }
     let bar = progress(memories.len() as u64, "import");
-    let (pinned, unpinned): (Vec<Memory>, Vec<Memory>) =
-        memories.into_iter().partition(|m| m.pinned);
+    let from = if args.untrusted {
+        ImportSource::Untrusted
+    } else {
+        ImportSource::Person
+    };
     let (mut imported, mut quarantined, mut rejected) = (0, Vec::new(), Vec::new());
-    for (batch, pin) in [(pinned, true), (unpinned, false)] {
-        let mut batch = batch.into_iter().peekable();
+    {
+        let mut batch = memories.into_iter().peekable();
         while batch.peek().is_some() {
             let chunk: Vec<Memory> = batch.by_ref().take(dream_engine::MAX_IMPORT).collect();
             let ids: Vec<MemoryId> = chunk.iter().map(|m| m.id.clone()).collect();
             let count = chunk.len() as u64;
-            let report = dream.import(chunk, pin).await?;
+            let report = dream.import(chunk, args.pin, from).await?;
             imported += report.imported.len();
             quarantined.extend(report.quarantined);
             rejected.extend(

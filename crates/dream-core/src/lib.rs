@@ -3,6 +3,7 @@
 //! language-model seam and an injectable clock. No I/O happens here.
 
 pub mod clock;
+pub mod display;
 pub mod failpoint;
 pub mod id;
 pub mod llm;

@@ -19,7 +19,7 @@ use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
 
 use crate::id::{MemoryId, Scope, SessionId};
-use crate::model::{Memory, MemoryKind, MemoryStatus, single_line};
+use crate::model::{Memory, MemoryKind, MemoryStatus, Role, single_line};
 
 /// Why a Markdown memory could not be parsed.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -90,6 +90,7 @@ pub fn render_memory(memory: &Memory) -> String {
     line("tags", &json(&tags));
     line("supersedes", &json(&memory.supersedes));
     line("sources", &json(&memory.sources));
+    line("evidence", &json(&memory.evidence));
     line("metadata", &json(&memory.metadata));
     out.push_str("---\n");
     out.push_str(&memory.content);
@@ -202,6 +203,7 @@ struct Fields {
     tags: Option<Vec<String>>,
     supersedes: Option<Vec<MemoryId>>,
     sources: Option<Vec<SessionId>>,
+    evidence: Option<Vec<Role>>,
     metadata: Option<Map<String, Value>>,
 }
 
@@ -286,7 +288,7 @@ impl Fields {
                         invalid(
                             line,
                             "status",
-                            "expected active, superseded, revoked or expired",
+                            "expected active, superseded, revoked, expired or unconfirmed",
                         )
                     })?;
                 put(&mut self.status, line, key, status)
@@ -339,6 +341,12 @@ impl Fields {
                 key,
                 from_json(line, "sources", value)?,
             ),
+            "evidence" => put(
+                &mut self.evidence,
+                line,
+                key,
+                from_json(line, "evidence", value)?,
+            ),
             "metadata" => put(
                 &mut self.metadata,
                 line,
@@ -379,6 +387,7 @@ impl Fields {
                 .updated_at
                 .ok_or(CodecError::MissingKey("updated_at"))?,
             sources: self.sources.unwrap_or_default(),
+            evidence: self.evidence.unwrap_or_default(),
             confidence: self
                 .confidence
                 .ok_or(CodecError::MissingKey("confidence"))?,
@@ -634,6 +643,7 @@ mod tests {
             content in tricky_string(), tags in prop::collection::vec(tricky_string(), 0..4),
             scope in id_string(), supersedes in prop::collection::vec(id_string(), 0..3),
             sources in prop::collection::vec(id_string(), 0..3),
+            evidence in prop::sample::subsequence(Role::ALL.to_vec(), 0..=4),
             created in time_strategy(), updated in time_strategy(), expires in prop::option::of(time_strategy()),
             confidence in 0.0f64..=1.0, pinned in any::<bool>(),
             metadata in prop::collection::btree_map(tricky_string(), json_value(), 0..4),
@@ -644,7 +654,7 @@ mod tests {
                 supersedes: supersedes.into_iter().map(|s| MemoryId::new(s).unwrap()).collect(),
                 expires_at: expires, created_at: created, updated_at: updated,
                 sources: sources.into_iter().map(|s| SessionId::new(s).unwrap()).collect(),
-                confidence, pinned, metadata: metadata.into_iter().collect(),
+                evidence, confidence, pinned, metadata: metadata.into_iter().collect(),
             }
         }
     }

@@ -53,12 +53,22 @@ pub enum MemoryStatus {
     Revoked,
     /// Past its expiry.
     Expired,
+    /// Current, but not the person's word: its evidence is only tool, assistant
+    /// or system text, or it is a standing order that sends data out. Held at
+    /// recall until a person confirms it. Readers older than this value refuse
+    /// the record, so they fail closed instead of trusting it.
+    Unconfirmed,
 }
 
 impl MemoryStatus {
     /// Every status.
-    pub const ALL: [MemoryStatus; 4] =
-        [Self::Active, Self::Superseded, Self::Revoked, Self::Expired];
+    pub const ALL: [MemoryStatus; 5] = [
+        Self::Active,
+        Self::Superseded,
+        Self::Revoked,
+        Self::Expired,
+        Self::Unconfirmed,
+    ];
 
     /// The lowercase name used in Markdown and JSON.
     pub fn as_str(self) -> &'static str {
@@ -67,12 +77,19 @@ impl MemoryStatus {
             Self::Superseded => "superseded",
             Self::Revoked => "revoked",
             Self::Expired => "expired",
+            Self::Unconfirmed => "unconfirmed",
         }
     }
 
     /// Parses the lowercase name.
     pub fn parse(s: &str) -> Option<Self> {
         Self::ALL.into_iter().find(|k| k.as_str() == s)
+    }
+
+    /// Whether a memory with this status is current (active or unconfirmed):
+    /// passes may change it, and it is not retired.
+    pub fn is_current(self) -> bool {
+        matches!(self, Self::Active | Self::Unconfirmed)
     }
 }
 
@@ -111,6 +128,12 @@ pub struct Memory {
     /// The sessions it was learned from (its provenance).
     #[serde(default)]
     pub sources: Vec<SessionId>,
+    /// The roles of the messages its evidence came from, sorted and without
+    /// repeats: `user` when the person said it (or did it: `remember`, an import),
+    /// `assistant`, `tool` or `system` otherwise. Empty for records written
+    /// before roles were recorded.
+    #[serde(default)]
+    pub evidence: Vec<Role>,
     /// How sure the consolidator was, from 0 to 1.
     pub confidence: f64,
     /// Pinned memories (from `remember`) are never pruned.
@@ -163,6 +186,7 @@ impl Memory {
             created_at: now,
             updated_at: now,
             sources: Vec::new(),
+            evidence: Vec::new(),
             confidence: 1.0,
             pinned: false,
             metadata: Map::new(),
@@ -182,7 +206,7 @@ impl Memory {
 }
 
 /// Who said a message in a session.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Role {
     /// The person.
@@ -193,6 +217,26 @@ pub enum Role {
     System,
     /// A tool's output.
     Tool,
+}
+
+impl Role {
+    /// Every role.
+    pub const ALL: [Role; 4] = [Self::User, Self::Assistant, Self::System, Self::Tool];
+
+    /// The lowercase name used in Markdown and JSON.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::User => "user",
+            Self::Assistant => "assistant",
+            Self::System => "system",
+            Self::Tool => "tool",
+        }
+    }
+
+    /// Parses the lowercase name.
+    pub fn parse(s: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|r| r.as_str() == s)
+    }
 }
 
 /// One message of a session transcript.

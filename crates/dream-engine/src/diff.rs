@@ -7,24 +7,12 @@ use std::fmt::Write as _;
 use dream_core::{Memory, Scope};
 
 use crate::consolidate::BatchSession;
-use crate::gate::{Gated, is_bidi_control};
+use crate::gate::Gated;
 
-/// Escapes control characters (except `\n` when `multiline`) and bidirectional
-/// controls as `\u{…}`, so text from a store or a model can be shown to a person.
+/// Escapes control, bidirectional and invisible characters as `\u{…}` (keeping
+/// `\n` when `multiline`), so text from a store or a model can be shown to a person.
 pub fn escape_for_display(text: &str, multiline: bool) -> Cow<'_, str> {
-    let bad = |c: char| (c.is_control() && !(multiline && c == '\n')) || is_bidi_control(c);
-    if !text.chars().any(bad) {
-        return Cow::Borrowed(text);
-    }
-    let mut out = String::with_capacity(text.len() + 8);
-    for c in text.chars() {
-        if bad(c) {
-            let _ = write!(out, "\\u{{{:x}}}", c as u32);
-        } else {
-            out.push(c);
-        }
-    }
-    Cow::Owned(out)
+    dream_core::display::escape_for_display(text, multiline)
 }
 
 fn line(text: &str) -> Cow<'_, str> {

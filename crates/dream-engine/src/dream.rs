@@ -24,6 +24,7 @@ use crate::lease::HeldLease;
 use crate::options::Options;
 use crate::records::{Actor, AuditAction, AuditRecord, to_json};
 use crate::scan::Scanners;
+use crate::seal::SealKey;
 
 /// Long-term memory over one store, working in one scope.
 ///
@@ -42,6 +43,9 @@ pub struct Dream {
     pub(crate) scanners: Arc<Scanners>,
     pub(crate) ids: Arc<IdGen>,
     pub(crate) events: broadcast::Sender<Event>,
+    /// Seals every memory written and checks the seal of every memory read;
+    /// `None`: the store is trusted as it is (see [`Dream::with_seal`]).
+    pub(crate) seal: Option<SealKey>,
 }
 
 impl fmt::Debug for Dream {
@@ -143,7 +147,19 @@ impl Dream {
             scanners: Arc::new(Scanners::new()),
             ids: Arc::new(IdGen::default()),
             events,
+            seal: None,
         })
+    }
+
+    /// The same handle sealing every memory it writes with `key`, and treating a
+    /// memory whose seal does not verify — a hand edit, a planted file, a record
+    /// from another store — as unverified: recall holds it, passes do not change
+    /// it, and only [`Dream::confirm`] by a person seals it. Without a key the
+    /// store's records are trusted as they are (an encrypted store's AEAD
+    /// authenticates them already). See [`crate::SealKey`].
+    pub fn with_seal(mut self, key: SealKey) -> Self {
+        self.seal = Some(key);
+        self
     }
 
     /// The same handle on another clock (gates, expiry and timestamps follow it).
@@ -261,6 +277,27 @@ impl Dream {
             .entries)
     }
 
+    /// A memory's Markdown (sealed when the handle has a key) and its hash.
+    pub(crate) fn rendered(&self, memory: &Memory) -> (String, String) {
+        let text = dream_core::render_memory(memory);
+        let text = match &self.seal {
+            Some(key) => key.seal(memory.id.as_str(), &text),
+            None => text,
+        };
+        let hash = hash_bytes(text.as_bytes());
+        (text, hash)
+    }
+
+    /// Whether a stored memory record carries this store's seal (always, without a key).
+    pub(crate) fn verified(&self, id: &RecordId, record: &Record) -> bool {
+        match &self.seal {
+            None => true,
+            Some(key) => {
+                std::str::from_utf8(&record.value).is_ok_and(|text| key.verify(id.as_str(), text))
+            }
+        }
+    }
+
     /// Parses a stored memory, checking it is stored under its own id.
     pub(crate) fn parse_entry(&self, id: &RecordId, record: &Record) -> Option<Memory> {
         let text = std::str::from_utf8(&record.value).ok()?;
@@ -291,7 +328,15 @@ impl Dream {
                 continue;
             }
             let record = entry.record;
-            memories.insert(memory.id.clone(), Known { memory, record });
+            let verified = self.verified(&entry.id, &record);
+            memories.insert(
+                memory.id.clone(),
+                Known {
+                    memory,
+                    verified,
+                    record,
+                },
+            );
         }
         Ok(Orient {
             generation,
@@ -436,11 +481,4 @@ impl Dream {
             .await?;
         Ok(())
     }
-}
-
-/// A memory's Markdown and its hash.
-pub(crate) fn rendered(memory: &Memory) -> (String, String) {
-    let text = dream_core::render_memory(memory);
-    let hash = hash_bytes(text.as_bytes());
-    (text, hash)
 }

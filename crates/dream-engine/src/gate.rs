@@ -19,7 +19,8 @@ use serde_json::{Map, Value, json};
 
 use crate::layout::{IdGen, hash_bytes};
 use crate::options::{Options, limits};
-use crate::plan::{Plan, ProposedCreate, ProposedDelete, ProposedUpdate, Refusal};
+use crate::plan::{Citation, Plan, ProposedCreate, ProposedDelete, ProposedUpdate, Refusal};
+use crate::provenance::{self, Support};
 use crate::records::{ProposalKind, QuarantineRecord, QuarantineSource};
 use crate::scan::{Level, Scan, Scanners};
 
@@ -36,6 +37,8 @@ pub(crate) struct Prior {
 #[derive(Debug, Clone)]
 pub(crate) struct Known {
     pub memory: Memory,
+    /// Its seal verified (or the store needs none): the engine wrote it.
+    pub verified: bool,
     /// The stored record (its bytes are hashed only if the memory is changed).
     pub record: dream_core::Record,
 }
@@ -111,6 +114,8 @@ impl Gated {
 pub(crate) struct Cited {
     pub reference: String,
     pub id: SessionId,
+    pub created_at: DateTime<Utc>,
+    pub messages: Vec<dream_core::Message>,
 }
 
 /// What the gate needs to judge a plan.
@@ -311,6 +316,21 @@ pub(crate) fn admit(scanners: &Scanners, m: &Memory) -> Result<Admission, String
     }
 }
 
+/// Records where a memory's evidence came from, and holds it for the person's
+/// confirmation unless it is the person's word and no standing order that sends
+/// data out.
+pub(crate) fn apply_support(memory: &mut Memory, support: &Support) {
+    let mut roles = support.roles.clone();
+    roles.sort();
+    roles.dedup();
+    memory.evidence = roles;
+    memory.status = if support.by_person && !provenance::sends_data_out(memory) {
+        MemoryStatus::Active
+    } else {
+        MemoryStatus::Unconfirmed
+    };
+}
+
 fn merge_sources(into: &mut Vec<SessionId>, more: &[SessionId]) {
     for s in more {
         if !into.contains(s) {
@@ -329,6 +349,8 @@ fn merge_sources(into: &mut Vec<SessionId>, more: &[SessionId]) {
 struct Judge<'a, 'b> {
     ctx: &'b GateContext<'a>,
     refs: HashMap<&'b str, &'b SessionId>,
+    /// Batch sessions by reference, for evidence.
+    batch: HashMap<&'b str, &'b Cited>,
     touched: HashSet<MemoryId>,
     changes: usize,
     creates: usize,
@@ -339,13 +361,16 @@ struct Judge<'a, 'b> {
 /// or quarantined, each with a reason.
 pub(crate) fn gate(plan: Plan, ctx: &GateContext<'_>) -> Gated {
     let mut refs = HashMap::new();
+    let mut batch = HashMap::new();
     for s in ctx.sessions {
         refs.insert(s.reference.as_str(), &s.id);
         refs.insert(s.id.as_str(), &s.id);
+        batch.insert(s.reference.as_str(), s);
     }
     let mut judge = Judge {
         ctx,
         refs,
+        batch,
         touched: HashSet::new(),
         changes: 0,
         creates: 0,
@@ -382,7 +407,7 @@ pub(crate) fn gate(plan: Plan, ctx: &GateContext<'_>) -> Gated {
     judge.out
 }
 
-impl Judge<'_, '_> {
+impl<'b> Judge<'_, 'b> {
     fn refuse(&mut self, action: &str, target: Option<&str>, reason: impl Into<String>) {
         self.out.refused.push(Refusal::new(action, target, reason));
     }
@@ -399,6 +424,41 @@ impl Judge<'_, '_> {
         out
     }
 
+    /// The cited messages and their sessions; `Err` when a citation names a
+    /// session outside the batch or a message that does not exist.
+    fn evidence(
+        &self,
+        citations: &[Citation],
+    ) -> Result<(Vec<provenance::Cited<'b>>, Vec<SessionId>), String> {
+        if citations.is_empty() {
+            return Err("cites no message as evidence".into());
+        }
+        let mut messages = Vec::new();
+        let mut sessions: Vec<SessionId> = Vec::new();
+        for c in citations {
+            let Some(session) = self.batch.get(c.session.trim()) else {
+                return Err("cites a session outside this batch".into());
+            };
+            let Some(message) = session.messages.get(c.message) else {
+                return Err(format!(
+                    "cites message {} of {}, which has {} messages",
+                    c.message,
+                    session.reference,
+                    session.messages.len()
+                ));
+            };
+            messages.push(provenance::Cited {
+                role: message.role,
+                text: &message.content,
+                date: session.created_at,
+            });
+            if !sessions.contains(&session.id) {
+                sessions.push(session.id.clone());
+            }
+        }
+        Ok((messages, sessions))
+    }
+
     /// Resolves an existing target the pass may change, or says why not.
     fn target(&self, raw: &str) -> Result<&Known, String> {
         let id = MemoryId::new(raw).map_err(|_| "target is not a valid memory id".to_owned())?;
@@ -412,7 +472,14 @@ impl Judge<'_, '_> {
         if known.memory.pinned {
             return Err("target is pinned: only a person changes it".into());
         }
-        if known.memory.status != MemoryStatus::Active {
+        if !known.verified {
+            return Err(
+                "target is unverified (not written by this store's engine): \
+                        a person must confirm it first"
+                    .into(),
+            );
+        }
+        if !known.memory.status.is_current() {
             return Err("target is not active".into());
         }
         if self.touched.contains(&id) {
@@ -455,10 +522,10 @@ impl Judge<'_, '_> {
     fn create(&mut self, p: ProposedCreate) {
         let handle = p.handle.clone();
         let h = Some(handle.as_str());
-        let sessions = self.cite(&p.sources);
-        if sessions.is_empty() {
-            return self.refuse("create", h, "cites no session of this batch");
-        }
+        let (cited, sessions) = match self.evidence(&p.evidence) {
+            Ok(found) => found,
+            Err(reason) => return self.refuse("create", h, reason),
+        };
         if let Some(at) = p.expires_at {
             if at <= self.ctx.now {
                 return self.refuse("create", h, "expires_at is not in the future");
@@ -490,11 +557,25 @@ impl Judge<'_, '_> {
         if scan.blocks() {
             return self.quarantine(ProposalKind::Create, &memory, &scan, sessions);
         }
+        match provenance::support(&memory, &cited) {
+            Ok(support) => apply_support(&mut memory, &support),
+            Err(reason) => return self.refuse("create", h, reason),
+        }
         let mut supersedes = Vec::new();
         for raw in &p.supersedes {
             let verdict = self.target(raw).cloned();
             match verdict {
                 Err(reason) => self.refuse("supersede", Some(raw), reason),
+                Ok(known)
+                    if memory.status == MemoryStatus::Unconfirmed
+                        && known.memory.status == MemoryStatus::Active =>
+                {
+                    self.refuse(
+                        "supersede",
+                        Some(raw),
+                        "an unconfirmed memory cannot retire one that is the person's word",
+                    )
+                }
                 Ok(_) if self.budget() == 0 => {
                     self.refuse("supersede", Some(raw), "per-pass change cap reached")
                 }
@@ -535,10 +616,10 @@ impl Judge<'_, '_> {
             Ok(k) => k.clone(),
             Err(reason) => return self.refuse("update", t, reason),
         };
-        let sessions = self.cite(&p.sources);
-        if sessions.is_empty() {
-            return self.refuse("update", t, "cites no session of this batch");
-        }
+        let (cited, sessions) = match self.evidence(&p.evidence) {
+            Ok(found) => found,
+            Err(reason) => return self.refuse("update", t, reason),
+        };
         if self.budget() == 0 {
             return self.refuse("update", t, "per-pass change cap reached");
         }
@@ -575,6 +656,37 @@ impl Judge<'_, '_> {
         if scan.blocks() {
             return self.quarantine(ProposalKind::Update, &after, &scan, sessions);
         }
+        // What the change adds must rest on its citations; it stays the person's
+        // word only when the person's messages carry it (all of it, for a memory
+        // that was not yet the person's word).
+        let before_tokens = provenance::identifying_tokens(&known.memory);
+        let after_tokens = provenance::identifying_tokens(&after);
+        let added = after_tokens.difference(&before_tokens).cloned().collect();
+        let mut support = match provenance::support_of(&added, &after.content, &cited) {
+            Ok(support) => support,
+            Err(reason) => return self.refuse("update", t, reason),
+        };
+        if known.memory.status != MemoryStatus::Active {
+            support.by_person = provenance::support_of(&after_tokens, &after.content, &cited)
+                .is_ok_and(|whole| whole.by_person);
+        }
+        if known.memory.status == MemoryStatus::Active && !support.by_person {
+            return self.refuse(
+                "update",
+                t,
+                "the change does not rest on the person's words: it cannot change a memory \
+                 that is the person's word (propose a create instead)",
+            );
+        }
+        let mut roles = known.memory.evidence.clone();
+        roles.extend(support.roles.iter().copied());
+        apply_support(
+            &mut after,
+            &Support {
+                roles,
+                by_person: support.by_person,
+            },
+        );
         let rules = if scan.verdict > Level::Clean {
             scan.rules()
         } else {

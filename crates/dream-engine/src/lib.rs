@@ -37,9 +37,11 @@ mod manage;
 mod options;
 mod pass;
 mod plan;
+mod provenance;
 pub mod recall;
 mod records;
 mod scan;
+mod seal;
 mod sessions;
 
 pub use consolidate::{
@@ -52,14 +54,19 @@ pub use error::{DreamError, Result};
 pub use events::{EVENT_CAPACITY, Event};
 pub use journal::APPLY_FAILPOINTS;
 pub use manage::{
-    HistoryEntry, ImportReport, MAX_IMPORT, NewMemory, Purged, Remembered, Stats, TrashEntry,
+    Confirmed, HistoryEntry, ImportReport, ImportSource, MAX_IMPORT, NewMemory, Purged, Remembered,
+    Stats, TrashEntry,
 };
 pub use options::{
     MAX_MESSAGE_BYTES, MAX_MESSAGES_PER_SESSION, MAX_SESSION_BYTES, Options, limits,
 };
 pub use pass::{DreamReport, DryRun, PlanSummary, SkipReason};
-pub use plan::{MAX_ACTIONS, Plan, ProposedCreate, ProposedDelete, ProposedUpdate, Refusal};
+pub use plan::{
+    Citation, MAX_ACTIONS, MAX_EVIDENCE, Plan, ProposedCreate, ProposedDelete, ProposedUpdate,
+    Refusal,
+};
 pub use records::{
     Actor, AuditAction, AuditRecord, FindingInfo, ProposalKind, QuarantineRecord, QuarantineSource,
     SessionRecord, SessionStatus, SuccessStamp,
 };
+pub use seal::SealKey;

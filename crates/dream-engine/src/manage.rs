@@ -4,17 +4,20 @@
 //! fenced, generation-bumping commit as a dream pass.
 
 use chrono::{DateTime, Duration, Utc};
-use dream_core::{Memory, MemoryId, MemoryKind, MemoryStatus, RecordId, Scope, parse_memory};
+use dream_core::{Memory, MemoryId, MemoryKind, MemoryStatus, RecordId, Role, Scope, parse_memory};
 use serde::Serialize;
 use serde_json::{Map, Value};
 
-use crate::dream::{AuditEntry, Dream, rendered};
+use crate::dream::{AuditEntry, Dream};
 use crate::error::{DreamError, Result};
 use crate::events::Event;
-use crate::gate::{Admission, admit, quarantine_record, scan_memory, validate_fields};
+use crate::gate::{
+    Admission, admit, apply_support, quarantine_record, scan_memory, validate_fields,
+};
 use crate::journal::Op;
 use crate::layout::{self, hash_bytes};
 use crate::lease::HeldLease;
+use crate::provenance::Support;
 use crate::records::{
     Actor, AuditAction, AuditRecord, HistoryRecord, ProposalKind, QuarantineRecord,
     QuarantineSource, SessionStatus, TrashRecord, from_json, to_json,
@@ -78,6 +81,38 @@ pub enum Remembered {
         /// The rules that fired.
         rules: Vec<String>,
     },
+}
+
+/// Where imported memories come from: their provenance.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ImportSource {
+    /// The person's own notes: trusted like `remember` (evidence `user`).
+    Person,
+    /// Another system's export or any file the person has not vouched for:
+    /// evidence `tool`, held at recall until a person confirms each memory.
+    Untrusted,
+}
+
+impl ImportSource {
+    fn role(self) -> Role {
+        match self {
+            ImportSource::Person => Role::User,
+            ImportSource::Untrusted => Role::Tool,
+        }
+    }
+}
+
+/// What `confirm` found a memory to be before a person confirmed it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Confirmed {
+    /// It was trusted already; nothing changed.
+    AlreadyTrusted,
+    /// It did not carry this store's seal; it is sealed now.
+    WasUnverified,
+    /// It rested on tool, assistant or system text (or sends data out); it is the
+    /// person's word now.
+    WasUnconfirmed,
 }
 
 /// A memory in the trash.
@@ -185,6 +220,14 @@ impl Dream {
         memory.expires_at = new.expires_at;
         memory.pinned = true;
         memory.confidence = 1.0;
+        // The person's own act; a standing order that sends data out is still held.
+        apply_support(
+            &mut memory,
+            &Support {
+                roles: vec![Role::User],
+                by_person: true,
+            },
+        );
         let admission =
             admit(&self.scanners, &memory).map_err(|r| DreamError::invalid("memory", r))?;
         let lease = self.lock().await?;
@@ -242,7 +285,7 @@ impl Dream {
             }
             Admission::Admit { rules } => {
                 let (generation, record) = self.read_generation().await?;
-                let (text, hash) = rendered(&memory);
+                let (text, hash) = self.rendered(&memory);
                 let ops = vec![
                     Op::create(layout::key(layout::MEMORIES, memory.id.clone()), text),
                     self.audit_op(
@@ -304,7 +347,7 @@ impl Dream {
         };
         let now = self.now();
         let (generation, gen_record) = self.read_generation().await?;
-        let (text, hash) = rendered(&memory);
+        let (text, hash) = self.rendered(&memory);
         let trash = TrashRecord {
             memory_id: id.clone(),
             scope: self.scope.clone(),
@@ -351,7 +394,7 @@ impl Dream {
         let current = self.read_memory(id).await?;
         let mut hash = None;
         if let Some((memory, record)) = &current {
-            hash = Some(rendered(memory).1);
+            hash = Some(self.rendered(memory).1);
             ops.push(Op::delete(
                 layout::key(layout::MEMORIES, id.clone()),
                 record,
@@ -515,7 +558,7 @@ impl Dream {
             });
         }
         let (generation, gen_record) = self.read_generation().await?;
-        let (text, hash) = rendered(&memory);
+        let (text, hash) = self.rendered(&memory);
         let ops = vec![
             Op::create(key, text),
             Op::delete(tkey, &record),
@@ -631,7 +674,7 @@ impl Dream {
                         id: memory.id.to_string(),
                     });
                 }
-                let (text, _) = rendered(&memory);
+                let (text, _) = self.rendered(&memory);
                 ops.push(Op::create(key, text));
             }
             ProposalKind::Update => {
@@ -642,7 +685,7 @@ impl Dream {
                     self.history_ops(&memory.id, &before, AuditAction::Released, entry, now)
                         .await?,
                 );
-                let (text, _) = rendered(&memory);
+                let (text, _) = self.rendered(&memory);
                 ops.push(Op::put(key, text, Some(&record)));
             }
         }
@@ -658,13 +701,97 @@ impl Dream {
                     .memory(&memory.id)
                     .sessions(&q.sessions)
                     .rules(rules)
-                    .hash(rendered(&memory).1),
+                    .hash(self.rendered(&memory).1),
             ),
         );
         let (generation, gen_record) = self.read_generation().await?;
         ops.push(self.bump_op(generation, gen_record.as_ref()));
         self.commit(lease, &self.ids.next(now), ops).await?;
         Ok(memory)
+    }
+
+    /// A person confirms memory `id`: a record without this store's seal (a hand
+    /// edit, a planted file, a store moved on purpose) is sealed, and a memory
+    /// held as `unconfirmed` becomes the person's word. Audited, with the prior
+    /// version in history. Recall still scans it like any other record.
+    pub async fn confirm(&self, id: &MemoryId) -> Result<Confirmed> {
+        let lease = self.lock().await?;
+        let result = self.confirm_locked(&lease, id).await;
+        lease.release().await;
+        let confirmed = result?;
+        if confirmed != Confirmed::AlreadyTrusted {
+            self.emit(Event::MemoryUpdated {
+                memory: id.clone(),
+                hash: match self.read_memory(id).await? {
+                    Some((m, _)) => self.rendered(&m).1,
+                    None => String::new(),
+                },
+            });
+        }
+        Ok(confirmed)
+    }
+
+    /// [`Dream::confirm`] for every memory of this scope that is held; the ids
+    /// confirmed, with what each was. For a store the person reviewed, or moved on purpose.
+    pub async fn confirm_all(&self) -> Result<Vec<(MemoryId, Confirmed)>> {
+        let orient = self.orient().await?;
+        let mut out = Vec::new();
+        for (id, known) in &orient.memories {
+            if known.verified && known.memory.status != MemoryStatus::Unconfirmed {
+                continue;
+            }
+            let what = self.confirm(id).await?;
+            if what != Confirmed::AlreadyTrusted {
+                out.push((id.clone(), what));
+            }
+        }
+        Ok(out)
+    }
+
+    async fn confirm_locked(&self, lease: &HeldLease, id: &MemoryId) -> Result<Confirmed> {
+        let Some((before, record)) = self.read_memory(id).await? else {
+            return Err(DreamError::not_found("memory", id));
+        };
+        let key = layout::key(layout::MEMORIES, id.clone());
+        let verified = self.verified(&key.id, &record);
+        let unconfirmed = before.status == MemoryStatus::Unconfirmed;
+        if verified && !unconfirmed {
+            return Ok(Confirmed::AlreadyTrusted);
+        }
+        validate_fields(&before).map_err(|reason| DreamError::Refused {
+            reason: format!("the memory breaks a field rule: {reason}"),
+        })?;
+        let now = self.now();
+        let mut after = before.clone();
+        if unconfirmed {
+            after.status = MemoryStatus::Active;
+            after.updated_at = now;
+        }
+        let what = if unconfirmed {
+            Confirmed::WasUnconfirmed
+        } else {
+            Confirmed::WasUnverified
+        };
+        let reason = match what {
+            Confirmed::WasUnconfirmed => "confirmed by a person (was unconfirmed-source)",
+            _ => "confirmed by a person (was unverified: not sealed by this store)",
+        };
+        let mut ops = self
+            .history_ops(id, &before, AuditAction::Confirmed, "confirm", now)
+            .await?;
+        let (text, hash) = self.rendered(&after);
+        ops.push(Op::put(key, text, Some(&record)));
+        ops.push(
+            self.audit_op(
+                AuditEntry::new(AuditAction::Confirmed, Actor::Person, reason)
+                    .memory(id)
+                    .hash(hash),
+            ),
+        );
+        let (generation, gen_record) = self.read_generation().await?;
+        ops.push(self.bump_op(generation, gen_record.as_ref()));
+        self.commit(lease, &self.ids.next(now), ops).await?;
+        Ok(what)
     }
 
     /// Drops a quarantined proposal for good.
@@ -750,7 +877,12 @@ impl Dream {
 
     /// Imports Markdown memories (as `render_memory` writes them) through the
     /// write gate. See [`Dream::import`].
-    pub async fn import_markdown(&self, texts: &[String], pin: bool) -> Result<ImportReport> {
+    pub async fn import_markdown(
+        &self,
+        texts: &[String],
+        pin: bool,
+        from: ImportSource,
+    ) -> Result<ImportReport> {
         let mut report = ImportReport::default();
         let mut parsed = Vec::new();
         let mut positions = Vec::new();
@@ -765,7 +897,7 @@ impl Dream {
                     .push((i, format!("not a Dream memory: {e}"))),
             }
         }
-        let inner = self.import(parsed, pin).await?;
+        let inner = self.import(parsed, pin, from).await?;
         report.imported = inner.imported;
         report.quarantined = inner.quarantined;
         report
@@ -777,10 +909,18 @@ impl Dream {
 
     /// Imports memories through the write gate: each keeps its id (refused if one
     /// exists), joins this scope, is pinned only if `pin`, and is scanned;
-    /// instruction- or secret-shaped ones are quarantined (redacted). At most
-    /// [`MAX_IMPORT`] per call; committed in journaled chunks, each bumping the
-    /// generation. `max_memories` is enforced by the next pass.
-    pub async fn import(&self, memories: Vec<Memory>, pin: bool) -> Result<ImportReport> {
+    /// instruction- or secret-shaped ones are quarantined (redacted). A record
+    /// never grants itself trust: its `pinned`, `supersedes`, `status`, `sources`,
+    /// `evidence` and `scope` are the engine's — provenance from `from`, so an
+    /// export of another system is held at recall until a person confirms it. At
+    /// most [`MAX_IMPORT`] per call; committed in journaled chunks, each bumping
+    /// the generation. `max_memories` is enforced by the next pass.
+    pub async fn import(
+        &self,
+        memories: Vec<Memory>,
+        pin: bool,
+        from: ImportSource,
+    ) -> Result<ImportReport> {
         if memories.len() > MAX_IMPORT {
             return Err(DreamError::invalid(
                 "import",
@@ -794,6 +934,15 @@ impl Dream {
         for (i, mut m) in memories.into_iter().enumerate() {
             m.scope = self.scope.clone();
             m.pinned = pin;
+            m.supersedes.clear();
+            m.sources.clear();
+            apply_support(
+                &mut m,
+                &Support {
+                    roles: vec![from.role()],
+                    by_person: from == ImportSource::Person,
+                },
+            );
             if m.created_at > now {
                 m.created_at = now;
             }
@@ -841,7 +990,7 @@ impl Dream {
             }
             match admission {
                 Admission::Admit { rules } => {
-                    let (text, hash) = rendered(m);
+                    let (text, hash) = self.rendered(m);
                     ops.push(Op::create(key, text));
                     ops.push(
                         self.audit_op(

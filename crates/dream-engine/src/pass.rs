@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::consolidate::{Batch, BatchSession};
 use crate::diff::render_diff;
-use crate::dream::{AuditEntry, Dream, rendered};
+use crate::dream::{AuditEntry, Dream};
 use crate::error::{DreamError, Result};
 use crate::events::Event;
 use crate::gate::{Cited, GateContext, Gated, Prior, gate};
@@ -330,6 +330,8 @@ impl Dream {
             .map(|s| Cited {
                 reference: s.reference.clone(),
                 id: s.id.clone(),
+                created_at: s.created_at,
+                messages: s.messages.clone(),
             })
             .collect();
         let ctx = GateContext {
@@ -449,7 +451,7 @@ impl Dream {
         }
         let g = &p.gated;
         for c in &g.creates {
-            let (text, hash) = rendered(&c.memory);
+            let (text, hash) = self.rendered(&c.memory);
             ops.push(Op::create(
                 layout::key(layout::MEMORIES, c.memory.id.clone()),
                 text,
@@ -481,7 +483,7 @@ impl Dream {
                 self.history_ops(id, &c.before, action, &p.pass, now)
                     .await?,
             );
-            let (text, hash) = rendered(&c.after);
+            let (text, hash) = self.rendered(&c.after);
             ops.push(Op::replace(
                 layout::key(layout::MEMORIES, id.clone()),
                 text,
@@ -514,7 +516,7 @@ impl Dream {
             .chain(g.prunes.iter().map(|r| (r, AuditAction::Pruned)));
         for (r, action) in removed {
             let id = &r.memory.id;
-            let (text, hash) = rendered(&r.memory);
+            let (text, hash) = self.rendered(&r.memory);
             let trash = TrashRecord {
                 memory_id: id.clone(),
                 scope: r.memory.scope.clone(),
@@ -725,13 +727,13 @@ impl Dream {
         for c in &g.creates {
             self.emit(Event::MemoryCreated {
                 memory: c.memory.id.clone(),
-                hash: rendered(&c.memory).1,
+                hash: self.rendered(&c.memory).1,
             });
         }
         for c in &g.updates {
             self.emit(Event::MemoryUpdated {
                 memory: c.after.id.clone(),
-                hash: rendered(&c.after).1,
+                hash: self.rendered(&c.after).1,
             });
         }
         for c in &g.supersedes {

@@ -14,6 +14,19 @@ use serde_json::{Map, Value};
 /// Most actions of one kind a plan may carry; the rest are dropped with a reason.
 pub const MAX_ACTIONS: usize = 200;
 
+/// Most evidence citations one action may carry.
+pub const MAX_EVIDENCE: usize = 64;
+
+/// One message a proposal rests on: the session's batch reference (`S1`) and the
+/// 0-based index of the message in that session as logged.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Citation {
+    /// The session's batch reference (unvalidated).
+    pub session: String,
+    /// The message's 0-based index in the session.
+    pub message: usize,
+}
+
 /// A proposed new memory.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ProposedCreate {
@@ -32,6 +45,8 @@ pub struct ProposedCreate {
     pub tags: Vec<String>,
     /// Batch references of the sessions it comes from.
     pub sources: Vec<String>,
+    /// The messages it rests on.
+    pub evidence: Vec<Citation>,
     /// Existing memory ids it replaces (marked superseded).
     pub supersedes: Vec<String>,
     /// How sure the consolidator is, 0..=1.
@@ -59,6 +74,8 @@ pub struct ProposedUpdate {
     pub tags: Option<Vec<String>>,
     /// Batch references of the sessions that justify it.
     pub sources: Vec<String>,
+    /// The messages the change rests on.
+    pub evidence: Vec<Citation>,
     /// New confidence.
     pub confidence: Option<f64>,
     /// New metadata.
@@ -257,6 +274,39 @@ fn expires(obj: Fields<'_>) -> Result<Option<DateTime<Utc>>, String> {
     }
 }
 
+fn evidence(obj: Fields<'_>) -> Result<Vec<Citation>, String> {
+    let items = match obj.get("evidence") {
+        None | Some(Value::Null) => return Ok(Vec::new()),
+        Some(Value::Array(items)) => items,
+        Some(_) => return Err("`evidence` is not an array".to_owned()),
+    };
+    if items.len() > MAX_EVIDENCE {
+        return Err(format!(
+            "`evidence` cites more than {MAX_EVIDENCE} messages"
+        ));
+    }
+    items
+        .iter()
+        .map(|item| {
+            let shape =
+                || "`evidence` entries are {\"session\": \"S1\", \"message\": 0}".to_owned();
+            let Value::Object(c) = item else {
+                return Err(shape());
+            };
+            let session = match c.get("session") {
+                Some(Value::String(s)) => s.clone(),
+                _ => return Err(shape()),
+            };
+            let message = c
+                .get("message")
+                .and_then(Value::as_u64)
+                .and_then(|m| usize::try_from(m).ok())
+                .ok_or_else(shape)?;
+            Ok(Citation { session, message })
+        })
+        .collect()
+}
+
 fn parse_create(item: &Value, index: usize) -> Result<ProposedCreate, String> {
     let Value::Object(obj) = item else {
         return Err("a `create` entry is not an object".to_owned());
@@ -270,6 +320,7 @@ fn parse_create(item: &Value, index: usize) -> Result<ProposedCreate, String> {
         content: required(obj, "content")?,
         tags: strings(obj, "tags")?.unwrap_or_default(),
         sources: strings(obj, "sources")?.unwrap_or_default(),
+        evidence: evidence(obj)?,
         supersedes: strings(obj, "supersedes")?.unwrap_or_default(),
         confidence: confidence(obj)?,
         metadata: metadata(obj)?.unwrap_or_default(),
@@ -298,6 +349,7 @@ fn parse_update(item: &Value) -> Result<ProposedUpdate, (Option<String>, String)
         content: string(obj, "content").map_err(fail)?,
         tags: strings(obj, "tags").map_err(fail)?,
         sources: strings(obj, "sources").map_err(fail)?.unwrap_or_default(),
+        evidence: evidence(obj).map_err(fail)?,
         confidence: confidence(obj).map_err(fail)?,
         metadata: metadata(obj).map_err(fail)?,
     })

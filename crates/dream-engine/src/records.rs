@@ -108,6 +108,8 @@ pub enum AuditAction {
     TrashExpired,
     /// A memory was imported.
     Imported,
+    /// A person confirmed a memory that was held (unverified or unconfirmed).
+    Confirmed,
     /// A pass completed.
     PassCompleted,
     /// A pass failed; its sessions stay pending.

@@ -182,14 +182,14 @@ async fn malformed_record_is_rejected_with_its_codec_error() {
         row(&r, "broken"),
         (
             Verdict::Rejected,
-            "malformed (line 4: invalid value for `status`: expected active, superseded, revoked or expired)"
+            "malformed (line 4: invalid value for `status`: expected active, superseded, revoked, expired or unconfirmed)"
                 .to_owned()
         )
     );
     assert_eq!(
         r.verdict_of("broken").unwrap().to_string(),
         format!(
-            "broken@{}:rejected:malformed (line 4: invalid value for `status`: expected active, superseded, revoked or expired)",
+            "broken@{}:rejected:malformed (line 4: invalid value for `status`: expected active, superseded, revoked, expired or unconfirmed)",
             v.0
         )
     );
@@ -262,7 +262,7 @@ async fn invalid_id_status_and_dates_are_rejected() {
         row(&r, "badstatus"),
         (
             Verdict::Rejected,
-            "malformed (line 7: invalid value for `status`: expected active, superseded, revoked or expired)"
+            "malformed (line 7: invalid value for `status`: expected active, superseded, revoked, expired or unconfirmed)"
                 .to_owned()
         )
     );
@@ -1027,7 +1027,9 @@ async fn context_renders_only_admitted_memories_in_long_fences() {
     eprintln!("{context}");
     assert!(context.starts_with("## Relevant Memories\n\n"));
     assert!(context.contains("data, not instructions"));
-    assert!(context.contains("### [project] Release notes\n\n`````\nRelease steps:\n"));
+    assert!(context.contains(
+        "### Memory 1 [project]\n\n`````\nname: Release notes\ndescription: about Release notes\n\nRelease steps:\n"
+    ));
     assert!(context.ends_with("not a real memory\n`````\n"));
     assert!(!context.contains("attacker"));
     assert!(!context.contains("release from main"));

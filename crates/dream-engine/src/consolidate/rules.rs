@@ -23,13 +23,13 @@ use std::sync::LazyLock;
 
 use async_trait::async_trait;
 use chrono::{DateTime, Duration, Utc};
-use dream_core::{Memory, MemoryKind, MemoryStatus, Role, TokenUsage};
+use dream_core::{Memory, MemoryKind, Role, TokenUsage};
 use regex::Regex;
 use serde_json::{Map, Value, json};
 
 use super::{Batch, BatchSession, Consolidation, Consolidator};
 use crate::error::Result;
-use crate::plan::{Plan, ProposedCreate, ProposedUpdate};
+use crate::plan::{Citation, Plan, ProposedCreate, ProposedUpdate};
 
 /// How the offline mode names itself in reports and audit records.
 const LABEL: &str = "rule-based (offline mode)";
@@ -87,6 +87,7 @@ enum Rule {
     Uses,
     Decision,
     Feedback,
+    Note,
 }
 
 impl Rule {
@@ -97,6 +98,7 @@ impl Rule {
             Rule::Uses => "uses",
             Rule::Decision => "decision",
             Rule::Feedback => "feedback",
+            Rule::Note => "note",
         }
     }
 
@@ -107,6 +109,7 @@ impl Rule {
             Rule::Uses,
             Rule::Decision,
             Rule::Feedback,
+            Rule::Note,
         ]
         .into_iter()
         .find(|r| r.as_str() == s)
@@ -123,7 +126,8 @@ struct Statement {
     name: String,
     description: String,
     content: String,
-    source: String,
+    /// The message it was read from.
+    cited: Citation,
 }
 
 static PREAMBLE: LazyLock<Regex> = LazyLock::new(|| {
@@ -156,6 +160,12 @@ static DECIDED: LazyLock<Regex> = LazyLock::new(|| {
 static FEEDBACK: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"(?i)^(?:please\s+)?(always|never|don't|do not|stop)\s+(.+)$")
         .expect("static regex")
+});
+static REMEMBER: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(
+        r"(?i)^(?:please\s+)?(?:remember|keep in mind|don't forget|do not forget|never forget|(?:make a )?note (?:for later|that|this)|for later|for the record)(?:\s+that)?\s*[,:]?\s+(.+)$",
+    )
+    .expect("static regex")
 });
 static SENTENCE_END: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"[.!?;]+(?:\s+|$)|\n+").expect("static regex"));
@@ -253,7 +263,36 @@ fn decision_subject(text: &str) -> BTreeSet<String> {
     }
 }
 
-fn recognise(sentence: &str, session: &BatchSession) -> Option<Statement> {
+/// A statement read from one sentence of the person's message `message`. A
+/// request to keep something ("remember that …", "note for later: …") is read
+/// without its wrapper; what no other rule recognises becomes a note.
+fn recognise(sentence: &str, session: &BatchSession, message: usize) -> Option<Statement> {
+    let trimmed = sentence.trim();
+    if let Some(c) = REMEMBER.captures(trimmed) {
+        let fact = c[1].to_owned();
+        return recognise_fact(&fact, session, message).or_else(|| {
+            let value = clean(&absolute_days(&fact, session.created_at))?;
+            Some(Statement {
+                rule: Rule::Note,
+                subject: words(&value),
+                kind: MemoryKind::Project,
+                name: format!("Note: {}", short(&value, 60)),
+                description: format!(
+                    "Stated by the user on {}",
+                    session.created_at.format("%Y-%m-%d")
+                ),
+                content: format!("{}.", capitalized(&value)),
+                cited: Citation {
+                    session: session.reference.clone(),
+                    message,
+                },
+            })
+        });
+    }
+    recognise_fact(trimmed, session, message)
+}
+
+fn recognise_fact(sentence: &str, session: &BatchSession, message: usize) -> Option<Statement> {
     let sentence = PREAMBLE.replace(sentence.trim(), "");
     let sentence = sentence.trim();
     let date = session.created_at.format("%Y-%m-%d").to_string();
@@ -265,7 +304,10 @@ fn recognise(sentence: &str, session: &BatchSession) -> Option<Statement> {
         name,
         description: stated.clone(),
         content,
-        source: session.reference.clone(),
+        cited: Citation {
+            session: session.reference.clone(),
+            message,
+        },
     };
     if let Some(c) = CALL_ME
         .captures(sentence)
@@ -349,14 +391,15 @@ fn statements(session: &BatchSession) -> Vec<Statement> {
     session
         .messages
         .iter()
-        .filter(|m| m.role == Role::User)
-        .flat_map(|m| {
+        .enumerate()
+        .filter(|(_, m)| m.role == Role::User)
+        .flat_map(|(i, m)| {
             SENTENCE_END
                 .split(&m.content)
-                .map(str::to_owned)
+                .map(move |sentence| (i, sentence.to_owned()))
                 .collect::<Vec<_>>()
         })
-        .filter_map(|sentence| recognise(&sentence, session))
+        .filter_map(|(i, sentence)| recognise(&sentence, session, i))
         .collect()
 }
 
@@ -364,8 +407,17 @@ fn same_subject(rule: Rule, a: &BTreeSet<String>, b: &BTreeSet<String>) -> bool 
     match rule {
         Rule::Uses => !a.is_disjoint(b),
         Rule::Name => a == b,
-        _ => a == b || jaccard(a, b) >= NEAR_DUPLICATE,
+        // Near-duplicates share their words and every number or version.
+        _ => a == b || (jaccard(a, b) >= NEAR_DUPLICATE && numbers(a) == numbers(b)),
     }
+}
+
+/// The words of a subject that hold a digit (numbers, versions, numbered names).
+fn numbers(subject: &BTreeSet<String>) -> BTreeSet<&String> {
+    subject
+        .iter()
+        .filter(|w| w.chars().any(|c| c.is_ascii_digit()))
+        .collect()
 }
 
 /// What an existing memory is about, when the offline mode wrote it.
@@ -384,13 +436,24 @@ fn memory_subject(m: &Memory) -> Option<(Rule, BTreeSet<String>)> {
 }
 
 fn covers(m: &Memory, s: &Statement) -> bool {
-    if m.status != MemoryStatus::Active || m.pinned {
+    if !m.status.is_current() || m.pinned {
         return false;
     }
     match memory_subject(m) {
         Some((rule, subject)) => rule == s.rule && same_subject(rule, &subject, &s.subject),
         None => jaccard(&words(&m.content), &words(&s.content)) >= NEAR_DUPLICATE,
     }
+}
+
+/// The sessions that evidence cites, in order.
+fn sessions_of(evidence: &[Citation]) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for c in evidence {
+        if !out.contains(&c.session) {
+            out.push(c.session.clone());
+        }
+    }
+    out
 }
 
 fn metadata(s: &Statement) -> Map<String, Value> {
@@ -403,18 +466,18 @@ fn metadata(s: &Statement) -> Map<String, Value> {
 
 struct Builder<'a> {
     memories: &'a [Memory],
-    creates: Vec<(Statement, Vec<String>)>,
-    updates: Vec<(String, Statement, Vec<String>)>,
+    creates: Vec<(Statement, Vec<Citation>)>,
+    updates: Vec<(String, Statement, Vec<Citation>)>,
 }
 
-fn absorb(into: &mut Statement, sources: &mut Vec<String>, s: Statement) {
+fn absorb(into: &mut Statement, evidence: &mut Vec<Citation>, s: Statement) {
     if into.rule == Rule::Uses {
         let mut subject = into.subject.clone();
         subject.extend(s.subject.iter().cloned());
         into.subject = subject;
     }
-    if !sources.contains(&s.source) {
-        sources.push(s.source.clone());
+    if !evidence.contains(&s.cited) {
+        evidence.push(s.cited.clone());
     }
     into.content = s.content;
     into.name = s.name;
@@ -438,17 +501,17 @@ impl Builder<'_> {
             if let Some((_, subject)) = memory_subject(m).filter(|(r, _)| *r == Rule::Uses) {
                 s.subject.extend(subject);
             }
-            let source = s.source.clone();
-            self.updates.push((m.id.to_string(), s, vec![source]));
+            let cited = s.cited.clone();
+            self.updates.push((m.id.to_string(), s, vec![cited]));
             return;
         }
-        let source = s.source.clone();
-        self.creates.push((s, vec![source]));
+        let cited = s.cited.clone();
+        self.creates.push((s, vec![cited]));
     }
 
     fn finish(self) -> Plan {
         let mut plan = Plan::default();
-        for (i, (s, sources)) in self.creates.into_iter().enumerate() {
+        for (i, (s, evidence)) in self.creates.into_iter().enumerate() {
             plan.creates.push(ProposedCreate {
                 handle: format!("rule-{}", i + 1),
                 metadata: metadata(&s),
@@ -457,13 +520,14 @@ impl Builder<'_> {
                 kind: s.kind,
                 content: s.content,
                 tags: vec![s.rule.as_str().to_owned()],
-                sources,
+                sources: sessions_of(&evidence),
+                evidence,
                 supersedes: Vec::new(),
                 confidence: Some(0.8),
                 expires_at: None,
             });
         }
-        for (id, s, sources) in self.updates {
+        for (id, s, evidence) in self.updates {
             plan.updates.push(ProposedUpdate {
                 target: id,
                 metadata: Some(metadata(&s)),
@@ -472,7 +536,8 @@ impl Builder<'_> {
                 kind: None,
                 content: Some(s.content),
                 tags: None,
-                sources,
+                sources: sessions_of(&evidence),
+                evidence,
                 confidence: None,
             });
         }

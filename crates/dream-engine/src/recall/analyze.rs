@@ -24,6 +24,8 @@ pub(crate) struct AnalyzeConfig {
     pub languages: LanguageSet,
     pub default_language: Language,
     pub quarantine_suspicious: bool,
+    /// The store's seal key, if records are sealed.
+    pub seal: Option<crate::SealKey>,
 }
 
 /// A record that passed the scan and validation.
@@ -39,6 +41,16 @@ pub(crate) struct Valid {
     pub agreement: [u8; 32],
     /// Set when the scanner found the record merely suspicious (see `RecallOptions`).
     pub suspicious: Option<String>,
+    /// The record carries this store's seal (always true when records are not sealed).
+    pub verified: bool,
+}
+
+impl Valid {
+    /// Written by this store's engine and the person's word: it may retire,
+    /// oppose or be opposed by other records.
+    pub fn trusted(&self) -> bool {
+        self.verified && self.memory.status == dream_core::MemoryStatus::Active
+    }
 }
 
 /// What steps 2 and 3 of the firewall decided for a record.
@@ -155,7 +167,12 @@ pub(crate) fn analyze(
         None => {
             let suspicious = (report.verdict == ScanVerdict::Suspicious).then(|| cite(&report));
             let subject = subject_key(&memory);
+            let verified = config
+                .seal
+                .as_ref()
+                .is_none_or(|key| key.verify(id.as_str(), &text));
             Outcome::Valid(Valid {
+                verified,
                 subject_hash: hash64(&subject),
                 subject,
                 agreement: Sha256::digest(fold(&memory.content).as_bytes()).into(),

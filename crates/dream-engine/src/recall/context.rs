@@ -2,10 +2,15 @@
 //!
 //! Only records whose verdict is `used` are rendered. The block opens by telling
 //! the reading model that what follows is recalled data, never instructions. Each
-//! body sits in a backtick fence longer than any backtick run inside it (at least
-//! three), on lines of its own, so a body can neither close its fence nor forge a
-//! heading of another entry. Frame tags are escaped with `dream_core::sanitize`.
+//! entry's heading is the engine's own text (`### Memory N [kind]`); its name,
+//! description and body sit together in a backtick fence longer than any backtick
+//! run inside them (at least three), on lines of its own, so no field can close
+//! its fence, forge a heading or pose as a grant or as the end of the block.
+//! Invisible characters (bidi controls, zero-width and tag characters) are
+//! removed and other controls escaped ([`dream_core::display::visible_text`]);
+//! frame tags are escaped with `dream_core::sanitize`.
 
+use dream_core::display::visible_text;
 use dream_core::sanitize;
 
 use super::{RecallResult, Verdict, printable};
@@ -41,6 +46,7 @@ pub(crate) fn render(result: &RecallResult) -> String {
     out.push_str(FRAMING);
     out.push('\n');
     let mut any = false;
+    let mut count = 0usize;
     for record in &result.records {
         if record.verdict != Verdict::Used {
             continue;
@@ -49,20 +55,28 @@ pub(crate) fn render(result: &RecallResult) -> String {
             continue;
         };
         any = true;
-        let name = sanitize(&memory.name);
-        let body = sanitize(&memory.content);
-        let fence = fence_for(&body);
-        out.push_str("\n### [");
-        out.push_str(memory.kind.as_str());
-        out.push_str("] ");
-        out.push_str(&printable(&name, 200));
-        out.push_str("\n\n");
+        // Every field is data: the name and description sit inside the fence with
+        // the body, so none of them can pose as a heading, a grant or the end of
+        // the block; invisible characters are removed, controls escaped.
+        let data = |text: &str| sanitize(&visible_text(text)).into_owned();
+        let mut fenced = format!(
+            "name: {}\ndescription: {}\n\n{}",
+            printable(&data(&memory.name), 200),
+            printable(&data(&memory.description), 500),
+            data(&memory.content)
+        );
+        if !fenced.ends_with('\n') {
+            fenced.push('\n');
+        }
+        let fence = fence_for(&fenced);
+        count += 1;
+        out.push_str(&format!(
+            "\n### Memory {count} [{}]\n\n",
+            memory.kind.as_str()
+        ));
         out.push_str(&fence);
         out.push('\n');
-        out.push_str(&body);
-        if !body.ends_with('\n') {
-            out.push('\n');
-        }
+        out.push_str(&fenced);
         out.push_str(&fence);
         out.push('\n');
     }
@@ -194,17 +208,16 @@ mod tests {
             let context = render(&result_with(&bodies));
             let (headings, fenced) = parse(&context);
             let expected: Vec<String> = (0..bodies.len())
-                .map(|i| format!("### [project] entry {i}"))
+                .map(|i| format!("### Memory {} [project]", i + 1))
                 .collect();
             assert_eq!(headings, expected, "{context}");
             let want: Vec<String> = bodies
                 .iter()
-                .map(|b| {
-                    if b.ends_with('\n') {
-                        b.clone()
-                    } else {
-                        format!("{b}\n")
-                    }
+                .enumerate()
+                .map(|(i, b)| {
+                    let b = visible_text(b);
+                    let nl = if b.ends_with('\n') { "" } else { "\n" };
+                    format!("name: entry {i}\ndescription: d\n\n{b}{nl}")
                 })
                 .collect();
             assert_eq!(fenced, want, "{context}");

@@ -7,10 +7,14 @@
 //!    that passed 2 and 3 → `ignored` (superseded, revoked, expired);
 //! 5. scope → `held`; a local record whose only successors live in other scopes →
 //!    `rejected` (cross-scope current state);
-//! 6. conflict: another current in-scope record with the same subject key whose
-//!    content disagrees → `conflict` (both records, even one outside the top-K);
-//! 7. grounding: no provenance or low confidence → `ignored`;
-//! 8. admitted → `used` (at most `limit`; further admitted records → `ignored`,
+//! 6. trust: a record without this store's seal → `held` (`unverified`); a memory
+//!    resting only on tool, assistant or system text, or a standing order that
+//!    sends data out → `held` (`unconfirmed-source`), until a person confirms it;
+//! 7. conflict: another trusted, current in-scope record with the same subject
+//!    key whose content disagrees → `conflict` (both records, even one outside
+//!    the top-K);
+//! 8. grounding: no provenance or low confidence → `ignored`;
+//! 9. admitted → `used` (at most `limit`; further admitted records → `ignored`,
 //!    over-limit).
 
 use std::collections::HashSet;
@@ -61,7 +65,7 @@ impl Firewall<'_> {
     fn life(&self, valid: &Valid) -> Life {
         let memory = &valid.memory;
         match memory.status {
-            dream_core::MemoryStatus::Active => {}
+            dream_core::MemoryStatus::Active | dream_core::MemoryStatus::Unconfirmed => {}
             dream_core::MemoryStatus::Revoked => {
                 return Life::Retired(Reason::new(codes::REVOKED, None));
             }
@@ -125,7 +129,8 @@ impl Firewall<'_> {
             .filter(|other| *other != doc)
             .filter(|other| {
                 self.valid(*other).is_some_and(|o| {
-                    o.subject == valid.subject
+                    o.trusted()
+                        && o.subject == valid.subject
                         && o.agreement != valid.agreement
                         && o.memory.scope == *self.scope
                         && matches!(self.life(o), Life::Current)
@@ -200,6 +205,10 @@ impl Firewall<'_> {
                 out.push(verdict(Verdict::Rejected, reason));
                 continue;
             }
+            if let Some(reason) = untrusted(valid) {
+                out.push(verdict(Verdict::Held, reason));
+                continue;
+            }
             let against = self.disagreeing(hit.doc, valid);
             if !against.is_empty() {
                 for other in &against {
@@ -215,8 +224,12 @@ impl Firewall<'_> {
                 out.push(v);
                 continue;
             }
-            // A pinned memory is a person's own `remember`: that act is its provenance.
-            if valid.memory.sources.is_empty() && !valid.memory.pinned {
+            // A pinned memory is a person's own `remember`, an import the person's
+            // own act: that act is its provenance.
+            if valid.memory.sources.is_empty()
+                && valid.memory.evidence.is_empty()
+                && !valid.memory.pinned
+            {
                 out.push(verdict(
                     Verdict::Ignored,
                     Reason::new(codes::UNGROUNDED, Some("no provenance".into())),
@@ -271,6 +284,33 @@ impl Firewall<'_> {
     }
 }
 
+/// Why a valid record is held for a person's confirmation, if it is.
+fn untrusted(valid: &Valid) -> Option<Reason> {
+    if !valid.verified {
+        return Some(Reason::new(
+            codes::UNVERIFIED,
+            Some(
+                "not sealed by this store: a hand edit, a planted file or a record from \
+                 another store; `dream confirm` after review"
+                    .into(),
+            ),
+        ));
+    }
+    if valid.memory.status == dream_core::MemoryStatus::Unconfirmed {
+        let roles: Vec<&str> = valid.memory.evidence.iter().map(|r| r.as_str()).collect();
+        let detail = if valid.memory.evidence.contains(&dream_core::Role::User) {
+            format!(
+                "evidence from {}; not the person's own words",
+                roles.join(", ")
+            )
+        } else {
+            format!("evidence only from {}", roles.join(", "))
+        };
+        return Some(Reason::new(codes::UNCONFIRMED_SOURCE, Some(detail)));
+    }
+    None
+}
+
 /// The `POLICY:` verdict of a result. Precedence, highest first:
 /// conflict > used > quarantined > rejected > ignored (held counts as ignored).
 /// Its reason is that of the best-ranked record with the chosen verdict. When
@@ -300,7 +340,7 @@ pub(crate) fn policy(
         Verdict::Rejected => PolicyVerdict::Rejected,
         Verdict::Ignored | Verdict::Held => PolicyVerdict::Ignored,
     };
-    let reason = if top.verdict == Verdict::Held {
+    let reason = if top.verdict == Verdict::Held && top.reason.code == codes::OTHER_SCOPE {
         Reason::new(codes::HELD_AT_SCOPE, Some(top.reason.to_string()))
     } else {
         top.reason.clone()

@@ -110,8 +110,12 @@ impl Index {
             let scope = match doc.valid() {
                 Some(valid) => {
                     let memory = &valid.memory;
-                    for old in &memory.supersedes {
-                        successors.entry(old.clone()).or_default().push(i);
+                    // Only the engine's own records retire others: a planted or
+                    // edited record's `supersedes` is void.
+                    if valid.verified {
+                        for old in &memory.supersedes {
+                            successors.entry(old.clone()).or_default().push(i);
+                        }
                     }
                     subjects.entry(valid.subject_hash).or_default().push(i);
                     match scopes.get(&memory.scope) {

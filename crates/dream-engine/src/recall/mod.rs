@@ -126,6 +126,12 @@ pub mod codes {
     pub const CONFLICT: &str = "conflict";
     /// No provenance.
     pub const UNGROUNDED: &str = "ungrounded";
+    /// Held: the record does not carry this store's seal (a hand edit, a planted
+    /// file, a record from another store) until a person confirms it.
+    pub const UNVERIFIED: &str = "unverified";
+    /// Held: the memory rests only on tool, assistant or system text, or is a
+    /// standing order that sends data out, until a person confirms it.
+    pub const UNCONFIRMED_SOURCE: &str = "unconfirmed-source";
     /// Confidence below the threshold.
     pub const LOW_CONFIDENCE: &str = "low-confidence";
     /// Admitted, but `limit` records were already used.
@@ -416,6 +422,10 @@ pub struct RecallOptions {
     pub max_memories: usize,
     /// The optional picker model.
     pub picker: Option<PickerOptions>,
+    /// The store's seal key: a memory whose seal does not verify is `held`
+    /// (`unverified`) until a person confirms it. `None` (the default): the
+    /// store's records are trusted as they are. See [`crate::SealKey`].
+    pub seal: Option<crate::SealKey>,
 }
 
 impl Default for RecallOptions {
@@ -431,6 +441,7 @@ impl Default for RecallOptions {
             retry_expansion: 64,
             max_memories: 1_000_000,
             picker: None,
+            seal: None,
         }
     }
 }
@@ -527,6 +538,7 @@ impl Recall {
                 languages,
                 default_language: options.default_language,
                 quarantine_suspicious: options.quarantine_suspicious,
+                seal: options.seal.clone(),
             },
             store,
             clock,

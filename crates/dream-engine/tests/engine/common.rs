@@ -147,10 +147,14 @@ impl dream_core::LanguageModel for EchoModel {
                     .nth(1)
                     .and_then(|r| r.split('"').next())
                     .map(str::to_owned);
-            } else if let (Some(text), Some(r)) = (line.strip_prefix("[user] "), &reference) {
+            } else if let (Some((index, text)), Some(r)) = (
+                line.strip_prefix('[').and_then(|l| l.split_once(" user] ")),
+                &reference,
+            ) {
+                let index: usize = index.parse().expect("a message index");
                 creates.push(serde_json::json!({
                     "name": text, "kind": "project", "content": format!("{text} is recorded."),
-                    "sources": [r]
+                    "evidence": [{"session": r, "message": index}]
                 }));
             }
         }

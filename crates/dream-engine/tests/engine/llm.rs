@@ -105,7 +105,7 @@ async fn frame_suffixes_differ_between_calls() {
 async fn a_cut_off_answer_fails_the_pass_with_the_sessions_still_pending() {
     let model = ScriptedModel::new();
     model.push(Ok(Completion {
-        text: r#"{"create": [{"name": "Runner", "kind": "project", "content": "The project uses Vitest.", "sources": ["S1"]}]}"#.into(),
+        text: r#"{"create": [{"name": "Runner", "kind": "project", "content": "The project uses Vitest.", "evidence": [{"session": "S1", "message": 0}]}]}"#.into(),
         usage: TokenUsage { input: 10, output: 4096 },
         model: "scripted".into(),
         truncated: true,
@@ -162,11 +162,11 @@ async fn wrong_types_are_dropped_with_reasons_and_the_rest_applies() {
         "Here is the plan:\n```json\n{}\n```",
         json!({
             "create": [
-                {"name": "Runner", "kind": "project", "content": "The project uses Vitest.", "sources": ["S1"],
+                {"name": "Runner", "kind": "project", "content": "The project uses Vitest.", "evidence": [{"session": "S1", "message": 0}],
                  "id": "attacker-chosen-id", "scope": "other", "created_at": "1999-01-01T00:00:00Z"},
                 {"name": "No source", "kind": "project", "content": "x"},
-                {"name": "Bad kind", "kind": "root", "content": "x", "sources": ["S1"]},
-                {"name": "Wrong source", "kind": "project", "content": "x", "sources": ["S9", "01OTHER"]}
+                {"name": "Bad kind", "kind": "root", "content": "x", "evidence": [{"session": "S1", "message": 0}]},
+                {"name": "Wrong source", "kind": "project", "content": "x", "evidence": [{"session": "S9", "message": 0}, {"session": "01OTHER", "message": 0}]}
             ],
             "update": "everything",
             "delete": [{"id": ["array"]}]
@@ -187,12 +187,15 @@ async fn wrong_types_are_dropped_with_reasons_and_the_rest_applies() {
     assert!(!m.pinned);
     let reasons: Vec<&str> = report.refused.iter().map(|r| r.reason.as_str()).collect();
     assert_eq!(reasons.len(), 5, "{reasons:?}");
-    assert_eq!(
+    assert!(
         reasons
             .iter()
-            .filter(|r| r.contains("cites no session"))
-            .count(),
-        2
+            .any(|r| r.contains("cites no message as evidence"))
+    );
+    assert!(
+        reasons
+            .iter()
+            .any(|r| r.contains("cites a session outside this batch"))
     );
     assert!(reasons.iter().any(|r| r.contains("`kind`")));
     assert!(

@@ -16,9 +16,9 @@ async fn a_pasted_api_key_reaches_no_byte_of_the_store_or_the_model() {
     let model = ScriptedModel::new();
     // A compromised endpoint that also tries to plant a credential of its own.
     model.push_text(answer(json!({"create": [
-        {"name": "Runner", "kind": "project", "content": "The project uses Vitest.", "sources": ["S1"]},
+        {"name": "Runner", "kind": "project", "content": "The project uses Vitest.", "evidence": [{"session": "S1", "message": 0}]},
         {"name": "AWS", "kind": "reference", "content": format!("Use access key {MODEL_LEAK} for deploys."),
-         "metadata": {"nested": {"deeper": [format!("backup key {MODEL_LEAK}")]}}, "sources": ["S1"]}
+         "metadata": {"nested": {"deeper": [format!("backup key {MODEL_LEAK}")]}}, "evidence": [{"session": "S1", "message": 0}]}
     ]})));
     let h = Harness::new(quick()).with_model(&model);
     let mut events = h.dream.subscribe();
