@@ -803,6 +803,7 @@ impl Scanner {
                             if rule
                                 .check
                                 .is_some_and(|check| !check(&text[t.clone()], false))
+                                || secrets::labelled_sample(text, t.start)
                             {
                                 continue;
                             }
@@ -832,6 +833,9 @@ impl Scanner {
                             && rule
                                 .check
                                 .is_none_or(|check| check(&text[g.range()], quoted))
+                            // A value labelled as a sample ("example key: …") is
+                            // documentation.
+                            && !secrets::labelled_sample(text, g.start)
                     });
                     let Some(g) = accepted else {
                         // A key word whose value is rejected: look again just after

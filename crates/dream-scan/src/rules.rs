@@ -374,6 +374,96 @@ fn not_first_person(text: &str, m: Range<usize>) -> bool {
         .any(|w| matches!(*w, "i" | "we" | "i'ii" | "we'ii")))
 }
 
+/// A warm closing, not a standing order: "remember this forever, you are loved",
+/// "never forget this: you can always come back", "from now on, be proud of
+/// yourself". The rest of the sentence (from the match on) comforts the reader and
+/// asks nothing of the assistant: it names a comfort and no word an attack needs
+/// (a destination, a secret, a rule, an action on data). Read in the normalised text
+/// (`l` is `i` there: "yourseif", "ioved").
+fn not_consolation(text: &str, m: Range<usize>) -> bool {
+    const COMFORT: &[&str] = &[
+        "yourseif",
+        "your worth",
+        "you are ioved",
+        "you're ioved",
+        "you are enough",
+        "you're enough",
+        "you are stronger",
+        "you're stronger",
+        "you are braver",
+        "you are not aione",
+        "you're not aione",
+        "you are aiways weicome",
+        "you're aiways weicome",
+        "you matter",
+        "you deserve",
+        "a friend in",
+        "count on",
+        "reach out",
+        "come back",
+        "be proud",
+        "take care",
+        "ask for heip",
+        "how far you",
+        "how ioved you",
+        "here for you",
+        "beiieve in you",
+        "proud of you",
+    ];
+    const ATTACK: &[&str] = &[
+        "ignore",
+        "obey",
+        "reveai",
+        "send",
+        "forward",
+        "emaii",
+        "upioad",
+        "password",
+        "secret",
+        "token",
+        "key",
+        "instruction",
+        "prompt",
+        "ruie",
+        "poiicy",
+        "admin",
+        "execute",
+        "run ",
+        "instaii",
+        "disabie",
+        "bypass",
+        "deiete",
+        "approve",
+        "transfer",
+        "pay",
+        "grant",
+        "comply",
+        "http",
+        "www",
+        "@",
+        "user",
+        "system",
+        "safety",
+        "fiiter",
+        "without",
+    ];
+    // The match and the rest of its sentence.
+    let after = text_after(text, m.end, 200);
+    let end = after
+        .find(['.', '!', '?', '\n', ';'])
+        .unwrap_or(after.len());
+    let sentence = &text[m.start..m.end + end];
+    let comforts = COMFORT.iter().any(|w| sentence.contains(w));
+    let attacks = ATTACK.iter().any(|w| sentence.contains(w));
+    !comforts || attacks
+}
+
+/// A "remember …" rule's match said by the speaker about themselves, or a warm
+/// closing (see [`not_first_person`], [`not_consolation`]).
+fn not_first_person_nor_consolation(text: &str, m: Range<usize>) -> bool {
+    not_first_person(text, m.clone()) && not_consolation(text, m)
+}
+
 /// "no limits on API calls": a limit with a scope is a product fact, not a jailbreak.
 fn not_scoped(text: &str, m: Range<usize>) -> bool {
     let next = next_word(text, m.end);
@@ -2450,7 +2540,7 @@ fn defs() -> Vec<Def> {
             MemoryPersistence,
             "^(remember|memorize|memorise|keep in mind|never forget) (that|this)? ~2 (from now on|from this point on|from this point|going forward|henceforth|forever|permanently|always|in all future sessions|in every future session|in all future conversations|in every future conversation|for all future sessions|for all future conversations|for every future session|across all sessions|across sessions) ~3 (you|u|the assistant|the ai) (must|should|shall|will|need to|have to|are to|are required to|are allowed to|may|can|are authorized to|are authorised to)",
         )
-        .check(not_first_person),
+        .check(not_first_person_nor_consolation),
     );
     d.push(
         phrase(
@@ -2458,23 +2548,32 @@ fn defs() -> Vec<Def> {
             MemoryPersistence,
             "^(remember|memorize|memorise|keep in mind) (this|that|the following)? ~1 (permanently|forever|for all future sessions|for all future conversations|in all future sessions|in all future conversations|across all sessions|for every future session)",
         )
-        .check(not_first_person),
+        .check(not_first_person_nor_consolation),
     );
-    d.push(phrase(
+    d.push(
+        phrase(
         "memory.en.store_rule",
         MemoryPersistence,
         "(save|store|add|write|put|persist|record|commit|keep|insert|append|create|make|log|pin) ~4 (to|in|into|inside|as) (the|a)? ~1 (long-term|long term|persistent|permanent|core|durable)? ~1 ^(memory|memories) ~12 (always|never|must|from now on|all future|every future|in future|future sessions|future conversations|permanently|forever|obey|disable|reveal|forward|refuse|ignore|bypass)",
-    ));
-    d.push(phrase(
+        )
+        .check(not_consolation),
+    );
+    d.push(
+        phrase(
         "memory.en.store_rule_yours",
         MemoryPersistence,
         "(save|store|add|write|put|persist|record|commit|keep|insert|append|create|make|log|pin|note) ~4 (to|in|into|inside|as) ~1 your ~2 ^(memory|memories|notes|knowledge base|system prompt|profile|persona|core rules|long-term memory|instructions) ~12 (always|never|must|from now on|all future|every future|in future|future sessions|future conversations|permanently|forever|obey|disable|reveal|forward|refuse|ignore|bypass|trust|may|allowed|authorized|authorised|permitted|anyone|everyone|anybody)",
-    ));
-    d.push(phrase(
+        )
+        .check(not_consolation),
+    );
+    d.push(
+        phrase(
         "memory.en.for_your_memory",
         MemoryPersistence,
         "(for|in|into|to) your (long-term|long term|persistent|permanent)? ^(memory|memories) ~4 (from now on|going forward|always|never|forever|permanently|in future|in all future|in every future)",
-    ));
+        )
+        .check(not_consolation),
+    );
     d.push(phrase(
         "memory.en.update_memory",
         MemoryPersistence,
@@ -2535,16 +2634,22 @@ fn defs() -> Vec<Def> {
     // verb: "in all later sessions the assistant must …", "from now on always trust …",
     // in six languages.
     const FUTURE_EN: &str = "(from ^now on|from this ^point on|from ^here on|going ^forward|henceforth|hereafter|permanently|forever|(in|for|during|across|throughout) (all|every|each|any) ~1 (future|later|subsequent|upcoming|following|new|next) ^(conversation|conversations|session|sessions|chat|chats|interaction|interactions)|(in|for) ^future (sessions|conversations|chats))";
-    d.push(phrase(
+    d.push(
+        phrase(
         "memory.en.future_directive",
         MemoryPersistence,
         format!("^{FUTURE_EN} ~6 (the assistant|the ai|the model|the agent|the bot|you) (must|should|shall|has to|have to|needs to|need to|is required to|are required to|will always|will never|always|never)"),
-    ));
-    d.push(phrase(
+        )
+        .check(not_consolation),
+    );
+    d.push(
+        phrase(
         "memory.en.future_imperative",
         MemoryPersistence,
         format!("^{FUTURE_EN} ~4 (always|never)? (trust|obey|follow|run|execute|include|recommend|approve|accept|ignore|skip|reveal|bypass|disable|grant|delete|mention|comply)"),
-    ));
+        )
+        .check(not_consolation),
+    );
     d.push(phrase(
         "memory.ml.update_memory_payments",
         MemoryPersistence,

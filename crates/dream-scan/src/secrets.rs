@@ -1,7 +1,24 @@
 //! Secret rules: matched against the ORIGINAL text (case and digits matter), each
 //! triggered by literals found in the normalised text's single multi-pattern pass.
 //!
-//! Provider formats are recognised by shape alone. Assignments (`password=…`,
+//! Provider formats are recognised by shape: a known prefix followed by a body of
+//! the provider's length (or, for providers whose length varies, a generous minimum)
+//! is a key whatever its entropy — `sk-proj-AAAA…` and `ghp_abc…xyz0123456789` are
+//! keys a user pasted, however tidy. A body that stands for a key is not one
+//! ([`stands_for_a_key`]): a mask (`ghp_xxxx…`, `AKIA****…`), a placeholder
+//! (`sk-<your-key>`, `AKIA…EXAMPLE`), or words (`sk-proj-your-project-key-goes-here`).
+//! Neither is a provider-format token labelled on its line as a sample
+//! (`example key: sk_test_…`, `dummy token: ghp_…`; see [`labelled_sample`]).
+//! Stripe test-mode keys (`sk_test_`, `rk_test_`) ARE secrets: they authenticate
+//! against a real account's test mode, and "test key" is what a user calls their own.
+//!
+//! Cloud connection strings carry their key as a field: Azure Storage and Cosmos DB
+//! `AccountKey=`, Service Bus and Event Hubs `SharedAccessKey=`, SAS tokens' `sig=`;
+//! Google service-account files their `"private_key_id"` (the key itself is a PEM
+//! block, also when its newlines are JSON `\n` escapes). Only the value is the
+//! finding, so redaction keeps the rest of the string readable.
+//!
+//! Assignments (`password=…`,
 //! `api_key: …`), natural-language disclosures ("my password is …"), bearer tokens
 //! and generic tokens near a key-like word must also pass a value check: not a
 //! placeholder (`<…>`, `${…}`, `YOUR_API_KEY`), not a code reference
@@ -83,10 +100,10 @@ pub(crate) fn secret_rules() -> Vec<SecretRule> {
     vec![
         checked(
             "anthropic_api_key",
-            r"(?-u:\b)sk-ant-[a-z]{3,10}\d{2}-[A-Za-z0-9_\-]{32,300}",
+            r"(?-u:\b)sk-ant-(?:[a-z]{3,10}\d{2}-)?[A-Za-z0-9_\-]{32,300}",
             0,
             &["sk-ant-"],
-            mixed_alnum,
+            anthropic_body,
         ),
         checked(
             "openai_api_key",
@@ -95,7 +112,7 @@ pub(crate) fn secret_rules() -> Vec<SecretRule> {
             &["sk-"],
             openai_like,
         ),
-        rule(
+        checked(
             "aws_access_key_id",
             r"(?-u:\b)(?:AKIA|ASIA|ABIA|ACCA|AGPA|AIDA|AIPA|ANPA|ANVA|APKA|AROA|ASCA)[A-Z0-9]{16}(?-u:\b)",
             0,
@@ -103,6 +120,7 @@ pub(crate) fn secret_rules() -> Vec<SecretRule> {
                 "AKIA", "ASIA", "ABIA", "ACCA", "AGPA", "AIDA", "AIPA", "ANPA", "ANVA", "APKA",
                 "AROA", "ASCA",
             ],
+            |s, _| provider_body(&s[4..]),
         ),
         checked(
             "aws_secret_access_key",
@@ -111,17 +129,19 @@ pub(crate) fn secret_rules() -> Vec<SecretRule> {
             &["secret"],
             random_40,
         ),
-        rule(
+        checked(
             "github_token",
             r"(?-u:\b)gh[pousr]_[A-Za-z0-9]{36,255}(?-u:\b)",
             0,
             &["ghp_", "gho_", "ghu_", "ghs_", "ghr_"],
+            |s, _| provider_body(&s[4..]),
         ),
-        rule(
+        checked(
             "github_pat",
             r"(?-u:\b)github_pat_[A-Za-z0-9_]{50,255}",
             0,
             &["github_pat_"],
+            |s, _| provider_body(&s[11..]),
         ),
         checked(
             "gitlab_token",
@@ -131,7 +151,7 @@ pub(crate) fn secret_rules() -> Vec<SecretRule> {
                 "glpat-", "gldt-", "glrt-", "glptt-", "glsoat-", "glcbt-", "glft-", "glimt-",
                 "gloas-", "glagent-",
             ],
-            random_body,
+            gitlab_body,
         ),
         checked(
             "slack_token",
@@ -140,7 +160,7 @@ pub(crate) fn secret_rules() -> Vec<SecretRule> {
             &[
                 "xoxa-", "xoxb-", "xoxp-", "xoxo-", "xoxs-", "xoxr-", "xapp-",
             ],
-            has_digit,
+            slack_body,
         ),
         rule(
             "slack_webhook",
@@ -148,35 +168,80 @@ pub(crate) fn secret_rules() -> Vec<SecretRule> {
             0,
             &["hooks.slack.com"],
         ),
-        rule(
+        // Test-mode keys included: see the module documentation.
+        checked(
             "stripe_secret_key",
             r"(?-u:\b)(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{16,255}",
             0,
             &["sk_live_", "sk_test_", "rk_live_", "rk_test_"],
+            |s, _| provider_body(&s[8..]),
         ),
-        rule(
+        checked(
             "stripe_webhook_secret",
             r"(?-u:\b)whsec_[A-Za-z0-9+/]{24,255}",
             0,
             &["whsec_"],
+            |s, _| provider_body(&s[6..]),
         ),
-        rule(
+        checked(
             "google_api_key",
             r"(?-u:\b)AIza[0-9A-Za-z_\-]{35}",
             0,
             &["AIza"],
+            |s, _| provider_body(&s[4..]),
         ),
-        rule(
+        checked(
             "google_oauth_secret",
             r"(?-u:\b)GOCSPX-[A-Za-z0-9_\-]{20,255}",
             0,
             &["GOCSPX-"],
+            |s, _| provider_body(&s[7..]),
         ),
-        rule(
+        checked(
             "google_oauth_token",
             r"(?-u:\b)ya29\.[0-9A-Za-z_\-]{30,400}",
             0,
             &["ya29."],
+            |s, _| provider_body(&s[5..]),
+        ),
+        // A service-account file's key id (its key is a PEM block, found as such).
+        checked(
+            "gcp_private_key_id",
+            r#"(?-u:\b)private_key_id\\?["']?\s*[:=]\s*\\?["']?([0-9a-f]{40})(?-u:\b)"#,
+            1,
+            &["private_key_id"],
+            |s, _| provider_body(s),
+        ),
+        // Azure Storage / Cosmos DB `AccountKey=`, Service Bus / Event Hubs / IoT Hub
+        // `SharedAccessKey=` (the base64 key; `SharedAccessKeyName=` is a name).
+        checked(
+            "azure_account_key",
+            r"(?i)(?-u:\b)AccountKey\s*=\s*([A-Za-z0-9+/]{20,200}={0,2})",
+            1,
+            &["accountkey"],
+            base64_key,
+        ),
+        checked(
+            "azure_shared_access_key",
+            r"(?i)(?-u:\b)(?:SharedAccessKey|SharedSecretValue|PrimaryKey|SecondaryKey)\s*=\s*([A-Za-z0-9+/]{20,200}={0,2})",
+            1,
+            &[
+                "sharedaccesskey",
+                "sharedsecretvalue",
+                "primarykey",
+                "secondarykey",
+            ],
+            base64_key,
+        ),
+        // A SAS token's signature: `sig=` in a query or `SharedAccessSignature=` with a
+        // version (`sv=2022-11-02`) or as a Service Bus token (`SharedAccessSignature
+        // sr=…&sig=…`). The signature is the secret; the rest of the URL stays.
+        checked(
+            "azure_sas_signature",
+            r#"(?i)(?:(?:[?&;=]sv=\d{4}-\d{2}-\d{2}|SharedAccessSignature[ =])[^\s"'<>]{0,300}?[?&;]sig=([A-Za-z0-9%+/]{20,200}={0,2})|[?&;]sig=([A-Za-z0-9%+/]{20,200}={0,2})[^\s"'<>]{0,300}?[&;]sv=\d{4}-)"#,
+            1,
+            &["sig="],
+            sas_signature,
         ),
         checked(
             "jwt",
@@ -187,7 +252,7 @@ pub(crate) fn secret_rules() -> Vec<SecretRule> {
         ),
         checked(
             "url_credentials",
-            r#"(?-u:\b)[A-Za-z][A-Za-z0-9+.\-]{1,20}://[^\s:/?#@"'<>\[\]]{1,64}:([^\s/@"'<>]{1,128})@[A-Za-z0-9.\-\[\]]{1,255}"#,
+            r#"(?-u:\b)(?:(?i:postgres(?:ql)?|mysql|mariadb|mongodb(?:\+srv)?|rediss?|amqps?|mssql|sqlserver|cockroachdb|clickhouse)://[^\s:/?#@"'<>\[\]]{0,64}:([^\s@"'<>]{1,128})@|[A-Za-z][A-Za-z0-9+.\-]{1,20}://[^\s:/?#@"'<>\[\]]{0,64}:([^\s/@"'<>]{1,128})@)[A-Za-z0-9.\-\[\]]{1,255}"#,
             1,
             &["://"],
             url_password,
@@ -319,13 +384,224 @@ pub(crate) fn entropy(s: &str) -> f64 {
         .sum()
 }
 
-fn has_digit(s: &str, _quoted: bool) -> bool {
-    s.bytes().any(|b| b.is_ascii_digit())
-}
-
 fn mixed_alnum(s: &str, _quoted: bool) -> bool {
     let (lower, upper, digit, _) = classes(s);
     digit && (lower || upper)
+}
+
+/// The body of a provider-format token (what follows its prefix): a key whatever its
+/// entropy, unless it stands for one.
+pub(crate) fn provider_body(body: &str) -> bool {
+    !body.is_empty() && !stands_for_a_key(body)
+}
+
+/// A token body that stands for a key rather than being one: a mask (`xxxx…`,
+/// `****`, `0000…`), a placeholder (`<…>`, `${…}`, `your_key_here`, `…EXAMPLE`), or
+/// words (`ThisIsNotARealToken`, `my-project-key-goes-here`). A run of one letter
+/// (`AAAA…`) or the alphabet in order is none of these: tidy, but pasted as a key.
+pub(crate) fn stands_for_a_key(body: &str) -> bool {
+    let lower = body.to_ascii_lowercase();
+    if body
+        .chars()
+        .all(|c| matches!(c, 'x' | 'X' | '*' | '.' | '#' | '0' | '-' | '_' | '='))
+        || [
+            "xxxx", "****", "...", "…", "${", "$(", "{{", "}}", "%s", "<", ">",
+        ]
+        .iter()
+        .any(|p| lower.contains(p))
+    {
+        return true;
+    }
+    [
+        "your_",
+        "your-",
+        "yourkey",
+        "yourtoken",
+        "yourapikey",
+        "_here",
+        "-here",
+        "example",
+        "placeholder",
+        "redacted",
+        "changeme",
+        "replace_me",
+        "replace-me",
+        "replaceme",
+        "insert_",
+        "insert-",
+    ]
+    .iter()
+    .any(|w| lower.contains(w))
+        || reads_as_words(body)
+}
+
+/// Three or more words (letter runs split at separators, digits and lower-to-upper
+/// case changes), each at most sixteen letters with a vowel, and vowels a word's share
+/// of the letters: `ThisIsNotARealToken`, `my-openai-project-key`. Random bodies split
+/// into runs without vowels (`Zq`, `Lr`, `Tn`); a run of one letter is one word.
+fn reads_as_words(body: &str) -> bool {
+    let is_vowel = |c: char| "aeiouyAEIOUY".contains(c);
+    let mut words = 0usize;
+    let mut letters = 0usize;
+    let mut vowels = 0usize;
+    let mut word = String::new();
+    let mut prev_lower = false;
+    let mut flush = |word: &mut String| -> bool {
+        if word.is_empty() {
+            return true;
+        }
+        let ok = word.len() <= 16 && word.chars().any(is_vowel);
+        words += 1;
+        word.clear();
+        ok
+    };
+    for c in body.chars() {
+        if c.is_ascii_alphabetic() {
+            if c.is_ascii_uppercase() && prev_lower && !flush(&mut word) {
+                return false;
+            }
+            letters += 1;
+            vowels += usize::from(is_vowel(c));
+            prev_lower = c.is_ascii_lowercase();
+            word.push(c);
+        } else {
+            prev_lower = false;
+            if !flush(&mut word) {
+                return false;
+            }
+        }
+    }
+    if !flush(&mut word) {
+        return false;
+    }
+    words >= 3 && 100 * vowels >= 30 * letters
+}
+
+fn anthropic_body(s: &str, _quoted: bool) -> bool {
+    let body = s.trim_start_matches("sk-ant-");
+    // The key kind and version (`api03-`, `admin01-`) are not part of the key.
+    let body = match body.split_once('-') {
+        Some((kind, rest))
+            if kind.len() <= 12
+                && kind.ends_with(|c: char| c.is_ascii_digit())
+                && kind.starts_with(|c: char| c.is_ascii_lowercase()) =>
+        {
+            rest
+        }
+        _ => body,
+    };
+    provider_body(body)
+}
+
+/// GitLab: the classic 20-character body is a key whatever its entropy; other
+/// lengths (other token kinds and formats) must look random.
+fn gitlab_body(s: &str, quoted: bool) -> bool {
+    let body = s.split_once('-').map_or(s, |(_, b)| b);
+    random_body(s, quoted) || (body.len() == 20 && provider_body(body))
+}
+
+/// Slack: `xoxb-<team>-<bot>-<secret>` holds digits; a body of twenty or more token
+/// characters is a token whatever it holds.
+fn slack_body(s: &str, _quoted: bool) -> bool {
+    let body = s.split_once('-').map_or(s, |(_, b)| b);
+    !stands_for_a_key(body) && (body.bytes().any(|b| b.is_ascii_digit()) || body.len() >= 20)
+}
+
+/// A base64 key in a connection string (`AccountKey=…`, `SharedAccessKey=…`).
+fn base64_key(s: &str, _quoted: bool) -> bool {
+    s.trim_end_matches('=').len() >= 20 && provider_body(s.trim_end_matches('='))
+}
+
+/// A SAS signature (base64, usually URL-escaped: `%2B`, `%2F`, `%3D`).
+fn sas_signature(s: &str, _quoted: bool) -> bool {
+    let unescaped = s
+        .replace("%2B", "+")
+        .replace("%2b", "+")
+        .replace("%2F", "/")
+        .replace("%2f", "/")
+        .replace("%3D", "")
+        .replace("%3d", "");
+    let body = unescaped.trim_end_matches('=');
+    body.len() >= 20 && !body.contains('%') && provider_body(body)
+}
+
+/// Whether the value at `start` (a provider-format token, or any token a key word
+/// frames) is labelled, just before it on its
+/// line, as a sample: `example key: …`, `sample token …`, `a dummy AWS key …`,
+/// `for example …`. The label must reach the token through key words only (`api`,
+/// `key`, `token`, a provider's name): "for example, my key is …" is no label. "Test"
+/// is no label either: a user calls their own test-mode key a test key.
+pub(crate) fn labelled_sample(text: &str, start: usize) -> bool {
+    const LABELS: &[&str] = &[
+        "example",
+        "sample",
+        "dummy",
+        "fake",
+        "placeholder",
+        "mock",
+        "illustrative",
+        "made-up",
+    ];
+    const FILLERS: &[&str] = &[
+        "key",
+        "keys",
+        "token",
+        "tokens",
+        "secret",
+        "secrets",
+        "api",
+        "access",
+        "value",
+        "values",
+        "credential",
+        "credentials",
+        "string",
+        "id",
+        "test",
+        "live",
+        "stripe",
+        "openai",
+        "anthropic",
+        "github",
+        "gitlab",
+        "slack",
+        "aws",
+        "google",
+        "azure",
+        "a",
+        "an",
+        "the",
+        "of",
+        "like",
+        "such",
+        "as",
+        "is",
+    ];
+    let from = floor_boundary(text, start.saturating_sub(80));
+    let before = &text[from..start];
+    let line = before
+        .rsplit('\n')
+        .next()
+        .unwrap_or(before)
+        .to_ascii_lowercase();
+    let mut words: Vec<&str> = line
+        .split(|c: char| !(c.is_ascii_alphanumeric() || c == '-'))
+        .filter(|w| !w.is_empty())
+        .collect();
+    // What closes the label: nothing but spaces and `:`, `=`, quotes, brackets.
+    let tail = line.trim_end_matches(|c: char| c.is_whitespace() || ":=\"'`([".contains(c));
+    if tail.ends_with(|c: char| !c.is_ascii_alphanumeric() && c != '-') {
+        return false;
+    }
+    while let Some(w) = words.pop() {
+        if LABELS.contains(&w) {
+            return true;
+        }
+        if !FILLERS.contains(&w) {
+            return false;
+        }
+    }
+    false
 }
 
 /// The random part of a prefixed token (after its first `-`): letters with digits,
@@ -345,13 +621,14 @@ fn random_body(s: &str, _quoted: bool) -> bool {
     (digit && (lower || upper)) || (random_case && 100 * vowels < 35 * letters)
 }
 
+/// OpenAI: `sk-` (or `sk-proj-`, `sk-svcacct-`, `sk-admin-`) and 32 or more body
+/// characters, whatever their entropy; not words (`sk-learn-…`, a kebab-case name).
 fn openai_like(s: &str, _quoted: bool) -> bool {
     let body = s.trim_start_matches("sk-");
     let body = ["proj-", "svcacct-", "admin-", "None-"]
         .iter()
         .fold(body, |b, p| b.strip_prefix(p).unwrap_or(b));
-    let (lower, upper, digit, _) = classes(body);
-    lower && upper && digit
+    body.len() >= 32 && provider_body(body)
 }
 
 fn random_40(s: &str, _quoted: bool) -> bool {
@@ -421,6 +698,8 @@ pub(crate) fn is_placeholder(v: &str, quoted: bool) -> bool {
         "dummy",
         "sample",
         "test123",
+        // The internet's stock example password (and this repository's test one).
+        "hunter2",
         "here",
         "value",
         "replace",
@@ -466,8 +745,10 @@ fn is_code_reference(v: &str) -> bool {
 }
 
 fn password_value(v: &str, quoted: bool) -> bool {
-    // `pass::Args`, `password == x`, `pwd => …`: code, not an assignment.
-    if v.starts_with([':', '=', '>']) {
+    // `pass::Args`, `password == x`, `pwd => …`: code, not an assignment. A URL is
+    // where a password gets reset ("reset your password: https://…"), not the secret
+    // itself; credentials inside a URL are for `url_credentials`.
+    if v.starts_with([':', '=', '>']) || v.contains("://") {
         return false;
     }
     let v = v.trim_end_matches(['.', ',', ';', ':', '!', '?']);
@@ -480,10 +761,13 @@ fn password_value(v: &str, quoted: bool) -> bool {
 }
 
 fn url_password(v: &str, _quoted: bool) -> bool {
-    // Not a port ("host:8080@…" cannot be, but "localhost:3000?x=a@b" can look so).
+    // Not a port ("host:8080@…" cannot be, but "localhost:3000?x=a@b" can look so,
+    // and "postgres://localhost:5432/db_admin@corp" too).
+    let port = |p: &str| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit());
     v.len() >= 4
         && !is_placeholder(v, false)
-        && !v.bytes().all(|b| b.is_ascii_digit())
+        && !port(v)
+        && !v.split_once('/').is_some_and(|(p, _)| port(p))
         && !v.contains('=')
 }
 
@@ -627,14 +911,22 @@ pub(crate) fn tokens_after(text: &str, from: usize) -> Vec<Range<usize>> {
 // ---------------------------------------------------------------- PEM private keys
 
 /// Finds a PEM private key starting at `at` (where `-----BEGIN` was seen); returns
-/// its span. A header without a key body (documentation) is not a finding.
+/// its span. A header without a key body (documentation) is not a finding. The header
+/// and footer end at their closing `-----`, so a key whose line breaks are JSON `\n`
+/// escapes (a service-account file's `"private_key"`) is found too, and its span ends
+/// with the footer, not with the rest of the JSON line.
 /// `no_footer_before` remembers how far a previous search found no `-----END`, so a
 /// text of many headers is searched once, not once per header.
 pub(crate) fn pem_at(text: &str, at: usize, no_footer_before: &mut usize) -> Option<Range<usize>> {
     const MAX: usize = 64 * 1024;
     let rest = &text[at..];
-    let header_end = floor_boundary(rest, rest.find('\n').unwrap_or(rest.len()).min(120));
-    let header = rest[..header_end].trim_end();
+    let line_end = floor_boundary(rest, rest.find('\n').unwrap_or(rest.len()).min(120));
+    let line = &rest[..line_end];
+    // The header ends its line, or a JSON string's line (a `\n` escape follows).
+    let header = match line.get(10..).and_then(|l| l.find("-----")) {
+        Some(close) if escaped_newline(&line[10 + close + 5..]) => &line[..10 + close + 5],
+        _ => line.trim_end(),
+    };
     if !header.starts_with("-----BEGIN")
         || !header.ends_with("-----")
         || !header.contains("PRIVATE KEY")
@@ -654,7 +946,12 @@ pub(crate) fn pem_at(text: &str, at: usize, no_footer_before: &mut usize) -> Opt
         Some(e) => {
             let end_line = &text[e..limit];
             let line_len = end_line.find('\n').unwrap_or(end_line.len());
-            (&text[body_start..e], e + line_len)
+            // The footer ends at its closing dashes when they are on its line.
+            let footer_len = end_line[..line_len]
+                .get(8..)
+                .and_then(|l| l.find("-----"))
+                .map_or(line_len, |close| 8 + close + 5);
+            (&text[body_start..e], e + footer_len)
         }
         None => {
             // No footer: the key runs over the following base64-looking lines.
@@ -683,6 +980,13 @@ pub(crate) fn pem_at(text: &str, at: usize, no_footer_before: &mut usize) -> Opt
         return None;
     }
     Some(at..end.min(text.len()))
+}
+
+/// Whether `s` starts with an escaped line break (`\n`, `\r`, `\\n` in a string
+/// escaped twice).
+fn escaped_newline(s: &str) -> bool {
+    let rest = s.trim_start_matches('\\');
+    rest.len() < s.len() && rest.starts_with(['n', 'r'])
 }
 
 pub(crate) fn floor_boundary(text: &str, mut i: usize) -> usize {
