@@ -1,8 +1,8 @@
 //! The `dream` command line. See `dream --help` and the README's CLI reference.
 //!
-//! Exit codes: 0 success; 1 the command ran and found something (scan findings,
-//! nothing admitted by recall, a quarantined or refused import, doctor failures);
-//! 2 an error, printed as one line on stderr (sources with `-v`).
+//! Exit codes: the table in `cli::EXIT_CODES` (shown by `dream --help` and in the
+//! README): 0 success; 1 the command ran and found something; 2 an error or a
+//! refusal, one line on stderr (sources with `-v`); 141 stdout closed early.
 
 use std::process::ExitCode;
 
@@ -19,7 +19,7 @@ use cli::{Found, demo, doctor, memory, pass, recall, rekey, transfer};
     name = "dream",
     version,
     about,
-    after_help = "Exit codes: 0 ok, 1 found something, 2 error."
+    after_help = cli::EXIT_CODES
 )]
 struct Cli {
     #[command(flatten)]
@@ -32,7 +32,7 @@ struct Cli {
 enum Command {
     /// Append a session: a JSON array of {role, content}, or JSONL of them.
     Log(pass::LogArgs),
-    /// Run a dream pass (gated unless --force), or store a plan with --dry-run.
+    /// Run a dream pass (gated unless --force), or plan one with --dry-run (never gated).
     Dream(pass::DreamArgs),
     /// Apply a stored dry-run plan exactly, if nothing it read has changed.
     Apply(pass::ApplyArgs),
@@ -114,9 +114,9 @@ fn main() -> ExitCode {
             Command::Scan(_) => unreachable!("handled before the runtime starts"),
         }
     });
-    match outcome {
+    match outcome.and_then(|found| cli::flush_stdout().map(|()| found)) {
         Ok(Found::Nothing) => ExitCode::SUCCESS,
-        Ok(Found::Something) => ExitCode::from(1),
+        Ok(Found::Something) => ExitCode::from(cli::EXIT_FOUND),
         Err(e) => e.report(verbose),
     }
 }

@@ -49,11 +49,11 @@ pub async fn demo() -> Outcome {
         Arc::new(dream_fs::FsStore::open(dir.path().join(".dream")).await?);
     let dream = Dream::open(store.clone(), Options::default())?;
     let key = fake_api_key();
-    println!(
+    outln!(
         "{}",
         style.bold("Dream demo — offline, in a temporary store")
-    );
-    println!("store: {}\n", dir.path().join(".dream").display());
+    )?;
+    outln!("store: {}\n", dir.path().join(".dream").display())?;
 
     let sessions: Vec<(&str, Vec<Message>)> = vec![
         (
@@ -100,11 +100,11 @@ pub async fn demo() -> Outcome {
             )],
         ),
     ];
-    println!("{}", style.bold("1. log five sessions"));
+    outln!("{}", style.bold("1. log five sessions"))?;
     let mut logged: Vec<SessionId> = Vec::new();
     for (what, messages) in sessions {
         let id = dream.log_session(messages).await?;
-        println!("   logged {id}  ({what})");
+        outln!("   logged {id}  ({what})")?;
         logged.push(id);
     }
     let pasted = dream
@@ -112,30 +112,30 @@ pub async fn demo() -> Outcome {
         .await?
         .ok_or_else(|| CliError::usage("the logged session vanished"))?;
     let stored_text: String = pasted.messages.iter().map(|m| m.content.as_str()).collect();
-    println!("\n   the key as stored: {}", escape(&stored_text));
-    println!(
+    outln!("\n   the key as stored: {}", escape(&stored_text))?;
+    outln!(
         "   key bytes anywhere in the session record: {}",
         if stored_text.contains(&key) {
             style.bad("FOUND")
         } else {
             style.good("none (redacted before storing)")
         }
-    );
+    )?;
     if let Some(hostile) = dream.session(&logged[3]).await? {
-        println!(
+        outln!(
             "   the injection attempt, flagged at ingest: {}",
             escape(&hostile.flags.join(", "))
-        );
+        )?;
     }
 
-    println!(
+    outln!(
         "\n{}",
         style.bold("2. dream (rule-based consolidator, no model)")
-    );
+    )?;
     let report = dream.dream(true).await?;
     super::pass::print_report(&report, false)?;
 
-    println!("\n{}", style.bold("3. memories"));
+    outln!("\n{}", style.bold("3. memories"))?;
     let mut rows = vec![vec!["ID".into(), "KIND".into(), "NAME".into()]];
     for m in dream.list().await? {
         rows.push(vec![
@@ -144,21 +144,21 @@ pub async fn demo() -> Outcome {
             escape(&m.name).into_owned(),
         ]);
     }
-    print!("{}", table(&rows));
+    out!("{}", table(&rows))?;
 
-    println!(
+    outln!(
         "\n{}",
         style.bold("4. quarantine (held out of memory by the write gate)")
-    );
+    )?;
     for entry in dream.quarantine().await? {
         let rules: Vec<&str> = entry.findings.iter().map(|f| f.rule.as_str()).collect();
-        println!("   {}  rules: {}", entry.id, rules.join(", "));
+        outln!("   {}  rules: {}", entry.id, rules.join(", "))?;
     }
 
-    println!(
+    outln!(
         "\n{}",
         style.bold("5. an attacker plants a record straight into the store")
-    );
+    )?;
     let mut poison = Memory::new(
         MemoryId::new("planted-note")?,
         MemoryKind::Project,
@@ -180,14 +180,12 @@ pub async fn demo() -> Outcome {
             Write::absent(),
         )
         .await?;
-    println!(
-        "   wrote memories/planted-note with an instruction three levels deep in its metadata"
-    );
+    outln!("   wrote memories/planted-note with an instruction three levels deep in its metadata")?;
 
-    println!(
+    outln!(
         "\n{}",
         style.bold("6. recall \"which test runner do we use\"")
-    );
+    )?;
     let recall = Recall::new(
         store.clone(),
         Arc::new(SystemClock),
@@ -196,7 +194,7 @@ pub async fn demo() -> Outcome {
     let result = recall
         .recall("which test runner do we use", dream.scope(), 10)
         .await?;
-    println!("   {}", escape(&result.policy.to_string()));
+    outln!("   {}", escape(&result.policy.to_string()))?;
     for r in &result.records {
         let name = r
             .memory
@@ -208,18 +206,18 @@ pub async fn demo() -> Outcome {
             Verdict::Quarantined | Verdict::Rejected => style.bad(r.verdict.as_str()),
             _ => style.warn(r.verdict.as_str()),
         };
-        println!(
+        outln!(
             "   {verdict:<12} {:<28} {}  ({})",
             r.id.as_str(),
             name,
             escape(&r.reason.to_string())
-        );
+        )?;
     }
-    println!(
+    outln!(
         "\n{}",
         style.bold("7. recall as context for the next session")
-    );
-    print!("{}", escape_body(&result.to_context()));
-    println!("\nthe demo store is deleted now; run `dream --help` to use a real one.");
+    )?;
+    out!("{}", escape_body(&result.to_context()))?;
+    outln!("\nthe demo store is deleted now; run `dream --help` to use a real one.")?;
     Ok(Found::Nothing)
 }

@@ -101,11 +101,11 @@ pub async fn doctor(global: &Global) -> Outcome {
     let mut failed = false;
     for check in &checks {
         match check {
-            Check::Ok(line) => println!("{} {line}", style.good("ok  ")),
-            Check::Warn(line) => println!("{} {line}", style.warn("warn")),
+            Check::Ok(line) => outln!("{} {line}", style.good("ok  "))?,
+            Check::Warn(line) => outln!("{} {line}", style.warn("warn"))?,
             Check::Fail(line) => {
                 failed = true;
-                println!("{} {line}", style.bad("FAIL"));
+                outln!("{} {line}", style.bad("FAIL"))?;
             }
         }
     }

@@ -9,12 +9,13 @@ use serde::Deserialize;
 
 use super::context::Global;
 use super::output::{Style, escape, escape_body, table};
-use super::{CliError, Found, Outcome, print_json, read_input};
+use super::{CliError, Found, Outcome, print_json, read_piped_stdin};
 
 /// `dream remember`: one memory from flags, or a JSON object on stdin.
 #[derive(Debug, Args)]
 pub struct RememberArgs {
-    /// Its name (without --name, a JSON object is read from stdin).
+    /// Its name (without --name, a JSON object is read from stdin, which must not be a
+    /// terminal).
     #[arg(long)]
     pub name: Option<String>,
     /// A one-line description.
@@ -23,8 +24,8 @@ pub struct RememberArgs {
     /// What it is about: user, feedback, project or reference.
     #[arg(long, default_value = "project")]
     pub kind: String,
-    /// The body.
-    #[arg(long)]
+    /// The body (needs --name).
+    #[arg(long, requires = "name")]
     pub content: Option<String>,
     /// A tag (repeatable).
     #[arg(long = "tag")]
@@ -78,7 +79,11 @@ pub async fn remember(global: &Global, args: RememberArgs) -> Outcome {
             (input, None)
         }
         None => {
-            let text = read_input(None)?;
+            let text = read_piped_stdin(
+                "a memory as a JSON object",
+                "pass --name and --content (dream remember --name NAME --content TEXT), \
+                 or pipe a JSON object in (dream remember < memory.json)",
+            )?;
             let input: RememberInput = serde_json::from_str(&text)
                 .map_err(|e| CliError::usage(format!("malformed memory JSON: {e}")))?;
             let scope = input.scope.clone().map(Scope::new).transpose()?;
@@ -107,13 +112,13 @@ pub async fn remember(global: &Global, args: RememberArgs) -> Outcome {
             }))?;
         } else {
             for id in &report.imported {
-                println!("remembered {id}");
+                outln!("remembered {id}")?;
             }
             for entry in &report.quarantined {
-                println!("{} as {}", style.bad("quarantined"), escape(entry));
+                outln!("{} as {}", style.bad("quarantined"), escape(entry))?;
             }
             for (_, reason) in &report.rejected {
-                println!("{}: {}", style.bad("refused"), escape(reason));
+                outln!("{}: {}", style.bad("refused"), escape(reason))?;
             }
         }
         return Ok(Found::when(report.imported.is_empty()));
@@ -126,7 +131,7 @@ pub async fn remember(global: &Global, args: RememberArgs) -> Outcome {
             if args.json {
                 print_json(&serde_json::json!({ "remembered": memory.id }))?;
             } else {
-                println!("remembered {}", memory.id);
+                outln!("remembered {}", memory.id)?;
             }
             Ok(Found::Nothing)
         }
@@ -134,12 +139,12 @@ pub async fn remember(global: &Global, args: RememberArgs) -> Outcome {
             if args.json {
                 print_json(&serde_json::json!({ "quarantined": entry, "rules": rules }))?;
             } else {
-                println!(
+                outln!(
                     "{} as {} (rules: {})",
                     style.bad("quarantined"),
                     escape(&entry),
                     escape(&rules.join(", "))
-                );
+                )?;
             }
             Ok(Found::Something)
         }
@@ -181,8 +186,8 @@ pub async fn list(global: &Global, args: JsonFlag) -> Outcome {
             escape(&m.description).into_owned(),
         ]);
     }
-    print!("{}", table(&rows));
-    println!("{} memories in scope {}", memories.len(), dream.scope());
+    out!("{}", table(&rows))?;
+    outln!("{} memories in scope {}", memories.len(), dream.scope())?;
     Ok(Found::Nothing)
 }
 
@@ -207,8 +212,8 @@ pub async fn show(global: &Global, args: ShowArgs) -> Outcome {
     if args.json {
         print_json(&memory)?;
     } else {
-        print!("{}", escape_body(&dream_core::render_memory(&memory)));
-        println!();
+        out!("{}", escape_body(&dream_core::render_memory(&memory)))?;
+        outln!()?;
     }
     Ok(Found::Nothing)
 }
@@ -229,7 +234,7 @@ pub async fn forget(global: &Global, args: ForgetArgs) -> Outcome {
     let dream = global.open().await?;
     if args.purge {
         let purged = dream.forget_purge(&id).await?;
-        println!(
+        outln!(
             "purged {id}: memory {}, {} history versions, {} trash copies",
             if purged.memory {
                 "removed"
@@ -238,10 +243,10 @@ pub async fn forget(global: &Global, args: ForgetArgs) -> Outcome {
             },
             purged.history,
             purged.trash
-        );
+        )?;
     } else {
         dream.forget(&id).await?;
-        println!("forgot {id} (restorable with: dream restore {id})");
+        outln!("forgot {id} (restorable with: dream restore {id})")?;
     }
     Ok(Found::Nothing)
 }
@@ -278,8 +283,8 @@ pub async fn history(global: &Global, args: IdArgs) -> Outcome {
             escape(&e.memory.name).into_owned(),
         ]);
     }
-    print!("{}", table(&rows));
-    println!("{} prior versions of {id}", entries.len());
+    out!("{}", table(&rows))?;
+    outln!("{} prior versions of {id}", entries.len())?;
     Ok(Found::Nothing)
 }
 
@@ -288,7 +293,7 @@ pub async fn restore(global: &Global, args: IdArgs) -> Outcome {
     let id = MemoryId::new(args.id)?;
     let dream = global.open().await?;
     let memory = dream.restore(&id).await?;
-    println!("restored {} ({})", memory.id, escape(&memory.name));
+    outln!("restored {} ({})", memory.id, escape(&memory.name))?;
     Ok(Found::Nothing)
 }
 
@@ -328,7 +333,7 @@ pub async fn confirm(global: &Global, args: ConfirmArgs) -> Outcome {
         return print_json(&rows).map(|_| Found::Nothing);
     }
     if confirmed.is_empty() {
-        println!("nothing held: no memory needed confirming");
+        outln!("nothing held: no memory needed confirming")?;
     }
     for (id, what) in &confirmed {
         let note = match what {
@@ -336,7 +341,7 @@ pub async fn confirm(global: &Global, args: ConfirmArgs) -> Outcome {
             Confirmed::WasUnverified => "confirmed (was unverified: sealed now)",
             Confirmed::WasUnconfirmed => "confirmed (was unconfirmed-source)",
         };
-        println!("{id}: {note}");
+        outln!("{id}: {note}")?;
     }
     Ok(Found::Nothing)
 }
@@ -364,8 +369,8 @@ pub async fn trash(global: &Global, args: JsonFlag) -> Outcome {
             escape(&e.memory.name).into_owned(),
         ]);
     }
-    print!("{}", table(&rows));
-    println!("{} in the trash", entries.len());
+    out!("{}", table(&rows))?;
+    outln!("{} in the trash", entries.len())?;
     Ok(Found::Nothing)
 }
 
@@ -422,16 +427,16 @@ pub async fn quarantine(global: &Global, args: QuarantineArgs) -> Outcome {
                     escape(&e.memory.name).into_owned(),
                 ]);
             }
-            print!("{}", table(&rows));
-            println!("{} quarantined", entries.len());
+            out!("{}", table(&rows))?;
+            outln!("{} quarantined", entries.len())?;
         }
         QuarantineAction::Release { id, note } => {
             let memory = dream.release(&id, &note).await?;
-            println!("released {id} as memory {}", memory.id);
+            outln!("released {id} as memory {}", memory.id)?;
         }
         QuarantineAction::Drop { id } => {
             dream.drop_quarantined(&id).await?;
-            println!("dropped {id}");
+            outln!("dropped {id}")?;
         }
     }
     Ok(Found::Nothing)
@@ -512,7 +517,7 @@ pub async fn audit(global: &Global, args: AuditArgs) -> Outcome {
             escape(&r.reason).into_owned(),
         ]);
     }
-    print!("{}", table(&rows));
+    out!("{}", table(&rows))?;
     Ok(Found::Nothing)
 }
 
@@ -555,6 +560,6 @@ pub async fn stats(global: &Global, args: JsonFlag) -> Outcome {
             escape(&stats.consolidator).into_owned(),
         ],
     ];
-    print!("{}", table(&rows));
+    out!("{}", table(&rows))?;
     Ok(Found::Nothing)
 }

@@ -1,9 +1,27 @@
 //! The `dream` subcommands and what they share.
 //!
-//! Exit codes: 0 success; 1 the command ran and found something (scan findings,
-//! a refused apply, doctor problems, nothing admitted by recall); 2 an error
-//! (bad input, unreadable file, unreachable store, wrong key, …), printed as one
-//! line on stderr — with its sources under `-v`.
+//! Exit codes: see [`EXIT_CODES`], the one table `dream --help` and the README
+//! show. Everything a command prints on stdout goes through [`out!`] and
+//! [`outln!`] (or [`print_json`]), so a closed stdout (`dream … | head -1`)
+//! ends the command quietly with [`EXIT_CLOSED_STDOUT`] instead of a panic.
+
+/// Prints to standard output like `print!`, returning `Result<(), CliError>`:
+/// a closed stdout is [`CliError::closed_stdout`], reported without a message.
+macro_rules! out {
+    ($($arg:tt)*) => {
+        $crate::cli::write_stdout(format_args!($($arg)*))
+    };
+}
+
+/// Prints a line to standard output like `println!`; see [`out!`].
+macro_rules! outln {
+    () => {
+        $crate::cli::write_stdout(format_args!("\n"))
+    };
+    ($($arg:tt)*) => {
+        $crate::cli::write_stdout(format_args!("{}\n", format_args!($($arg)*)))
+    };
+}
 
 pub mod config;
 pub mod context;
@@ -21,13 +39,37 @@ pub mod stores;
 pub mod transfer;
 
 use std::fmt;
+use std::io::{IsTerminal as _, Write as _};
 use std::process::ExitCode;
+
+/// Exit code: the command ran and found something worth a look.
+pub const EXIT_FOUND: u8 = 1;
+/// Exit code: an error or a refusal; one line on stderr.
+pub const EXIT_ERROR: u8 = 2;
+/// Exit code: standard output was closed before everything was written (a reader
+/// such as `head` stopped early); nothing is printed. 128 + SIGPIPE, what a shell
+/// reports for a program a closed pipe ends.
+pub const EXIT_CLOSED_STDOUT: u8 = 141;
+
+/// The exit codes of every command: `dream --help` shows this table and the
+/// README's "Exit codes" section repeats it.
+pub const EXIT_CODES: &str = "\
+Exit codes (every command):
+  0    success
+  1    the command ran and found something: scan findings, nothing admitted by
+       recall, a quarantined remember or import, a failed doctor check
+  2    an error or a refusal, one line on stderr (causes with -v): bad usage or
+       input, an unreadable file, an unreachable store, a wrong key, a refused
+       apply (an unknown, used or stale plan; nothing applied), a refused release
+  141  standard output was closed early (e.g. `dream audit | head -1`); the
+       command stops quietly";
 
 /// A command's failure: one line for people, and the exit code.
 #[derive(Debug)]
 pub struct CliError {
     message: String,
     sources: Vec<String>,
+    closed_stdout: bool,
 }
 
 impl CliError {
@@ -36,18 +78,42 @@ impl CliError {
         CliError {
             message: message.into(),
             sources: Vec::new(),
+            closed_stdout: false,
         }
     }
 
-    /// Prints the error (sources only with `verbose`) and returns exit code 2.
+    /// Standard output was closed: the command stops, quietly.
+    pub fn closed_stdout() -> Self {
+        CliError {
+            message: "standard output was closed".into(),
+            sources: Vec::new(),
+            closed_stdout: true,
+        }
+    }
+
+    /// An error writing to standard output: [`CliError::closed_stdout`] for a
+    /// broken pipe, else a plain error.
+    pub fn stdout(error: std::io::Error) -> Self {
+        if error.kind() == std::io::ErrorKind::BrokenPipe {
+            CliError::closed_stdout()
+        } else {
+            CliError::usage(format!("cannot write output: {error}"))
+        }
+    }
+
+    /// Prints the error (sources only with `verbose`) and returns exit code 2;
+    /// a closed stdout prints nothing and returns [`EXIT_CLOSED_STDOUT`].
     pub fn report(&self, verbose: bool) -> ExitCode {
+        if self.closed_stdout {
+            return ExitCode::from(EXIT_CLOSED_STDOUT);
+        }
         eprintln!("error: {}", output::escape(&self.message));
         if verbose {
             for source in &self.sources {
                 eprintln!("  caused by: {}", output::escape(source));
             }
         }
-        ExitCode::from(2)
+        ExitCode::from(EXIT_ERROR)
     }
 }
 
@@ -68,6 +134,7 @@ impl<E: std::error::Error> From<E> for CliError {
         CliError {
             message: error.to_string(),
             sources,
+            closed_stdout: false,
         }
     }
 }
@@ -95,10 +162,40 @@ impl Found {
     }
 }
 
+/// Writes to standard output (see [`out!`]); a closed stdout is
+/// [`CliError::closed_stdout`].
+pub fn write_stdout(args: fmt::Arguments<'_>) -> Result<(), CliError> {
+    std::io::stdout()
+        .lock()
+        .write_fmt(args)
+        .map_err(CliError::stdout)
+}
+
+/// Flushes standard output; a closed stdout is [`CliError::closed_stdout`].
+pub fn flush_stdout() -> Result<(), CliError> {
+    std::io::stdout().flush().map_err(CliError::stdout)
+}
+
 /// Prints a value as one line of JSON.
 pub fn print_json<T: serde::Serialize>(value: &T) -> Result<(), CliError> {
-    println!("{}", serde_json::to_string(value)?);
+    outln!("{}", serde_json::to_string(value)?)
+}
+
+/// Refuses to read `what` from standard input when it is a terminal, where the
+/// command would wait silently; `how` says how to provide it instead.
+pub fn stdin_not_terminal(stdin_is_terminal: bool, what: &str, how: &str) -> Result<(), CliError> {
+    if stdin_is_terminal {
+        return Err(CliError::usage(format!(
+            "expected {what} on standard input, but it is a terminal: {how}"
+        )));
+    }
     Ok(())
+}
+
+/// Reads standard input for `what`, refusing a terminal (see [`stdin_not_terminal`]).
+pub fn read_piped_stdin(what: &str, how: &str) -> Result<String, CliError> {
+    stdin_not_terminal(std::io::stdin().is_terminal(), what, how)?;
+    read_input(None)
 }
 
 /// Reads a named file, or standard input for `-` or no file.
@@ -134,4 +231,30 @@ pub fn progress(len: u64, what: &str) -> indicatif::ProgressBar {
     }
     bar.set_message(what.to_owned());
     bar
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stdin_is_read_only_when_it_is_not_a_terminal() {
+        assert!(stdin_not_terminal(false, "a session", "give a file").is_ok());
+        let refused = stdin_not_terminal(true, "a session", "give a file (dream log FILE)")
+            .expect_err("a terminal is refused");
+        assert_eq!(
+            refused.to_string(),
+            "expected a session on standard input, but it is a terminal: give a file (dream log FILE)"
+        );
+        assert!(!refused.closed_stdout);
+    }
+
+    #[test]
+    fn a_broken_pipe_on_stdout_is_a_quiet_exit_and_other_write_errors_are_not() {
+        let closed = CliError::stdout(std::io::Error::from(std::io::ErrorKind::BrokenPipe));
+        assert!(closed.closed_stdout);
+        let full = CliError::stdout(std::io::Error::other("disk full"));
+        assert!(!full.closed_stdout);
+        assert_eq!(full.to_string(), "cannot write output: disk full");
+    }
 }

@@ -8,12 +8,13 @@ use dream_engine::DreamReport;
 
 use super::context::Global;
 use super::output::{Style, escape};
-use super::{CliError, Found, Outcome, print_json, read_input};
+use super::{CliError, Found, Outcome, print_json, read_input, read_piped_stdin};
 
 /// `dream log [FILE|-]`.
 #[derive(Debug, Args)]
 pub struct LogArgs {
-    /// A session: a JSON array of {"role","content"} messages, or JSONL of them (stdin when absent or -).
+    /// A session: a JSON array of {"role","content"} messages, or JSONL of them (stdin when
+    /// absent or -; without a file, stdin must not be a terminal).
     pub file: Option<PathBuf>,
 }
 
@@ -41,10 +42,18 @@ pub fn parse_session(text: &str) -> Result<Vec<Message>, CliError> {
 
 /// Logs one session.
 pub async fn log(global: &Global, args: LogArgs) -> Outcome {
-    let messages = parse_session(&read_input(args.file.as_deref())?)?;
+    let text = match &args.file {
+        Some(file) => read_input(Some(file))?,
+        None => read_piped_stdin(
+            "a session",
+            "give a file (dream log FILE), or pipe the session in (dream log < FILE); \
+             `dream log -` reads a terminal until end of input (Ctrl-D)",
+        )?,
+    };
+    let messages = parse_session(&text)?;
     let dream = global.open().await?;
     let id = dream.log_session(messages).await?;
-    println!("logged session {id}");
+    outln!("logged session {id}")?;
     Ok(Found::Nothing)
 }
 
@@ -54,7 +63,8 @@ pub struct DreamArgs {
     /// Skip the gates (hours since the last pass, pending sessions).
     #[arg(long)]
     pub force: bool,
-    /// Store the plan and print its diff instead of applying it (see `dream apply`).
+    /// Plan a pass without applying it: store the plan and print its diff (apply it
+    /// with `dream apply`). A dry run always plans, ignoring the gates, as --force does.
     #[arg(long)]
     pub dry_run: bool,
     /// Print the report as JSON.
@@ -70,19 +80,27 @@ pub async fn dream(global: &Global, args: DreamArgs) -> Outcome {
     spinner.set_message(if args.dry_run { "planning" } else { "dreaming" });
     spinner.enable_steady_tick(std::time::Duration::from_millis(120));
     if args.dry_run {
+        let gates = dream.check_gates(None).await;
         let dry = dream.dry_run().await;
         spinner.finish_and_clear();
-        let dry = dry?;
+        let (gates, dry) = (gates?, dry?);
         if args.json {
             print_json(&dry)?;
         } else {
-            match &dry.plan {
-                Some(plan) => println!("plan {plan} (apply with: dream apply {plan})"),
-                None => println!("nothing to plan"),
+            if let Some(reason) = &gates {
+                outln!(
+                    "note: a dry run always plans, ignoring the gates; a pass now would be \
+                     skipped: {}",
+                    escape(&reason.to_string())
+                )?;
             }
-            print!("{}", dry.diff);
+            match &dry.plan {
+                Some(plan) => outln!("plan {plan} (apply with: dream apply {plan})")?,
+                None => outln!("nothing to plan")?,
+            }
+            out!("{}", dry.diff)?;
             if !dry.diff.ends_with('\n') && !dry.diff.is_empty() {
-                println!();
+                outln!()?;
             }
         }
         return Ok(Found::Nothing);
@@ -124,17 +142,17 @@ pub fn print_report(report: &DreamReport, json: bool) -> Outcome {
     }
     let style = Style::detect();
     if let Some(reason) = &report.skipped {
-        println!("skipped: {}", escape(&reason.to_string()));
+        outln!("skipped: {}", escape(&reason.to_string()))?;
         return Ok(Found::Nothing);
     }
-    println!(
+    outln!(
         "{} {} ({})",
         style.bold("dream pass"),
         report.pass.as_deref().unwrap_or("-"),
         escape(&report.consolidator)
-    );
+    )?;
     if let Some(journal) = &report.rolled_forward {
-        println!("  rolled forward an interrupted pass: {}", escape(journal));
+        outln!("  rolled forward an interrupted pass: {}", escape(journal))?;
     }
     let lines: [(&str, String, usize); 6] = [
         ("created", ids(&report.created), report.created.len()),
@@ -160,20 +178,21 @@ pub fn print_report(report: &DreamReport, json: bool) -> Outcome {
             label
         };
         if count == 0 {
-            println!("  {label}");
+            outln!("  {label}")?;
         } else {
-            println!("  {label}  {list}");
+            outln!("  {label}  {list}")?;
         }
     }
     for refusal in &report.refused {
         let target = refusal.target.as_deref().unwrap_or("-");
         let line = format!("{} {}: {}", refusal.action, target, refusal.reason);
-        println!("  {} {}", style.warn("refused"), escape(&line));
+        outln!("  {} {}", style.warn("refused"), escape(&line))?;
     }
-    println!("  sessions consumed {}", report.sessions_consumed.len());
-    println!(
+    outln!("  sessions consumed {}", report.sessions_consumed.len())?;
+    outln!(
         "  tokens            {} in, {} out",
-        report.usage.input, report.usage.output
-    );
+        report.usage.input,
+        report.usage.output
+    )?;
     Ok(Found::Nothing)
 }

@@ -95,9 +95,9 @@ pub async fn recall(global: &Global, args: RecallArgs) -> Outcome {
     let result = recall.recall(query, &scope, args.limit).await?;
     let admitted = result.records.iter().any(|r| r.verdict == Verdict::Used);
     match args.format {
-        RecallFormat::Context => print!("{}", escape_body(&result.to_context())),
+        RecallFormat::Context => out!("{}", escape_body(&result.to_context()))?,
         RecallFormat::Json => print_json(&to_json(&result))?,
-        RecallFormat::Text => print_text(&result),
+        RecallFormat::Text => print_text(&result)?,
     }
     Ok(Found::when(!admitted))
 }
@@ -119,9 +119,9 @@ pub fn to_json(result: &RecallResult) -> Value {
     })
 }
 
-fn print_text(result: &RecallResult) {
+fn print_text(result: &RecallResult) -> Result<(), CliError> {
     let style = Style::detect();
-    println!("{}", escape(&result.policy.to_string()));
+    outln!("{}", escape(&result.policy.to_string()))?;
     let mut rows = Vec::new();
     for r in &result.records {
         let verdict = r.verdict.as_str();
@@ -143,5 +143,5 @@ fn print_text(result: &RecallResult) {
             name,
         ]);
     }
-    print!("{}", table(&rows));
+    out!("{}", table(&rows))
 }

@@ -56,11 +56,12 @@ pub async fn rekey(global: &Global, args: RekeyArgs) -> Outcome {
         .await?;
     bar.finish_and_clear();
     store.drop_key(old_id).await?;
-    println!(
+    outln!(
         "re-encrypted {} records ({} already under the new key); key {old_id} retired, key {new_id} active",
-        done.reencrypted, done.already_current
-    );
-    println!("from now on use the new key (DREAM_KEY or --key-file)");
+        done.reencrypted,
+        done.already_current
+    )?;
+    outln!("from now on use the new key (DREAM_KEY or --key-file)")?;
     Ok(Found::Nothing)
 }
 

@@ -13,7 +13,8 @@
 //!   characters escaped, secrets never shown) and a verdict line per flagged file.
 //! - Exit 0 when everything is clean, 1 when anything was found, 2 on an error (an
 //!   unreadable file, a malformed JSONL line: one line on stderr each; the other
-//!   inputs are still scanned).
+//!   inputs are still scanned), 141 when standard output was closed early (the scan
+//!   stops quietly), as for every `dream` command.
 
 use std::io::{self, BufRead, BufReader, Read, Write};
 use std::path::PathBuf;
@@ -27,7 +28,8 @@ use serde_json::Value;
 /// Arguments of `dream scan`.
 #[derive(Debug, Args)]
 #[command(after_help = "\
-Exit codes: 0 all clean, 1 something found, 2 error (unreadable file, malformed JSONL line).
+Exit codes: 0 all clean, 1 something found, 2 error (unreadable file, malformed JSONL line),
+141 standard output closed early (the scan stops quietly).
 
 Repository hygiene (CI): scan tracked files for secrets only, test fixtures excluded:
   git ls-files -z | grep -zv '^tests/fixtures/' | xargs -0 dream scan --secrets-only
@@ -81,6 +83,7 @@ pub fn run(args: ScanArgs) -> ExitCode {
         flagged: 0,
         sources: 0,
     };
+    let mut closed = false;
     let stdout = io::stdout();
     let mut out = io::BufWriter::new(stdout.lock());
     let sources: Vec<Option<PathBuf>> = if args.files.is_empty() {
@@ -112,14 +115,20 @@ pub fn run(args: ScanArgs) -> ExitCode {
         };
         match result {
             Ok(()) => {}
-            Err(e) if e.kind() == io::ErrorKind::BrokenPipe => break,
+            Err(e) if e.kind() == io::ErrorKind::BrokenPipe => {
+                closed = true;
+                break;
+            }
             Err(e) => run.error(&format!("cannot read {name}: {e}")),
         }
     }
-    if let Err(e) = out.flush()
-        && e.kind() != io::ErrorKind::BrokenPipe
-    {
-        run.error(&format!("cannot write output: {e}"));
+    match out.flush() {
+        Ok(()) => {}
+        Err(e) if e.kind() == io::ErrorKind::BrokenPipe => closed = true,
+        Err(e) => run.error(&format!("cannot write output: {e}")),
+    }
+    if closed {
+        return ExitCode::from(super::EXIT_CLOSED_STDOUT);
     }
     if args.format == Format::Text && run.sources > 1 {
         eprintln!(
@@ -128,9 +137,9 @@ pub fn run(args: ScanArgs) -> ExitCode {
         );
     }
     if run.errors > 0 {
-        ExitCode::from(2)
+        ExitCode::from(super::EXIT_ERROR)
     } else if run.found {
-        ExitCode::from(1)
+        ExitCode::from(super::EXIT_FOUND)
     } else {
         ExitCode::SUCCESS
     }
@@ -264,7 +273,8 @@ impl Run {
                     })
                     .collect(),
             };
-            serde_json::to_writer(&mut *out, &row).map_err(io::Error::other)?;
+            // `io::Error::from` keeps a write error's kind (a broken pipe stays one).
+            serde_json::to_writer(&mut *out, &row).map_err(io::Error::from)?;
             out.write_all(b"\n")?;
         }
         if flagged {

@@ -27,24 +27,33 @@ pub struct ExportArgs {
 pub async fn export(global: &Global, args: ExportArgs) -> Outcome {
     let dream = global.open().await?;
     let memories = dream.list().await?;
-    let mut out: Box<dyn std::io::Write> = match &args.file {
-        Some(path) if path.as_os_str() != "-" => Box::new(std::io::BufWriter::new(
-            std::fs::File::create(path).map_err(|e| {
-                CliError::usage(format!(
-                    "cannot write {}: {e}",
-                    escape(&path.display().to_string())
-                ))
-            })?,
-        )),
-        _ => Box::new(std::io::BufWriter::new(std::io::stdout().lock())),
-    };
+    let (mut out, write_error): (Box<dyn std::io::Write>, fn(std::io::Error) -> CliError) =
+        match &args.file {
+            Some(path) if path.as_os_str() != "-" => (
+                Box::new(std::io::BufWriter::new(
+                    std::fs::File::create(path).map_err(|e| {
+                        CliError::usage(format!(
+                            "cannot write {}: {e}",
+                            escape(&path.display().to_string())
+                        ))
+                    })?,
+                )),
+                CliError::from,
+            ),
+            _ => (
+                Box::new(std::io::BufWriter::new(std::io::stdout().lock())),
+                CliError::stdout,
+            ),
+        };
     let bar = progress(memories.len() as u64, "export");
     for memory in &memories {
-        serde_json::to_writer(&mut out, memory)?;
-        out.write_all(b"\n")?;
+        serde_json::to_writer(&mut out, memory)
+            .map_err(std::io::Error::from)
+            .map_err(write_error)?;
+        out.write_all(b"\n").map_err(write_error)?;
         bar.inc(1);
     }
-    out.flush()?;
+    out.flush().map_err(write_error)?;
     bar.finish_and_clear();
     eprintln!("exported {} memories", memories.len());
     Ok(Found::Nothing)
@@ -168,12 +177,12 @@ pub async fn import(global: &Global, args: ImportArgs) -> Outcome {
     }
     bar.finish_and_clear();
     let style = Style::detect();
-    println!("imported {imported}");
+    outln!("imported {imported}")?;
     for entry in &quarantined {
-        println!("{} {}", style.bad("quarantined"), escape(entry));
+        outln!("{} {}", style.bad("quarantined"), escape(entry))?;
     }
     for (id, reason) in &rejected {
-        println!("{} {id}: {}", style.bad("rejected"), escape(reason));
+        outln!("{} {id}: {}", style.bad("rejected"), escape(reason))?;
     }
     Ok(Found::when(!quarantined.is_empty() || !rejected.is_empty()))
 }

@@ -825,7 +825,10 @@ impl Dream {
     /// The audit log of this scope since `since`, oldest first.
     pub async fn audit(&self, since: DateTime<Utc>) -> Result<Vec<AuditRecord>> {
         let ns = layout::namespace(layout::AUDIT);
-        let mut after = Some(layout::ulid_floor(since - Duration::milliseconds(1)));
+        // From the start of the log when `since` is the earliest time (nothing precedes it).
+        let mut after = since
+            .checked_sub_signed(Duration::milliseconds(1))
+            .map(layout::ulid_floor);
         let mut out = Vec::new();
         loop {
             let page = self
