@@ -2,85 +2,16 @@
 //! (unreadable file, malformed JSON, invalid id, wrong key, unreachable Redis,
 //! forbidden config) — each a clear one-line error with exit code 2, nothing written.
 
-use std::io::Write as _;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::Output;
 
 use serde_json::Value;
 
 const KEY_A: &str = "AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8=";
 const KEY_B: &str = "ICEiIyQlJicoKSorLC0uLzAxMjM0NTY3ODk6Ozw9Pj8=";
 
-struct Cli {
-    dir: tempfile::TempDir,
-}
-
-impl Cli {
-    fn new() -> Self {
-        Cli {
-            dir: tempfile::tempdir().expect("tempdir"),
-        }
-    }
-
-    fn path(&self, name: &str) -> PathBuf {
-        self.dir.path().join(name)
-    }
-
-    fn run(&self, args: &[&str]) -> Output {
-        self.run_with(args, None, &[])
-    }
-
-    fn run_with(&self, args: &[&str], stdin: Option<&str>, env: &[(&str, &str)]) -> Output {
-        let mut command = Command::new(env!("CARGO_BIN_EXE_dream"));
-        command
-            .args(args)
-            .current_dir(self.dir.path())
-            .env_remove("DREAM_KEY")
-            .env_remove("DREAM_REDIS_URL")
-            .env_remove("OPENAI_API_KEY")
-            .env_remove("ANTHROPIC_API_KEY")
-            .stdin(if stdin.is_some() {
-                Stdio::piped()
-            } else {
-                Stdio::null()
-            })
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped());
-        for (key, value) in env {
-            command.env(key, value);
-        }
-        let mut child = command.spawn().expect("run dream");
-        if let Some(text) = stdin {
-            child
-                .stdin
-                .take()
-                .expect("stdin")
-                .write_all(text.as_bytes())
-                .expect("write stdin");
-        }
-        child.wait_with_output().expect("wait for dream")
-    }
-}
-
-fn stdout(output: &Output) -> String {
-    String::from_utf8_lossy(&output.stdout).into_owned()
-}
-
-fn stderr(output: &Output) -> String {
-    String::from_utf8_lossy(&output.stderr).into_owned()
-}
-
-#[track_caller]
-fn ok(output: Output) -> String {
-    assert_eq!(
-        output.status.code(),
-        Some(0),
-        "stdout: {}\nstderr: {}",
-        stdout(&output),
-        stderr(&output)
-    );
-    stdout(&output)
-}
+mod common;
+use common::*;
 
 /// Exit code 2 with one `error:` line on stderr.
 #[track_caller]
@@ -96,10 +27,6 @@ fn fails(output: Output, needle: &str) -> String {
     assert_eq!(err.trim_end().lines().count(), 1, "one line: {err}");
     assert!(err.contains(needle), "{needle:?} not in {err}");
     err
-}
-
-fn session(text: &str) -> String {
-    serde_json::json!([{ "role": "user", "content": text }, { "role": "assistant", "content": "Noted." }]).to_string()
 }
 
 fn list_json(cli: &Cli, store: &str) -> Vec<Value> {

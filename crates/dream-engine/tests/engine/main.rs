@@ -5,5 +5,6 @@ mod common;
 mod lifecycle;
 mod llm;
 mod multiprocess;
+mod provenance;
 mod rules;
 mod secrets;

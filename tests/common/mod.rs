@@ -1,0 +1,108 @@
+//! What the end-to-end tests of the built `dream` binary share: a working
+//! directory and a configuration directory per test, running the binary with a
+//! clean environment, and reading what it printed.
+#![allow(dead_code)] // each test binary uses its own part of it
+
+use std::io::Write as _;
+use std::path::PathBuf;
+use std::process::{Command, Output, Stdio};
+
+/// One test's working directory and user configuration directory (where the
+/// store's seal key lives), both removed at the end.
+pub struct Cli {
+    pub dir: tempfile::TempDir,
+    pub config: tempfile::TempDir,
+}
+
+impl Cli {
+    pub fn new() -> Self {
+        Cli {
+            dir: tempfile::tempdir().expect("tempdir"),
+            config: tempfile::tempdir().expect("tempdir"),
+        }
+    }
+
+    pub fn path(&self, name: &str) -> PathBuf {
+        self.dir.path().join(name)
+    }
+
+    /// The binary in the working directory, with no key, URL or API key from the
+    /// environment and no colour.
+    pub fn command(&self, args: &[&str]) -> Command {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_dream"));
+        command
+            .args(args)
+            .current_dir(self.dir.path())
+            .env("DREAM_CONFIG_DIR", self.config.path())
+            .env_remove("DREAM_KEY")
+            .env_remove("DREAM_REDIS_URL")
+            .env_remove("OPENAI_API_KEY")
+            .env_remove("ANTHROPIC_API_KEY")
+            .env("NO_COLOR", "1");
+        command
+    }
+
+    pub fn run(&self, args: &[&str]) -> Output {
+        self.run_with(args, None, &[])
+    }
+
+    pub fn run_with(&self, args: &[&str], stdin: Option<&str>, env: &[(&str, &str)]) -> Output {
+        let mut command = self.command(args);
+        command
+            .stdin(if stdin.is_some() {
+                Stdio::piped()
+            } else {
+                Stdio::null()
+            })
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        for (key, value) in env {
+            command.env(key, value);
+        }
+        let mut child = command.spawn().expect("run dream");
+        if let Some(text) = stdin {
+            child
+                .stdin
+                .take()
+                .expect("stdin")
+                .write_all(text.as_bytes())
+                .expect("write stdin");
+        }
+        child.wait_with_output().expect("wait for dream")
+    }
+
+    /// Logs one session of the person saying `text` (the assistant answers "Noted.").
+    pub fn log(&self, text: &str) {
+        ok(self.run_with(&["log", "-"], Some(&session(text)), &[]));
+    }
+}
+
+pub fn stdout(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stdout).into_owned()
+}
+
+pub fn stderr(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stderr).into_owned()
+}
+
+#[track_caller]
+pub fn code(output: &Output, expected: i32) {
+    assert_eq!(
+        output.status.code(),
+        Some(expected),
+        "stdout: {}\nstderr: {}",
+        stdout(output),
+        stderr(output)
+    );
+}
+
+#[track_caller]
+pub fn ok(output: Output) -> String {
+    code(&output, 0);
+    stdout(&output)
+}
+
+/// A session of the person saying `text`, the assistant answering "Noted.".
+pub fn session(text: &str) -> String {
+    serde_json::json!([{ "role": "user", "content": text }, { "role": "assistant", "content": "Noted." }]).to_string()
+}
