@@ -295,7 +295,19 @@ impl Dream {
                 break;
             }
             let key = Key::new(layout::namespace(layout::SESSIONS), entry.id.clone());
-            let record: SessionRecord = from_json(&key, &entry.record)?;
+            let mut record: SessionRecord = from_json(&key, &entry.record)?;
+            if self
+                .seal
+                .as_ref()
+                .is_some_and(|k| !k.verify_session(&record))
+            {
+                // Not logged by this store's engine: whatever roles it claims, it
+                // is data from outside, never the person's word.
+                tracing::warn!(session = %record.id, "session without this store's seal: read as tool text");
+                for message in &mut record.messages {
+                    message.role = dream_core::Role::Tool;
+                }
+            }
             let size: usize = record.messages.iter().map(|m| m.content.len()).sum();
             if !sessions.is_empty() && bytes + size > self.options.batch_bytes {
                 break;

@@ -53,6 +53,11 @@ pub struct SessionRecord {
     pub flags: Vec<String>,
     /// The transcript, secrets redacted.
     pub messages: Vec<Message>,
+    /// The store's seal over the transcript (see [`crate::SealKey`]); a session
+    /// without a valid one (planted, edited, from another store) is read as tool
+    /// text: it can never make a memory the person's word.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seal: Option<String>,
 }
 
 /// The first fields of a session record: enough to count and select.

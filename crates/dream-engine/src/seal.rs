@@ -10,6 +10,9 @@
 //! Markdown, and is written as the last frontmatter line, `seal: v1:<hex>`, which
 //! the codec ignores as an unknown key.
 //!
+//! Logged sessions are sealed too (over their transcript): a planted or edited
+//! session is read as tool text, so it can never make a memory the person's word.
+//!
 //! What it does not detect: an older sealed version of the same record put back
 //! (a rollback), or a record deleted. An encrypted store's AEAD already
 //! authenticates its records; sealing adds nothing there.
@@ -19,6 +22,8 @@ use std::fmt;
 use hmac::{Hmac, Mac};
 use sha2::Sha256;
 use zeroize::Zeroizing;
+
+use crate::records::SessionRecord;
 
 /// The frontmatter key of the seal line.
 const SEAL_PREFIX: &str = "seal: v1:";
@@ -48,20 +53,37 @@ impl SealKey {
         &self.0
     }
 
-    fn mac(&self, id: &str, unsealed: &str) -> Hmac<Sha256> {
+    fn mac(&self, id: &str, unsealed: &[u8]) -> Hmac<Sha256> {
         let mut mac =
             Hmac::<Sha256>::new_from_slice(self.0.as_slice()).expect("HMAC takes any key length");
         mac.update(DOMAIN);
         mac.update(id.as_bytes());
         mac.update(b"\0");
-        mac.update(unsealed.as_bytes());
+        mac.update(unsealed);
         mac
+    }
+
+    /// The seal of a logged session: over its id, scope, time and messages (the
+    /// parts that never change once logged).
+    pub(crate) fn seal_session(&self, session: &SessionRecord) -> String {
+        let tag = self.mac(&session_label(session), &session_bytes(session));
+        hex::encode(tag.finalize().into_bytes())
+    }
+
+    /// Whether a stored session carries a seal made with this key over its transcript.
+    pub(crate) fn verify_session(&self, session: &SessionRecord) -> bool {
+        let Some(tag) = session.seal.as_deref().and_then(|t| hex::decode(t).ok()) else {
+            return false;
+        };
+        self.mac(&session_label(session), &session_bytes(session))
+            .verify_slice(&tag)
+            .is_ok()
     }
 
     /// `markdown` (as `render_memory` wrote it, for record `id`) with its seal
     /// as the last frontmatter line.
     pub fn seal(&self, id: &str, markdown: &str) -> String {
-        let tag = hex::encode(self.mac(id, markdown).finalize().into_bytes());
+        let tag = hex::encode(self.mac(id, markdown.as_bytes()).finalize().into_bytes());
         match closing_fence(markdown) {
             Some(at) => format!("{}{SEAL_PREFIX}{tag}\n{}", &markdown[..at], &markdown[at..]),
             // Not a Markdown memory: nothing to seal, and it will not verify.
@@ -78,7 +100,7 @@ impl SealKey {
         let Ok(tag) = hex::decode(tag) else {
             return false;
         };
-        self.mac(id, &unsealed).verify_slice(&tag).is_ok()
+        self.mac(id, unsealed.as_bytes()).verify_slice(&tag).is_ok()
     }
 }
 
@@ -86,6 +108,15 @@ impl fmt::Debug for SealKey {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str("SealKey(<redacted>)")
     }
+}
+
+fn session_label(session: &SessionRecord) -> String {
+    format!("sessions/{}", session.id)
+}
+
+fn session_bytes(session: &SessionRecord) -> Vec<u8> {
+    serde_json::to_vec(&(&session.scope, &session.created_at, &session.messages))
+        .unwrap_or_default()
 }
 
 /// The byte offset of the frontmatter's closing `---` line.

@@ -135,7 +135,7 @@ impl Dream {
         }
         let now = self.now();
         let id = SessionId::new(self.ids.next(now))?;
-        let record = SessionRecord {
+        let mut record = SessionRecord {
             status: SessionStatus::Pending,
             scope: self.scope.clone(),
             id: id.clone(),
@@ -145,7 +145,9 @@ impl Dream {
             redactions: redactions.clone(),
             flags: flags.clone(),
             messages: clean,
+            seal: None,
         };
+        record.seal = self.seal.as_ref().map(|key| key.seal_session(&record));
         let bytes = to_json(&record);
         let hash = hash_bytes(&bytes);
         let key = layout::key(layout::SESSIONS, id.clone());
