@@ -189,6 +189,16 @@ pub fn print_report(report: &DreamReport, json: bool) -> Outcome {
         outln!("  {} {}", style.warn("refused"), escape(&line))?;
     }
     outln!("  sessions consumed {}", report.sessions_consumed.len())?;
+    for y in &report.yields {
+        if y.is_empty() {
+            outln!("    {}  nothing durable", y.session)?;
+        } else {
+            let mut what: Vec<String> = y.memories.iter().map(|m| m.to_string()).collect();
+            what.extend(y.quarantined.iter().map(|q| format!("quarantined {q}")));
+            outln!("    {}  {}", y.session, what.join(", "))?;
+        }
+    }
+    outln!("  sessions pending  {}", report.pending)?;
     outln!(
         "  tokens            {} in, {} out",
         report.usage.input,

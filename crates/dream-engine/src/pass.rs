@@ -92,12 +92,64 @@ pub struct DreamReport {
     pub refused: Vec<Refusal>,
     /// Sessions consumed.
     pub sessions_consumed: Vec<SessionId>,
+    /// What each consumed session yielded.
+    pub yields: Vec<SessionYield>,
+    /// Sessions of this scope still pending after the pass (a dry run: after
+    /// applying its plan).
+    pub pending: usize,
     /// Tokens the model used.
     pub usage: TokenUsage,
     /// Trash entries past their retention removed.
     pub trash_expired: usize,
     /// A leftover journal rolled forward first, if any.
     pub rolled_forward: Option<String>,
+}
+
+/// What one consumed session yielded.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct SessionYield {
+    /// The session.
+    pub session: SessionId,
+    /// Memories created, updated or superseding others that cite it.
+    pub memories: Vec<MemoryId>,
+    /// Quarantine entries made from proposals that cite it.
+    pub quarantined: Vec<String>,
+}
+
+impl SessionYield {
+    /// Whether the session yielded nothing durable (no memory, nothing quarantined).
+    pub fn is_empty(&self) -> bool {
+        self.memories.is_empty() && self.quarantined.is_empty()
+    }
+}
+
+/// What each session of a prepared pass yields.
+fn yields(p: &Prepared) -> Vec<SessionYield> {
+    let g = &p.gated;
+    p.sessions
+        .iter()
+        .map(|(id, _)| SessionYield {
+            session: id.clone(),
+            memories: g
+                .creates
+                .iter()
+                .filter(|c| c.sessions.contains(id))
+                .map(|c| c.memory.id.clone())
+                .chain(
+                    g.updates
+                        .iter()
+                        .filter(|c| c.sessions.contains(id))
+                        .map(|c| c.after.id.clone()),
+                )
+                .collect(),
+            quarantined: g
+                .quarantine
+                .iter()
+                .filter(|q| q.sessions.contains(id))
+                .map(|q| q.id.clone())
+                .collect(),
+        })
+        .collect()
 }
 
 impl DreamReport {
@@ -242,6 +294,22 @@ impl Dream {
 
     async fn pass_failed(&self, pass: &str, error: &DreamError) {
         tracing::warn!(pass, error = %error, "dream pass failed; its sessions stay pending");
+        if let DreamError::NothingSurvived { refused } = error {
+            for r in refused {
+                let mut entry = AuditEntry::new(
+                    AuditAction::Refused,
+                    Actor::Engine,
+                    format!("{} refused: {}", r.action, r.reason),
+                )
+                .pass(pass);
+                if let Some(id) = r.target.as_deref().and_then(|t| MemoryId::new(t).ok()) {
+                    entry = entry.memory(&id);
+                }
+                if let Err(e) = self.audit_now(entry).await {
+                    tracing::warn!(error = %e, "could not audit a refusal");
+                }
+            }
+        }
         let entry = AuditEntry::new(
             AuditAction::PassFailed,
             Actor::Engine,
@@ -357,7 +425,18 @@ impl Dream {
             foreign: &orient.foreign,
             sessions: &cited,
         };
+        let proposed = consolidation.plan.creates.len()
+            + consolidation.plan.updates.len()
+            + consolidation.plan.deletes.len()
+            + consolidation.plan.dropped.len();
         let gated = gate(consolidation.plan, &ctx);
+        // A plan that proposed something of which nothing survived fails like an
+        // unparseable answer: its sessions stay pending for a later pass.
+        if proposed > 0 && !gated.changes_memories() && gated.quarantine.is_empty() {
+            return Err(DreamError::NothingSurvived {
+                refused: gated.refused,
+            });
+        }
         let excess = log.entries.len().saturating_sub(self.options.session_log);
         let trim = log
             .entries
@@ -406,8 +485,9 @@ impl Dream {
         let lease = self.lock().await?;
         let result = self.apply_locked(&lease, claim, prepared, plan).await;
         lease.release().await;
-        let report = result?;
+        let mut report = result?;
         self.announce(prepared, &report);
+        report.pending = self.pending_count(None).await?;
         Ok(report)
     }
 
@@ -437,6 +517,7 @@ impl Dream {
             pass: Some(p.pass.clone()),
             consolidator: p.consolidator.clone(),
             usage: p.usage,
+            yields: yields(p),
             ..DreamReport::default()
         };
         // The sessions, still at the versions gather read: consumed.
@@ -849,10 +930,15 @@ impl Dream {
         self.emit(Event::PlanStored {
             plan: prepared.pass.clone(),
         });
+        let mut report = preview(&prepared);
+        report.pending = self
+            .pending_count(None)
+            .await?
+            .saturating_sub(prepared.sessions.len());
         Ok(DryRun {
             plan: Some(prepared.pass.clone()),
             diff: prepared.diff.clone(),
-            report: preview(&prepared),
+            report,
         })
     }
 
@@ -936,6 +1022,8 @@ fn preview(p: &Prepared) -> DreamReport {
         quarantined: g.quarantine.iter().map(|q| q.id.clone()).collect(),
         refused: g.refused.clone(),
         sessions_consumed: p.sessions.iter().map(|(s, _)| s.clone()).collect(),
+        yields: yields(p),
+        pending: 0,
         usage: p.usage,
         trash_expired: 0,
         rolled_forward: None,

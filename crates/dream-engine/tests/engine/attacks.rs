@@ -128,14 +128,18 @@ async fn deletes_of_wildcards_paths_foreign_scopes_and_pinned_memories_are_refus
         "update": [{"id": foreign.id.as_str(), "content": "The other project uses MySQL.", "evidence": [{"session": "S1", "message": 0}]}]
     })));
     h.dream.log_session(user("Please tidy up.")).await.unwrap();
-    let report = h.dream.dream(true).await.unwrap();
+    // Nothing survives the gate: the pass fails and its session stays pending.
+    let Err(dream_engine::DreamError::NothingSurvived { refused }) = h.dream.dream(true).await
+    else {
+        panic!("every action refused fails the pass")
+    };
+    assert_eq!(h.dream.stats().await.unwrap().pending_sessions, 1);
 
-    let reasons: Vec<(String, Option<String>, String)> = report
-        .refused
+    let reasons: Vec<(String, Option<String>, String)> = refused
         .iter()
         .map(|r| (r.action.clone(), r.target.clone(), r.reason.clone()))
         .collect();
-    assert_eq!(report.refused.len(), 7, "{reasons:#?}");
+    assert_eq!(refused.len(), 7, "{reasons:#?}");
     let reason_for = |target: Option<&str>, needle: &str| {
         assert!(
             reasons
@@ -157,7 +161,6 @@ async fn deletes_of_wildcards_paths_foreign_scopes_and_pinned_memories_are_refus
     assert_eq!(h.dream.get(&pinned.id).await.unwrap(), Some(pinned.clone()));
     assert_eq!(other.get(&foreign.id).await.unwrap(), Some(foreign.clone()));
     assert!(h.dream.trash().await.unwrap().is_empty());
-    assert!(report.deleted.is_empty() && report.updated.is_empty());
     let audit = h.dream.audit(t0()).await.unwrap();
     let refused_audits = audit
         .iter()

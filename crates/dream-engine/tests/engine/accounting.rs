@@ -1,0 +1,59 @@
+//! Every session accounted for (issue "every fact kept"): a pass says what each
+//! consumed session yielded and how many are still pending, and a plan of which
+//! nothing survives leaves its batch pending instead of consuming it.
+
+use dream_core::testing::ScriptedModel;
+use dream_engine::{DreamError, Options};
+use serde_json::json;
+
+use super::common::{Harness, answer, quick, user};
+
+#[tokio::test]
+async fn a_plan_whose_every_action_is_dropped_leaves_the_batch_pending() {
+    let model = ScriptedModel::new();
+    let h = Harness::new(quick()).with_model(&model);
+    let deep = json!({"a": {"b": {"c": {"d": {"e": {"f": {"g": {"h": {"i": 1}}}}}}}}});
+    model.push_text(answer(json!({"create": [
+        {"name": 7, "kind": "project", "content": "x"},
+        {"name": "Runner", "kind": "project", "content": "We use Vitest.", "metadata": deep,
+         "evidence": [{"session": "S1", "message": 0}]},
+    ], "update": "everything"})));
+    h.dream.log_session(user("We use Vitest.")).await.unwrap();
+    let err = h.dream.dream(true).await.unwrap_err();
+    assert!(matches!(err, DreamError::NothingSurvived { .. }), "{err}");
+    assert!(err.to_string().contains("stay pending"), "{err}");
+    assert_eq!(h.dream.stats().await.unwrap().pending_sessions, 1);
+    assert!(h.dream.list().await.unwrap().is_empty());
+
+    // An honest empty plan ("nothing durable") consumes its batch.
+    model.push_text(answer(json!({"create": [], "update": [], "delete": []})));
+    let report = h.dream.dream(true).await.unwrap();
+    assert_eq!(report.sessions_consumed.len(), 1);
+    assert!(report.yields[0].is_empty());
+    assert_eq!(report.pending, 0);
+}
+
+#[tokio::test]
+async fn a_pass_says_what_each_session_yielded_and_what_is_still_pending() {
+    let h = Harness::new(Options {
+        batch_sessions: 20,
+        ..quick()
+    });
+    for i in 0..50 {
+        let text = if i % 2 == 0 {
+            format!("Remember that service {i} listens on port {}.", 8000 + i)
+        } else {
+            "Thanks, that helps.".to_owned()
+        };
+        h.dream.log_session(user(&text)).await.unwrap();
+    }
+    let report = h.dream.dream(true).await.unwrap();
+    assert_eq!(report.sessions_consumed.len(), 20);
+    assert_eq!(report.pending, 30);
+    assert_eq!(report.yields.len(), 20);
+    let durable = report.yields.iter().filter(|y| !y.is_empty()).count();
+    assert_eq!(durable, 10, "{report:#?}");
+    assert_eq!(h.dream.stats().await.unwrap().pending_sessions, 30);
+    // Distinct identifiers are distinct memories.
+    assert_eq!(report.created.len(), 10, "{report:#?}");
+}
