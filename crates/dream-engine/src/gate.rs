@@ -351,6 +351,8 @@ struct Judge<'a, 'b> {
     refs: HashMap<&'b str, &'b SessionId>,
     /// Batch sessions by reference, for evidence.
     batch: HashMap<&'b str, &'b Cited>,
+    /// This plan's creates written so far, by plan-local handle → index in `out.creates`.
+    handles: HashMap<String, usize>,
     touched: HashSet<MemoryId>,
     changes: usize,
     creates: usize,
@@ -371,6 +373,7 @@ pub(crate) fn gate(plan: Plan, ctx: &GateContext<'_>) -> Gated {
         ctx,
         refs,
         batch,
+        handles: HashMap::new(),
         touched: HashSet::new(),
         changes: 0,
         creates: 0,
@@ -563,6 +566,24 @@ impl<'b> Judge<'_, 'b> {
         }
         let mut supersedes = Vec::new();
         for raw in &p.supersedes {
+            // An earlier create of this plan: written, but as superseded by this
+            // one, so no statement of the batch silently replaces another.
+            if let Some(&index) = self.handles.get(raw.as_str()) {
+                let earlier = &mut self.out.creates[index].memory;
+                if memory.status == MemoryStatus::Unconfirmed
+                    && earlier.status == MemoryStatus::Active
+                {
+                    self.refuse(
+                        "supersede",
+                        Some(raw),
+                        "an unconfirmed memory cannot retire one that is the person's word",
+                    );
+                    continue;
+                }
+                earlier.status = MemoryStatus::Superseded;
+                supersedes.push(earlier.id.clone());
+                continue;
+            }
             let verdict = self.target(raw).cloned();
             match verdict {
                 Err(reason) => self.refuse("supersede", Some(raw), reason),
@@ -603,6 +624,7 @@ impl<'b> Judge<'_, 'b> {
         } else {
             Vec::new()
         };
+        self.handles.insert(handle, self.out.creates.len());
         self.out.creates.push(Created {
             memory,
             sessions,

@@ -47,7 +47,8 @@ pub struct ProposedCreate {
     pub sources: Vec<String>,
     /// The messages it rests on.
     pub evidence: Vec<Citation>,
-    /// Existing memory ids it replaces (marked superseded).
+    /// Existing memory ids it replaces, or handles of earlier creates of the same
+    /// plan (both written as superseded).
     pub supersedes: Vec<String>,
     /// How sure the consolidator is, 0..=1.
     pub confidence: Option<f64>,

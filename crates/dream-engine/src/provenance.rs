@@ -66,6 +66,15 @@ pub(crate) fn identifying_tokens(memory: &Memory) -> BTreeSet<String> {
     out
 }
 
+/// The identifying tokens of one text, case-folded, proper nouns included (a
+/// capitalised word away from a sentence start).
+/// `text` is a fragment (a captured value), so its first word is no sentence start.
+pub(crate) fn identifying_in(text: &str) -> BTreeSet<String> {
+    let mut out = BTreeSet::new();
+    collect(&format!(", {text}"), true, &mut out);
+    out
+}
+
 /// Judges a memory against the messages it cites. `Err` names why the citations
 /// do not support it.
 pub(crate) fn support(memory: &Memory, cited: &[Cited<'_>]) -> Result<Support, String> {

@@ -30,6 +30,7 @@ use serde_json::{Map, Value, json};
 use super::{Batch, BatchSession, Consolidation, Consolidator};
 use crate::error::Result;
 use crate::plan::{Citation, Plan, ProposedCreate, ProposedUpdate};
+use crate::provenance::identifying_in;
 
 /// How the offline mode names itself in reports and audit records.
 const LABEL: &str = "rule-based (offline mode)";
@@ -88,6 +89,7 @@ enum Rule {
     Decision,
     Feedback,
     Note,
+    Fact,
 }
 
 impl Rule {
@@ -99,6 +101,7 @@ impl Rule {
             Rule::Decision => "decision",
             Rule::Feedback => "feedback",
             Rule::Note => "note",
+            Rule::Fact => "fact",
         }
     }
 
@@ -110,6 +113,7 @@ impl Rule {
             Rule::Decision,
             Rule::Feedback,
             Rule::Note,
+            Rule::Fact,
         ]
         .into_iter()
         .find(|r| r.as_str() == s)
@@ -122,6 +126,10 @@ struct Statement {
     rule: Rule,
     /// What it is about; statements with the same rule and subject are one memory.
     subject: BTreeSet<String>,
+    /// The identifiers of its subject (numbers, versions, proper nouns, code
+    /// names): statements whose identifiers differ are about different things,
+    /// however many words they share.
+    ids: BTreeSet<String>,
     kind: MemoryKind,
     name: String,
     description: String,
@@ -146,7 +154,13 @@ static PREFER: LazyLock<Regex> = LazyLock::new(|| {
 });
 static USES: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(
-        r"(?i)^we(?:'re| are)?\s+(?:now\s+|only\s+)?(?:use|using|switched to|moved to|migrated to)\s+(.+?)(?:\s+here)?(?:,?\s+(?:and\s+)?(?:not|instead of|rather than|no longer)\s+(.+))?$",
+        r"(?i)^we(?:'re| are)?\s+(?:now\s+|only\s+)?(?:use|using|switched to|moved to|migrated to)\s+(?P<tool>.+?)(?:\s+here)?(?:,?\s+(?:and\s+)?(?:not|instead of|rather than|no longer)\s+(?P<old>.+))?$",
+    )
+    .expect("static regex")
+});
+static SWITCHED: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(
+        r"(?i)^we(?:'ve| have)?\s+(?:switched|moved|migrated|changed)\s+from\s+(?P<old>.+?)\s+to\s+(?P<tool>.+?)(?:\s+here)?$",
     )
     .expect("static regex")
 });
@@ -167,6 +181,28 @@ static REMEMBER: LazyLock<Regex> = LazyLock::new(|| {
     )
     .expect("static regex")
 });
+static FACT: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(
+        r"(?i)^(?:the\s+|our\s+|my\s+)?([\p{L}\p{N}][\p{L}\p{N} ._/-]{0,60}?)\s+(owns|handles|runs on|listens on|lives (?:in|at|on)|(?:is|are) hosted (?:on|at|in)|deploys to|(?:is|are) deployed to|uses|targets|requires|depends on|stores|ships|is|are)\s+(.{1,200})$",
+    )
+    .expect("static regex")
+});
+/// First words of a sentence that is not a statement of fact about the project.
+const NOT_A_FACT: &[&str] = &[
+    "i", "you", "we", "it", "this", "that", "there", "what", "how", "why", "who", "when", "where",
+    "which", "can", "could", "would", "should", "do", "does", "did", "is", "are", "was", "were",
+    "thanks", "thank", "ok", "okay", "yes", "no", "he", "she", "they", "if", "maybe", "perhaps",
+    "let", "lets", "let's", "so", "but", "and", "or", "hi", "hello", "hey", "sorry", "please",
+];
+/// Where a sentence joins another clause that opens like a statement.
+static CLAUSE: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(
+        r"(?i)(?:,\s*(?:and\s+|but\s+)?|\s+(?:and|but)\s+)(?:also\s+)?(i\b|i'm\b|my\b|we\b|we're\b|our\b|call me\b|please\b|always\b|never\b|from now on\b|going forward\b|remember\b)",
+    )
+    .expect("static regex")
+});
+static ISO_DATE: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"\d{4}-\d{2}-\d{2}").expect("static regex"));
 static SENTENCE_END: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"[.!?;]+(?:\s+|$)|\n+").expect("static regex"));
 static RELATIVE_DAY: LazyLock<Regex> =
@@ -238,28 +274,35 @@ fn absolute_days(text: &str, at: DateTime<Utc>) -> String {
         .into_owned()
 }
 
-/// The words of a decision up to its first preposition or number: its subject.
-fn decision_subject(text: &str) -> BTreeSet<String> {
+/// The words of a decision up to its first preposition or number (its subject),
+/// and the identifiers among them.
+fn decision_subject(text: &str) -> (BTreeSet<String>, BTreeSet<String>) {
     const BREAKS: &[&str] = &[
         "on", "at", "in", "every", "by", "with", "to", "for", "from", "after", "before", "until",
         "each", "via", "using",
     ];
     let mut head = Vec::new();
+    let mut previous_is_word = false;
     for w in text
         .split(|c: char| !c.is_alphanumeric())
         .filter(|w| !w.is_empty())
     {
         let lw = w.to_lowercase();
-        if BREAKS.contains(&lw.as_str()) || lw.chars().all(|c| c.is_ascii_digit()) {
+        let number = lw.chars().all(|c| c.is_ascii_digit());
+        // A number right after a word names something ("team 7", "node 18");
+        // one that opens a clause is a value ("3 times a week").
+        if BREAKS.contains(&lw.as_str()) || (number && !previous_is_word) {
             break;
         }
-        head.push(lw);
+        previous_is_word = !number;
+        head.push(w);
     }
-    let subject: BTreeSet<String> = words(&head.join(" "));
+    let head = head.join(" ");
+    let subject: BTreeSet<String> = words(&head);
     if subject.is_empty() {
-        words(text)
+        (words(text), identifying_in(text))
     } else {
-        subject
+        (subject, identifying_in(&head))
     }
 }
 
@@ -275,6 +318,7 @@ fn recognise(sentence: &str, session: &BatchSession, message: usize) -> Option<S
             Some(Statement {
                 rule: Rule::Note,
                 subject: words(&value),
+                ids: identifying_in(&value),
                 kind: MemoryKind::Project,
                 name: format!("Note: {}", short(&value, 60)),
                 description: format!(
@@ -297,9 +341,10 @@ fn recognise_fact(sentence: &str, session: &BatchSession, message: usize) -> Opt
     let sentence = sentence.trim();
     let date = session.created_at.format("%Y-%m-%d").to_string();
     let stated = format!("Stated by the user on {date}");
-    let make = |rule, subject, kind, name: String, content: String| Statement {
+    let make = |rule, (subject, ids), kind, name: String, content: String| Statement {
         rule,
         subject,
+        ids,
         kind,
         name,
         description: stated.clone(),
@@ -317,7 +362,7 @@ fn recognise_fact(sentence: &str, session: &BatchSession, message: usize) -> Opt
         let subject = BTreeSet::from(["user-name".to_owned()]);
         return Some(make(
             Rule::Name,
-            subject,
+            (subject, BTreeSet::new()),
             MemoryKind::User,
             "Preferred name".into(),
             format!("Call the user {value}."),
@@ -332,16 +377,25 @@ fn recognise_fact(sentence: &str, session: &BatchSession, message: usize) -> Opt
         };
         return Some(make(
             Rule::Preference,
-            words(&value),
+            (words(&value), identifying_in(&value)),
             MemoryKind::User,
             format!("Preference: {}", short(&value, 60)),
             format!("The user {verb} {value}."),
         ));
     }
-    if let Some(c) = USES.captures(sentence) {
-        let tool = clean(&c[1])?;
+    if let Some(c) = SWITCHED
+        .captures(sentence)
+        .or_else(|| USES.captures(sentence))
+    {
+        let tool = clean(&c["tool"])?;
+        // A switch shares a tool name with what it replaces; a version tells
+        // two uses of the same tool apart.
+        let ids: BTreeSet<String> = identifying_in(&tool)
+            .into_iter()
+            .filter(|t| t.chars().any(|c| c.is_ascii_digit()))
+            .collect();
         let mut subject = words(&tool);
-        let content = match c.get(2).and_then(|m| clean(m.as_str())) {
+        let content = match c.name("old").and_then(|m| clean(m.as_str())) {
             Some(old) => {
                 subject.extend(words(&old));
                 format!("The project uses {tool}, not {old} (since {date}).")
@@ -350,7 +404,7 @@ fn recognise_fact(sentence: &str, session: &BatchSession, message: usize) -> Opt
         };
         return Some(make(
             Rule::Uses,
-            subject,
+            (subject, ids),
             MemoryKind::Project,
             format!("Uses {}", short(&tool, 60)),
             content,
@@ -378,13 +432,63 @@ fn recognise_fact(sentence: &str, session: &BatchSession, message: usize) -> Opt
         let value = clean(&absolute_days(&c[2], session.created_at))?;
         return Some(make(
             Rule::Feedback,
-            words(&value),
+            (words(&value), identifying_in(&value)),
             MemoryKind::Feedback,
             format!("Feedback: {} {}", verb.to_lowercase(), short(&value, 50)),
             format!("{verb} {value}."),
         ));
     }
-    None
+    fact(sentence, session, message)
+}
+
+/// A statement of fact about the project with no trigger word ("The staging
+/// database listens on port 5433", "Team Falcon owns billing"): a declarative
+/// sentence that names something (a number, a proper noun, a file or code name);
+/// with `is`/`are`, only when its value holds a number or a code-like name.
+fn fact(sentence: &str, session: &BatchSession, message: usize) -> Option<Statement> {
+    if sentence.contains('?') {
+        return None;
+    }
+    let first = sentence.split_whitespace().next()?.to_lowercase();
+    let count = sentence.split_whitespace().count();
+    if NOT_A_FACT.contains(&first.as_str()) || !(3..=40).contains(&count) {
+        return None;
+    }
+    let c = FACT.captures(sentence)?;
+    let (head, verb, value) = (&c[1], c[2].to_lowercase(), &c[3]);
+    let ids = identifying_in(sentence);
+    if ids.is_empty() {
+        return None;
+    }
+    if matches!(verb.as_str(), "is" | "are")
+        && !identifying_in(value)
+            .iter()
+            .any(|t| t.contains(|c: char| c.is_ascii_digit() || "._/@:".contains(c)))
+    {
+        return None;
+    }
+    let value = clean(value)?;
+    let mut subject = words(head);
+    subject.insert(verb.clone());
+    let text = format!("{} {verb} {value}", head.trim());
+    Some(Statement {
+        rule: Rule::Fact,
+        subject,
+        // Every identifier of the statement: "runs on node 18" and "runs on node
+        // 20" are two facts unless the person says one replaced the other.
+        ids,
+        kind: MemoryKind::Project,
+        name: format!("Fact: {}", short(&text, 60)),
+        description: format!(
+            "Stated by the user on {}",
+            session.created_at.format("%Y-%m-%d")
+        ),
+        content: format!("{}.", capitalized(&clean(sentence)?)),
+        cited: Citation {
+            session: session.reference.clone(),
+            message,
+        },
+    })
 }
 
 fn statements(session: &BatchSession) -> Vec<Statement> {
@@ -399,40 +503,80 @@ fn statements(session: &BatchSession) -> Vec<Statement> {
                 .map(move |sentence| (i, sentence.to_owned()))
                 .collect::<Vec<_>>()
         })
-        .filter_map(|(i, sentence)| recognise(&sentence, session, i))
+        .flat_map(|(i, sentence)| recognise_all(&sentence, session, i))
         .collect()
 }
 
-fn same_subject(rule: Rule, a: &BTreeSet<String>, b: &BTreeSet<String>) -> bool {
+/// The statements of one sentence: two or more when it joins clauses that are
+/// each a statement ("Call me Sam, and I prefer dark mode"), else at most one.
+fn recognise_all(sentence: &str, session: &BatchSession, message: usize) -> Vec<Statement> {
+    // Each clause runs from its opener to where the next joiner begins.
+    let mut spans = vec![(0, sentence.len())];
+    for c in CLAUSE.captures_iter(sentence) {
+        if let (Some(joiner), Some(opener)) = (c.get(0), c.get(1)) {
+            if let Some(last) = spans.last_mut() {
+                last.1 = joiner.start();
+            }
+            spans.push((opener.start(), sentence.len()));
+        }
+    }
+    if spans.len() > 1 {
+        let parts: Vec<Statement> = spans
+            .iter()
+            .filter_map(|&(from, to)| recognise(&sentence[from..to], session, message))
+            .collect();
+        if parts.len() >= 2 {
+            return parts;
+        }
+    }
+    recognise(sentence, session, message).into_iter().collect()
+}
+
+/// A subject: its words and its identifiers.
+type Subject<'s> = (&'s BTreeSet<String>, &'s BTreeSet<String>);
+
+/// Whether two statements of `rule` are about the same thing: their
+/// identifiers agree, and their words overlap (a switch of tools shares one).
+fn same_subject(rule: Rule, (a, a_ids): Subject<'_>, (b, b_ids): Subject<'_>) -> bool {
+    if a_ids != b_ids {
+        return false;
+    }
     match rule {
         Rule::Uses => !a.is_disjoint(b),
-        Rule::Name => a == b,
-        // Near-duplicates share their words and every number or version.
-        _ => a == b || (jaccard(a, b) >= NEAR_DUPLICATE && numbers(a) == numbers(b)),
+        // The same thing (its head and verb), whatever it now says.
+        Rule::Name | Rule::Fact => a == b,
+        _ => a == b || jaccard(a, b) >= NEAR_DUPLICATE,
     }
 }
 
-/// The words of a subject that hold a digit (numbers, versions, numbered names).
-fn numbers(subject: &BTreeSet<String>) -> BTreeSet<&String> {
+/// The words of a subject that hold a digit: the identifiers of a memory written
+/// before identifiers were recorded.
+fn numbers(subject: &BTreeSet<String>) -> BTreeSet<String> {
     subject
         .iter()
         .filter(|w| w.chars().any(|c| c.is_ascii_digit()))
+        .cloned()
         .collect()
 }
 
-/// What an existing memory is about, when the offline mode wrote it.
-fn memory_subject(m: &Memory) -> Option<(Rule, BTreeSet<String>)> {
+/// What an existing memory is about, when the offline mode wrote it: its rule,
+/// subject words and identifiers.
+fn memory_subject(m: &Memory) -> Option<(Rule, BTreeSet<String>, BTreeSet<String>)> {
     let rule = Rule::parse(m.metadata.get("rule")?.as_str()?)?;
     // The subject key is one string (recall's conflict rule compares it): the
     // subject's words, sorted, joined by spaces.
-    let subject = m
+    let subject: BTreeSet<String> = m
         .metadata
         .get("subject")?
         .as_str()?
         .split_whitespace()
         .map(str::to_owned)
         .collect();
-    Some((rule, subject))
+    let ids = match m.metadata.get("ids").and_then(Value::as_str) {
+        Some(ids) => ids.split_whitespace().map(str::to_owned).collect(),
+        None => numbers(&subject),
+    };
+    Some((rule, subject, ids))
 }
 
 fn covers(m: &Memory, s: &Statement) -> bool {
@@ -440,7 +584,9 @@ fn covers(m: &Memory, s: &Statement) -> bool {
         return false;
     }
     match memory_subject(m) {
-        Some((rule, subject)) => rule == s.rule && same_subject(rule, &subject, &s.subject),
+        Some((rule, subject, ids)) => {
+            rule == s.rule && same_subject(rule, (&subject, &ids), (&s.subject, &s.ids))
+        }
         None => jaccard(&words(&m.content), &words(&s.content)) >= NEAR_DUPLICATE,
     }
 }
@@ -461,24 +607,42 @@ fn metadata(s: &Statement) -> Map<String, Value> {
     map.insert("rule".into(), json!(s.rule.as_str()));
     let subject: Vec<&str> = s.subject.iter().map(String::as_str).collect();
     map.insert("subject".into(), json!(subject.join(" ")));
+    let ids: Vec<&str> = s.ids.iter().map(String::as_str).collect();
+    map.insert("ids".into(), json!(ids.join(" ")));
     map
 }
 
 struct Builder<'a> {
     memories: &'a [Memory],
-    creates: Vec<(Statement, Vec<Citation>)>,
+    /// New memories: the statement, its evidence, and the earlier create of the
+    /// same subject in this batch that it supersedes.
+    creates: Vec<(Statement, Vec<Citation>, Option<usize>)>,
     updates: Vec<(String, Statement, Vec<Citation>)>,
 }
 
+/// What a statement asserts, its dates aside (a restatement on another day
+/// asserts the same thing).
+fn assertion(content: &str) -> String {
+    ISO_DATE.replace_all(content, "").to_lowercase()
+}
+
+/// Adds `s`'s evidence to a statement that asserts the same.
+fn cite_too(evidence: &mut Vec<Citation>, s: &Statement) {
+    if !evidence.contains(&s.cited) {
+        evidence.push(s.cited.clone());
+    }
+}
+
+/// Folds a change of an existing memory's subject into the batch's update of
+/// it: the update carries the latest statement (the memory's prior version goes
+/// to history when it is applied).
 fn absorb(into: &mut Statement, evidence: &mut Vec<Citation>, s: Statement) {
     if into.rule == Rule::Uses {
         let mut subject = into.subject.clone();
         subject.extend(s.subject.iter().cloned());
         into.subject = subject;
     }
-    if !evidence.contains(&s.cited) {
-        evidence.push(s.cited.clone());
-    }
+    cite_too(evidence, &s);
     into.content = s.content;
     into.name = s.name;
     into.description = s.description;
@@ -486,19 +650,30 @@ fn absorb(into: &mut Statement, evidence: &mut Vec<Citation>, s: Statement) {
 
 impl Builder<'_> {
     fn add(&mut self, s: Statement) {
-        let same = |t: &Statement| t.rule == s.rule && same_subject(s.rule, &t.subject, &s.subject);
-        if let Some((t, sources)) = self.creates.iter_mut().find(|(t, _)| same(t)) {
-            return absorb(t, sources, s);
+        let same = |t: &Statement| {
+            t.rule == s.rule && same_subject(s.rule, (&t.subject, &t.ids), (&s.subject, &s.ids))
+        };
+        // The latest create of the same subject in this batch: a restatement adds
+        // evidence; a change is a new memory that supersedes it, so no statement
+        // silently replaces another.
+        if let Some(index) = self.creates.iter().rposition(|(t, _, _)| same(t)) {
+            let (t, evidence, _) = &mut self.creates[index];
+            if assertion(&t.content) == assertion(&s.content) {
+                return cite_too(evidence, &s);
+            }
+            let cited = s.cited.clone();
+            self.creates.push((s, vec![cited], Some(index)));
+            return;
         }
-        if let Some((_, t, sources)) = self.updates.iter_mut().find(|(_, t, _)| same(t)) {
-            return absorb(t, sources, s);
+        if let Some((_, t, evidence)) = self.updates.iter_mut().find(|(_, t, _)| same(t)) {
+            return absorb(t, evidence, s);
         }
         if let Some(m) = self.memories.iter().find(|m| covers(m, &s)) {
-            if m.content == s.content {
+            if assertion(&m.content) == assertion(&s.content) {
                 return;
             }
             let mut s = s;
-            if let Some((_, subject)) = memory_subject(m).filter(|(r, _)| *r == Rule::Uses) {
+            if let Some((_, subject, _)) = memory_subject(m).filter(|(r, _, _)| *r == Rule::Uses) {
                 s.subject.extend(subject);
             }
             let cited = s.cited.clone();
@@ -506,14 +681,15 @@ impl Builder<'_> {
             return;
         }
         let cited = s.cited.clone();
-        self.creates.push((s, vec![cited]));
+        self.creates.push((s, vec![cited], None));
     }
 
     fn finish(self) -> Plan {
         let mut plan = Plan::default();
-        for (i, (s, evidence)) in self.creates.into_iter().enumerate() {
+        let handle = |i: usize| format!("rule-{}", i + 1);
+        for (i, (s, evidence, supersedes)) in self.creates.into_iter().enumerate() {
             plan.creates.push(ProposedCreate {
-                handle: format!("rule-{}", i + 1),
+                handle: handle(i),
                 metadata: metadata(&s),
                 name: capitalized(&s.name),
                 description: s.description,
@@ -522,7 +698,7 @@ impl Builder<'_> {
                 tags: vec![s.rule.as_str().to_owned()],
                 sources: sessions_of(&evidence),
                 evidence,
-                supersedes: Vec::new(),
+                supersedes: supersedes.map(handle).into_iter().collect(),
                 confidence: Some(0.8),
                 expires_at: None,
             });

@@ -79,7 +79,7 @@ fn lasting_statements_become_memories_and_chatter_does_not() {
 }
 
 #[test]
-fn near_duplicates_in_one_batch_become_one_memory_citing_both_sessions() {
+fn restatements_in_one_batch_become_one_memory_and_changes_supersede() {
     let batch = Batch {
         now: t0(),
         scope: Default::default(),
@@ -92,10 +92,14 @@ fn near_duplicates_in_one_batch_become_one_memory_citing_both_sessions() {
         memories: Vec::new(),
     };
     let plan = RuleBasedConsolidator::new().plan(&batch);
-    assert_eq!(plan.creates.len(), 2, "{:#?}", plan.creates);
+    assert_eq!(plan.creates.len(), 3, "{:#?}", plan.creates);
+    // A restatement adds its evidence to the same memory.
     assert_eq!(plan.creates[0].sources, ["S1", "S2"]);
-    assert_eq!(plan.creates[1].content, "Call the user Samuel.");
-    assert_eq!(plan.creates[1].sources, ["S3", "S4"]);
+    // A change within the batch is kept, and superseded visibly: nothing silently
+    // replaces the earlier statement.
+    assert_eq!(plan.creates[1].content, "Call the user Sam.");
+    assert_eq!(plan.creates[2].content, "Call the user Samuel.");
+    assert_eq!(plan.creates[2].supersedes, [plan.creates[1].handle.clone()]);
 }
 
 #[tokio::test]
@@ -161,4 +165,119 @@ async fn the_offline_mode_goes_through_the_same_gate() {
         h.dream.list().await.unwrap()[0].content,
         "The project uses Vitest."
     );
+}
+
+#[tokio::test]
+async fn a_change_within_one_batch_is_a_visible_supersession() {
+    let h = Harness::new(quick());
+    h.dream.log_session(user("Call me Sam.")).await.unwrap();
+    h.dream
+        .log_session(user("Actually, call me Samuel."))
+        .await
+        .unwrap();
+    let report = h.dream.dream(true).await.unwrap();
+    assert_eq!(report.created.len(), 2);
+    let all = h.dream.list().await.unwrap();
+    let sam = all
+        .iter()
+        .find(|m| m.content == "Call the user Sam.")
+        .unwrap();
+    let samuel = all
+        .iter()
+        .find(|m| m.content == "Call the user Samuel.")
+        .unwrap();
+    assert_eq!(sam.status, dream_core::MemoryStatus::Superseded);
+    assert_eq!(samuel.supersedes, vec![sam.id.clone()]);
+}
+
+#[tokio::test]
+async fn facts_without_a_trigger_word_and_two_facts_in_one_sentence() {
+    let h = Harness::new(quick());
+    h.dream
+        .log_session(user(
+            "The staging database listens on port 5433. Team Falcon owns the billing service. \
+             Call me Sam, and I prefer dark mode. What is the weather like? Thanks a lot.",
+        ))
+        .await
+        .unwrap();
+    let report = h.dream.dream(true).await.unwrap();
+    let mut contents: Vec<String> = h
+        .dream
+        .list()
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|m| m.content)
+        .collect();
+    contents.sort();
+    assert_eq!(
+        contents,
+        [
+            "Call the user Sam.",
+            "Team Falcon owns the billing service.",
+            "The staging database listens on port 5433.",
+            "The user prefers dark mode.",
+        ],
+        "{report:#?}"
+    );
+}
+
+mod distinct_identifiers {
+    use proptest::prelude::*;
+
+    use super::*;
+
+    /// Statement shapes sharing most of their words; `{}` is the identifier.
+    const SHAPES: &[&str] = &[
+        "From now on team {} owns the billing service.",
+        "We decided that squad {} reviews every release.",
+        "Remember that the payments worker runs on node {}.",
+        "Always tag release {} before deploying.",
+        "Service {} listens on port 8080.",
+    ];
+
+    fn plan_for(texts: &[String]) -> dream_engine::Plan {
+        let batch = Batch {
+            now: t0(),
+            scope: Default::default(),
+            sessions: texts
+                .iter()
+                .enumerate()
+                .map(|(i, t)| session(&format!("S{}", i + 1), user(t)))
+                .collect(),
+            memories: Vec::new(),
+        };
+        RuleBasedConsolidator::new().plan(&batch)
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(64))]
+
+        /// N statements over a shared vocabulary with distinct identifiers become N
+        /// memories; each restated becomes no more.
+        #[test]
+        fn distinct_identifiers_are_distinct_memories(
+            shape in prop::sample::select(SHAPES.to_vec()),
+            ids in prop::collection::btree_set(1u32..500, 2..12),
+            restate in any::<bool>(),
+        ) {
+            let mut texts: Vec<String> = ids.iter().map(|n| shape.replace("{}", &n.to_string())).collect();
+            if restate {
+                texts.extend(texts.clone());
+            }
+            let plan = plan_for(&texts);
+            prop_assert_eq!(plan.creates.len(), ids.len(), "{:#?}", plan.creates);
+            prop_assert!(plan.creates.iter().all(|c| c.supersedes.is_empty()));
+        }
+    }
+
+    #[test]
+    fn a_genuine_change_of_the_same_subject_supersedes() {
+        let plan = plan_for(&[
+            "We use Jest.".to_owned(),
+            "We moved from Jest to Vitest.".to_owned(),
+        ]);
+        assert_eq!(plan.creates.len(), 2, "{:#?}", plan.creates);
+        assert_eq!(plan.creates[1].supersedes, [plan.creates[0].handle.clone()]);
+    }
 }
