@@ -144,32 +144,66 @@ static PREAMBLE: LazyLock<Regex> = LazyLock::new(|| {
     )
     .expect("static regex")
 });
-static CALL_ME: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r"(?i)^(?:please\s+)?call me\s+(.+)$").expect("static regex"));
+static CALL_ME: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(
+        r"(?i)^(?:please\s+)?(?:you can\s+)?(?:just\s+)?(?:call me|i go by|i prefer to be called|(?:please\s+)?address me as|everyone calls me)\s+(.+)$",
+    )
+    .expect("static regex")
+});
+/// A name given as "I'm Ingrid" or "name's Dmitri": only a capitalised word.
+static NAME_IS: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"^(?:[Hh]i|[Hh]ey|[Hh]ello)?[ ,!]*(?:I'm|I am|[Nn]ame's|[Mm]y names)\s+(\p{Lu}[\p{L}'-]+)(?:\s*$|\s*[,.;!(—-])")
+        .expect("static regex")
+});
+/// Where a captured name ends: before a clause, a courtesy or an aside.
+static NAME_END: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?i)\s+(?:from now on|please|pls|not|but|btw|instead|if|because|thanks|that's|rather|going forward|\(with)\b.*$|\s*[,;(—–].*$")
+        .expect("static regex")
+});
 static MY_NAME: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r"(?i)^my name is\s+(.+)$").expect("static regex"));
+    LazyLock::new(|| Regex::new(r"(?i)^(?:my name is|my name's)\s+(.+)$").expect("static regex"));
 static PREFER: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"(?i)^i\s+(?:really\s+|strongly\s+)?(prefer|like|love|hate|dislike|don't like|do not like|can't stand)\s+(.+)$")
         .expect("static regex")
 });
 static USES: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(
-        r"(?i)^we(?:'re| are)?\s+(?:now\s+|only\s+)?(?:use|using|switched to|moved to|migrated to)\s+(?P<tool>.+?)(?:\s+here)?(?:,?\s+(?:and\s+)?(?:not|instead of|rather than|no longer)\s+(?P<old>.+))?$",
+        r"(?i)^we(?:'re| are|'ve| have)?\s+(?:now\s+|only\s+|all\s+)?(?:use|using|switched to|moved to|migrated to|standardi[sz]ed on|on|rely on|relying on|settled on)\s+(?P<tool>.+?)(?:\s+(?:here|now|in prod|in production))?(?:,?\s+(?:and\s+)?(?:not|instead of|rather than|no longer|over)\s+(?P<old>.+?))?(?:\s+now)?$",
+    )
+    .expect("static regex")
+});
+/// A tool named by what it does for the project: "the frontend is built with
+/// SvelteKit", "logging goes through pino", "we're going with Stripe".
+static USES_FOR: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(
+        r"(?i)^(?:(?:the|our|all|everything(?:'s| is)?)\s+)?(?P<what>[\p{L}\p{N} .'-]{0,40}?)\s*(?:(?:is|are|'s)\s+(?:built with|written in|managed (?:in|with|by)|handled (?:by|in)|done (?:with|in)|powered by|built on|containeri[sz]ed with|tracked in|hosted on)|(?:goes|go|run|runs) through|containeri[sz]ed with)\s+(?P<tool>.+?)(?:,.*)?$",
+    )
+    .expect("static regex")
+});
+/// "we're going with Stripe", "we dropped moment.js and use date-fns now".
+static GOING_WITH: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(
+        r"(?i)^we(?:'re| are)\s+going with\s+(?P<tool>.+?)(?:\s+(?:for|—|-).*)?$|^we(?:'ve| have)?\s+dropped\s+(?P<old>.+?)\s+and\s+(?:now\s+)?use\s+(?P<tool2>.+?)(?:\s+now)?$",
     )
     .expect("static regex")
 });
 static SWITCHED: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(
-        r"(?i)^we(?:'ve| have)?\s+(?:switched|moved|migrated|changed)\s+from\s+(?P<old>.+?)\s+to\s+(?P<tool>.+?)(?:\s+here)?$",
+        r"(?i)^we(?:'ve| have)?\s+(?:switched|moved|migrated|changed)\s+(?:from\s+(?P<old>.+?)\s+to\s+(?P<tool>.+?)|to\s+(?P<tool2>.+?)\s+from\s+(?P<old2>.+?))(?:\s+(?:here|last \w+|this \w+|in \w+))?$",
     )
     .expect("static regex")
 });
 static FROM_NOW_ON: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"(?i)^(?:from now on|going forward|from today on|starting (?:today|now)),?\s+(.+)$")
-        .expect("static regex")
+    Regex::new(
+        r"(?i)^(?:from now on|going forward|from (?:today|tomorrow|now|next \w+|this \w+|\w+day) on|starting (?:today|now|tomorrow|next \w+|this \w+|\w+day)|as of (?:today|now|this \w+|next \w+)|effective (?:today|immediately)|decision|(?:ok\s+)?it's (?:settled|decided)|final decision),?\s*[:,—-]?\s+(.+)$",
+    )
+    .expect("static regex")
 });
 static DECIDED: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"(?i)^we(?:'ve| have)?\s+decided\s+(?:to|that)\s+(.+)$").expect("static regex")
+    Regex::new(
+        r"(?i)^(?:we|the team|team|everyone)(?:'ve| have)?\s+(?:\w+\s+)?(?:decided|agreed|chosen|chose|committed)(?:\s+\w+)?\s+(?:to|that|on)\s+(.+)$",
+    )
+    .expect("static regex")
 });
 static FEEDBACK: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"(?i)^(?:please\s+)?(always|never|don't|do not|stop)\s+(.+)$")
@@ -177,7 +211,7 @@ static FEEDBACK: LazyLock<Regex> = LazyLock::new(|| {
 });
 static REMEMBER: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(
-        r"(?i)^(?:please\s+)?(?:remember|keep in mind|don't forget|do not forget|never forget|(?:make a )?note (?:for later|that|this)|for later|for the record)(?:\s+that)?\s*[,:]?\s+(.+)$",
+        r"(?i)^(?:(?:please|pls|plz|can you|could you|just so you)\s+)?(?:remember|remeber|rember|memori[sz]e|keep in mind|don't forget|dont forget|do not forget|never forget|worth remembering|(?:make a )?note (?:for later|to self|that|this)|note to self(?: \(and you\))?|for later|for the record|merk dir|bitte merk dir|vergiss nicht|notiz für später|retiens|n'oublie pas|souviens-toi|note pour plus tard|recuerda|acuérdate de|no olvides|ten en cuenta)(?:\s+this)?(?:\s+(?:that|dass|que))?\s*[,:—-]?\s+(.+)$",
     )
     .expect("static regex")
 });
@@ -187,6 +221,45 @@ static FACT: LazyLock<Regex> = LazyLock::new(|| {
     )
     .expect("static regex")
 });
+/// Question words: "remember what …" asks instead of telling.
+const WH_WORDS: &[&str] = &[
+    "what", "when", "where", "which", "who", "why", "how", "whether", "if",
+];
+/// Values that point back at the conversation instead of naming something.
+const PRONOUNS: &[&str] = &["that", "this", "it", "those", "these", "them", "you"];
+/// Turns of phrase that look like feedback.
+const IDIOMS: &[&str] = &["mind", "worry", "bother", "panic", "know", "wait"];
+/// Words after "call me" that are not names.
+const NOT_A_NAME: &[&str] = &[
+    "crazy",
+    "back",
+    "later",
+    "anytime",
+    "maybe",
+    "old-fashioned",
+    "when",
+    "if",
+    "tomorrow",
+    "tonight",
+    "now",
+    "soon",
+    "again",
+    "paranoid",
+    "biased",
+    "skeptical",
+    "sceptical",
+];
+
+/// Whether `text`'s first word (case-folded) is one of `words`.
+fn starts_with_any(text: &str, words: &[&str]) -> bool {
+    let first = text
+        .split(|c: char| !c.is_alphanumeric() && c != '\'' && c != '-')
+        .find(|w| !w.is_empty())
+        .unwrap_or("")
+        .to_lowercase();
+    words.contains(&first.as_str())
+}
+
 /// First words of a sentence that is not a statement of fact about the project.
 const NOT_A_FACT: &[&str] = &[
     "i", "you", "we", "it", "this", "that", "there", "what", "how", "why", "who", "when", "where",
@@ -313,6 +386,10 @@ fn recognise(sentence: &str, session: &BatchSession, message: usize) -> Option<S
     let trimmed = sentence.trim();
     if let Some(c) = REMEMBER.captures(trimmed) {
         let fact = c[1].to_owned();
+        // "Remember what the error was?" asks; it keeps nothing.
+        if starts_with_any(&fact, WH_WORDS) {
+            return None;
+        }
         return recognise_fact(&fact, session, message).or_else(|| {
             let value = clean(&absolute_days(&fact, session.created_at))?;
             Some(Statement {
@@ -357,8 +434,12 @@ fn recognise_fact(sentence: &str, session: &BatchSession, message: usize) -> Opt
     if let Some(c) = CALL_ME
         .captures(sentence)
         .or_else(|| MY_NAME.captures(sentence))
+        .or_else(|| NAME_IS.captures(sentence))
     {
-        let value = clean(&c[1])?;
+        let value = clean(&NAME_END.replace(&c[1], ""))?;
+        if value.split_whitespace().count() > 3 || starts_with_any(&value, NOT_A_NAME) {
+            return None;
+        }
         let subject = BTreeSet::from(["user-name".to_owned()]);
         return Some(make(
             Rule::Name,
@@ -371,6 +452,10 @@ fn recognise_fact(sentence: &str, session: &BatchSession, message: usize) -> Opt
     if let Some(c) = PREFER.captures(sentence) {
         let verb = c[1].to_lowercase();
         let value = clean(&absolute_days(&c[2], session.created_at))?;
+        // "I like that" says nothing lasting.
+        if starts_with_any(&value, PRONOUNS) {
+            return None;
+        }
         let verb = match verb.as_str() {
             "don't like" | "do not like" | "can't stand" => "dislikes".to_owned(),
             v => format!("{v}s"),
@@ -385,9 +470,16 @@ fn recognise_fact(sentence: &str, session: &BatchSession, message: usize) -> Opt
     }
     if let Some(c) = SWITCHED
         .captures(sentence)
+        .or_else(|| GOING_WITH.captures(sentence))
         .or_else(|| USES.captures(sentence))
+        // A decision that names a tool is still a decision.
+        .or_else(|| {
+            USES_FOR
+                .captures(sentence)
+                .filter(|_| !FROM_NOW_ON.is_match(sentence) && !DECIDED.is_match(sentence))
+        })
     {
-        let tool = clean(&c["tool"])?;
+        let tool = clean(c.name("tool").or_else(|| c.name("tool2"))?.as_str())?;
         // A switch shares a tool name with what it replaces; a version tells
         // two uses of the same tool apart.
         let ids: BTreeSet<String> = identifying_in(&tool)
@@ -395,7 +487,8 @@ fn recognise_fact(sentence: &str, session: &BatchSession, message: usize) -> Opt
             .filter(|t| t.chars().any(|c| c.is_ascii_digit()))
             .collect();
         let mut subject = words(&tool);
-        let content = match c.name("old").and_then(|m| clean(m.as_str())) {
+        let old = c.name("old").or_else(|| c.name("old2"));
+        let content = match old.and_then(|m| clean(m.as_str())) {
             Some(old) => {
                 subject.extend(words(&old));
                 format!("The project uses {tool}, not {old} (since {date}).")
@@ -424,6 +517,10 @@ fn recognise_fact(sentence: &str, session: &BatchSession, message: usize) -> Opt
         ));
     }
     if let Some(c) = FEEDBACK.captures(sentence) {
+        // "Never mind", "don't worry about it": a turn of phrase, not feedback.
+        if starts_with_any(&c[2], IDIOMS) {
+            return None;
+        }
         let verb = match c[1].to_lowercase().as_str() {
             "always" => "Always",
             "stop" => "Stop",
@@ -460,10 +557,13 @@ fn fact(sentence: &str, session: &BatchSession, message: usize) -> Option<Statem
     if ids.is_empty() {
         return None;
     }
+    // With `is`/`are`, only a value that names something: a number, a code-like
+    // name, or a proper noun right at its start ("Our ORM is Prisma").
     if matches!(verb.as_str(), "is" | "are")
         && !identifying_in(value)
             .iter()
             .any(|t| t.contains(|c: char| c.is_ascii_digit() || "._/@:".contains(c)))
+        && !(value.starts_with(char::is_uppercase) && value.split_whitespace().count() <= 3)
     {
         return None;
     }
