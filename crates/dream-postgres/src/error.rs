@@ -55,14 +55,19 @@ pub(crate) fn kind(err: &tokio_postgres::Error) -> Kind {
                 || *code == SqlState::UNDEFINED_FUNCTION
             {
                 Kind::SchemaMissing
+            } else if *code == SqlState::ADMIN_SHUTDOWN
+                || *code == SqlState::CRASH_SHUTDOWN
+                || *code == SqlState::IDLE_SESSION_TIMEOUT
+            {
+                // The session ended: a statement that was running may have
+                // committed just before (its commit is not interruptible).
+                Kind::Lost
             } else {
+                // These errors roll the statement back (or come before it ran).
                 let retry = *code == SqlState::T_R_SERIALIZATION_FAILURE
                     || *code == SqlState::T_R_DEADLOCK_DETECTED
-                    || *code == SqlState::ADMIN_SHUTDOWN
-                    || *code == SqlState::CRASH_SHUTDOWN
                     || *code == SqlState::CANNOT_CONNECT_NOW
-                    || *code == SqlState::TOO_MANY_CONNECTIONS
-                    || *code == SqlState::QUERY_CANCELED;
+                    || *code == SqlState::TOO_MANY_CONNECTIONS;
                 Kind::Refused { retry }
             }
         }

@@ -404,11 +404,22 @@ impl PostgresStore {
                 };
             }
         };
-        let result = match client.prepare_cached(sql).await {
-            Ok(statement) => client.query(&statement, params).await,
-            Err(err) => Err(err),
+        // Preparing (a round trip the first time on a connection) sends nothing
+        // that writes: a connection lost there is safe to try again.
+        let statement = match client.prepare_cached(sql).await {
+            Ok(statement) => statement,
+            Err(err) => {
+                let mapped = self.fail(op, key, &err);
+                return match kind(&err) {
+                    Kind::Refused { retry: false } | Kind::SchemaMissing => {
+                        Attempt::Lost(mapped).fatal()
+                    }
+                    _ if mapped.is_retryable() => Attempt::Retry(mapped),
+                    _ => Attempt::Lost(mapped).fatal(),
+                };
+            }
         };
-        match result {
+        match client.query(&statement, params).await {
             Ok(rows) => Attempt::Rows(rows),
             Err(err) => {
                 let mapped = self.fail(op, key, &err);
