@@ -36,8 +36,9 @@
 //!   expiry. (An advisory lock alone would not be a fence: it is tied to a
 //!   session, not to the writes.)
 //! - **Epoch.** A random epoch is written to `S.meta` when the store is created,
-//!   and every statement checks it. A dropped schema or database is refused with
-//!   `Corrupt` (never silently re-created under a running process), a store
+//!   and every statement checks it. A dropped schema, or a database re-created
+//!   empty, is refused with `Corrupt` (never silently re-created under a running
+//!   process; a dropped database fails to connect), a store
 //!   re-created by someone else with `Incompatible`. A database restored from a
 //!   backup taken *after* the store was created keeps its epoch: a restore to an
 //!   older point in time is not detected (just as with Redis).
@@ -70,6 +71,9 @@
 //!   the lock meanwhile, `false` is reported even if the release had committed.
 //!
 //! # Connection and secrets
+//!
+//! PostgreSQL 11 or newer. The user needs `CREATE` on the database the first
+//! time (to create the schema), then only rights on the schema.
 //!
 //! URLs: `postgres://[user[:password]@]host[:port]/database[?param=value]`
 //! (`postgresql://` too). **TLS is not supported by this build**:
