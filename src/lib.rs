@@ -16,6 +16,8 @@ pub use dream_encrypted as encrypted;
 pub use dream_fs as fs;
 #[cfg(feature = "llm")]
 pub use dream_llm as llm;
+#[cfg(feature = "postgres")]
+pub use dream_postgres as postgres;
 #[cfg(feature = "redis")]
 pub use dream_redis as redis;
 #[cfg(feature = "sqlite")]

@@ -13,6 +13,9 @@ const KEY_B: &str = "ICEiIyQlJicoKSorLC0uLzAxMjM0NTY3ODk6Ozw9Pj8=";
 mod common;
 use common::*;
 
+#[path = "../crates/dream-postgres/tests/common/mod.rs"]
+mod postgres_common;
+
 /// Exit code 2 with one `error:` line on stderr.
 #[track_caller]
 fn fails(output: Output, needle: &str) -> String {
@@ -390,6 +393,55 @@ fn redis_errors_never_show_the_password() {
     let err = fails(out, "");
     assert!(!err.contains("hunter2"), "{err}");
     fails(cli.run(&["--store", "redis", "list"]), "DREAM_REDIS_URL");
+}
+
+#[test]
+fn postgres_store_from_the_environment_and_its_refusals() {
+    let cli = Cli::new();
+    let err = fails(
+        cli.run(&[
+            "--store",
+            "postgres://dream:hunter2@127.0.0.1:5432/test",
+            "list",
+        ]),
+        "DREAM_POSTGRES_URL",
+    );
+    assert!(!err.contains("hunter2"), "{err}");
+    fails(
+        cli.run(&["--store", "postgres", "list"]),
+        "DREAM_POSTGRES_URL",
+    );
+    fails(
+        cli.run(&[
+            "--store",
+            "postgresql://127.0.0.1/test?sslmode=require",
+            "list",
+        ]),
+        "TLS",
+    );
+    let out = cli.run_with(
+        &["--store", "postgres", "list"],
+        None,
+        &[(
+            "DREAM_POSTGRES_URL",
+            "postgres://dream:hunter2@127.0.0.1:1/test",
+        )],
+    );
+    let err = fails(out, "");
+    assert!(!err.contains("hunter2"), "{err}");
+
+    if !postgres_common::available("the CLI on PostgreSQL") {
+        return;
+    }
+    let schema = postgres_common::fresh_schema();
+    let _guard = postgres_common::SchemaGuard::new(&schema);
+    let store = format!("postgres?schema={schema}");
+    let env = [("DREAM_POSTGRES_URL", postgres_common::url())];
+    let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    let json = r#"{"name":"Style","description":"code style","kind":"feedback","content":"Prefer small functions.","id":"style-1"}"#;
+    ok(cli.run_with(&["--store", &store, "remember"], Some(json), &env));
+    let listed = ok(cli.run_with(&["--store", &store, "list", "--json"], None, &env));
+    assert!(listed.contains("style-1"), "{listed}");
 }
 
 #[test]

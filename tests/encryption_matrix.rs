@@ -1,5 +1,5 @@
 //! Encryption over every backend: the conformance suite on `EncryptedStore` over
-//! dream-fs, dream-sqlite and dream-redis (the in-memory store and dream-fs are
+//! dream-fs, dream-sqlite, dream-redis and dream-postgres (the in-memory store and dream-fs are
 //! also covered inside dream-encrypted). Backends never depend on each other, so
 //! the matrix lives here, at the root.
 
@@ -65,6 +65,31 @@ mod redis {
             Arc::new(EncryptedStore::new(inner, ring())),
             (redis_common::PrefixGuard::new(&redis.url, &prefix), redis),
         )
+    }
+
+    dream::conformance::conformance_suite!(make);
+}
+
+#[path = "../crates/dream-postgres/tests/common/mod.rs"]
+mod postgres_common;
+
+mod postgres {
+    use super::*;
+
+    async fn make() -> Fixture {
+        let up = tokio::task::spawn_blocking(|| {
+            postgres_common::available("the encrypted PostgreSQL matrix")
+        })
+        .await
+        .expect("probe PostgreSQL");
+        if !up {
+            // Nothing to test and the macro cannot skip: end after the loud notice.
+            std::process::exit(0);
+        }
+        let schema = postgres_common::fresh_schema();
+        let guard = postgres_common::SchemaGuard::new(&schema);
+        let inner = postgres_common::open(&schema).await;
+        Fixture::new(Arc::new(EncryptedStore::new(inner, ring())), guard)
     }
 
     dream::conformance::conformance_suite!(make);

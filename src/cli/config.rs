@@ -118,16 +118,27 @@ impl FileConfig {
             reason: e.message().to_owned(),
         })?;
         if let Some(store) = &config.store
-            && store.starts_with("redis")
-            && store.contains('@')
+            && ((store.starts_with("redis") && store.contains('@'))
+                || (store.starts_with("postgres") && postgres_userinfo_has_password(store)))
         {
             return Err(ConfigError::Forbidden {
                 path: shown.to_owned(),
-                key: "store (a Redis URL with credentials)".into(),
+                key: "store (a Redis or PostgreSQL URL with credentials)".into(),
             });
         }
         Ok(config)
     }
+}
+
+/// Whether a PostgreSQL URL carries a password (`user:pass@`, or `password=` in
+/// its query).
+fn postgres_userinfo_has_password(url: &str) -> bool {
+    let rest = url.split_once("://").map_or(url, |(_, rest)| rest);
+    let authority = rest.split(['/', '?']).next().unwrap_or("");
+    authority
+        .rsplit_once('@')
+        .is_some_and(|(userinfo, _)| userinfo.contains(':'))
+        || rest.contains("password=")
 }
 
 fn forbidden_key(table: &toml::Table) -> Option<String> {
@@ -167,6 +178,8 @@ mod tests {
             "llm = \"openai\"",
             "[limits]\npassword = \"x\"",
             "store = \"redis://:hunter2@127.0.0.1:6379\"",
+            "store = \"postgres://alice:hunter2@db/mem\"",
+            "store = \"postgresql://db/mem?password=hunter2\"",
         ] {
             let err = FileConfig::parse(text, "dream.toml").unwrap_err();
             assert!(

@@ -34,8 +34,9 @@ pub enum LlmChoice {
 /// Options every command takes.
 #[derive(Debug, Clone, Args)]
 pub struct Global {
-    /// The store: fs:PATH (default fs:.dream), sqlite:PATH, or redis://host:port[/db][?prefix=P]
-    /// (no password here: `redis` alone takes the URL from DREAM_REDIS_URL or --redis-url-file).
+    /// The store: fs:PATH (default fs:.dream), sqlite:PATH, redis://host:port[/db][?prefix=P] or
+    /// postgres://[user@]host[:port]/database[?schema=S] (no password here: `redis` alone takes
+    /// the URL from DREAM_REDIS_URL or --redis-url-file, `postgres` alone from DREAM_POSTGRES_URL).
     #[arg(long, global = true, value_name = "URL")]
     pub store: Option<String>,
     /// File holding the Redis URL (with its password), mode 0600.
@@ -155,6 +156,18 @@ impl Global {
                 None => std::env::var("DREAM_REDIS_URL").unwrap_or_default(),
             };
             url = format!("{full}{query}");
+        } else if let Some(query) = url
+            .strip_prefix("postgres")
+            .filter(|q| q.is_empty() || q.starts_with('?'))
+        {
+            // `--store postgres`: the URL is in DREAM_POSTGRES_URL.
+            let full = std::env::var(super::stores::POSTGRES_URL_ENV).unwrap_or_default();
+            let query = query.strip_prefix('?').unwrap_or("");
+            url = match (full.contains('?'), query.is_empty()) {
+                (_, true) => full,
+                (true, false) => format!("{full}&{query}"),
+                (false, false) => format!("{full}?{query}"),
+            };
         }
         let locator = super::seal::locator(&url)?;
         Ok(Some(super::seal::load_or_create(

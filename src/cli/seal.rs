@@ -47,6 +47,12 @@ pub fn locator(url: &str) -> Result<String, CliError> {
     }
     // `user:password@` never reaches the locator.
     let (scheme, rest) = url.split_once("://").unwrap_or(("redis", url));
+    // One PostgreSQL store, one key, whichever spelling of the scheme names it.
+    let scheme = if scheme == "postgresql" {
+        "postgres"
+    } else {
+        scheme
+    };
     let rest = match rest.split_once('/') {
         Some((authority, path)) => format!(
             "{}/{path}",
@@ -119,6 +125,12 @@ pub fn load_or_create(dir: &Path, locator: &str) -> Result<SealKey, CliError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn postgres_locators_never_hold_a_password() {
+        let l = locator("postgresql://alice:hunter2@db.example:5432/mem?schema=team").unwrap();
+        assert_eq!(l, "postgres://db.example:5432/mem?schema=team");
+    }
 
     #[test]
     fn redis_locators_never_hold_a_password() {

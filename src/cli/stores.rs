@@ -1,4 +1,4 @@
-//! Store URLs: `fs:PATH`, `sqlite:PATH`, `redis://…`; and the encryption layer.
+//! Store URLs: `fs:PATH`, `sqlite:PATH`, `redis://…`, `postgres://…`; and the encryption layer.
 //! A backend this binary was built without is one clear error.
 
 use std::path::Path;
@@ -26,8 +26,11 @@ pub async fn open(
     {
         return open_redis(url, redis_url_file).await;
     }
+    if is_postgres(url) {
+        return open_postgres(url).await;
+    }
     Err(CliError::usage(format!(
-        "unknown store {}: expected fs:PATH, sqlite:PATH or redis://host:port[/db][?prefix=P]",
+        "unknown store {}: expected fs:PATH, sqlite:PATH, redis://host:port[/db][?prefix=P] or postgres://[user@]host[:port]/database[?schema=S]",
         super::output::escape(url)
     )))
 }
@@ -36,6 +39,7 @@ pub async fn open(
     not(feature = "fs"),
     not(feature = "sqlite"),
     not(feature = "redis"),
+    not(feature = "postgres"),
     not(feature = "encryption")
 ))]
 fn not_built(feature: &str) -> CliError {
@@ -137,6 +141,72 @@ async fn open_redis_store(
 async fn open_redis(url: &str, _: Option<&Path>) -> Result<Arc<dyn RecordStore>, CliError> {
     let _ = (split_prefix(url), has_password(url));
     Err(not_built("redis"))
+}
+
+/// Whether a store URL names PostgreSQL: `postgres` alone (the URL is in
+/// DREAM_POSTGRES_URL), optionally with `?schema=S`, or a `postgres://` /
+/// `postgresql://` URL.
+pub fn is_postgres(url: &str) -> bool {
+    url == "postgres"
+        || url.starts_with("postgres?")
+        || url.starts_with("postgres://")
+        || url.starts_with("postgresql://")
+}
+
+/// The environment variable `--store postgres` reads the URL from.
+pub const POSTGRES_URL_ENV: &str = "DREAM_POSTGRES_URL";
+
+/// Splits `schema=S` off a PostgreSQL URL's query; the other parameters stay
+/// (they are connection parameters).
+fn split_schema(url: &str) -> Result<(String, Option<String>), CliError> {
+    let Some((base, query)) = url.split_once('?') else {
+        return Ok((url.to_owned(), None));
+    };
+    let mut schema = None;
+    let mut rest = Vec::new();
+    for pair in query.split('&').filter(|p| !p.is_empty()) {
+        match pair.split_once('=') {
+            Some(("schema", value)) => schema = Some(value.to_owned()),
+            Some(("password", _)) => {
+                return Err(CliError::usage(
+                    "a password in --store would show in the process list: put the URL in DREAM_POSTGRES_URL and pass --store postgres",
+                ));
+            }
+            _ => rest.push(pair),
+        }
+    }
+    let mut out = base.to_owned();
+    if !rest.is_empty() {
+        out.push('?');
+        out.push_str(&rest.join("&"));
+    }
+    Ok((out, schema))
+}
+
+#[cfg(feature = "postgres")]
+async fn open_postgres(url: &str) -> Result<Arc<dyn RecordStore>, CliError> {
+    use dream_postgres::{PostgresConfig, PostgresStore};
+    let (base, schema) = split_schema(url)?;
+    if has_password(&base) {
+        return Err(CliError::usage(
+            "a password in --store would show in the process list: put the URL in DREAM_POSTGRES_URL and pass --store postgres",
+        ));
+    }
+    let mut config = if base == "postgres" {
+        PostgresConfig::from_env()?
+    } else {
+        PostgresConfig::from_url(&base)?
+    };
+    if let Some(schema) = schema {
+        config = config.with_schema(&schema)?;
+    }
+    Ok(Arc::new(PostgresStore::open(config).await?))
+}
+
+#[cfg(not(feature = "postgres"))]
+async fn open_postgres(url: &str) -> Result<Arc<dyn RecordStore>, CliError> {
+    let _ = split_schema(url)?;
+    Err(not_built("postgres"))
 }
 
 /// The key `--encrypt` uses: its id and material.
@@ -264,5 +334,27 @@ mod tests {
             ("redis://h:1/2", Some("team"))
         );
         assert!(split_prefix("redis://h?password=x").is_err());
+    }
+
+    #[test]
+    fn postgres_urls_split_their_schema_and_refuse_passwords() {
+        assert!(is_postgres("postgres"));
+        assert!(is_postgres("postgres?schema=team"));
+        assert!(is_postgres("postgresql://h/db"));
+        assert!(!is_postgres("postgresx://h"));
+        assert_eq!(
+            split_schema("postgres://u@h:5/db?schema=team&sslmode=disable").unwrap(),
+            (
+                "postgres://u@h:5/db?sslmode=disable".to_owned(),
+                Some("team".to_owned())
+            )
+        );
+        assert_eq!(
+            split_schema("postgres").unwrap(),
+            ("postgres".to_owned(), None)
+        );
+        assert!(split_schema("postgres://h/db?password=x").is_err());
+        assert!(has_password("postgres://u:secret@h/db"));
+        assert!(!has_password("postgres://u@h/db"));
     }
 }

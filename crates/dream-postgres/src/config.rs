@@ -1,0 +1,407 @@
+//! Where the store is and how to reach it. The password lives only inside the
+//! parsed `tokio_postgres::Config`; nothing here prints it.
+
+use std::fmt;
+use std::str::FromStr;
+use std::time::Duration;
+
+use dream_core::store::DEFAULT_MAX_VALUE_SIZE;
+use tokio_postgres::config::{Host, SslMode};
+
+/// The environment variable holding the PostgreSQL URL (password included, if any).
+pub const URL_ENV: &str = "DREAM_POSTGRES_URL";
+
+/// The schema used when none is configured.
+pub const DEFAULT_SCHEMA: &str = "dream";
+
+/// Longest schema name accepted (PostgreSQL's identifier limit is 63 bytes).
+const MAX_SCHEMA_LEN: usize = 63;
+
+/// A configuration that could not be built. `Display` never shows the URL or a
+/// password.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ConfigError {
+    /// The environment variable is not set.
+    #[error("environment variable {0} is not set")]
+    MissingEnv(&'static str),
+    /// The environment variable is not valid UTF-8.
+    #[error("environment variable {0} is not valid UTF-8")]
+    NotUnicode(&'static str),
+    /// The URL is not one this store accepts.
+    #[error("invalid PostgreSQL URL: {reason}")]
+    InvalidUrl {
+        /// Why (never the URL itself).
+        reason: &'static str,
+    },
+    /// `sslmode=require`, `verify-ca` or `verify-full` was asked for, and this build
+    /// has no TLS.
+    #[error(
+        "TLS (sslmode={mode}) is not supported by this build of dream-postgres; \
+         refusing to connect in plain text: use a unix socket, a local TLS tunnel, or sslmode=disable on a trusted network"
+    )]
+    TlsUnsupported {
+        /// The sslmode asked for.
+        mode: &'static str,
+    },
+    /// The schema name is not acceptable.
+    #[error("invalid store schema: {reason}")]
+    InvalidSchema {
+        /// Why.
+        reason: &'static str,
+    },
+}
+
+/// How to reach a PostgreSQL store: server, database, credentials, schema and limits.
+///
+/// `Debug` shows the server, database, user and schema; a password shows as
+/// `<redacted>`.
+#[derive(Clone)]
+pub struct PostgresConfig {
+    pub(crate) pg: tokio_postgres::Config,
+    pub(crate) schema: String,
+    pub(crate) max_value_size: usize,
+    pub(crate) pool_size: usize,
+    pub(crate) statement_timeout: Duration,
+    pub(crate) expected_epoch: Option<String>,
+    pub(crate) create: bool,
+}
+
+impl PostgresConfig {
+    /// A configuration from a URL:
+    /// `postgres://[user[:password]@]host[:port]/database[?param=value&...]`
+    /// (`postgresql://` too; `host=/path/to/dir` in the query reaches a unix
+    /// socket). The schema is [`DEFAULT_SCHEMA`].
+    ///
+    /// `sslmode=require`, `verify-ca` and `verify-full` are refused with
+    /// [`ConfigError::TlsUnsupported`]; `disable`, `allow` and `prefer` connect in
+    /// plain text (this build has no TLS).
+    pub fn from_url(url: &str) -> Result<Self, ConfigError> {
+        let url = url.trim();
+        let (scheme, rest) = url.split_once("://").ok_or(ConfigError::InvalidUrl {
+            reason: "expected postgres://[user@]host[:port]/database",
+        })?;
+        if !matches!(
+            scheme.to_ascii_lowercase().as_str(),
+            "postgres" | "postgresql"
+        ) {
+            return Err(ConfigError::InvalidUrl {
+                reason: "unsupported scheme (expected postgres:// or postgresql://)",
+            });
+        }
+        // sslmode is checked here, before the driver sees it: the driver knows no
+        // verify-* modes and would fall back to plain text on `prefer`.
+        let mut query_pairs = Vec::new();
+        let base = match rest.split_once('?') {
+            Some((base, query)) => {
+                for pair in query.split('&').filter(|p| !p.is_empty()) {
+                    let (name, value) = pair.split_once('=').unwrap_or((pair, ""));
+                    if name == "sslmode" {
+                        match value {
+                            "disable" | "allow" | "prefer" => continue,
+                            "require" => {
+                                return Err(ConfigError::TlsUnsupported { mode: "require" });
+                            }
+                            "verify-ca" => {
+                                return Err(ConfigError::TlsUnsupported { mode: "verify-ca" });
+                            }
+                            "verify-full" => {
+                                return Err(ConfigError::TlsUnsupported {
+                                    mode: "verify-full",
+                                });
+                            }
+                            _ => {
+                                return Err(ConfigError::InvalidUrl {
+                                    reason: "unknown sslmode",
+                                });
+                            }
+                        }
+                    }
+                    if name == "schema" {
+                        return Err(ConfigError::InvalidUrl {
+                            reason: "the schema is not a connection parameter: use with_schema (the CLI takes ?schema=S)",
+                        });
+                    }
+                    query_pairs.push(pair);
+                }
+                base
+            }
+            None => rest,
+        };
+        let mut normalized = format!("postgresql://{base}");
+        if !query_pairs.is_empty() {
+            normalized.push('?');
+            normalized.push_str(&query_pairs.join("&"));
+        }
+        let mut pg = tokio_postgres::Config::from_str(&normalized).map_err(|_| {
+            ConfigError::InvalidUrl {
+                reason: "the URL could not be parsed (expected postgres://[user[:password]@]host[:port]/database[?param=value])",
+            }
+        })?;
+        if pg.get_hosts().is_empty() {
+            return Err(ConfigError::InvalidUrl {
+                reason: "the URL names no host",
+            });
+        }
+        if pg.get_user().is_none() {
+            let user = std::env::var("USER").unwrap_or_else(|_| "postgres".to_owned());
+            pg.user(&user);
+        }
+        if pg.get_connect_timeout().is_none() {
+            pg.connect_timeout(Duration::from_secs(5));
+        }
+        pg.ssl_mode(SslMode::Disable);
+        if pg.get_application_name().is_none() {
+            pg.application_name("dream");
+        }
+        Ok(PostgresConfig {
+            pg,
+            schema: DEFAULT_SCHEMA.to_owned(),
+            max_value_size: DEFAULT_MAX_VALUE_SIZE,
+            pool_size: 16,
+            statement_timeout: Duration::from_secs(30),
+            expected_epoch: None,
+            create: true,
+        })
+    }
+
+    /// A configuration from the URL in [`URL_ENV`] (`DREAM_POSTGRES_URL`).
+    pub fn from_env() -> Result<Self, ConfigError> {
+        Self::from_env_value(std::env::var(URL_ENV))
+    }
+
+    fn from_env_value(value: Result<String, std::env::VarError>) -> Result<Self, ConfigError> {
+        match value {
+            Ok(url) => Self::from_url(&url),
+            Err(std::env::VarError::NotPresent) => Err(ConfigError::MissingEnv(URL_ENV)),
+            Err(std::env::VarError::NotUnicode(_)) => Err(ConfigError::NotUnicode(URL_ENV)),
+        }
+    }
+
+    /// The same configuration with another schema: 1 to 63 characters of
+    /// `[a-z0-9_]`, starting with a letter or `_`. Stores in different schemas of
+    /// one database are independent.
+    pub fn with_schema(mut self, schema: &str) -> Result<Self, ConfigError> {
+        validate_schema(schema)?;
+        self.schema = schema.to_owned();
+        Ok(self)
+    }
+
+    /// The same configuration with another value cap (default 16 MiB, at most 1 GiB - 1).
+    pub fn with_max_value_size(mut self, max: usize) -> Self {
+        self.max_value_size = max.min((1 << 30) - 1);
+        self
+    }
+
+    /// How many connections the pool keeps at most (default 16).
+    pub fn with_pool_size(mut self, size: usize) -> Self {
+        self.pool_size = size.max(1);
+        self
+    }
+
+    /// How long one statement may run on the server (default 30 s).
+    pub fn with_statement_timeout(mut self, timeout: Duration) -> Self {
+        self.statement_timeout = timeout;
+        self
+    }
+
+    /// Refuse to open unless the store's epoch is exactly `epoch` (as returned by
+    /// [`PostgresStore::epoch`](crate::PostgresStore::epoch) earlier).
+    pub fn expecting_epoch(mut self, epoch: impl Into<String>) -> Self {
+        self.expected_epoch = Some(epoch.into());
+        self
+    }
+
+    /// Refuse to create the store: opening fails unless it already exists.
+    pub fn without_create(mut self) -> Self {
+        self.create = false;
+        self
+    }
+
+    /// The schema.
+    pub fn schema(&self) -> &str {
+        &self.schema
+    }
+
+    /// The database name.
+    pub fn database(&self) -> Option<&str> {
+        self.pg.get_dbname()
+    }
+
+    /// `host:port` (or the unix socket directory); never credentials.
+    pub fn server(&self) -> String {
+        let port = self.pg.get_ports().first().copied().unwrap_or(5432);
+        match self.pg.get_hosts().first() {
+            Some(Host::Tcp(host)) => format!("{host}:{port}"),
+            Some(Host::Unix(path)) => format!("unix:{}", path.display()),
+            None => "?".to_owned(),
+        }
+    }
+
+    pub(crate) fn password(&self) -> Option<String> {
+        self.pg
+            .get_password()
+            .map(|p| String::from_utf8_lossy(p).into_owned())
+    }
+}
+
+impl fmt::Debug for PostgresConfig {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("PostgresConfig")
+            .field("server", &self.server())
+            .field("database", &self.pg.get_dbname())
+            .field("user", &self.pg.get_user())
+            .field(
+                "password",
+                &self.pg.get_password().map(|_| format_args!("<redacted>")),
+            )
+            .field("schema", &self.schema)
+            .field("max_value_size", &self.max_value_size)
+            .field("pool_size", &self.pool_size)
+            .field("statement_timeout", &self.statement_timeout)
+            .field("expected_epoch", &self.expected_epoch)
+            .field("create", &self.create)
+            .finish()
+    }
+}
+
+fn validate_schema(schema: &str) -> Result<(), ConfigError> {
+    let mut chars = schema.chars();
+    match chars.next() {
+        None => {
+            return Err(ConfigError::InvalidSchema {
+                reason: "it is empty",
+            });
+        }
+        Some(c) if !(c.is_ascii_lowercase() || c == '_') => {
+            return Err(ConfigError::InvalidSchema {
+                reason: "it must start with a lowercase ASCII letter or '_'",
+            });
+        }
+        Some(_) => {}
+    }
+    if schema.len() > MAX_SCHEMA_LEN {
+        return Err(ConfigError::InvalidSchema {
+            reason: "it is longer than 63 characters",
+        });
+    }
+    if !chars.all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_') {
+        return Err(ConfigError::InvalidSchema {
+            reason: "only lowercase ASCII letters, digits and '_' are allowed",
+        });
+    }
+    if schema.starts_with("pg_") || schema == "information_schema" || schema == "public" {
+        return Err(ConfigError::InvalidSchema {
+            reason: "it is a system schema or public",
+        });
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn url_with_password_parses_and_hides_the_password() {
+        let config =
+            PostgresConfig::from_url("postgres://alice:pa55-WORD@10.1.2.3:5433/memories").unwrap();
+        assert_eq!(config.server(), "10.1.2.3:5433");
+        assert_eq!(config.database(), Some("memories"));
+        assert_eq!(config.password().as_deref(), Some("pa55-WORD"));
+        let shown = format!("{config:?}");
+        assert!(!shown.contains("pa55-WORD"), "{shown}");
+        assert!(shown.contains("<redacted>"), "{shown}");
+        assert!(shown.contains("alice"), "{shown}");
+        assert_eq!(config.schema(), DEFAULT_SCHEMA);
+    }
+
+    #[test]
+    fn postgresql_scheme_and_unix_socket_parse() {
+        let config = PostgresConfig::from_url(
+            "postgresql://bob@/db?host=/var/run/postgresql&application_name=x",
+        )
+        .unwrap();
+        assert_eq!(config.server(), "unix:/var/run/postgresql");
+    }
+
+    #[test]
+    fn tls_modes_are_refused_clearly() {
+        for (url, mode) in [
+            ("postgres://u:secret@h/db?sslmode=require", "require"),
+            ("postgres://h/db?sslmode=verify-ca", "verify-ca"),
+            ("postgresql://h/db?a=b&sslmode=verify-full", "verify-full"),
+        ] {
+            let err = PostgresConfig::from_url(url).unwrap_err();
+            assert!(
+                matches!(err, ConfigError::TlsUnsupported { mode: m } if m == mode),
+                "{err:?}"
+            );
+            let shown = err.to_string();
+            assert!(
+                shown.contains("TLS") && !shown.contains("secret"),
+                "{shown}"
+            );
+        }
+        let plain = PostgresConfig::from_url("postgres://h/db?sslmode=prefer").unwrap();
+        assert_eq!(plain.pg.get_ssl_mode(), SslMode::Disable);
+    }
+
+    #[test]
+    fn bad_urls_are_refused_without_echoing_them() {
+        for url in [
+            "",
+            "localhost:5432",
+            "redis://:hunter2-secret@host/",
+            "postgres://:hunter2-secret@host:notaport/db",
+            "postgres://u:hunter2-secret@h/db?sslmode=bogus",
+            "postgres://u:hunter2-secret@h/db?schema=x",
+        ] {
+            let err = PostgresConfig::from_url(url).unwrap_err();
+            assert!(
+                matches!(err, ConfigError::InvalidUrl { .. }),
+                "{url}: {err:?}"
+            );
+            let shown = format!("{err} {err:?}");
+            assert!(!shown.contains("hunter2"), "{shown}");
+        }
+    }
+
+    #[test]
+    fn env_lookup_without_the_variable_is_a_clear_error() {
+        let err = PostgresConfig::from_env_value(Err(std::env::VarError::NotPresent)).unwrap_err();
+        assert!(matches!(err, ConfigError::MissingEnv(URL_ENV)), "{err:?}");
+        assert!(err.to_string().contains(URL_ENV));
+        let config =
+            PostgresConfig::from_env_value(Ok("postgres://127.0.0.1:7000/x".into())).unwrap();
+        assert_eq!(config.server(), "127.0.0.1:7000");
+    }
+
+    #[test]
+    fn schemas_are_validated() {
+        let config = PostgresConfig::from_url("postgres://127.0.0.1/db").unwrap();
+        for ok in ["a", "team_1", "_x", &"x".repeat(63)] {
+            assert_eq!(config.clone().with_schema(ok).unwrap().schema(), ok);
+        }
+        for bad in [
+            "",
+            "1a",
+            "A",
+            "a-b",
+            "a\"b",
+            "a b",
+            "é",
+            "pg_catalog",
+            "public",
+            &"x".repeat(64),
+        ] {
+            assert!(
+                matches!(
+                    config.clone().with_schema(bad),
+                    Err(ConfigError::InvalidSchema { .. })
+                ),
+                "{bad:?}"
+            );
+        }
+    }
+}

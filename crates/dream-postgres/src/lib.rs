@@ -1,0 +1,95 @@
+//! Dream's [`RecordStore`](dream_core::RecordStore) on PostgreSQL, shared by many
+//! processes and hosts, with leases and fencing checked in the same statement as
+//! the write.
+//!
+//! ```ignore
+//! let config = PostgresConfig::from_env()?.with_schema("team_memory")?;
+//! let store = PostgresStore::open(config).await?;
+//! ```
+//!
+//! # Driver
+//!
+//! [`tokio-postgres`](tokio_postgres) with a [`deadpool-postgres`](deadpool_postgres)
+//! pool: a pure-Rust, async-native driver and a small pool, with no query macros,
+//! no compile-time database, no ORM and no second async runtime abstraction
+//! (sqlx or diesel would bring all of those). Statements are prepared once per
+//! connection and values travel as binary `bytea`.
+//!
+//! # What is guaranteed, plainly
+//!
+//! - **Every write is one statement.** `put`, `delete`, `try_lease`, `renew` and
+//!   `release` each call one PL/pgSQL function of the store's schema, so the epoch
+//!   check, the fence check, the precondition and the write run in one
+//!   transaction. Preconditions are single statements (`INSERT … ON CONFLICT DO
+//!   NOTHING`, `UPDATE … WHERE version = $n`, `INSERT … ON CONFLICT DO UPDATE`),
+//!   so they hold under concurrency at `READ COMMITTED`.
+//! - **Versions** come from a sequence (`S.versions`): never reused, not after a
+//!   delete, a rollback or a crash.
+//! - **Leases and fences.** One row per lock holds the newest fence (from the
+//!   sequence `S.fences`, so tokens strictly increase), a random holder and an
+//!   expiry computed with the *server's* `clock_timestamp()`; the clients' clocks
+//!   play no part. A fenced write locks the lock's row `FOR SHARE`, then checks,
+//!   after the lock is held, that its token is the row's fence, the lease was not
+//!   released and `expires_at > clock_timestamp()`. A takeover is an `UPDATE` of
+//!   that row, so it waits until the fenced write has committed: a holder frozen
+//!   past its TTL cannot write once another lease was granted, nor after its own
+//!   expiry. (An advisory lock alone would not be a fence: it is tied to a
+//!   session, not to the writes.)
+//! - **Epoch.** A random epoch is written to `S.meta` when the store is created,
+//!   and every statement checks it. A dropped schema, or a database re-created
+//!   empty, is refused with `Corrupt` (never silently re-created under a running
+//!   process; a dropped database fails to connect), a store
+//!   re-created by someone else with `Incompatible`. A database restored from a
+//!   backup taken *after* the store was created keeps its epoch: a restore to an
+//!   older point in time is not detected (just as with Redis).
+//! - **Durable** as far as the server is (`fsync`, `synchronous_commit`):
+//!   `Capabilities::durable` is `true`.
+//! - **Schema versions.** `S.meta.schema_version` records the migration
+//!   reached; opening migrates an older schema (in one transaction, under an
+//!   advisory lock) and refuses a newer one with `Incompatible`.
+//!
+//! # Retries and unknown outcomes
+//!
+//! Errors the server answers with roll the statement back: serialization
+//! failures (`40001`), deadlocks (`40P01`) and shutdowns are tried again a few
+//! times. Reads and `renew` (a compare-and-extend) are also tried again across a
+//! lost connection. A connection lost before the server answered a *write* is
+//! an unknown outcome (the implicit commit may or may not have happened); it is
+//! never retried blindly but resolved by reading back:
+//!
+//! - `put` stores a random write id with the record: if the record carries it,
+//!   the put committed and its version is returned. If the record is still at the
+//!   version a `Matches` precondition required, the put did not happen (versions
+//!   are never reused) and it is sent again. Anything else is a non-retryable
+//!   `Backend` error saying the outcome is unknown.
+//! - `delete`: with `Matches` and the record still at that version it is sent
+//!   again; with `Absent` (which writes nothing) too; otherwise unknown.
+//! - `try_lease`: the lock's row is read; if its holder is this call's random
+//!   holder, the lease is returned, otherwise `Ok(None)` (this caller holds nothing).
+//! - `release`: if the row still names this lease, its released flag tells the
+//!   outcome (still live and not released: sent again). If another holder took
+//!   the lock meanwhile, `false` is reported even if the release had committed.
+//!
+//! # Connection and secrets
+//!
+//! PostgreSQL 11 or newer. The user needs `CREATE` on the database the first
+//! time (to create the schema), then only rights on the schema.
+//!
+//! URLs: `postgres://[user[:password]@]host[:port]/database[?param=value]`
+//! (`postgresql://` too). **TLS is not supported by this build**:
+//! `sslmode=require`, `verify-ca` and `verify-full` are refused with
+//! [`ConfigError::TlsUnsupported`] rather than connecting in plain text; reach a
+//! remote server through a unix socket or a local TLS tunnel. The password is
+//! read from the URL in [`URL_ENV`] (`DREAM_POSTGRES_URL`) and never appears in
+//! `Debug`, logs or errors.
+
+mod config;
+mod error;
+mod schema;
+mod store;
+
+pub use config::{ConfigError, DEFAULT_SCHEMA, PostgresConfig, URL_ENV};
+pub use store::{MAX_LEASE_TTL, PostgresStore};
+
+/// The driver this store is built on, for callers that need raw statements.
+pub use tokio_postgres;
