@@ -4,16 +4,21 @@
 //!
 //! This store keeps records in a `BTreeMap` and has no leases: the suite then
 //! asserts that every lease call and fenced write answers `Unsupported`.
+//!
+//! Checks an adapter should not write itself: `Precondition::check` (the one
+//! precondition check every store calls) and `store::check_batch` (a batch's
+//! size, value sizes and duplicate keys).
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use dream::conformance::Fixture;
-use dream::store::clamp_list_limit;
+use dream::store::{check_batch, clamp_list_limit};
 use dream::{
-    Bytes, Capabilities, Entry, Key, Lease, LockName, Namespace, Page, Precondition, Record,
-    RecordId, RecordStore, StoreError, StoreInfo, Version, Write, async_trait,
+    BatchOp, BatchOutcome, Bytes, Capabilities, Entry, Fence, Key, Lease, LockName, Namespace,
+    Page, Record, RecordId, RecordStore, StoreError, StoreInfo, Version, VersionEntry, VersionPage,
+    Write, async_trait,
 };
 
 /// The records, by namespace and id.
@@ -38,6 +43,8 @@ impl RecordStore for MapStore {
                 fenced_writes: false,
                 durable: false,
                 max_value_size: MAX,
+                // One mutex around the whole batch: all or nothing.
+                atomic_batches: true,
             },
         }
     }
@@ -62,7 +69,9 @@ impl RecordStore for MapStore {
         }
         let mut inner = self.inner.lock().unwrap();
         let slot = (key.namespace.clone(), key.id.clone());
-        check(key, inner.1.get(&slot).map(|r| r.version), write.pre)?;
+        write
+            .pre
+            .check(key, inner.1.get(&slot).map(|r| r.version))?;
         inner.0 += 1;
         let version = Version(inner.0);
         inner.1.insert(slot, Record { value, version });
@@ -75,7 +84,9 @@ impl RecordStore for MapStore {
         }
         let mut inner = self.inner.lock().unwrap();
         let slot = (key.namespace.clone(), key.id.clone());
-        check(key, inner.1.get(&slot).map(|r| r.version), write.pre)?;
+        write
+            .pre
+            .check(key, inner.1.get(&slot).map(|r| r.version))?;
         Ok(inner.1.remove(&slot).is_some())
     }
 
@@ -114,6 +125,60 @@ impl RecordStore for MapStore {
         Ok(out)
     }
 
+    async fn write_batch(
+        &self,
+        ops: &[BatchOp],
+        fence: Option<Fence>,
+    ) -> Result<Vec<BatchOutcome>, StoreError> {
+        if fence.is_some() {
+            return Err(StoreError::Unsupported { op: "fenced write" });
+        }
+        check_batch(ops, MAX)?;
+        let mut inner = self.inner.lock().unwrap();
+        // Every precondition first, so a conflict writes nothing.
+        for op in ops {
+            let slot = (op.key().namespace.clone(), op.key().id.clone());
+            op.pre()
+                .check(op.key(), inner.1.get(&slot).map(|r| r.version))?;
+        }
+        let mut out = Vec::with_capacity(ops.len());
+        for op in ops {
+            let slot = (op.key().namespace.clone(), op.key().id.clone());
+            out.push(match op {
+                BatchOp::Put { value, .. } => {
+                    inner.0 += 1;
+                    let version = Version(inner.0);
+                    let value = value.clone();
+                    inner.1.insert(slot, Record { value, version });
+                    BatchOutcome::Put(version)
+                }
+                BatchOp::Delete { .. } => BatchOutcome::Delete(inner.1.remove(&slot).is_some()),
+            });
+        }
+        Ok(out)
+    }
+
+    async fn list_versions(
+        &self,
+        ns: &Namespace,
+        after: Option<&RecordId>,
+        limit: usize,
+    ) -> Result<VersionPage, StoreError> {
+        let page = self.list(ns, after, limit).await?;
+        let entries = page
+            .entries
+            .into_iter()
+            .map(|e| VersionEntry {
+                id: e.id,
+                version: e.record.version,
+            })
+            .collect();
+        Ok(VersionPage {
+            entries,
+            next: page.next,
+        })
+    }
+
     async fn try_lease(&self, _: &LockName, _: Duration) -> Result<Option<Lease>, StoreError> {
         Err(StoreError::Unsupported { op: "try_lease" })
     }
@@ -124,22 +189,6 @@ impl RecordStore for MapStore {
 
     async fn release(&self, _: Lease) -> Result<bool, StoreError> {
         Err(StoreError::Unsupported { op: "release" })
-    }
-}
-
-fn check(key: &Key, current: Option<Version>, pre: Precondition) -> Result<(), StoreError> {
-    let ok = match pre {
-        Precondition::Any => true,
-        Precondition::Absent => current.is_none(),
-        Precondition::Matches(v) => current == Some(v),
-    };
-    if ok {
-        Ok(())
-    } else {
-        Err(StoreError::Conflict {
-            key: key.clone(),
-            current,
-        })
     }
 }
 

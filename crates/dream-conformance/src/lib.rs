@@ -94,7 +94,18 @@ macro_rules! conformance_suite {
             fenced_delete_is_checked,
             fence_for_unknown_lock_is_refused,
             errors_never_display_values,
-            info_is_consistent
+            info_is_consistent,
+            batch_applies_puts_and_deletes,
+            empty_batch_is_ok,
+            batch_conflict_writes_nothing,
+            batch_too_large_value_writes_nothing,
+            batch_over_max_ops_is_refused,
+            batch_duplicate_keys_are_refused,
+            batch_with_lost_fence_writes_nothing,
+            concurrent_batches_are_isolated,
+            batch_round_trips_values,
+            list_versions_matches_list,
+            list_versions_limit_is_clamped_and_fresh
         );
     };
     (@emit $factory:path; $($rule:ident),* $(,)?) => {
@@ -110,4 +121,32 @@ macro_rules! conformance_suite {
             )*
         }
     };
+}
+
+#[cfg(test)]
+mod tests {
+    /// Every `pub async fn` of `rules` is listed in `conformance_suite!`.
+    #[test]
+    fn every_rule_is_in_the_suite() {
+        let rules = include_str!("rules.rs");
+        let lib = include_str!("lib.rs");
+        let listed = lib
+            .split("@emit $factory;")
+            .nth(1)
+            .and_then(|rest| rest.split(");").next())
+            .expect("the macro's list");
+        let mut missing = Vec::new();
+        for line in rules.lines() {
+            if let Some(rest) = line.strip_prefix("pub async fn ") {
+                let name = rest.split('(').next().unwrap_or_default();
+                if !listed.split(',').any(|item| item.trim() == name) {
+                    missing.push(name.to_owned());
+                }
+            }
+        }
+        assert!(
+            missing.is_empty(),
+            "rules missing from conformance_suite!: {missing:?}"
+        );
+    }
 }

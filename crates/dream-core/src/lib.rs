@@ -23,6 +23,6 @@ pub use markdown::{CodecError, parse_memory, render_memory};
 pub use model::{Memory, MemoryKind, MemoryStatus, Message, Role, Session};
 pub use sanitize::sanitize;
 pub use store::{
-    Capabilities, Entry, Fence, Key, Lease, Page, Precondition, Record, RecordStore, StoreError,
-    StoreInfo, Version, Write,
+    BatchOp, BatchOutcome, Capabilities, Entry, Fence, Key, Lease, Page, Precondition, Record,
+    RecordStore, StoreError, StoreInfo, Version, VersionEntry, VersionPage, Write,
 };

@@ -14,6 +14,23 @@
 //! - ids differing only in case are distinct;
 //! - absence is `Ok(None)` / `Ok(false)`, never an error;
 //! - `Display` of an error never shows a value or a password.
+//!
+//! Batches ([`RecordStore::write_batch`]): puts and deletes under one fence, each
+//! with its own precondition, checked against the state before the batch:
+//! - more than [`MAX_BATCH_OPS`] operations, or two operations on one key →
+//!   `InvalidBatch`; a value over `max_value_size` → `TooLarge`; nothing written;
+//! - an empty batch is `Ok(vec![])` and touches nothing;
+//! - a failed precondition → `Conflict`, a lost fence → `LockLost`, and on a store
+//!   with [`Capabilities::atomic_batches`] nothing is written: the batch is all or
+//!   nothing, a crash included;
+//! - on a store without it every operation is still whole (never a torn record),
+//!   and a failure after some operations were applied is
+//!   [`StoreError::PartialBatch`], naming the applied prefix; any other error
+//!   means nothing was written;
+//! - versions increase in the batch's order, above every earlier version.
+//!
+//! Listing versions ([`RecordStore::list_versions`]) pages like `list`, without the
+//! values: the same ids, in the same order, with the versions `list` reports.
 
 use std::error::Error as StdError;
 use std::fmt;
@@ -29,6 +46,9 @@ pub const DEFAULT_MAX_VALUE_SIZE: usize = 16 * 1024 * 1024;
 
 /// Largest page `list` returns; larger limits are clamped to it.
 pub const MAX_LIST_LIMIT: usize = 1000;
+
+/// Most operations one [`RecordStore::write_batch`] accepts; more is `InvalidBatch`.
+pub const MAX_BATCH_OPS: usize = 1000;
 
 /// Clamps a `list` limit into `1..=MAX_LIST_LIMIT`.
 pub fn clamp_list_limit(limit: usize) -> usize {
@@ -76,6 +96,27 @@ pub enum Precondition {
     Absent,
     /// Write only if the key is present at exactly this version.
     Matches(Version),
+}
+
+impl Precondition {
+    /// Checks this precondition against the record's `current` version (`None`
+    /// when absent): `Conflict` naming `key` and `current` when it does not hold.
+    /// Every store calls this one check, custom adapters included.
+    pub fn check(self, key: &Key, current: Option<Version>) -> Result<(), StoreError> {
+        let ok = match self {
+            Precondition::Any => true,
+            Precondition::Absent => current.is_none(),
+            Precondition::Matches(v) => current == Some(v),
+        };
+        if ok {
+            Ok(())
+        } else {
+            Err(StoreError::Conflict {
+                key: key.clone(),
+                current,
+            })
+        }
+    }
 }
 
 /// Proof of holding a lease: the lock's name and the token its lease was issued with.
@@ -164,6 +205,143 @@ pub struct Page {
     pub next: Option<RecordId>,
 }
 
+/// One entry of a versions listing: an id and its record's version.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct VersionEntry {
+    /// The record's id.
+    pub id: RecordId,
+    /// The record's current version.
+    pub version: Version,
+}
+
+/// One page of a versions listing, sorted by id bytes, paged like [`Page`].
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct VersionPage {
+    /// The entries, sorted by id bytes.
+    pub entries: Vec<VersionEntry>,
+    /// Pass as `start_after` to get the next page; `None` when this page reached the end.
+    pub next: Option<RecordId>,
+}
+
+/// One operation of a batch.
+#[derive(Clone, PartialEq, Eq)]
+pub enum BatchOp {
+    /// Writes `value` at `key` if `pre` holds.
+    Put {
+        /// The record.
+        key: Key,
+        /// The bytes.
+        value: Bytes,
+        /// What must hold before the batch.
+        pre: Precondition,
+    },
+    /// Deletes `key` if `pre` holds.
+    Delete {
+        /// The record.
+        key: Key,
+        /// What must hold before the batch.
+        pre: Precondition,
+    },
+}
+
+impl BatchOp {
+    /// A put.
+    pub fn put(key: Key, value: impl Into<Bytes>, pre: Precondition) -> Self {
+        BatchOp::Put {
+            key,
+            value: value.into(),
+            pre,
+        }
+    }
+
+    /// A delete.
+    pub fn delete(key: Key, pre: Precondition) -> Self {
+        BatchOp::Delete { key, pre }
+    }
+
+    /// The record the operation writes.
+    pub fn key(&self) -> &Key {
+        match self {
+            BatchOp::Put { key, .. } | BatchOp::Delete { key, .. } => key,
+        }
+    }
+
+    /// The operation's precondition.
+    pub fn pre(&self) -> Precondition {
+        match self {
+            BatchOp::Put { pre, .. } | BatchOp::Delete { pre, .. } => *pre,
+        }
+    }
+
+    /// The value of a put.
+    pub fn value(&self) -> Option<&Bytes> {
+        match self {
+            BatchOp::Put { value, .. } => Some(value),
+            BatchOp::Delete { .. } => None,
+        }
+    }
+}
+
+impl fmt::Debug for BatchOp {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            BatchOp::Put { key, value, pre } => f
+                .debug_struct("Put")
+                .field("key", key)
+                .field("value", &format_args!("<{} bytes>", value.len()))
+                .field("pre", pre)
+                .finish(),
+            BatchOp::Delete { key, pre } => f
+                .debug_struct("Delete")
+                .field("key", key)
+                .field("pre", pre)
+                .finish(),
+        }
+    }
+}
+
+/// What one applied operation of a batch did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BatchOutcome {
+    /// The put's new version.
+    Put(Version),
+    /// Whether the delete removed a record (`false`: it was absent).
+    Delete(bool),
+}
+
+/// The checks every store makes before a batch touches anything: at most
+/// [`MAX_BATCH_OPS`] operations (`InvalidBatch`), every value within `max_value_size`
+/// (`TooLarge`), no key twice (`InvalidBatch`).
+pub fn check_batch(ops: &[BatchOp], max_value_size: usize) -> Result<(), StoreError> {
+    if ops.len() > MAX_BATCH_OPS {
+        return Err(StoreError::InvalidBatch {
+            reason: format!(
+                "{} operations is over the limit of {MAX_BATCH_OPS}",
+                ops.len()
+            ),
+        });
+    }
+    for op in ops {
+        if let Some(value) = op.value()
+            && value.len() > max_value_size
+        {
+            return Err(StoreError::TooLarge {
+                size: value.len(),
+                max: max_value_size,
+            });
+        }
+    }
+    let mut seen = std::collections::HashSet::with_capacity(ops.len());
+    for op in ops {
+        if !seen.insert(op.key()) {
+            return Err(StoreError::InvalidBatch {
+                reason: format!("key {} appears more than once", op.key()),
+            });
+        }
+    }
+    Ok(())
+}
+
 /// A held lease on a lock.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Lease {
@@ -220,6 +398,10 @@ pub struct Capabilities {
     pub durable: bool,
     /// Largest value accepted, in bytes.
     pub max_value_size: usize,
+    /// `write_batch` is all or nothing, a crash included: a failed batch wrote
+    /// nothing. Without it each operation is still whole, and a failure after
+    /// some were applied is `PartialBatch`.
+    pub atomic_batches: bool,
 }
 
 /// A store's name and capabilities.
@@ -270,6 +452,23 @@ pub enum StoreError {
         size: usize,
         /// The cap.
         max: usize,
+    },
+    /// The batch is not acceptable (too many operations, a key twice); nothing was written.
+    #[error("invalid batch: {reason}")]
+    InvalidBatch {
+        /// Why.
+        reason: String,
+    },
+    /// A batch on a store without atomic batches failed after its first
+    /// `applied.len()` operations were applied (whole and durable as the store
+    /// promises); the operation after them failed with `source`, and no later one
+    /// was applied.
+    #[error("batch stopped after {} operations were applied: {source}", .applied.len())]
+    PartialBatch {
+        /// The outcomes of the operations applied, in the batch's order.
+        applied: Vec<BatchOutcome>,
+        /// Why the next operation failed.
+        source: Box<StoreError>,
     },
     /// Stored data failed an integrity check.
     #[error("corrupt record{}: {reason}", match .key { Some(k) => format!(" {k}"), None => String::new() })]
@@ -344,6 +543,24 @@ pub trait RecordStore: Send + Sync + fmt::Debug + 'static {
     async fn renew(&self, lease: &Lease, ttl: Duration) -> Result<Lease, StoreError>;
     /// Gives the lock up; `false` when the lease had already been lost.
     async fn release(&self, lease: Lease) -> Result<bool, StoreError>;
+    /// Applies puts and deletes under one optional fence, each with its own
+    /// precondition (checked against the state before the batch), made durable
+    /// together. Returns one outcome per operation, in order. See the module
+    /// documentation for the rules ([`check_batch`] makes the up-front checks).
+    async fn write_batch(
+        &self,
+        ops: &[BatchOp],
+        fence: Option<Fence>,
+    ) -> Result<Vec<BatchOutcome>, StoreError>;
+    /// Lists a namespace's ids and versions without the values, paged like
+    /// `list` (by id bytes, after `start_after`, `limit` clamped to
+    /// `1..=MAX_LIST_LIMIT`).
+    async fn list_versions(
+        &self,
+        namespace: &Namespace,
+        start_after: Option<&RecordId>,
+        limit: usize,
+    ) -> Result<VersionPage, StoreError>;
 }
 
 macro_rules! forward_store {
@@ -376,6 +593,12 @@ macro_rules! forward_store {
             }
             async fn release(&self, lease: Lease) -> Result<bool, StoreError> {
                 (**self).release(lease).await
+            }
+            async fn write_batch(&self, ops: &[BatchOp], fence: Option<Fence>) -> Result<Vec<BatchOutcome>, StoreError> {
+                (**self).write_batch(ops, fence).await
+            }
+            async fn list_versions(&self, namespace: &Namespace, start_after: Option<&RecordId>, limit: usize) -> Result<VersionPage, StoreError> {
+                (**self).list_versions(namespace, start_after, limit).await
             }
         }
     };

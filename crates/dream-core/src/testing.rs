@@ -13,8 +13,9 @@ use crate::clock::{Clock, SystemClock};
 use crate::id::{LockName, Namespace, RecordId};
 use crate::llm::{Completion, CompletionRequest, LanguageModel, ModelError, TokenUsage};
 use crate::store::{
-    Capabilities, DEFAULT_MAX_VALUE_SIZE, Entry, Fence, Key, Lease, Page, Precondition, Record,
-    RecordStore, StoreError, StoreInfo, Version, Write, clamp_list_limit,
+    BatchOp, BatchOutcome, Capabilities, DEFAULT_MAX_VALUE_SIZE, Entry, Fence, Key, Lease, Page,
+    Record, RecordStore, StoreError, StoreInfo, Version, VersionEntry, VersionPage, Write,
+    check_batch, clamp_list_limit,
 };
 
 /// A store held in process memory. Leases expire by its [`Clock`].
@@ -81,23 +82,15 @@ impl State {
         if let Some(fence) = &write.fence {
             self.check_fence(fence)?;
         }
-        let current = self
-            .records
+        let current = self.current(key);
+        write.pre.check(key, current)?;
+        Ok(current)
+    }
+
+    fn current(&self, key: &Key) -> Option<Version> {
+        self.records
             .get(&(key.namespace.clone(), key.id.clone()))
-            .map(|r| r.version);
-        let ok = match write.pre {
-            Precondition::Any => true,
-            Precondition::Absent => current.is_none(),
-            Precondition::Matches(v) => current == Some(v),
-        };
-        if ok {
-            Ok(current)
-        } else {
-            Err(StoreError::Conflict {
-                key: key.clone(),
-                current,
-            })
-        }
+            .map(|r| r.version)
     }
 
     fn check_fence(&self, fence: &Fence) -> Result<(), StoreError> {
@@ -122,6 +115,7 @@ impl RecordStore for MemoryStore {
                 fenced_writes: true,
                 durable: false,
                 max_value_size: self.max_value_size,
+                atomic_batches: true,
             },
         }
     }
@@ -193,6 +187,66 @@ impl RecordStore for MemoryStore {
             None
         };
         Ok(Page { entries, next })
+    }
+
+    async fn write_batch(
+        &self,
+        ops: &[BatchOp],
+        fence: Option<Fence>,
+    ) -> Result<Vec<BatchOutcome>, StoreError> {
+        check_batch(ops, self.max_value_size)?;
+        if ops.is_empty() {
+            return Ok(Vec::new());
+        }
+        let mut state = self.state();
+        if let Some(fence) = &fence {
+            state.check_fence(fence)?;
+        }
+        for op in ops {
+            op.pre().check(op.key(), state.current(op.key()))?;
+        }
+        let mut out = Vec::with_capacity(ops.len());
+        for op in ops {
+            let slot = (op.key().namespace.clone(), op.key().id.clone());
+            match op {
+                BatchOp::Put { value, .. } => {
+                    state.last_version += 1;
+                    let version = Version(state.last_version);
+                    state.records.insert(
+                        slot,
+                        Record {
+                            value: value.clone(),
+                            version,
+                        },
+                    );
+                    out.push(BatchOutcome::Put(version));
+                }
+                BatchOp::Delete { .. } => {
+                    out.push(BatchOutcome::Delete(state.records.remove(&slot).is_some()));
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    async fn list_versions(
+        &self,
+        namespace: &Namespace,
+        start_after: Option<&RecordId>,
+        limit: usize,
+    ) -> Result<VersionPage, StoreError> {
+        let page = self.list(namespace, start_after, limit).await?;
+        Ok(VersionPage {
+            entries: page
+                .entries
+                .into_iter()
+                .map(|e| VersionEntry {
+                    id: e.id,
+                    version: e.record.version,
+                })
+                .collect(),
+            next: page.next,
+        })
     }
 
     async fn namespaces(&self) -> Result<Vec<Namespace>, StoreError> {

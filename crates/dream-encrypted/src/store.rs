@@ -4,9 +4,10 @@ use std::fmt;
 use std::sync::{Arc, RwLock};
 use std::time::Duration;
 
+use dream_core::store::check_batch;
 use dream_core::{
-    Bytes, Entry, Key, Lease, LockName, Namespace, Page, Record, RecordId, RecordStore, StoreError,
-    StoreInfo, Version, Write, async_trait,
+    BatchOp, BatchOutcome, Bytes, Entry, Fence, Key, Lease, LockName, Namespace, Page, Record,
+    RecordId, RecordStore, StoreError, StoreInfo, Version, VersionPage, Write, async_trait,
 };
 
 use crate::counter::{self, KeyUsage, WriteCounter};
@@ -335,6 +336,56 @@ impl<S: RecordStore> RecordStore for EncryptedStore<S> {
             entries,
             next: page.next,
         })
+    }
+
+    async fn write_batch(
+        &self,
+        ops: &[BatchOp],
+        fence: Option<Fence>,
+    ) -> Result<Vec<BatchOutcome>, StoreError> {
+        for op in ops {
+            self.check_key(op.key())?;
+        }
+        check_batch(ops, self.max_value_size())?;
+        let ring = self.ring();
+        let mut sealed = Vec::with_capacity(ops.len());
+        for op in ops {
+            sealed.push(match op {
+                BatchOp::Put { key, value, pre } => BatchOp::Put {
+                    key: key.clone(),
+                    value: self.seal(&ring, key, value.clone()).await?,
+                    pre: *pre,
+                },
+                BatchOp::Delete { key, pre } => BatchOp::Delete {
+                    key: key.clone(),
+                    pre: *pre,
+                },
+            });
+        }
+        match self.inner.write_batch(&sealed, fence).await {
+            // The inner limit shrank since we checked: report it in plaintext terms.
+            Err(StoreError::TooLarge { size, .. }) => Err(StoreError::TooLarge {
+                size: size.saturating_sub(OVERHEAD),
+                max: self.max_value_size(),
+            }),
+            other => other,
+        }
+    }
+
+    async fn list_versions(
+        &self,
+        namespace: &Namespace,
+        start_after: Option<&RecordId>,
+        limit: usize,
+    ) -> Result<VersionPage, StoreError> {
+        if *namespace == self.reserved {
+            return Err(StoreError::Unsupported {
+                op: "listing the namespace reserved by the encryption layer",
+            });
+        }
+        self.inner
+            .list_versions(namespace, start_after, limit)
+            .await
     }
 
     async fn namespaces(&self) -> Result<Vec<Namespace>, StoreError> {

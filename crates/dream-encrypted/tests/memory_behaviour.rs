@@ -697,6 +697,23 @@ impl RecordStore for Interfering {
     async fn release(&self, lease: Lease) -> Result<bool, StoreError> {
         self.inner.release(lease).await
     }
+    async fn write_batch(
+        &self,
+        ops: &[dream_core::BatchOp],
+        fence: Option<dream_core::Fence>,
+    ) -> Result<Vec<dream_core::BatchOutcome>, StoreError> {
+        self.inner.write_batch(ops, fence).await
+    }
+    async fn list_versions(
+        &self,
+        namespace: &Namespace,
+        start_after: Option<&RecordId>,
+        limit: usize,
+    ) -> Result<dream_core::VersionPage, StoreError> {
+        self.inner
+            .list_versions(namespace, start_after, limit)
+            .await
+    }
 }
 
 #[tokio::test]
@@ -935,4 +952,58 @@ async fn rotation_that_loses_its_lease_stops_and_resumes_later() {
         );
     }
     again.drop_key(KeyId::new(1)).await.expect("drop key 1");
+}
+
+/// A batch is encrypted value by value; the inner store sees only ciphertext,
+/// and the reserved namespace is refused before anything is written.
+#[tokio::test]
+async fn batches_are_encrypted_and_the_reserved_namespace_refused() {
+    use dream_core::{BatchOp, BatchOutcome};
+    let inner = Arc::new(MemoryStore::new());
+    let store = encrypted(&inner, ring1());
+    let phrase = &b"the user's editor is emacs-violet-narwhal"[..];
+    let (a, b) = (key("memories", "a"), key("memories", "b"));
+    let out = store
+        .write_batch(
+            &[
+                BatchOp::put(a.clone(), phrase, Precondition::Absent),
+                BatchOp::put(b.clone(), phrase, Precondition::Absent),
+            ],
+            None,
+        )
+        .await
+        .expect("write_batch");
+    for (k, outcome) in [(&a, out[0]), (&b, out[1])] {
+        let raw = inner.get(k).await.expect("inner get").expect("present");
+        assert_eq!(BatchOutcome::Put(raw.version), outcome);
+        assert_eq!(raw.value.len(), phrase.len() + OVERHEAD);
+        assert!(!raw.value.windows(phrase.len()).any(|w| w == phrase));
+        let got = store.get(k).await.expect("get").expect("present");
+        assert_eq!(got.value.as_ref(), phrase);
+    }
+    let raw_a = inner.get(&a).await.unwrap().unwrap().value;
+    let raw_b = inner.get(&b).await.unwrap().unwrap().value;
+    assert_ne!(raw_a, raw_b, "fresh nonce per value");
+    let versions = store
+        .list_versions(&a.namespace, None, 10)
+        .await
+        .expect("list_versions");
+    assert_eq!(versions.entries.len(), 2);
+    let reserved = key("encryption", "x");
+    let err = store
+        .write_batch(
+            &[
+                BatchOp::put(key("memories", "c"), phrase, Precondition::Any),
+                BatchOp::delete(reserved.clone(), Precondition::Any),
+            ],
+            None,
+        )
+        .await
+        .expect_err("reserved namespace");
+    assert!(matches!(err, StoreError::InvalidKey { .. }), "{err:?}");
+    assert_eq!(store.get(&key("memories", "c")).await.unwrap(), None);
+    assert!(matches!(
+        store.list_versions(&reserved.namespace, None, 10).await,
+        Err(StoreError::Unsupported { .. })
+    ));
 }

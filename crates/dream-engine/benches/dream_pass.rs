@@ -268,6 +268,21 @@ impl RecordStore for Recorder {
     async fn release(&self, lease: Lease) -> Result<bool, StoreError> {
         self.push(Op::Release(lease.lock().clone()));
         self.inner.release(lease).await
+    } // A dream pass makes no batches and lists no versions; forwarded unrecorded.
+    async fn write_batch(
+        &self,
+        ops: &[dream_core::BatchOp],
+        fence: Option<dream_core::Fence>,
+    ) -> Result<Vec<dream_core::BatchOutcome>, StoreError> {
+        self.inner.write_batch(ops, fence).await
+    }
+    async fn list_versions(
+        &self,
+        ns: &Namespace,
+        after: Option<&RecordId>,
+        limit: usize,
+    ) -> Result<dream_core::VersionPage, StoreError> {
+        self.inner.list_versions(ns, after, limit).await
     }
 }
 

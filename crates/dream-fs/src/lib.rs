@@ -88,6 +88,33 @@
 //! Deletes unlink the value file, then the sidecar, then fsync the directory;
 //! a sidecar without a value file is an absent record.
 //!
+//! # Batches
+//!
+//! `write_batch` holds the store lock for the whole batch: it checks the fence
+//! and every precondition first (so a `Conflict` or `LockLost` writes nothing),
+//! then makes the batch durable with one flush pass instead of one per record:
+//!
+//! 1. writes every value to its temporary file (no fsync);
+//! 2. one `syncfs` of the store's filesystem (Linux; elsewhere each temporary
+//!    file is fsynced as it is written), so every value is on disk before any
+//!    rename;
+//! 3. in the batch's order: renames each value over its file and writes its
+//!    sidecar (as a put does), or unlinks a deleted record's files;
+//! 4. fsyncs each namespace directory touched, once, and only then reports
+//!    success.
+//!
+//! Each record is written whole (a crash leaves it old or new, never torn), but
+//! the batch is not atomic (`atomic_batches: false`): a crash during step 3
+//! leaves a prefix applied, and an I/O error there is `PartialBatch` naming the
+//! applied prefix (whose directories are still synced). `syncfs` also flushes
+//! other dirty data on the same filesystem, so a batch on a busy disk costs more.
+//!
+//! `list_versions` reads the sidecars without the values: a sidecar is trusted
+//! when it parses and is at least as new (by modification time) as its value
+//! file; otherwise the record is loaded and checked as by `get` (and repaired).
+//! A value file replaced by hand *with an older modification time* is listed
+//! at its sidecar's version until the next `get`, `list` or write adopts it.
+//!
 //! # Versions
 //!
 //! A store-wide counter (see the `counter` module): `.version-reserved` is a
@@ -141,10 +168,11 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
-use dream_core::store::{DEFAULT_MAX_VALUE_SIZE, clamp_list_limit};
+use dream_core::store::{DEFAULT_MAX_VALUE_SIZE, check_batch, clamp_list_limit};
 use dream_core::{
-    Bytes, Capabilities, Clock, Entry, Fence, Key, Lease, LockName, Namespace, Page, Precondition,
-    Record, RecordId, RecordStore, StoreError, StoreInfo, SystemClock, Version, Write, async_trait,
+    BatchOp, BatchOutcome, Bytes, Capabilities, Clock, Entry, Fence, Key, Lease, LockName,
+    Namespace, Page, Record, RecordId, RecordStore, StoreError, StoreInfo, SystemClock, Version,
+    VersionEntry, VersionPage, Write, async_trait,
 };
 use rustix::fs::FlockOperation;
 use rustix::io::Errno;
@@ -160,6 +188,10 @@ use error::{Context, corrupt_store};
 use io::{CaseMatch, Opened};
 use lease::LeaseRecord;
 use record::{Loaded, Names, Sidecar};
+
+/// Whether a batch's flush pass is one `syncfs` (Linux) rather than an fsync
+/// of each value as it is written.
+const SYNCFS: bool = cfg!(target_os = "linux");
 
 /// The default store directory, relative to the working directory.
 pub const DEFAULT_DIR: &str = ".dream";
@@ -520,7 +552,7 @@ impl Inner {
             }
             NsDir::Missing => None,
         };
-        check_precondition(key, write.pre, current)?;
+        write.pre.check(key, current)?;
         let ns = match existing {
             NsDir::Open(ns) => ns,
             NsDir::Missing => Arc::new(self.create_ns(&key.namespace)?),
@@ -580,13 +612,13 @@ impl Inner {
         let ns = match self.open_ns(&key.namespace)? {
             NsDir::Open(ns) if !self.case_insensitive || self.names_exactly(ns.as_fd(), key)? => ns,
             _ => {
-                check_precondition(key, write.pre, None)?;
+                write.pre.check(key, None)?;
                 return Ok(false);
             }
         };
         let ns = ns.as_fd();
         let current = self.load_locked(&guard, ns, key)?.map(|r| r.version);
-        check_precondition(key, write.pre, current)?;
+        write.pre.check(key, current)?;
         if current.is_none() {
             return Ok(false);
         }
@@ -641,6 +673,207 @@ impl Inner {
             }
         }
         Ok(Page { entries, next })
+    }
+
+    /// See "Batches" in the crate documentation.
+    fn write_batch(
+        &self,
+        ops: &[BatchOp],
+        fence: Option<&Fence>,
+    ) -> Result<Vec<BatchOutcome>, StoreError> {
+        let guard = self.lock()?;
+        self.check_fence(fence, &guard)?;
+        // 0. Every check, against the state before the batch; nothing written yet.
+        let mut dirs: HashMap<Namespace, NsDir> = HashMap::new();
+        let mut folded: HashMap<String, &Key> = HashMap::new();
+        let mut current = Vec::with_capacity(ops.len());
+        for op in ops {
+            let key = op.key();
+            let invalid = |reason: &str| StoreError::InvalidKey {
+                key: key.clone(),
+                reason: reason.to_owned(),
+            };
+            if self.case_insensitive {
+                let names = Names::of(key);
+                let fold = format!("{}/{}", key.namespace, names.data).to_ascii_lowercase();
+                if let Some(other) = folded.insert(fold, key) {
+                    if other.namespace != key.namespace || other.id != key.id {
+                        return Err(invalid(
+                            "it differs only in case from another key of the batch on this case-insensitive filesystem",
+                        ));
+                    }
+                }
+                if matches!(op, BatchOp::Put { .. })
+                    && self.case_match(self.root(), key.namespace.as_str(), "the store")?
+                        == CaseMatch::OtherCase
+                {
+                    return Err(invalid(
+                        "its namespace differs only in case from an existing one on this case-insensitive filesystem",
+                    ));
+                }
+            }
+            if !dirs.contains_key(&key.namespace) {
+                let dir = self.open_ns(&key.namespace)?;
+                dirs.insert(key.namespace.clone(), dir);
+            }
+            let version = match &dirs[&key.namespace] {
+                NsDir::Open(ns) => {
+                    let ns = ns.as_fd();
+                    let names = Names::of(key);
+                    let other_case = self.case_insensitive
+                        && self.case_match(ns, &names.data, "a namespace")? == CaseMatch::OtherCase;
+                    match op {
+                        BatchOp::Put { .. } if other_case => {
+                            return Err(invalid(
+                                "its id differs only in case from an existing one on this case-insensitive filesystem",
+                            ));
+                        }
+                        BatchOp::Delete { .. }
+                            if self.case_insensitive && !self.names_exactly(ns, key)? =>
+                        {
+                            None
+                        }
+                        _ => self.load_locked(&guard, ns, key)?.map(|r| r.version),
+                    }
+                }
+                NsDir::Missing => None,
+            };
+            op.pre().check(key, version)?;
+            current.push(version);
+        }
+        // 1. Every value to its temporary file; namespace directories created.
+        for op in ops {
+            let BatchOp::Put { key, value, .. } = op else {
+                continue;
+            };
+            if let NsDir::Missing = dirs[&key.namespace] {
+                let created = Arc::new(self.create_ns(&key.namespace)?);
+                dirs.insert(key.namespace.clone(), NsDir::Open(created));
+            }
+            let NsDir::Open(ns) = &dirs[&key.namespace] else {
+                unreachable!("created above");
+            };
+            let what = || format!("write {key}");
+            let mut file = io::create_fresh(ns.as_fd(), &Names::of(key).data_tmp).context(what)?;
+            std::io::Write::write_all(&mut file, value).context(what)?;
+            if !SYNCFS {
+                file.sync_all().context(what)?;
+            }
+        }
+        // 2. One flush pass: every value on disk before any rename.
+        #[cfg(target_os = "linux")]
+        rustix::fs::syncfs(self.root()).context(|| "sync the store's filesystem")?;
+        dream_core::failpoint::failpoint("fs.batch.after_temp_writes");
+        // 3. Apply in order; 4. sync each directory touched.
+        let mut applied = Vec::with_capacity(ops.len());
+        let mut touched: Vec<Namespace> = Vec::new();
+        let result = (|| {
+            for (op, current) in ops.iter().zip(&current) {
+                let key = op.key();
+                let NsDir::Open(ns) = &dirs[&key.namespace] else {
+                    // A delete in a namespace that does not exist: nothing to do.
+                    applied.push(BatchOutcome::Delete(false));
+                    continue;
+                };
+                let ns = ns.as_fd();
+                let names = Names::of(key);
+                match op {
+                    BatchOp::Put { value, .. } => {
+                        let version = self.issue_version(&guard)?;
+                        let sidecar = Sidecar {
+                            version: version.0,
+                            sha256: record::sha256(value),
+                        };
+                        rustix::fs::renameat(ns, names.data_tmp.as_str(), ns, names.data.as_str())
+                            .context(|| format!("write {key}"))?;
+                        if !touched.contains(&key.namespace) {
+                            touched.push(key.namespace.clone());
+                        }
+                        record::write_sidecar(ns, key, &sidecar, false)?;
+                        applied.push(BatchOutcome::Put(version));
+                    }
+                    BatchOp::Delete { .. } => {
+                        if current.is_some() {
+                            let what = || format!("delete {key}");
+                            rustix::fs::unlinkat(
+                                ns,
+                                names.data.as_str(),
+                                rustix::fs::AtFlags::empty(),
+                            )
+                            .context(what)?;
+                            if !touched.contains(&key.namespace) {
+                                touched.push(key.namespace.clone());
+                            }
+                            io::remove_if_present(ns, &names.sidecar).context(what)?;
+                        }
+                        applied.push(BatchOutcome::Delete(current.is_some()));
+                    }
+                }
+                dream_core::failpoint::failpoint("fs.batch.after_first_apply");
+            }
+            Ok(())
+        })();
+        let synced = touched.iter().try_for_each(|namespace| {
+            let NsDir::Open(ns) = &dirs[namespace] else {
+                return Ok(());
+            };
+            rustix::fs::fsync(ns.as_fd()).context(|| format!("sync namespace {namespace}"))
+        });
+        drop(guard);
+        match result.and(synced) {
+            Ok(()) => Ok(applied),
+            Err(source) if applied.is_empty() => Err(source),
+            Err(source) => Err(StoreError::PartialBatch {
+                applied,
+                source: Box::new(source),
+            }),
+        }
+    }
+
+    fn list_versions(
+        &self,
+        namespace: &Namespace,
+        start_after: Option<&RecordId>,
+        limit: usize,
+    ) -> Result<VersionPage, StoreError> {
+        let limit = clamp_list_limit(limit);
+        let NsDir::Open(ns) = self.open_ns_for_read(namespace)? else {
+            return Ok(VersionPage::default());
+        };
+        if self.case_insensitive
+            && self.case_match(self.root(), namespace.as_str(), "the store")? != CaseMatch::Exact
+        {
+            return Ok(VersionPage::default());
+        }
+        let mut ids: Vec<RecordId> = io::list_dir(ns.as_fd())
+            .context(|| format!("list namespace {namespace}"))?
+            .into_iter()
+            .filter_map(|entry| record::id_of_file(namespace, &entry.name))
+            .filter(|id| start_after.is_none_or(|after| id > after))
+            .collect();
+        ids.sort_unstable();
+        let mut entries = Vec::new();
+        let mut next = None;
+        for (i, id) in ids.iter().enumerate() {
+            let key = Key::new(namespace.clone(), id.clone());
+            let version = match record::quick_version(ns.as_fd(), &key) {
+                Some(version) => version,
+                None => self.get_in(ns.as_fd(), &key)?.map(|r| r.version),
+            };
+            if let Some(version) = version {
+                entries.push(VersionEntry {
+                    id: id.clone(),
+                    version,
+                });
+            }
+            if entries.len() == limit {
+                if i + 1 < ids.len() {
+                    next = Some(id.clone());
+                }
+                break;
+            }
+        }
+        Ok(VersionPage { entries, next })
     }
 
     fn namespaces(&self) -> Result<Vec<Namespace>, StoreError> {
@@ -744,26 +977,6 @@ impl Inner {
     }
 }
 
-fn check_precondition(
-    key: &Key,
-    pre: Precondition,
-    current: Option<Version>,
-) -> Result<(), StoreError> {
-    let ok = match pre {
-        Precondition::Any => true,
-        Precondition::Absent => current.is_none(),
-        Precondition::Matches(v) => current == Some(v),
-    };
-    if ok {
-        Ok(())
-    } else {
-        Err(StoreError::Conflict {
-            key: key.clone(),
-            current,
-        })
-    }
-}
-
 #[async_trait]
 impl RecordStore for FsStore {
     fn info(&self) -> StoreInfo {
@@ -775,6 +988,7 @@ impl RecordStore for FsStore {
                 fenced_writes: true,
                 durable: true,
                 max_value_size: self.inner.max_value_size,
+                atomic_batches: false,
             },
         }
     }
@@ -814,6 +1028,32 @@ impl RecordStore for FsStore {
 
     async fn namespaces(&self) -> Result<Vec<Namespace>, StoreError> {
         self.run(|inner| inner.namespaces()).await
+    }
+
+    async fn write_batch(
+        &self,
+        ops: &[BatchOp],
+        fence: Option<Fence>,
+    ) -> Result<Vec<BatchOutcome>, StoreError> {
+        check_batch(ops, self.inner.max_value_size)?;
+        if ops.is_empty() {
+            return Ok(Vec::new());
+        }
+        let ops = ops.to_vec();
+        self.run(move |inner| inner.write_batch(&ops, fence.as_ref()))
+            .await
+    }
+
+    async fn list_versions(
+        &self,
+        namespace: &Namespace,
+        start_after: Option<&RecordId>,
+        limit: usize,
+    ) -> Result<VersionPage, StoreError> {
+        let namespace = namespace.clone();
+        let start_after = start_after.cloned();
+        self.run(move |inner| inner.list_versions(&namespace, start_after.as_ref(), limit))
+            .await
     }
 
     async fn try_lease(&self, lock: &LockName, ttl: Duration) -> Result<Option<Lease>, StoreError> {

@@ -179,6 +179,34 @@ pub(crate) fn load(ns: BorrowedFd<'_>, key: &Key, max: usize) -> Result<Loaded, 
     }
 }
 
+/// A record's version from its sidecar alone, for `list_versions`: `Some(None)`
+/// when the value file is absent, `Some(Some(v))` when the sidecar parses and
+/// is at least as new (by mtime) as a plain, singly linked value file, and
+/// `None` when the record must be loaded in full (hash check and repair).
+pub(crate) fn quick_version(ns: BorrowedFd<'_>, key: &Key) -> Option<Option<Version>> {
+    use rustix::fs::{AtFlags, FileType, statat};
+    let names = Names::of(key);
+    let data = match statat(ns, names.data.as_str(), AtFlags::SYMLINK_NOFOLLOW) {
+        Ok(stat) => stat,
+        Err(rustix::io::Errno::NOENT) => return Some(None),
+        Err(_) => return None,
+    };
+    if FileType::from_raw_mode(data.st_mode) != FileType::RegularFile || data.st_nlink != 1 {
+        return None;
+    }
+    let side = statat(ns, names.sidecar.as_str(), AtFlags::SYMLINK_NOFOLLOW).ok()?;
+    if FileType::from_raw_mode(side.st_mode) != FileType::RegularFile || side.st_nlink != 1 {
+        return None;
+    }
+    if (data.st_mtime, data.st_mtime_nsec) > (side.st_mtime, side.st_mtime_nsec) {
+        return None;
+    }
+    match io::read_quick(ns, &names.sidecar, SIDECAR_MAX).ok()? {
+        Opened::Found(bytes) => Sidecar::parse(&bytes).map(|s| Some(Version(s.version))),
+        _ => None,
+    }
+}
+
 /// Overwrites a record's sidecar in place. The write path passes
 /// `durable = false`: a sidecar lost or torn by a power cut fails the hash
 /// check and is repaired. Repair passes `true` (fsync of the sidecar and the

@@ -801,3 +801,76 @@ async fn case_insensitive_handling_refuses_ids_differing_only_in_case() {
         1
     );
 }
+
+/// On a case-insensitive filesystem a batch refuses two keys differing only in
+/// case, and a key differing in case from an existing record; nothing is written.
+#[tokio::test]
+async fn batch_refuses_keys_differing_only_in_case_when_case_insensitive() {
+    use dream_core::{BatchOp, Precondition};
+    let dir = tempfile::tempdir().unwrap();
+    let store = FsStore::open_with(
+        dir.path().join(".dream"),
+        FsOptions::new().assume_case_insensitive(true),
+    )
+    .await
+    .unwrap();
+    let k = |id: &str| Key::new(Namespace::new("ns").unwrap(), RecordId::new(id).unwrap());
+    let ops = [
+        BatchOp::put(k("abc"), &b"1"[..], Precondition::Any),
+        BatchOp::put(k("ABC"), &b"2"[..], Precondition::Any),
+    ];
+    assert!(matches!(
+        store.write_batch(&ops, None).await,
+        Err(StoreError::InvalidKey { .. })
+    ));
+    assert_eq!(store.get(&k("abc")).await.unwrap(), None);
+    store
+        .write_batch(&ops[..1], None)
+        .await
+        .expect("one key is fine");
+    let ops = [
+        BatchOp::put(k("other"), &b"3"[..], Precondition::Any),
+        BatchOp::put(k("ABC"), &b"2"[..], Precondition::Any),
+    ];
+    assert!(matches!(
+        store.write_batch(&ops, None).await,
+        Err(StoreError::InvalidKey { .. })
+    ));
+    assert_eq!(store.get(&k("other")).await.unwrap(), None);
+    assert_eq!(
+        store.get(&k("abc")).await.unwrap().unwrap().value.as_ref(),
+        b"1"
+    );
+}
+
+/// `list_versions` reads sidecars, but a hand-edited value file (newer than its
+/// sidecar) or a garbage sidecar is loaded and adopted as by `get`.
+#[tokio::test]
+async fn list_versions_adopts_hand_edits_and_broken_sidecars() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join(".dream");
+    let store = FsStore::open(&path).await.unwrap();
+    let ns = Namespace::new("sessions").unwrap();
+    let k = |id: &str| Key::new(ns.clone(), RecordId::new(id).unwrap());
+    let v1 = store
+        .put(&k("a"), Bytes::from_static(b"one"), Write::any())
+        .await
+        .unwrap();
+    let v2 = store
+        .put(&k("b"), Bytes::from_static(b"two"), Write::any())
+        .await
+        .unwrap();
+    let page = store.list_versions(&ns, None, 10).await.unwrap();
+    let got: Vec<_> = page.entries.iter().map(|e| e.version).collect();
+    assert_eq!(got, vec![v1, v2]);
+    std::thread::sleep(Duration::from_millis(20));
+    std::fs::write(path.join("sessions/a"), b"edited").unwrap();
+    std::fs::write(path.join("sessions/.b.meta"), b"garbage").unwrap();
+    let page = store.list_versions(&ns, None, 10).await.unwrap();
+    let a = store.get(&k("a")).await.unwrap().unwrap();
+    let b = store.get(&k("b")).await.unwrap().unwrap();
+    assert_eq!(a.value.as_ref(), b"edited");
+    assert!(a.version > v2 && b.version > v2, "both adopted anew");
+    let got: Vec<_> = page.entries.iter().map(|e| e.version).collect();
+    assert_eq!(got, vec![a.version, b.version], "listed as adopted");
+}

@@ -67,7 +67,7 @@ mod scripts;
 mod store;
 
 pub use config::{ConfigError, DEFAULT_PREFIX, RedisConfig, URL_ENV};
-pub use store::{MAX_LEASE_TTL, RedisStore};
+pub use store::{BATCH_SCRIPT_BYTES, MAX_LEASE_TTL, RedisStore};
 
 /// The redis crate this store is built on, for callers that need raw commands on
 /// [`RedisStore::connection`] (benchmarks, diagnostics).

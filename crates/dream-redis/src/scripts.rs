@@ -109,6 +109,60 @@ end
 return out
 "#;
 
+/// KEYS: epoch, index. ARGV: epoch, range start (`-` or `(id`), count, record key prefix.
+/// Answers {0, id, version, id, version, ...}: `list` without the values.
+const LIST_VERSIONS: &str = r#"
+local ids = redis.call('ZRANGEBYLEX', KEYS[2], ARGV[2], '+', 'LIMIT', 0, tonumber(ARGV[3]))
+local out = {0}
+for _, id in ipairs(ids) do
+  out[#out + 1] = id
+  out[#out + 1] = redis.call('HGET', ARGV[4] .. id, 'n') or ''
+end
+return out
+"#;
+
+/// A batch, all or nothing: the fence, every precondition, then every write.
+/// KEYS: epoch, version counter, namespaces, fence (or the epoch again when
+/// unfenced), then per operation its index and its record.
+/// ARGV: epoch, fenced (`1`/`0`), token, operation count, then per operation
+/// kind (`put`/`del`), pre, expected version, value (empty for `del`), namespace, id.
+/// Answers {0, outcome...} (a put's version; 1/0 for a delete),
+/// {1, index of the failing operation, current?} or {2}.
+const BATCH: &str = r#"
+if ARGV[2] == '1' and redis.call('GET', KEYS[4]) ~= ARGV[3] then return {2} end
+local n = tonumber(ARGV[4])
+local cur = {}
+for i = 0, n - 1 do
+  local a = 5 + 6 * i
+  local c = redis.call('HGET', KEYS[6 + 2 * i], 'n')
+  if ARGV[a + 1] == 'absent' and c then return {1, i, c} end
+  if ARGV[a + 1] == 'matches' and c ~= ARGV[a + 2] then return {1, i, c} end
+  cur[i + 1] = c
+end
+local out = {0}
+for i = 0, n - 1 do
+  local a = 5 + 6 * i
+  local idx, rec = KEYS[5 + 2 * i], KEYS[6 + 2 * i]
+  if ARGV[a] == 'put' then
+    local v = redis.call('INCR', KEYS[2])
+    redis.call('HSET', rec, 'n', v, 'v', ARGV[a + 3])
+    if not cur[i + 1] then
+      redis.call('ZADD', idx, 0, ARGV[a + 5])
+      redis.call('SADD', KEYS[3], ARGV[a + 4])
+    end
+    out[#out + 1] = v
+  elseif cur[i + 1] then
+    redis.call('DEL', rec)
+    redis.call('ZREM', idx, ARGV[a + 5])
+    if redis.call('ZCARD', idx) == 0 then redis.call('SREM', KEYS[3], ARGV[a + 4]) end
+    out[#out + 1] = 1
+  else
+    out[#out + 1] = 0
+  end
+end
+return out
+"#;
+
 /// KEYS: epoch, namespaces. ARGV: epoch. Answers {0, namespace...}.
 const NAMESPACES: &str = r#"
 local out = {0}
@@ -158,6 +212,8 @@ pub(crate) struct Scripts {
     pub(crate) put: Script,
     pub(crate) delete: Script,
     pub(crate) list: Script,
+    pub(crate) list_versions: Script,
+    pub(crate) batch: Script,
     pub(crate) namespaces: Script,
     pub(crate) acquire: Script,
     pub(crate) renew: Script,
@@ -184,6 +240,8 @@ pub(crate) static SCRIPTS: LazyLock<Scripts> = LazyLock::new(|| Scripts {
     put: guarded(&write_body(5, 6, 7, PUT)),
     delete: guarded(&write_body(4, 5, 6, DELETE)),
     list: guarded(LIST),
+    list_versions: guarded(LIST_VERSIONS),
+    batch: guarded(BATCH),
     namespaces: guarded(NAMESPACES),
     acquire: guarded(ACQUIRE),
     renew: guarded(RENEW),

@@ -4,10 +4,11 @@ use std::collections::HashMap;
 use std::fmt;
 use std::time::Duration;
 
-use dream_core::store::clamp_list_limit;
+use dream_core::store::{check_batch, clamp_list_limit};
 use dream_core::{
-    Bytes, Capabilities, Entry, Key, Lease, LockName, Namespace, Page, Precondition, Record,
-    RecordId, RecordStore, StoreError, StoreInfo, Version, Write, async_trait,
+    BatchOp, BatchOutcome, Bytes, Capabilities, Entry, Fence, Key, Lease, LockName, Namespace,
+    Page, Precondition, Record, RecordId, RecordStore, StoreError, StoreInfo, Version,
+    VersionEntry, VersionPage, Write, async_trait,
 };
 use redis::aio::{ConnectionManager, ConnectionManagerConfig};
 use redis::{ErrorKind, RedisError, ScriptInvocation, Value};
@@ -22,6 +23,13 @@ pub const MAX_LEASE_TTL: Duration = Duration::from_secs(365 * 24 * 3600);
 
 /// What every epoch value starts with: the layout's format version.
 const EPOCH_FORMAT: &str = "dream-redis/1 ";
+
+/// A batch whose values total at most this many bytes is one Lua script, all or
+/// nothing. A larger batch is split into scripts of at most this many value bytes
+/// (at least one operation each), run in order: each script is atomic, the batch
+/// is not, and a failure after a script was applied is `PartialBatch`. The store
+/// therefore reports `atomic_batches: false`.
+pub const BATCH_SCRIPT_BYTES: usize = 64 * 1024 * 1024;
 
 /// How often an idempotent call is tried across a reconnect.
 const READ_ATTEMPTS: u32 = 5;
@@ -182,6 +190,7 @@ impl RedisStore {
                     fenced_writes: true,
                     durable: false,
                     max_value_size: config.max_value_size,
+                    atomic_batches: false,
                 },
             },
             max_value_size: config.max_value_size,
@@ -409,6 +418,89 @@ impl RedisStore {
         Reply::parse(op, self.invoke(op, key, invocation, retry).await?)
     }
 
+    /// Runs one chunk of a batch as one script.
+    async fn batch_script(
+        &self,
+        ops: &[BatchOp],
+        fence: Option<&Fence>,
+    ) -> Result<Vec<BatchOutcome>, StoreError> {
+        let mut invocation = SCRIPTS.batch.prepare_invoke();
+        invocation
+            .key(self.keys.epoch())
+            .key(self.keys.version())
+            .key(self.keys.namespaces());
+        match fence {
+            Some(fence) => invocation.key(self.keys.fence(&fence.lock)),
+            None => invocation.key(self.keys.epoch()),
+        };
+        invocation
+            .arg(&self.epoch)
+            .arg(if fence.is_some() { "1" } else { "0" })
+            .arg(fence.map_or(0, |f| f.token))
+            .arg(ops.len());
+        for op in ops {
+            let key = op.key();
+            invocation
+                .key(self.keys.index(&key.namespace))
+                .key(self.keys.record(key));
+            let (pre, expected) = precondition_args(op.pre());
+            let (kind, value): (&str, &[u8]) = match op {
+                BatchOp::Put { value, .. } => ("put", value),
+                BatchOp::Delete { .. } => ("del", b""),
+            };
+            invocation
+                .arg(kind)
+                .arg(pre)
+                .arg(expected)
+                .arg(value)
+                .arg(key.namespace.as_str())
+                .arg(key.id.as_str());
+        }
+        let reply = self
+            .guarded("write_batch", None, &invocation, false)
+            .await?;
+        match reply.status {
+            scripts::OK => {}
+            scripts::CONFLICT => {
+                let index = reply
+                    .items
+                    .first()
+                    .and_then(int_of)
+                    .and_then(|i| usize::try_from(i).ok())
+                    .filter(|i| *i < ops.len())
+                    .ok_or_else(|| unexpected_reply("write_batch"))?;
+                return Err(StoreError::Conflict {
+                    key: ops[index].key().clone(),
+                    current: reply.items.get(1).and_then(version_of),
+                });
+            }
+            scripts::LOCK_LOST => {
+                return match fence {
+                    Some(fence) => Err(StoreError::LockLost {
+                        lock: fence.lock.clone(),
+                    }),
+                    None => Err(unexpected_reply("write_batch")),
+                };
+            }
+            _ => return Err(unexpected_reply("write_batch")),
+        }
+        if reply.items.len() != ops.len() {
+            return Err(unexpected_reply("write_batch"));
+        }
+        ops.iter()
+            .zip(&reply.items)
+            .map(|(op, item)| match op {
+                BatchOp::Put { .. } => version_of(item).map(BatchOutcome::Put),
+                BatchOp::Delete { .. } => match int_of(item) {
+                    Some(1) => Some(BatchOutcome::Delete(true)),
+                    Some(0) => Some(BatchOutcome::Delete(false)),
+                    _ => None,
+                },
+            })
+            .collect::<Option<Vec<_>>>()
+            .ok_or_else(|| unexpected_reply("write_batch"))
+    }
+
     fn write_outcome(key: &Key, write: &Write, reply: &Reply) -> Result<(), StoreError> {
         match reply.status {
             scripts::OK => Ok(()),
@@ -593,6 +685,94 @@ impl RecordStore for RedisStore {
             None
         };
         Ok(Page { entries, next })
+    }
+
+    async fn write_batch(
+        &self,
+        ops: &[BatchOp],
+        fence: Option<Fence>,
+    ) -> Result<Vec<BatchOutcome>, StoreError> {
+        check_batch(ops, self.max_value_size)?;
+        let mut applied = Vec::with_capacity(ops.len());
+        let mut rest = ops;
+        while !rest.is_empty() {
+            let mut bytes = 0usize;
+            let mut len = 0;
+            for op in rest {
+                let size = op.value().map_or(0, Bytes::len);
+                if len > 0 && bytes + size > BATCH_SCRIPT_BYTES {
+                    break;
+                }
+                bytes += size;
+                len += 1;
+            }
+            let (chunk, after) = rest.split_at(len);
+            match self.batch_script(chunk, fence.as_ref()).await {
+                Ok(outcomes) => applied.extend(outcomes),
+                Err(source) if applied.is_empty() => return Err(source),
+                Err(source) => {
+                    return Err(StoreError::PartialBatch {
+                        applied,
+                        source: Box::new(source),
+                    });
+                }
+            }
+            rest = after;
+        }
+        Ok(applied)
+    }
+
+    async fn list_versions(
+        &self,
+        namespace: &Namespace,
+        start_after: Option<&RecordId>,
+        limit: usize,
+    ) -> Result<VersionPage, StoreError> {
+        let limit = clamp_list_limit(limit);
+        let start = match start_after {
+            Some(id) => format!("({id}"),
+            None => "-".to_owned(),
+        };
+        let mut invocation = SCRIPTS.list_versions.prepare_invoke();
+        invocation
+            .key(self.keys.epoch())
+            .key(self.keys.index(namespace))
+            .arg(&self.epoch)
+            .arg(start)
+            .arg(limit + 1)
+            .arg(self.keys.record_prefix(namespace));
+        let reply = self
+            .guarded("list_versions", None, &invocation, true)
+            .await?;
+        if reply.status != scripts::OK || reply.items.len() % 2 != 0 {
+            return Err(unexpected_reply("list_versions"));
+        }
+        let mut entries = Vec::with_capacity(reply.items.len() / 2);
+        let mut items = reply.items.into_iter();
+        while let (Some(id), Some(version)) = (items.next(), items.next()) {
+            let id = text_of(id)
+                .and_then(|id| RecordId::new(id).ok())
+                .ok_or_else(|| StoreError::Corrupt {
+                    key: None,
+                    reason: format!("the index of namespace {namespace} holds an invalid id"),
+                })?;
+            let Some(version) = version_of(&version) else {
+                return Err(StoreError::Corrupt {
+                    key: Some(Key::new(namespace.clone(), id)),
+                    reason:
+                        "the namespace index names a record that is missing or has no valid version"
+                            .to_owned(),
+                });
+            };
+            entries.push(VersionEntry { id, version });
+        }
+        let next = if entries.len() > limit {
+            entries.truncate(limit);
+            entries.last().map(|entry| entry.id.clone())
+        } else {
+            None
+        };
+        Ok(VersionPage { entries, next })
     }
 
     async fn namespaces(&self) -> Result<Vec<Namespace>, StoreError> {

@@ -872,3 +872,61 @@ async fn destroy_stops_other_handles_and_spares_other_prefixes() {
     assert!(is_epoch_changed(&err), "{err:?}");
     assert!(recreated.get(&key("ns", "new")).await.unwrap().is_some());
 }
+
+/// A batch over `BATCH_SCRIPT_BYTES` of values is split into scripts: a conflict
+/// in a later script is `PartialBatch`, naming the first script's outcomes, which
+/// are applied; within one script a conflict writes nothing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn batches_over_the_script_budget_are_chunked_and_report_what_applied() {
+    use dream_core::{BatchOp, BatchOutcome, Precondition};
+    let Some(redis) = shared("batch_chunks").await else {
+        return;
+    };
+    let prefix = common::fresh_prefix();
+    let _guard = PrefixGuard::new(&redis.url, &prefix);
+    let store = common::open(&redis.url, &prefix).await;
+    let quarter = dream_redis::BATCH_SCRIPT_BYTES / 4;
+    assert!(quarter <= store.info().capabilities.max_value_size);
+    assert!(!store.info().capabilities.atomic_batches);
+    let big = Bytes::from(vec![b'x'; quarter]);
+    let mut ops: Vec<BatchOp> = (0..4)
+        .map(|i| {
+            BatchOp::put(
+                key("big", &format!("k{i}")),
+                big.clone(),
+                Precondition::Absent,
+            )
+        })
+        .collect();
+    ops.push(BatchOp::put(
+        key("big", "last"),
+        &b"x"[..],
+        Precondition::Matches(dream_core::Version(1 << 40)),
+    ));
+    match store.write_batch(&ops, None).await {
+        Err(StoreError::PartialBatch { applied, source }) => {
+            assert_eq!(applied.len(), 4, "the first script (4 values) applied");
+            assert!(matches!(*source, StoreError::Conflict { .. }), "{source:?}");
+            for (i, outcome) in applied.iter().enumerate() {
+                let record = store
+                    .get(&key("big", &format!("k{i}")))
+                    .await
+                    .unwrap()
+                    .unwrap();
+                assert_eq!(*outcome, BatchOutcome::Put(record.version));
+            }
+        }
+        other => panic!("expected PartialBatch, got {other:?}"),
+    }
+    assert_eq!(store.get(&key("big", "last")).await.unwrap(), None);
+    // The same conflict inside one script writes nothing.
+    let small = [
+        BatchOp::put(key("small", "a"), &b"a"[..], Precondition::Any),
+        BatchOp::put(key("big", "k0"), &b"a"[..], Precondition::Absent),
+    ];
+    assert!(matches!(
+        store.write_batch(&small, None).await,
+        Err(StoreError::Conflict { .. })
+    ));
+    assert_eq!(store.get(&key("small", "a")).await.unwrap(), None);
+}

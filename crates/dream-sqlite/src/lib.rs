@@ -36,10 +36,13 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use dream_core::store::{Capabilities, DEFAULT_MAX_VALUE_SIZE, StoreInfo, clamp_list_limit};
+use dream_core::store::{
+    Capabilities, DEFAULT_MAX_VALUE_SIZE, StoreInfo, check_batch, clamp_list_limit,
+};
 use dream_core::{
-    Bytes, Clock, Entry, Key, Lease, LockName, Namespace, Page, Precondition, Record, RecordId,
-    RecordStore, StoreError, SystemClock, Version, Write, async_trait,
+    BatchOp, BatchOutcome, Bytes, Clock, Entry, Fence, Key, Lease, LockName, Namespace, Page,
+    Precondition, Record, RecordId, RecordStore, StoreError, SystemClock, Version, VersionEntry,
+    VersionPage, Write, async_trait,
 };
 use rusqlite::config::DbConfig;
 use rusqlite::types::ValueRef;
@@ -61,6 +64,9 @@ pub use rusqlite;
 /// Failpoint inside a put's write transaction, after the row is written and
 /// before `COMMIT` (feature `failpoints`).
 pub const FAILPOINT_PUT: &str = "sqlite.put.in_transaction";
+/// Failpoint inside a batch's write transaction, after every row is written and
+/// before `COMMIT`.
+pub const FAILPOINT_BATCH: &str = "sqlite.batch.in_transaction";
 /// Failpoint inside a delete's write transaction, before `COMMIT`.
 pub const FAILPOINT_DELETE: &str = "sqlite.delete.in_transaction";
 
@@ -89,6 +95,9 @@ pub mod sql {
     pub const DELETE: &str = "DELETE FROM records WHERE namespace = ?1 AND id = ?2";
     /// One page of a namespace, by id bytes (BINARY collation), over the primary key.
     pub const LIST: &str = "SELECT id, version, value FROM records \
+         WHERE namespace = ?1 AND id > ?2 ORDER BY id LIMIT ?3";
+    /// One page of a namespace's ids and versions, without the values.
+    pub const LIST_VERSIONS: &str = "SELECT id, version FROM records \
          WHERE namespace = ?1 AND id > ?2 ORDER BY id LIMIT ?3";
     /// Every namespace holding a record.
     pub const NAMESPACES: &str = "SELECT DISTINCT namespace FROM records ORDER BY namespace";
@@ -382,23 +391,31 @@ fn to_i64(n: u64) -> Option<i64> {
     i64::try_from(n).ok()
 }
 
-/// Checks a write's fence and precondition inside its transaction; returns the
-/// record's current version.
-fn check_write(tx: &Transaction<'_>, key: &Key, write: &Write) -> Result<Option<i64>, StoreError> {
-    let err = |e| map_err(e, Some(key));
-    if let Some(fence) = &write.fence {
-        let newest: Option<i64> = tx
-            .prepare_cached(sql::FENCE)
-            .map_err(err)?
-            .query_row([fence.lock.as_str()], |row| row.get(0))
-            .optional()
-            .map_err(err)?;
-        if newest.is_none() || newest != to_i64(fence.token) {
-            return Err(StoreError::LockLost {
-                lock: fence.lock.clone(),
-            });
-        }
+/// Checks a fence inside a write transaction.
+fn check_fence(tx: &Transaction<'_>, fence: &Fence) -> Result<(), StoreError> {
+    let err = |e| map_err(e, None);
+    let newest: Option<i64> = tx
+        .prepare_cached(sql::FENCE)
+        .map_err(err)?
+        .query_row([fence.lock.as_str()], |row| row.get(0))
+        .optional()
+        .map_err(err)?;
+    if newest.is_none() || newest != to_i64(fence.token) {
+        return Err(StoreError::LockLost {
+            lock: fence.lock.clone(),
+        });
     }
+    Ok(())
+}
+
+/// Checks a precondition inside a write transaction; returns the record's
+/// current version.
+fn check_pre(
+    tx: &Transaction<'_>,
+    key: &Key,
+    pre: Precondition,
+) -> Result<Option<i64>, StoreError> {
+    let err = |e| map_err(e, Some(key));
     let current: Option<i64> = tx
         .prepare_cached(sql::CURRENT)
         .map_err(err)?
@@ -406,19 +423,17 @@ fn check_write(tx: &Transaction<'_>, key: &Key, write: &Write) -> Result<Option<
         .optional()
         .map_err(err)?;
     let current_version = current.map(|v| version_of(key, v)).transpose()?;
-    let ok = match write.pre {
-        Precondition::Any => true,
-        Precondition::Absent => current.is_none(),
-        Precondition::Matches(v) => current_version == Some(v),
-    };
-    if ok {
-        Ok(current)
-    } else {
-        Err(StoreError::Conflict {
-            key: key.clone(),
-            current: current_version,
-        })
+    pre.check(key, current_version)?;
+    Ok(current)
+}
+
+/// Checks a write's fence and precondition inside its transaction; returns the
+/// record's current version.
+fn check_write(tx: &Transaction<'_>, key: &Key, write: &Write) -> Result<Option<i64>, StoreError> {
+    if let Some(fence) = &write.fence {
+        check_fence(tx, fence)?;
     }
+    check_pre(tx, key, write.pre)
 }
 
 fn version_of(key: &Key, raw: i64) -> Result<Version, StoreError> {
@@ -436,15 +451,8 @@ fn value_of(key: &Key, raw: ValueRef<'_>) -> Result<Bytes, StoreError> {
     }
 }
 
-fn put_blocking(
-    conn: &mut Connection,
-    key: &Key,
-    value: &[u8],
-    write: &Write,
-) -> Result<Version, StoreError> {
+fn upsert(tx: &Transaction<'_>, key: &Key, value: &[u8]) -> Result<i64, StoreError> {
     let err = |e| map_err(e, Some(key));
-    let tx = begin(conn)?;
-    check_write(&tx, key, write)?;
     let version: Option<i64> = tx
         .prepare_cached(sql::NEXT_VERSION)
         .map_err(err)?
@@ -461,8 +469,20 @@ fn put_blocking(
             value
         ])
         .map_err(err)?;
+    Ok(version)
+}
+
+fn put_blocking(
+    conn: &mut Connection,
+    key: &Key,
+    value: &[u8],
+    write: &Write,
+) -> Result<Version, StoreError> {
+    let tx = begin(conn)?;
+    check_write(&tx, key, write)?;
+    let version = upsert(&tx, key, value)?;
     dream_core::failpoint::failpoint(FAILPOINT_PUT);
-    tx.commit().map_err(err)?;
+    tx.commit().map_err(|e| map_err(e, Some(key)))?;
     version_of(key, version)
 }
 
@@ -479,6 +499,83 @@ fn delete_blocking(conn: &mut Connection, key: &Key, write: &Write) -> Result<bo
     dream_core::failpoint::failpoint(FAILPOINT_DELETE);
     tx.commit().map_err(err)?;
     Ok(true)
+}
+
+/// A batch in one `BEGIN IMMEDIATE` transaction: the fence, then each
+/// operation's precondition and write; any error rolls everything back.
+fn batch_blocking(
+    conn: &mut Connection,
+    ops: &[BatchOp],
+    fence: Option<&Fence>,
+) -> Result<Vec<BatchOutcome>, StoreError> {
+    let tx = begin(conn)?;
+    if let Some(fence) = fence {
+        check_fence(&tx, fence)?;
+    }
+    let mut out = Vec::with_capacity(ops.len());
+    for op in ops {
+        let key = op.key();
+        let current = check_pre(&tx, key, op.pre())?;
+        match op {
+            BatchOp::Put { value, .. } => {
+                let version = upsert(&tx, key, value)?;
+                out.push(BatchOutcome::Put(version_of(key, version)?));
+            }
+            BatchOp::Delete { .. } => {
+                if current.is_some() {
+                    tx.prepare_cached(sql::DELETE)
+                        .map_err(|e| map_err(e, Some(key)))?
+                        .execute([key.namespace.as_str(), key.id.as_str()])
+                        .map_err(|e| map_err(e, Some(key)))?;
+                }
+                out.push(BatchOutcome::Delete(current.is_some()));
+            }
+        }
+    }
+    dream_core::failpoint::failpoint(FAILPOINT_BATCH);
+    tx.commit().map_err(|e| map_err(e, None))?;
+    Ok(out)
+}
+
+fn list_versions_blocking(
+    conn: &Connection,
+    namespace: &Namespace,
+    after: &str,
+    limit: usize,
+) -> Result<VersionPage, StoreError> {
+    let err = |e| map_err(e, None);
+    let mut stmt = conn.prepare_cached(sql::LIST_VERSIONS).map_err(err)?;
+    let fetch = i64::try_from(limit + 1).unwrap_or(i64::MAX);
+    let mut rows = stmt
+        .query(rusqlite::params![namespace.as_str(), after, fetch])
+        .map_err(err)?;
+    let mut entries = Vec::new();
+    let mut more = false;
+    while let Some(row) = rows.next().map_err(err)? {
+        if entries.len() >= limit {
+            more = true;
+            break;
+        }
+        let id = match row.get_ref(0).map_err(err)? {
+            ValueRef::Text(text) => std::str::from_utf8(text)
+                .ok()
+                .and_then(|s| RecordId::new(s).ok()),
+            _ => None,
+        }
+        .ok_or_else(|| corrupt(None, "a stored record id is invalid"))?;
+        let key = Key::new(namespace.clone(), id);
+        let version = version_of(&key, row.get(1).map_err(err)?)?;
+        entries.push(VersionEntry {
+            id: key.id,
+            version,
+        });
+    }
+    let next = if more {
+        entries.last().map(|e: &VersionEntry| e.id.clone())
+    } else {
+        None
+    };
+    Ok(VersionPage { entries, next })
 }
 
 fn list_blocking(
@@ -642,6 +739,7 @@ impl RecordStore for SqliteStore {
                 fenced_writes: true,
                 durable: self.inner.options.durability == Durability::Full,
                 max_value_size: self.inner.options.max_value_size,
+                atomic_batches: true,
             },
         }
     }
@@ -696,6 +794,35 @@ impl RecordStore for SqliteStore {
             .map(|id| id.as_str().to_owned())
             .unwrap_or_default();
         self.read(move |conn| list_blocking(conn, &namespace, &after, limit))
+            .await
+    }
+
+    async fn write_batch(
+        &self,
+        ops: &[BatchOp],
+        fence: Option<Fence>,
+    ) -> Result<Vec<BatchOutcome>, StoreError> {
+        check_batch(ops, self.inner.options.max_value_size)?;
+        if ops.is_empty() {
+            return Ok(Vec::new());
+        }
+        let ops = ops.to_vec();
+        self.write(move |conn| batch_blocking(conn, &ops, fence.as_ref()))
+            .await
+    }
+
+    async fn list_versions(
+        &self,
+        namespace: &Namespace,
+        start_after: Option<&RecordId>,
+        limit: usize,
+    ) -> Result<VersionPage, StoreError> {
+        let limit = clamp_list_limit(limit);
+        let namespace = namespace.clone();
+        let after = start_after
+            .map(|id| id.as_str().to_owned())
+            .unwrap_or_default();
+        self.read(move |conn| list_versions_blocking(conn, &namespace, &after, limit))
             .await
     }
 

@@ -647,6 +647,21 @@ fn a_store_without_leases_is_refused() {
         async fn release(&self, l: dream_core::Lease) -> Result<bool, dream_core::StoreError> {
             self.0.release(l).await
         }
+        async fn write_batch(
+            &self,
+            o: &[dream_core::BatchOp],
+            f: Option<dream_core::Fence>,
+        ) -> Result<Vec<dream_core::BatchOutcome>, dream_core::StoreError> {
+            self.0.write_batch(o, f).await
+        }
+        async fn list_versions(
+            &self,
+            n: &dream_core::Namespace,
+            a: Option<&dream_core::RecordId>,
+            l: usize,
+        ) -> Result<dream_core::VersionPage, dream_core::StoreError> {
+            self.0.list_versions(n, a, l).await
+        }
     }
     let err = dream_engine::Dream::open(Arc::new(NoLeases(MemoryStore::new())), Options::default())
         .unwrap_err();
