@@ -1,0 +1,1 @@
+//! `dream mcp` end to end (placeholder).
