@@ -474,11 +474,11 @@ impl Dream {
         let mut history_count = 0;
         for entry in &history {
             let key = layout::key(layout::HISTORY, entry.id.clone());
-            if let Ok(h) = from_json::<HistoryRecord>(&key, &entry.record) {
-                if &h.memory_id == id {
-                    ops.push(Op::delete(key, &entry.record));
-                    history_count += 1;
-                }
+            if let Ok(h) = from_json::<HistoryRecord>(&key, &entry.record)
+                && &h.memory_id == id
+            {
+                ops.push(Op::delete(key, &entry.record));
+                history_count += 1;
             }
         }
         let mut audit = AuditEntry::new(
