@@ -72,6 +72,9 @@ enum Command {
     Demo,
     /// Check the store, its persistence, the key and the model configuration.
     Doctor,
+    /// Serve Dream to an agent over MCP on stdio (stdout carries only the protocol).
+    #[cfg(feature = "mcp")]
+    Mcp(cli::mcp::McpArgs),
 }
 
 fn main() -> ExitCode {
@@ -111,6 +114,8 @@ fn main() -> ExitCode {
             Command::Rekey(args) => rekey::rekey(&global, args).await,
             Command::Demo => demo::demo().await,
             Command::Doctor => doctor::doctor(&global).await,
+            #[cfg(feature = "mcp")]
+            Command::Mcp(args) => cli::mcp::mcp(&global, args).await,
             Command::Scan(_) => unreachable!("handled before the runtime starts"),
         }
     });

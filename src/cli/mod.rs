@@ -27,6 +27,8 @@ pub mod config;
 pub mod context;
 pub mod demo;
 pub mod doctor;
+#[cfg(feature = "mcp")]
+pub mod mcp;
 pub mod memory;
 pub mod models;
 pub mod output;

@@ -418,10 +418,10 @@ impl<'b> Judge<'_, 'b> {
     fn cite(&self, sources: &[String]) -> Vec<SessionId> {
         let mut out: Vec<SessionId> = Vec::new();
         for s in sources {
-            if let Some(id) = self.refs.get(s.trim()) {
-                if !out.contains(id) {
-                    out.push((*id).clone());
-                }
+            if let Some(id) = self.refs.get(s.trim())
+                && !out.contains(id)
+            {
+                out.push((*id).clone());
             }
         }
         out
@@ -529,10 +529,10 @@ impl<'b> Judge<'_, 'b> {
             Ok(found) => found,
             Err(reason) => return self.refuse("create", h, reason),
         };
-        if let Some(at) = p.expires_at {
-            if at <= self.ctx.now {
-                return self.refuse("create", h, "expires_at is not in the future");
-            }
+        if let Some(at) = p.expires_at
+            && at <= self.ctx.now
+        {
+            return self.refuse("create", h, "expires_at is not in the future");
         }
         let c = self.ctx;
         let mut memory = Memory::new(

@@ -236,6 +236,50 @@ impl Dream {
         result
     }
 
+    /// Remembers what someone other than the person states — an agent over MCP
+    /// (`Role::Assistant`), a tool (`Role::Tool`): through the same write gate as
+    /// [`Dream::remember`] (field rules, then the recursive scan; instruction- or
+    /// secret-shaped memories are quarantined), but never the person's word and
+    /// never pinned. It is stored `status: unconfirmed` with evidence `role`, so
+    /// recall holds it (`unconfirmed-source`) until a person runs `confirm`.
+    /// `Role::User` is refused: only [`Dream::remember`] speaks for the person.
+    pub async fn remember_as(&self, new: NewMemory, role: Role) -> Result<Remembered> {
+        if role == Role::User {
+            return Err(DreamError::invalid(
+                "role",
+                "remember_as never records the person's word; use remember",
+            ));
+        }
+        let now = self.now();
+        let mut memory = Memory::new(
+            MemoryId::new(self.ids.next(now))?,
+            new.kind,
+            new.name,
+            new.description,
+            new.content,
+            now,
+        );
+        memory.scope = self.scope.clone();
+        memory.tags = new.tags;
+        memory.metadata = new.metadata;
+        memory.expires_at = new.expires_at;
+        memory.pinned = false;
+        memory.confidence = 1.0;
+        apply_support(
+            &mut memory,
+            &Support {
+                roles: vec![role],
+                by_person: false,
+            },
+        );
+        let admission =
+            admit(&self.scanners, &memory).map_err(|r| DreamError::invalid("memory", r))?;
+        let lease = self.lock().await?;
+        let result = self.remember_locked(&lease, memory, admission, now).await;
+        lease.release().await;
+        result
+    }
+
     async fn remember_locked(
         &self,
         lease: &HeldLease,
@@ -292,7 +336,19 @@ impl Dream {
                         AuditEntry::new(
                             AuditAction::Remembered,
                             Actor::Person,
-                            "remembered (pinned)",
+                            if memory.pinned {
+                                "remembered (pinned)".to_owned()
+                            } else {
+                                format!(
+                                    "remembered for review (evidence {}): held until confirmed",
+                                    memory
+                                        .evidence
+                                        .iter()
+                                        .map(|r| r.as_str())
+                                        .collect::<Vec<_>>()
+                                        .join(", ")
+                                )
+                            },
                         )
                         .memory(&memory.id)
                         .rules(rules)
@@ -418,11 +474,11 @@ impl Dream {
         let mut history_count = 0;
         for entry in &history {
             let key = layout::key(layout::HISTORY, entry.id.clone());
-            if let Ok(h) = from_json::<HistoryRecord>(&key, &entry.record) {
-                if &h.memory_id == id {
-                    ops.push(Op::delete(key, &entry.record));
-                    history_count += 1;
-                }
+            if let Ok(h) = from_json::<HistoryRecord>(&key, &entry.record)
+                && &h.memory_id == id
+            {
+                ops.push(Op::delete(key, &entry.record));
+                history_count += 1;
             }
         }
         let mut audit = AuditEntry::new(

@@ -251,10 +251,8 @@ impl Dream {
 
     async fn run(&self, force: bool, exclude: Option<&SessionId>) -> Result<DreamReport> {
         let name = self.consolidator.describe();
-        if !force {
-            if let Some(reason) = self.check_gates(exclude).await? {
-                return Ok(self.skip(reason, name));
-            }
+        if !force && let Some(reason) = self.check_gates(exclude).await? {
+            return Ok(self.skip(reason, name));
         }
         let claim_lock = layout::claim_lock(&self.scope);
         let Some(claim) =

@@ -418,10 +418,10 @@ impl Inner {
             .unwrap_or_else(|e| e.into_inner())
             .get(namespace)
             .cloned();
-        if let Some(fd) = known {
-            if rustix::fs::fstat(&*fd).is_ok_and(|stat| stat.st_nlink > 0) {
-                return Ok(NsDir::Open(fd));
-            }
+        if let Some(fd) = known
+            && rustix::fs::fstat(&*fd).is_ok_and(|stat| stat.st_nlink > 0)
+        {
+            return Ok(NsDir::Open(fd));
         }
         self.open_ns(namespace)
     }

@@ -242,16 +242,16 @@ fn populate(parent: BorrowedFd<'_>, tmp: &str) -> Result<(), StoreError> {
 
 /// Best-effort removal of an unfinished root built by [`create_root`].
 fn remove_unfinished(parent: BorrowedFd<'_>, tmp: &str) {
-    if let Ok(Opened::Found(dir)) = io::open_dir(parent, tmp) {
-        if let Ok(entries) = io::list_dir(dir.as_fd()) {
-            for entry in entries {
-                let flags = if entry.name == LEASES {
-                    AtFlags::REMOVEDIR
-                } else {
-                    AtFlags::empty()
-                };
-                let _ = rustix::fs::unlinkat(dir.as_fd(), entry.name.as_str(), flags);
-            }
+    if let Ok(Opened::Found(dir)) = io::open_dir(parent, tmp)
+        && let Ok(entries) = io::list_dir(dir.as_fd())
+    {
+        for entry in entries {
+            let flags = if entry.name == LEASES {
+                AtFlags::REMOVEDIR
+            } else {
+                AtFlags::empty()
+            };
+            let _ = rustix::fs::unlinkat(dir.as_fd(), entry.name.as_str(), flags);
         }
     }
     let _ = rustix::fs::unlinkat(parent, tmp, AtFlags::REMOVEDIR);

@@ -82,7 +82,7 @@ pub(crate) fn candidates(text: &str) -> Vec<Candidate> {
         if run.len() < MIN_RUN {
             continue;
         }
-        if run.iter().all(u8::is_ascii_hexdigit) && run.len() % 2 == 0 {
+        if run.iter().all(u8::is_ascii_hexdigit) && run.len().is_multiple_of(2) {
             out.push(Candidate {
                 range: start..end,
                 kind: Kind::Hex,
@@ -321,7 +321,7 @@ pub(crate) fn decode_base64(input: &[u8]) -> Option<Vec<u8>> {
 
 /// Decodes an even-length hex string.
 pub(crate) fn decode_hex(input: &[u8]) -> Option<Vec<u8>> {
-    if input.len() % 2 != 0 {
+    if !input.len().is_multiple_of(2) {
         return None;
     }
     input
