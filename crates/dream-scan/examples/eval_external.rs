@@ -22,7 +22,10 @@ struct Cell {
 }
 
 fn print(title: &str, t: &BTreeMap<String, Cell>) {
-    println!("{title:<34} {:>7} {:>7} {:>7} {:>7} {:>5} {:>7}", "attacks", "caught", "recall", "benign", "fp", "fpr");
+    println!(
+        "{title:<34} {:>7} {:>7} {:>7} {:>7} {:>5} {:>7}",
+        "attacks", "caught", "recall", "benign", "fp", "fpr"
+    );
     let mut total = Cell::default();
     for (k, c) in t {
         row(k, c);
@@ -70,8 +73,17 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             continue;
         }
         let v: Value = serde_json::from_str(line)?;
-        let s = |k: &str| v.get(k).and_then(Value::as_str).unwrap_or_default().to_string();
-        let mode = if s("mode") == "memory" { Mode::Memory } else { Mode::Transcript };
+        let s = |k: &str| {
+            v.get(k)
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .to_string()
+        };
+        let mode = if s("mode") == "memory" {
+            Mode::Memory
+        } else {
+            Mode::Transcript
+        };
         let scanner = Scanner::new(mode).with_learned_stage(!rules_only);
         let report = match (v.get("text").and_then(Value::as_str), v.get("json")) {
             (Some(t), _) => scanner.scan(t),
@@ -92,9 +104,13 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         };
         let sub = s("sub");
         let sub = sub.split('|').nth(1).unwrap_or("").to_string();
-        for (i, (t, k)) in [(&mut by_cat, cat.clone()), (&mut by_sub, sub.clone()), (&mut by_lang, s("lang"))]
-            .into_iter()
-            .enumerate()
+        for (i, (t, k)) in [
+            (&mut by_cat, cat.clone()),
+            (&mut by_sub, sub.clone()),
+            (&mut by_lang, s("lang")),
+        ]
+        .into_iter()
+        .enumerate()
         {
             if k.is_empty() && i > 0 {
                 continue;
@@ -114,7 +130,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 .and_then(Value::as_str)
                 .map(str::to_string)
                 .unwrap_or_else(|| v.get("json").map(Value::to_string).unwrap_or_default());
-            let text: String = text.chars().take(400).collect::<String>().replace('\n', "⏎");
+            let text: String = text
+                .chars()
+                .take(400)
+                .collect::<String>()
+                .replace('\n', "⏎");
             println!(
                 "--- {} [{} {}] {} {:?}: {text}",
                 s("id"),

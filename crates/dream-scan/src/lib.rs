@@ -91,11 +91,13 @@ use serde::{Deserialize, Serialize};
 
 mod classifier;
 mod encoded;
+mod encoded_extra;
 mod normalize;
 mod pattern;
 mod pii;
 mod rules;
 mod secrets;
+mod structure;
 
 /// Deepest chain of nested encodings that is decoded (`base64(base64(…))`).
 pub const MAX_DECODE_DEPTH: usize = 4;
@@ -911,6 +913,9 @@ impl Scanner {
         out: &mut Vec<Finding>,
     ) {
         self.literal_pass(text, norm, ctx, true, out);
+        if !ctx.secrets_only {
+            structure::scan(text, norm, out);
+        }
         // 3. The learned stage, for the wordings no rule was written for.
         let learned = self.learned && !ctx.secrets_only;
         if learned {
