@@ -19,6 +19,8 @@ struct Cell {
     caught: usize,
     benign: usize,
     fp: usize,
+    /// Benign rows called `instruction` (not only suspicious).
+    fp_instruction: usize,
 }
 
 fn print(title: &str, t: &BTreeMap<String, Cell>) {
@@ -33,6 +35,7 @@ fn print(title: &str, t: &BTreeMap<String, Cell>) {
         total.caught += c.caught;
         total.benign += c.benign;
         total.fp += c.fp;
+        total.fp_instruction += c.fp_instruction;
     }
     row("TOTAL", &total);
 }
@@ -46,13 +49,14 @@ fn row(k: &str, c: &Cell) {
         }
     };
     println!(
-        "{k:<34} {:>7} {:>7} {:>7} {:>7} {:>5} {:>7}",
+        "{k:<34} {:>7} {:>7} {:>7} {:>7} {:>5} {:>7} {:>7}",
         c.attacks,
         c.caught,
         pct(c.caught, c.attacks),
         c.benign,
         c.fp,
-        pct(c.fp, c.benign)
+        pct(c.fp, c.benign),
+        pct(c.fp_instruction, c.benign)
     );
 }
 
@@ -122,6 +126,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             } else {
                 c.benign += 1;
                 c.fp += usize::from(hit);
+                c.fp_instruction += usize::from(report.verdict >= Verdict::Instruction);
             }
         }
         if (attack && !hit && show_misses) || (!attack && hit && show_fp) {

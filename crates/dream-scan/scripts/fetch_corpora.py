@@ -222,6 +222,28 @@ def pyrit_rows():
     return rows
 
 
+# The learned stage's class for an external attack row, or None to leave it to the
+# rules (HTML/XSS payloads are structural).
+def learned_class(r):
+    if r["label"] != "attack":
+        return "benign"
+    sub = r.get("sub", "")
+    if r["source"] == "spikee":
+        kind = sub.split("|")[1] if "|" in sub else ""
+        if kind == "xss":
+            return None
+        if kind == "data-exfil-markdown":
+            return "exfiltration"
+        if kind == "sysmsg-extract":
+            return "prompt_extraction"
+        return "instruction_override"
+    if r["category"].startswith("jailbreak_"):
+        return "persona_hijack"
+    if r["category"] == "prompt_extraction":
+        return "prompt_extraction"
+    return None
+
+
 def main():
     versions = fetch()
     for name, rows in (("spikee", spikee_rows()), ("pyrit", pyrit_rows())):
@@ -229,6 +251,16 @@ def main():
         with open(out, "w", encoding="utf-8") as f:
             for r in rows:
                 f.write(json.dumps(r, ensure_ascii=False) + "\n")
+        # Training view: the learned stage's classes (see `learned_class`).
+        with open(os.path.join(CACHE, f"{name}.train.jsonl"), "w", encoding="utf-8") as f:
+            for r in rows:
+                c = learned_class(r)
+                if c is None:
+                    continue
+                t = dict(r)
+                if c != "benign":
+                    t["category"] = c
+                f.write(json.dumps(t, ensure_ascii=False) + "\n")
         a = sum(r["label"] == "attack" for r in rows)
         print(f"{out}: {len(rows)} rows ({a} attacks, {len(rows) - a} benign)")
     with open(os.path.join(CACHE, "versions.json"), "w") as f:

@@ -52,9 +52,9 @@ const NOUN: &str = r"(?:ai|a\.i\.|assistant|ai\x20assistant|ai\x20agent|agent|co
 static ADDRESSEE: LazyLock<Regex> = LazyLock::new(|| {
     nz(&format!(
         r"(?x)
-        # vocative: 'Assistant,' 'Note for the agent:' 'Hi there model,'
-        (?:^|[\n.!?;(\[*\-—]\s*|\b(?:dear|hi|hello|hey|hi\ there|ok|okay|attention|please,?|note|notice|message|reminder|instructions?|p\.?s\.?|todo\ \(?|memo)\s+(?:(?:to|for)\s+)?(?:the\ |any\ |all\ |our\ |whichever\ |every\ |an?\ )?)
-            {NOUN}(?:\s+(?:instructions?|note|task|notice|reading\ this|parsing\ this\ \w+|handling\ this))?\s*[:,—\-)]
+        # vocative: 'Assistant,' 'Note for the agent:' 'Hi there model,' 'For the LLM reading this:'
+        \b(?:(?:dear|hi|hello|hey|hi\ there|ok|okay|attention|please,?|note|notice|message|reminder|instructions?|p\.?s\.?|todo\ \(?|memo|for|to)\s+(?:(?:to|for)\s+)?(?:the\ |any\ |all\ |our\ |whichever\ |every\ |an?\ )?)?
+            {NOUN}(?:\s+(?:instructions?|note|task|notice|reading\ this|parsing\ this\ \w+|handling\ this|summari[sz]ing\ this(?:\ \w+)?))?\s*(?:[:,—)]|\s-\s)
         # third person: 'the AI should …'
         | \bthe\ {NOUN}\ (?:should|must|shall|needs?\ to|has\ to|is\ (?:required|expected|instructed|asked|supposed)\ to|will\ now|is\ to)\b
         # conditional: 'if you are an AI …'
@@ -127,6 +127,7 @@ static RESPONSE_DIRECTIVE: LazyLock<Regex> = LazyLock::new(|| {
         [^.\n]{0,100}?
         \b(?:in|at\ the\ (?:end|start|beginning|top|bottom)\ of|to|into|within|with|on)\ (?:(?:each|every|all|any)\ (?:of\ )?(?:your\ )?|your\ )
         (?:final\ )?(?:response|answer|reply|replies|output|summar(?:y|ies)|message|completion|translation)s?\b
+      | \b(?:start|begin|end|finish|prefix|sign|open|close)\ (?:each|every|all|any)\ (?:of\ )?(?:your\ )?(?:response|answer|reply|replies|output|message)s?\ with\b
       | \b(?:in|at\ the\ (?:end|start|beginning)\ of)\ your\ (?:final\ )?(?:response|answer|reply|output|summary)\b,?\s*
         (?:you\ (?:must|should|need\ to)\ )?(?:include|add|append|repeat|write|print|output|say|insert|render)\b")
 });
@@ -134,7 +135,7 @@ static RESPONSE_DIRECTIVE: LazyLock<Regex> = LazyLock::new(|| {
 /// Evidence that a response directive is aimed at a model, not a correspondent.
 static RESPONSE_EVIDENCE: LazyLock<Regex> = LazyLock::new(|| {
     nz(
-        r#"(?x)the\ following | exactly | verbatim | word\ for\ word | \d+\ times | !\[ | https?:// | <[a-z] | ['"‘“`] | (?:each|every|all|any)\ (?:of\ )?(?:your\ )?(?:response|answer|repl|output|message) | nothing\ else | and\ only | regardless | instead | base6a | markdown | \bjson\b | (?:your|the)\ (?:system|initial|unique|secret|hidden)"#,
+        r#"(?x)the\ following | exactly | verbatim | word\ for\ word | \d+\ times | !\[ | https?:// | <(?:img|script|iframe|a\ ) | ['"‘“`] | (?:each|every|all|any)\ (?:of\ )?(?:your\ )?(?:response|answer|repl|output|message) | nothing\ else | and\ only | regardless | instead | base6a | markdown | \bjson\b | (?:your|the)\ (?:system|initial|unique|secret|hidden)"#,
     )
 });
 
@@ -156,23 +157,23 @@ static EXTRACTION: LazyLock<Regex> = LazyLock::new(|| {
 });
 
 static MARKER: LazyLock<Regex> = LazyLock::new(|| {
-    nz(r"(?xm)
-        (?:^|[\]}>|])[\ \t]*
+    nz(r#"(?xm)
+        (?:^|[\s\]}>|"'])[\ \t]*
         (?:
           # decorated role word: [SYSTEM], <<developer>>, ### ADMIN ###, <|developer|>
           (?:\[+|<+\|?|\(|\{|\#{2,}|={2,}|\*{2,}|-{2,}|_{2,}|>{2,})\s*
             (?:(?:new|updated|important|urgent|priority|mandatory|critical|official|hidden|internal)\s+)*
-            (?:system|sytem|systme|sistem|sys|developer|dev|admin|administrator|operator|tool|root|security|assistant|orchestrator|platform|supervisor|moderator|test|debug|maintenance|god|sudo)
-            (?:[\ _-]+(?:notice|message|msg|instructions?|note|override|prompt|promt|update|directive|command|alert|mode|order|task|policy|boundary|output|ends?|request|from\ the\ \w+))*\s*
+            (?:system|sytem|systme|systen|sistem|sysem|sys|developer|dev|admin|administrator|operator|tool|root|security|assistant|orchestrator|platform|supervisor|moderator|test|debug|maintenance|god|sudo)
+            (?:[\ _-]+(?:notice|message|mesage|msg|instructions?|note|override|prompt|promt|update|directive|command|alert|mode|order|task|policy|boundary|output|ends?|request|from\ the\ \w+))*\s*
           (?:\]+|\|?>+|\)|\}|\#{2,}|={2,}|\*{2,}|-{2,}|_{2,}|:)
         | # labelled: 'Developer instruction:', 'Sytem promt update:'
           (?:(?:new|updated|important|urgent|priority|mandatory|critical|official|hidden|internal)\s+)*
-          (?:system|sytem|systme|sistem|developer|admin|administrator|operator|tool|root|security|orchestrator|platform|supervisor)
-          [\ _-]+(?:message|msg|instructions?|override|prompt|promt|directive|command|order|policy|request)(?:[\ _-]+(?:update|change|follows))?\s*[:\-—]
+          (?:system|sytem|systme|systen|sistem|sysem|developer|admin|administrator|operator|tool|root|security|orchestrator|platform|supervisor)
+          [\ _-]+(?:message|mesage|messsage|msg|instructions?|instrucions|override|prompt|promt|directive|command|order|policy|request)(?:[\ _-]+(?:update|change|follows))?\s*[:\-—]
         | # '*** NEW IMPORTANT INSTRUCTIONS ***', 'New instructions:'
           [\*\#=\-\[\s]*(?:new|updated|revised|real|actual|additional|priority|secret|hidden)\s+(?:(?:important|urgent|mandatory|critical|priority)\s+)?(?:instructions?|task|objective|directives?|orders?)\s*(?:[:\*\#=\]\-—]|from\b)
         | [\[\(]\s*(?:test|debug|dev|developer|admin|maintenance|god|sudo|jailbreak|unrestricted)\ mode\s*[\]\)]
-        )")
+        )"#)
 });
 
 static TASK: LazyLock<Regex> = LazyLock::new(|| {
@@ -222,6 +223,9 @@ pub(crate) fn scan(text: &str, norm: &Normalized, out: &mut Vec<Finding>) {
     for (count, a) in ADDRESSEE.find_iter(n).enumerate() {
         if count >= 64 {
             break;
+        }
+        if after_determiner(n, a.start()) {
+            continue;
         }
         let end = passage_end(n, a.end());
         let win = a.start()..end;
@@ -328,6 +332,34 @@ pub(crate) fn scan(text: &str, norm: &Normalized, out: &mut Vec<Finding>) {
             norm.to_original(m.range()),
         );
     }
+}
+
+/// Whether the word before `at` is a determiner or possessive ("the model, trained
+/// on …" is not a vocative).
+fn after_determiner(n: &str, at: usize) -> bool {
+    let before = n[..at].trim_end();
+    let word = before
+        .rsplit(|c: char| !c.is_alphanumeric())
+        .next()
+        .unwrap_or_default();
+    matches!(
+        word,
+        "the"
+            | "a"
+            | "an"
+            | "this"
+            | "that"
+            | "our"
+            | "your"
+            | "my"
+            | "their"
+            | "his"
+            | "her"
+            | "its"
+            | "which"
+            | "each"
+            | "every"
+    )
 }
 
 /// Where the passage that starts at `from` ends: a blank line, or 320 bytes.
