@@ -7,61 +7,12 @@
 //! ROT13 and reversed text cannot be told from prose by their alphabet, so a line is
 //! a candidate only when it holds the ROT13 or reversed spelling of a word that
 //! injections need ("vtaber" is "ignore", "tpmorp" is "prompt"), or names the cipher
-//! ("rot13", "backwards", "reversed").
+//! ("rot13", "backwards", "reversed"): those are gate words of the scanner's one
+//! literal pass (`structure::cipher_lines`), and only [`decode`] lives here.
 
-use std::ops::Range;
 use std::sync::LazyLock;
 
-use aho_corasick::AhoCorasick;
-
 use crate::encoded::{Candidate, Kind};
-
-/// Words whose ROT13 or reversed spelling marks a line worth decoding.
-const KEYWORDS: &[&str] = &[
-    "ignore",
-    "instructions",
-    "previous",
-    "disregard",
-    "system prompt",
-    "password",
-    "reveal",
-    "forward",
-    "developer mode",
-    "restrictions",
-    "credentials",
-    "exfiltrate",
-    "execute",
-    "anweisungen",
-    "ignoriere",
-    "ignora",
-    "ignorez",
-];
-
-static CUES: LazyLock<(AhoCorasick, Vec<Kind>)> = LazyLock::new(|| {
-    let mut pats: Vec<String> = Vec::new();
-    let mut kinds = Vec::new();
-    for w in KEYWORDS {
-        pats.push(rot13(w));
-        kinds.push(Kind::Rot13);
-        pats.push(w.chars().rev().collect());
-        kinds.push(Kind::Reversed);
-    }
-    for (p, k) in [
-        ("rot13", Kind::Rot13),
-        ("rot-13", Kind::Rot13),
-        ("backwards", Kind::Reversed),
-        ("reversed", Kind::Reversed),
-        ("in reverse", Kind::Reversed),
-    ] {
-        pats.push(p.to_string());
-        kinds.push(k);
-    }
-    let ac = AhoCorasick::builder()
-        .ascii_case_insensitive(true)
-        .build(&pats)
-        .expect("cue automaton builds");
-    (ac, kinds)
-});
 
 pub(crate) fn rot13(s: &str) -> String {
     s.chars()
@@ -80,30 +31,6 @@ pub(crate) fn candidates(text: &str, out: &mut Vec<Candidate>) {
     binary_runs(b, out);
     morse_runs(b, out);
     ascii85_runs(text, out);
-    // ROT13 / reversed lines.
-    let (ac, kinds) = &*CUES;
-    let mut last: Option<(Range<usize>, Kind)> = None;
-    for m in ac.find_iter(text) {
-        let kind = kinds[m.pattern().as_usize()];
-        let start = memchr::memrchr(b'\n', &b[..m.start()]).map_or(0, |p| p + 1);
-        let end = memchr::memchr(b'\n', &b[m.end()..]).map_or(b.len(), |p| m.end() + p);
-        if last
-            .as_ref()
-            .is_some_and(|(r, k)| r.start == start && *k == kind)
-        {
-            continue;
-        }
-        if let Some((r, k)) = last.take() {
-            out.push(Candidate { range: r, kind: k });
-        }
-        last = Some((start..end, kind));
-        if out.len() > 64 {
-            break;
-        }
-    }
-    if let Some((r, k)) = last {
-        out.push(Candidate { range: r, kind: k });
-    }
 }
 
 /// Runs of at least 16 base32 characters (`A–Z2–7`, upper case, `=` padded), not
@@ -112,6 +39,11 @@ fn base32_runs(b: &[u8], out: &mut Vec<Candidate>) {
     let is = |c: u8| c.is_ascii_uppercase() || (b'2'..=b'7').contains(&c);
     let mut i = 0;
     while i < b.len() {
+        // A run of 16 that starts at or after `i` covers byte `i + 15`.
+        if i + 15 < b.len() && !is(b[i + 15]) {
+            i += 16;
+            continue;
+        }
         if !is(b[i]) || (i > 0 && b[i - 1].is_ascii_alphanumeric()) {
             i += 1;
             continue;
@@ -145,6 +77,11 @@ fn base32_runs(b: &[u8], out: &mut Vec<Candidate>) {
 fn binary_runs(b: &[u8], out: &mut Vec<Candidate>) {
     let mut i = 0;
     while i + 8 <= b.len() {
+        // Six octets span 53 bytes of `0`, `1`, space or comma.
+        if i + 52 < b.len() && !matches!(b[i + 52], b'0' | b'1' | b' ' | b',') {
+            i += 53;
+            continue;
+        }
         let octet = |p: usize| {
             p + 8 <= b.len()
                 && b[p..p + 8].iter().all(|c| *c == b'0' || *c == b'1')
@@ -392,6 +329,8 @@ mod tests {
     fn decoded(text: &str) -> Vec<String> {
         let mut c = Vec::new();
         candidates(text, &mut c);
+        let norm = crate::normalize::normalize(text);
+        crate::structure::cipher_lines(text, &norm, &crate::structure::hits(&norm.text), &mut c);
         c.iter()
             .filter_map(|c| decode(&text[c.range.clone()], c.kind))
             .collect()

@@ -335,6 +335,8 @@ enum Target {
     Norm(u16, bool),
     Secret(u16),
     Pem,
+    /// A gate word of the structural detectors (`structure::gate_literals`).
+    Gate(u16),
 }
 
 struct Compiled {
@@ -393,6 +395,9 @@ impl Compiled {
             }
         }
         add(normalize::normalize_literal("-----BEGIN"), Target::Pem);
+        for (lit, g) in structure::gate_literals() {
+            add(lit, Target::Gate(g));
+        }
         let ac = AhoCorasick::builder()
             .match_kind(MatchKind::Standard)
             .kind(Some(AhoCorasickKind::DFA))
@@ -689,6 +694,7 @@ impl Scanner {
         ctx: &Ctx,
         with_secrets: bool,
         out: &mut Vec<Finding>,
+        gates: &mut Vec<structure::GateHit>,
     ) {
         let c = &*COMPILED;
         let ntext = norm.text.as_str();
@@ -734,6 +740,15 @@ impl Scanner {
                         ));
                     }
                     Target::Pem => pems.push(norm.start_of(m.start())),
+                    Target::Gate(g) => {
+                        if !ctx.secrets_only {
+                            gates.push(structure::GateHit {
+                                start: m.start(),
+                                end: m.end(),
+                                gate: g,
+                            });
+                        }
+                    }
                 }
             }
         }
@@ -912,9 +927,10 @@ impl Scanner {
         ctx: &mut Ctx,
         out: &mut Vec<Finding>,
     ) {
-        self.literal_pass(text, norm, ctx, true, out);
+        let mut gates = Vec::new();
+        self.literal_pass(text, norm, ctx, true, out, &mut gates);
         if !ctx.secrets_only {
-            structure::scan(text, norm, out);
+            structure::scan(text, norm, &gates, out);
         }
         // 3. The learned stage, for the wordings no rule was written for.
         let learned = self.learned && !ctx.secrets_only;
@@ -929,7 +945,7 @@ impl Scanner {
                 let part = &text[line.clone()];
                 let spaced = normalize::normalize_spaced(part);
                 let mut found = Vec::new();
-                self.literal_pass(part, &spaced, ctx, false, &mut found);
+                self.literal_pass(part, &spaced, ctx, false, &mut found, &mut Vec::new());
                 if learned {
                     learned_pass(&spaced, self.mode, &mut found);
                 }
@@ -966,7 +982,11 @@ impl Scanner {
         }
 
         // 5. Encoded payloads, decoded and scanned again.
-        for cand in encoded::candidates(text) {
+        let mut cands = encoded::candidates(text);
+        if !ctx.secrets_only {
+            structure::cipher_lines(text, norm, &gates, &mut cands);
+        }
+        for cand in cands {
             if ctx.budget == 0 {
                 if !ctx.limit_reported && !ctx.secrets_only {
                     ctx.limit_reported = true;

@@ -44,7 +44,14 @@ use crate::{Category, Finding, Severity};
 /// Reads a pattern written in plain lower-case words the way the normalised view
 /// spells them (every `l` reads `i`; see `normalize.rs`).
 fn nz(p: &str) -> Regex {
-    Regex::new(&p.replace('l', "i")).expect("structure regex compiles")
+    Regex::new(&ascii_boundaries(&p.replace('l', "i"))).expect("structure regex compiles")
+}
+
+/// ASCII word boundaries (`\b` is Unicode-aware by default, which keeps the regex
+/// engine off its fast DFA on any non-ASCII text; the normalised view is ASCII but
+/// for letters outside Latin, Greek and Cyrillic).
+fn ascii_boundaries(p: &str) -> String {
+    p.replace(r"\b", r"(?-u:\b)")
 }
 
 const NOUN: &str = r"(?:ai|a\.i\.|assistant|ai\x20assistant|ai\x20agent|agent|coding\x20agent|agente|assistente|asistente|assistent|ki-assistent|ki|ia|language\x20model|llm|model|bot|chatbot|copilot|gpt|chatgpt|claude|gemini|automated\x20(?:reader|system|agent|assistant|reviewer)|ai\x20system|summari[sz]er)s?";
@@ -75,7 +82,7 @@ static ACTION: LazyLock<Regex> = LazyLock::new(|| {
 /// An external target in the ORIGINAL text (case-insensitive): IBAN, account
 /// number, e-mail address, URL, sensitive path, tool call with arguments.
 static TARGET: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(
+    Regex::new(&ascii_boundaries(
         r"(?xi)
         (?P<iban>\b[A-Z]{2}\d{2}(?:[\ ]?[A-Z0-9]{4}){2,7}(?:[\ ]?[A-Z0-9]{1,3})?\b)
         | (?P<acct>\b(?:acc|acct|account|konto|cuenta|compte|conto|conta)(?:\s*(?:no\.?|number|nr\.?|n[º°]|\#))?[\s:\#-]*\d[\d\ -]{3,}\d)
@@ -84,7 +91,7 @@ static TARGET: LazyLock<Regex> = LazyLock::new(|| {
         | (?P<path>~/\.?\w|/etc/(?:passwd|shadow)|\.ssh\b|\bid_rsa\b|(?:^|[\s/'\x22])\.env\b|\.aws/|\bcredentials\.json\b)
         | (?P<tool>\b[a-z][a-z0-9]*_[a-z0-9_]+\s*\(|\b[a-z][a-z0-9_]*\s*\(\s*[a-z_]+\s*=|\b(?:tool|function)\s+[`'\x22]?[a-z][a-z0-9_]+[`'\x22]?\s+with\b|\bcall(?:ing)?\s+(?:the\s+)?(?:tool|function)\s+[`'\x22]?[a-z]+_[a-z_]+)
         ",
-    )
+    ))
     .expect("target regex compiles")
 });
 
@@ -206,9 +213,340 @@ const FUZZY_OBJECTS: &[&str] = &[
     "previous",
 ];
 
+const D_ADDR: u8 = 1;
+const D_RESP: u8 = 2;
+const D_EXT: u8 = 4;
+const D_MARK: u8 = 8;
+const D_DEC: u8 = 16;
+
+/// Gate words: a detector's regex runs only in windows around its gate words
+/// (bytes before, bytes after), so clean prose costs one literal pass.
+const GATE_WORDS: &[(u8, usize, usize, &[&str])] = &[
+    (
+        D_ADDR,
+        90,
+        70,
+        &[
+            "ai",
+            "a.i.",
+            "assistant",
+            "agent",
+            "agente",
+            "assistente",
+            "asistente",
+            "assistent",
+            "ki",
+            "ia",
+            "language model",
+            "llm",
+            "model",
+            "bot",
+            "chatbot",
+            "copilot",
+            "gpt",
+            "claude",
+            "gemini",
+            "automated",
+            "summariser",
+            "summarizer",
+            "whoever",
+            "whatever",
+        ],
+    ),
+    (
+        D_RESP,
+        170,
+        70,
+        &[
+            "your response",
+            "your answer",
+            "your repl",
+            "your output",
+            "your summar",
+            "your message",
+            "your completion",
+            "your translation",
+            "your final",
+            "each response",
+            "each answer",
+            "each repl",
+            "each message",
+            "each output",
+            "every response",
+            "every answer",
+            "every repl",
+            "every message",
+            "every output",
+            "all responses",
+            "all answers",
+            "all replies",
+            "any response",
+            "any answer",
+        ],
+    ),
+    (
+        D_EXT,
+        130,
+        70,
+        &[
+            "prompt",
+            "instruction",
+            "directive",
+            "guideline",
+            "unique id",
+            "initiali",
+            "preamble",
+            "rules",
+            "configuration",
+            "told",
+            "instructed",
+            "configured",
+            "programmed",
+            "everything",
+            "anything",
+            "whatever",
+            "begins",
+            "verbatim",
+            "word for word",
+            "anweisung",
+            "systemnachricht",
+            "instruccion",
+            "istruzion",
+            "instruco",
+            "consigne",
+            "message systeme",
+            "mensaje del sistema",
+            "messaggio di sistema",
+        ],
+    ),
+    (
+        D_MARK,
+        120,
+        90,
+        &[
+            "system",
+            "sytem",
+            "systme",
+            "systen",
+            "sistem",
+            "sysem",
+            "developer",
+            "admin",
+            "operator",
+            "tool",
+            "orchestrator",
+            "supervisor",
+            "moderator",
+            "test mode",
+            "debug mode",
+            "dev mode",
+            "developer mode",
+            "maintenance mode",
+            "god mode",
+            "sudo mode",
+            "admin mode",
+            "jailbreak",
+            "unrestricted",
+            "instruction",
+            "new task",
+            "new objective",
+            "new directive",
+            "new order",
+            "secret task",
+            "hidden task",
+            "assistant",
+        ],
+    ),
+    (
+        D_DEC,
+        20,
+        180,
+        &[
+            "decode",
+            "decipher",
+            "decrypt",
+            "unscramble",
+            "reverse",
+            "rotie",
+            "rot-ie",
+            "backward",
+            "convert",
+            "apply",
+            "translate",
+        ],
+    ),
+];
+
+/// A gate word's hit in the normalised text, from the scanner's one literal pass.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct GateHit {
+    pub start: usize,
+    pub end: usize,
+    /// Index into [`gate_info`].
+    pub gate: u16,
+}
+
+/// Gate literals that mark a line worth reading as ROT13 or reversed text: the
+/// ROT13 and reversed spellings of words injections need, and the ciphers' names.
+const CIPHER_KEYWORDS: &[&str] = &[
+    "ignore",
+    "instructions",
+    "previous",
+    "disregard",
+    "system prompt",
+    "password",
+    "reveal",
+    "forward",
+    "developer mode",
+    "restrictions",
+    "credentials",
+    "exfiltrate",
+    "execute",
+    "anweisungen",
+    "ignoriere",
+    "ignora",
+    "ignorez",
+];
+const D_ROT: u8 = 32;
+const D_REV: u8 = 64;
+
+/// Per gate: (detector mask, bytes before, bytes after).
+fn gate_info() -> &'static [(u8, usize, usize)] {
+    static INFO: LazyLock<Vec<(u8, usize, usize)>> =
+        LazyLock::new(|| gate_table().into_iter().map(|(_, i)| i).collect());
+    &INFO
+}
+
+fn gate_table() -> Vec<(String, (u8, usize, usize))> {
+    let mut out = Vec::new();
+    for (mask, before, after, words) in GATE_WORDS {
+        for w in *words {
+            out.push((w.replace('l', "i"), (*mask, *before, *after)));
+        }
+    }
+    for w in CIPHER_KEYWORDS {
+        out.push((
+            crate::normalize::normalize_literal(&crate::encoded_extra::rot13(w)),
+            (D_ROT, 0, 0),
+        ));
+        out.push((
+            crate::normalize::normalize_literal(&w.chars().rev().collect::<String>()),
+            (D_REV, 0, 0),
+        ));
+    }
+    for (w, mask) in [
+        ("rot13", D_ROT),
+        ("rot-13", D_ROT),
+        ("backwards", D_REV),
+        ("reversed", D_REV),
+        ("in reverse", D_REV),
+    ] {
+        out.push((crate::normalize::normalize_literal(w), (mask, 0, 0)));
+    }
+    out
+}
+
+/// The gate literals (normalised) for the scanner's literal pass, with their gate
+/// index.
+pub(crate) fn gate_literals() -> Vec<(String, u16)> {
+    gate_table()
+        .into_iter()
+        .enumerate()
+        .map(|(i, (lit, _))| (lit, i as u16))
+        .collect()
+}
+
+/// Per detector, the merged windows of `n` around its gate words.
+fn gate_windows(n: &str, hits: &[GateHit]) -> [Vec<Range<usize>>; 5] {
+    let info = gate_info();
+    let mut out: [Vec<Range<usize>>; 5] = Default::default();
+    let b = n.as_bytes();
+    for h in hits {
+        let (mask, before, after) = info[usize::from(h.gate)];
+        if mask >= D_ROT {
+            continue;
+        }
+        // Whole-word starts only ("ai" in "said" gates nothing).
+        if h.start > 0 && b[h.start - 1].is_ascii_alphanumeric() {
+            continue;
+        }
+        // Short gate words are whole words ("ia" in "ianguage" gates nothing).
+        if h.end - h.start <= 4 && b.get(h.end).is_some_and(u8::is_ascii_alphanumeric) {
+            continue;
+        }
+        let mut start = h.start.saturating_sub(before);
+        if mask == D_MARK {
+            // Markers open a line: read from its start when it is near.
+            if let Some(p) = memchr::memrchr(b'\n', &b[start..h.start]) {
+                start += p + 1;
+            }
+        }
+        let start = crate::secrets::floor_boundary(n, start);
+        let end = crate::secrets::floor_boundary(n, (h.end + after).min(n.len()));
+        let k = mask.trailing_zeros() as usize;
+        match out[k].last_mut() {
+            Some(last) if start <= last.end => {
+                last.start = last.start.min(start);
+                last.end = last.end.max(end);
+            }
+            _ => out[k].push(start..end),
+        }
+    }
+    out
+}
+
+/// Lines of the original text to read as ROT13 or reversed text (see
+/// `encoded_extra.rs`), from the cipher gate words' hits.
+pub(crate) fn cipher_lines(
+    text: &str,
+    norm: &Normalized,
+    hits: &[GateHit],
+    out: &mut Vec<crate::encoded::Candidate>,
+) {
+    let info = gate_info();
+    let b = text.as_bytes();
+    let mut seen: Vec<(usize, u8)> = Vec::new();
+    for h in hits {
+        let mask = info[usize::from(h.gate)].0;
+        let kind = match mask {
+            D_ROT => crate::encoded::Kind::Rot13,
+            D_REV => crate::encoded::Kind::Reversed,
+            _ => continue,
+        };
+        let o = norm.to_original(h.start..h.end);
+        let start = memchr::memrchr(b'\n', &b[..o.start]).map_or(0, |p| p + 1);
+        if seen.contains(&(start, mask)) || seen.len() >= 16 {
+            continue;
+        }
+        seen.push((start, mask));
+        let end = memchr::memchr(b'\n', &b[o.end..]).map_or(b.len(), |p| o.end + p);
+        out.push(crate::encoded::Candidate {
+            range: start..end,
+            kind,
+        });
+    }
+}
+
+/// The matches of `re` inside `windows` (absolute offsets), at most `limit`.
+fn gated<'a>(
+    re: &'a Regex,
+    n: &'a str,
+    windows: &'a [Range<usize>],
+    limit: usize,
+) -> impl Iterator<Item = Range<usize>> + 'a {
+    windows
+        .iter()
+        .flat_map(move |w| {
+            re.find_iter(&n[w.clone()])
+                .map(move |m| w.start + m.start()..w.start + m.end())
+        })
+        .take(limit)
+}
+
 /// Runs every structural detector on a text and its normalised view.
-pub(crate) fn scan(text: &str, norm: &Normalized, out: &mut Vec<Finding>) {
+pub(crate) fn scan(text: &str, norm: &Normalized, hits: &[GateHit], out: &mut Vec<Finding>) {
     let n = norm.text.as_str();
+    let gates = gate_windows(n, hits);
     let push = |out: &mut Vec<Finding>, category, rule, span: Range<usize>| {
         out.push(Finding {
             category,
@@ -220,19 +558,16 @@ pub(crate) fn scan(text: &str, norm: &Normalized, out: &mut Vec<Finding>) {
     };
 
     // Addressed requests and actions.
-    for (count, a) in ADDRESSEE.find_iter(n).enumerate() {
-        if count >= 64 {
-            break;
-        }
-        if after_determiner(n, a.start()) {
+    for a in gated(&ADDRESSEE, n, &gates[0], 64) {
+        if after_determiner(n, a.start) {
             continue;
         }
-        let end = passage_end(n, a.end());
-        let win = a.start()..end;
-        let body = &n[a.end()..end];
+        let end = passage_end(n, a.end);
+        let win = a.start..end;
+        let body = &n[a.end..end];
         let mut hit = false;
         for v in ACTION.find_iter(body) {
-            let vo = norm.to_original(a.end() + v.start()..a.end() + v.end());
+            let vo = norm.to_original(a.end + v.start()..a.end + v.end());
             let oend = crate::secrets::floor_boundary(text, (vo.end + 160).min(text.len()));
             let wend = norm.to_original(win.clone()).end.max(vo.end);
             let tend = oend.min(crate::secrets::floor_boundary(text, wend.min(text.len())));
@@ -273,8 +608,8 @@ pub(crate) fn scan(text: &str, norm: &Normalized, out: &mut Vec<Finding>) {
     }
 
     // Directives that fix the reader's responses.
-    for m in RESPONSE_DIRECTIVE.find_iter(n).take(32) {
-        let s = sentence(n, m.start(), m.end());
+    for m in gated(&RESPONSE_DIRECTIVE, n, &gates[1], 32) {
+        let s = sentence(n, m.start, m.end);
         if RESPONSE_EVIDENCE.is_match(&n[s.clone()]) {
             push(
                 out,
@@ -285,32 +620,31 @@ pub(crate) fn scan(text: &str, norm: &Normalized, out: &mut Vec<Finding>) {
         }
     }
 
-    for m in EXTRACTION.find_iter(n).take(32) {
+    for m in gated(&EXTRACTION, n, &gates[2], 32) {
         push(
             out,
             Category::PromptExtraction,
             "struct.extraction",
-            norm.to_original(m.range()),
+            norm.to_original(m),
         );
     }
 
     // Fake markers followed by a task on their line or the next.
-    for m in MARKER.find_iter(n).take(64) {
-        let line_end =
-            memchr::memchr(b'\n', &n.as_bytes()[m.end()..]).map_or(n.len(), |p| m.end() + p);
+    for m in gated(&MARKER, n, &gates[3], 64) {
+        let line_end = memchr::memchr(b'\n', &n.as_bytes()[m.end..]).map_or(n.len(), |p| m.end + p);
         let next_end = if line_end < n.len() {
             memchr::memchr(b'\n', &n.as_bytes()[line_end + 1..])
                 .map_or(n.len(), |p| line_end + 1 + p)
         } else {
             line_end
         };
-        let rest = &n[m.end()..next_end];
+        let rest = &n[m.end..next_end];
         if TASK.is_match(rest) {
             push(
                 out,
                 Category::DelimiterInjection,
                 "struct.fake_marker",
-                norm.to_original(m.start()..next_end),
+                norm.to_original(m.start..next_end),
             );
         }
     }
@@ -324,12 +658,12 @@ pub(crate) fn scan(text: &str, norm: &Normalized, out: &mut Vec<Finding>) {
         );
     }
 
-    for m in DECODE_FOLLOW.find_iter(n).take(8) {
+    for m in gated(&DECODE_FOLLOW, n, &gates[4], 8) {
         push(
             out,
             Category::EncodedPayload,
             "struct.decode_and_follow",
-            norm.to_original(m.range()),
+            norm.to_original(m),
         );
     }
 }
@@ -399,20 +733,30 @@ fn sentence(n: &str, start: usize, end: usize) -> Range<usize> {
 /// An override verb followed within four words by its object, at least one of the
 /// two misspelled (one edit for words under eight letters, two from eight).
 fn fuzzy_override(n: &str) -> Option<Range<usize>> {
-    static VERBS: LazyLock<Vec<Vec<u8>>> = LazyLock::new(|| {
+    // (normalised word, its letter set, kind: 1 verb, 2 object)
+    static WORDS: LazyLock<Vec<(Vec<u8>, u32, u8)>> = LazyLock::new(|| {
+        let entry = |w: &&str, kind| {
+            let w = crate::normalize::normalize_literal(w).into_bytes();
+            let mask = letters(&w);
+            (w, mask, kind)
+        };
         FUZZY_VERBS
             .iter()
-            .map(|w| crate::normalize::normalize_literal(w).into_bytes())
+            .map(|w| entry(w, 1))
+            .chain(FUZZY_OBJECTS.iter().map(|w| entry(w, 2)))
             .collect()
     });
-    static OBJECTS: LazyLock<Vec<Vec<u8>>> = LazyLock::new(|| {
-        FUZZY_OBJECTS
-            .iter()
-            .map(|w| crate::normalize::normalize_literal(w).into_bytes())
-            .collect()
+    // Keyword indices by first letter.
+    static BY_LETTER: LazyLock<[Vec<usize>; 26]> = LazyLock::new(|| {
+        let mut t: [Vec<usize>; 26] = Default::default();
+        for (i, (w, _, _)) in WORDS.iter().enumerate() {
+            t[usize::from(w[0] - b'a')].push(i);
+        }
+        t
     });
-    // (start, end, kind: 0 none, 1 verb, 2 object; misspelled)
-    let mut recent: Vec<(usize, usize, u8, bool)> = Vec::new();
+    // The last four words: (start, kind, misspelled).
+    let mut recent: [(usize, u8, bool); 4] = [(0, 0, false); 4];
+    let mut seen = 0usize;
     let b = n.as_bytes();
     let mut i = 0;
     while i < b.len() {
@@ -425,57 +769,64 @@ fn fuzzy_override(n: &str) -> Option<Range<usize>> {
             i += 1;
         }
         let w = &b[s..i];
-        let class = |list: &[Vec<u8>]| -> Option<bool> {
-            let mut best: Option<bool> = None;
-            for k in list {
+        let mut kind = (0u8, false);
+        if (5..=24).contains(&w.len()) {
+            let mask = letters(w);
+            for (k, kmask, kk) in BY_LETTER[usize::from(w[0] - b'a')]
+                .iter()
+                .map(|&i| &WORDS[i])
+            {
+                if w.len().abs_diff(k.len()) > 2 {
+                    continue;
+                }
                 // The word itself, or an inflection of it ("ignores", "rule"): spelt
                 // right.
                 if w == k.as_slice()
                     || w.starts_with(k)
                     || (w.len() + 2 >= k.len() && k.starts_with(w))
                 {
-                    return Some(false);
+                    kind = (*kk, false);
+                    break;
                 }
-                if w.len() >= 5 && w[0] == k[0] && w.len().abs_diff(k.len()) <= 2 {
-                    let max = if k.len() >= 8 { 2 } else { 1 };
-                    if edits(w, k, max) {
-                        best = Some(true);
-                    }
+                let max = if k.len() >= 8 { 2 } else { 1 };
+                if (mask ^ kmask).count_ones() as usize <= 2 * max && edits(w, k, max) {
+                    kind = (*kk, true);
                 }
-            }
-            best
-        };
-        let kind = if let Some(m) = class(&VERBS) {
-            (1, m)
-        } else if let Some(m) = class(&OBJECTS) {
-            (2, m)
-        } else {
-            (0, false)
-        };
-        if kind.0 == 2 {
-            // A verb within the last four words.
-            let lo = recent.len().saturating_sub(4);
-            if let Some(v) = recent[lo..].iter().find(|r| r.2 == 1)
-                && (v.3 || kind.1)
-            {
-                return Some(v.0..i);
             }
         }
-        recent.push((s, i, kind.0, kind.1));
+        if kind.0 == 2
+            && let Some(v) = recent.iter().take(seen.min(4)).find(|r| r.1 == 1)
+            && (v.2 || kind.1)
+        {
+            return Some(v.0..i);
+        }
+        recent[seen % 4] = (s, kind.0, kind.1);
+        seen += 1;
     }
     None
 }
 
-/// Whether `a` and `b` are at most `max` edits apart (insert, delete, substitute,
-/// swap of neighbours).
+/// The set of letters of an ASCII lower-case word, as bits.
+fn letters(w: &[u8]) -> u32 {
+    w.iter()
+        .filter(|c| c.is_ascii_lowercase())
+        .fold(0, |m, c| m | 1 << (c - b'a'))
+}
+
+/// Whether `a` and `b` (at most 24 bytes each) are at most `max` edits apart
+/// (insert, delete, substitute, swap of neighbours).
 fn edits(a: &[u8], b: &[u8], max: usize) -> bool {
+    const W: usize = 26;
     let (n, m) = (a.len(), b.len());
-    if n.abs_diff(m) > max {
+    if n.abs_diff(m) > max || n >= W || m >= W {
         return false;
     }
-    let mut prev2 = vec![0usize; m + 1];
-    let mut prev: Vec<usize> = (0..=m).collect();
-    let mut cur = vec![0usize; m + 1];
+    let mut prev2 = [0usize; W];
+    let mut prev = [0usize; W];
+    let mut cur = [0usize; W];
+    for (j, p) in prev.iter_mut().enumerate().take(m + 1) {
+        *p = j;
+    }
     for i in 1..=n {
         cur[0] = i;
         let mut row_min = cur[0];
@@ -491,10 +842,24 @@ fn edits(a: &[u8], b: &[u8], max: usize) -> bool {
         if row_min > max {
             return false;
         }
-        std::mem::swap(&mut prev2, &mut prev);
-        std::mem::swap(&mut prev, &mut cur);
+        prev2 = prev;
+        prev = cur;
     }
     prev[m] <= max
+}
+
+/// Gate hits found on their own (the scanner takes them from its literal pass).
+#[cfg(test)]
+pub(crate) fn hits(n: &str) -> Vec<GateHit> {
+    let lits = gate_literals();
+    let ac = aho_corasick::AhoCorasick::new(lits.iter().map(|l| &l.0)).expect("gates build");
+    ac.find_overlapping_iter(n)
+        .map(|m| GateHit {
+            start: m.start(),
+            end: m.end(),
+            gate: lits[m.pattern().as_usize()].1,
+        })
+        .collect()
 }
 
 #[cfg(test)]
@@ -504,7 +869,8 @@ mod tests {
 
     fn rules(text: &str) -> Vec<&'static str> {
         let mut out = Vec::new();
-        scan(text, &normalize(text), &mut out);
+        let norm = normalize(text);
+        scan(text, &norm, &hits(&norm.text), &mut out);
         out.iter().map(|f| f.rule).collect()
     }
 
@@ -658,5 +1024,53 @@ mod tests {
         assert!(edits(b"ignroe", b"ignore", 1));
         assert!(edits(b"previus", b"previous", 1));
         assert!(!edits(b"ignition", b"ignore", 2));
+    }
+}
+
+#[cfg(test)]
+mod timing {
+    /// `cargo test --release -p dream-scan --lib timing -- --ignored --nocapture`
+    #[test]
+    #[ignore]
+    fn time_each() {
+        let parts = [
+            "The team met on Tuesday to review the quarterly roadmap and agreed to move the billing migration to the second half of the year.",
+            "Most of the discussion was about staffing: two engineers are joining in March, and the on-call rotation will be rebalanced once they are up to speed.",
+            "If the build fails on the integration step, check that the database container is healthy before retrying the job.",
+            "The library catalogue lists three editions of the book, but only the second one includes the appendix on sources.",
+            "The user prefers concise answers with code examples in Rust, and asked that explanations avoid marketing language.",
+        ];
+        let mut t = String::new();
+        let mut i = 0;
+        while t.len() < 256 * 1024 {
+            t.push_str(parts[i % 5]);
+            t.push(if i % 5 == 4 { '\n' } else { ' ' });
+            i += 1;
+        }
+        let norm = crate::normalize::normalize(&t);
+        let n = norm.text.as_str();
+        let time = |name: &str, f: &dyn Fn() -> usize| {
+            let s = std::time::Instant::now();
+            let mut c = 0;
+            for _ in 0..10 {
+                c += f();
+            }
+            eprintln!("{name}: {:?} ({c})", s.elapsed() / 10);
+        };
+        let hits = super::hits(n);
+        time("gates", &|| {
+            super::gate_windows(n, &hits).iter().map(Vec::len).sum()
+        });
+        time("fuzzy", &|| usize::from(super::fuzzy_override(n).is_some()));
+        time("extra encodings", &|| {
+            let mut v = Vec::new();
+            crate::encoded_extra::candidates(&t, &mut v);
+            v.len()
+        });
+        time("all", &|| {
+            let mut v = Vec::new();
+            super::scan(&t, &norm, &hits, &mut v);
+            v.len()
+        });
     }
 }
