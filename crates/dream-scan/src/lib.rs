@@ -16,6 +16,17 @@
 //!    confirmed, each with its own regex, and only in a window around the hits.
 //!    Instruction rules read the normalised text; secret rules read the original
 //!    (where case and digits matter).
+//!    The same pass carries the gate words of the **structural detectors**
+//!    (`structure.rs`), which read only the windows around their gate words: a
+//!    request addressed to the assistant/AI/agent/model inside data with an action on
+//!    an external target (IBAN or account, e-mail address, URL, sensitive path, named
+//!    tool with arguments, credential or recipient change) or a request cue (a new
+//!    task, skipping confirmation, a claimed earlier approval, a code for every
+//!    answer); directives that fix what the reader's responses contain; requests to
+//!    continue, complete, print, repeat, translate or convert its instructions; fake
+//!    system/developer/tool/operator markers followed by a task; misspelled overrides
+//!    ("ignroe the previus guidelines"); "decode and follow" wrappers; and markdown
+//!    image/link URLs carrying a data placeholder.
 //! 3. **The learned stage**: a softmax regression over hashed word and stem features
 //!    of the same normalised text reads windows of 48 tokens for the six categories
 //!    that are about meaning (override, persona, extraction, exfiltration, tool
@@ -27,7 +38,8 @@
 //! 4. **Personal data** (e-mail, phone, payment cards with a valid Luhn checksum).
 //! 5. **Encoded payloads** (base64, hex — contiguous or as separate bytes, `79 6f`,
 //!    `0x79, 0x6f` — URL escapes, HTML entities, `\x`/`\u` escapes, Unicode tag
-//!    characters) are decoded — at most [`MAX_DECODE_DEPTH`] levels deep, at most
+//!    characters; base32, binary octets, ascii85, Morse, and lines that read as
+//!    ROT13 or reversed text, `encoded_extra.rs`) are decoded — at most [`MAX_DECODE_DEPTH`] levels deep, at most
 //!    256 KiB per candidate and 1 MiB per scan — and the decoded text is scanned
 //!    again. What the decoded text contains is reported at the encoded span; a tag
 //!    run is a Medium `encoded.unicode_tags` finding, High when its text is an
