@@ -27,6 +27,10 @@ pub(crate) fn rot13(s: &str) -> String {
 /// Candidates of the extra encodings in `text`.
 pub(crate) fn candidates(text: &str, out: &mut Vec<Candidate>) {
     let b = text.as_bytes();
+    // The shortest candidate, an `<~…~>` block, takes 14 bytes.
+    if b.len() < 14 {
+        return;
+    }
     base32_runs(b, out);
     binary_runs(b, out);
     morse_runs(b, out);
@@ -153,7 +157,11 @@ fn morse_runs(b: &[u8], out: &mut Vec<Candidate>) {
 fn ascii85_runs(text: &str, out: &mut Vec<Candidate>) {
     let b = text.as_bytes();
     let mut from = 0;
-    while let Some(p) = memchr::memmem::find(&b[from..], b"<~") {
+    let blocks = memchr::memchr(b'~', b).is_some();
+    while let Some(p) = blocks
+        .then(|| memchr::memmem::find(&b[from..], b"<~"))
+        .flatten()
+    {
         let s = from + p + 2;
         if let Some(q) = memchr::memmem::find(&b[s..], b"~>") {
             if q >= 10 {
@@ -167,7 +175,7 @@ fn ascii85_runs(text: &str, out: &mut Vec<Candidate>) {
             break;
         }
     }
-    if memchr::memmem::find(b, b"85").is_none() {
+    if !b.windows(2).any(|w| w == b"85") {
         return;
     }
     static WORD: LazyLock<regex::Regex> = LazyLock::new(|| {

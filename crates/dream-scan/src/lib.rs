@@ -753,7 +753,11 @@ impl Scanner {
                     }
                     Target::Pem => pems.push(norm.start_of(m.start())),
                     Target::Gate(g) => {
-                        if !ctx.secrets_only {
+                        // Gate words start a word ("ai" in "again" gates nothing).
+                        let inside = m.start() > 0
+                            && nbytes[m.start() - 1].is_ascii_alphanumeric()
+                            && !norm.is_join(m.start());
+                        if !ctx.secrets_only && !inside {
                             gates.push(structure::GateHit {
                                 start: m.start(),
                                 end: m.end(),

@@ -640,6 +640,10 @@ fn gated<'a>(
 /// Runs every structural detector on a text and its normalised view.
 pub(crate) fn scan(text: &str, norm: &Normalized, hits: &[GateHit], out: &mut Vec<Finding>) {
     let n = norm.text.as_str();
+    // Nothing below fits in fewer bytes (JSON keys, ids, tags).
+    if n.len() < 16 {
+        return;
+    }
     let gates = gate_windows(n, hits);
     let push = |out: &mut Vec<Finding>, category, rule, span: Range<usize>| {
         out.push(Finding {
@@ -768,7 +772,7 @@ pub(crate) fn scan(text: &str, norm: &Normalized, hits: &[GateHit], out: &mut Ve
         );
     }
 
-    if memchr::memmem::find(text.as_bytes(), b"](").is_some() {
+    if memchr::memchr(b']', text.as_bytes()).is_some() && text.contains("](") {
         for m in MARKDOWN_EXFIL.find_iter(text).take(8) {
             push(
                 out,
@@ -1275,10 +1279,93 @@ mod timing {
             crate::encoded_extra::candidates(&t, &mut v);
             v.len()
         });
-        time("all", &|| {
+        for _ in 0..2 {
+            time("all", &|| {
+                let mut v = Vec::new();
+                super::scan(&t, &norm, &hits, &mut v);
+                v.len()
+            });
+        }
+        eprintln!("hits {}", hits.len());
+        let sc = crate::Scanner::new(crate::Mode::Transcript).with_learned_stage(false);
+        for _ in 0..2 {
+            time("scan", &|| sc.scan(&t).findings.len());
+        }
+    }
+}
+#[cfg(test)]
+mod timing_json {
+    #[test]
+    #[ignore]
+    fn per_string() {
+        let prose = [
+            "The team met on Tuesday to review the quarterly roadmap and agreed to move the billing migration to the second half of the year.",
+            "Most of the discussion was about staffing: two engineers are joining in March, and the on-call rotation will be rebalanced once they are up to speed.",
+            "If the build fails on the integration step, check that the database container is healthy before retrying the job.",
+        ];
+        let mut strings: Vec<String> = Vec::new();
+        for i in 0..2000 {
+            for s in [
+                "id", "title", "body", "metadata", "source", "web", "tags", "notes", "planning",
+                "weekly", "note",
+            ] {
+                strings.push(s.to_string());
+            }
+            strings.push(format!("rec-{i}"));
+            strings.push(prose[i % 3].split(',').next().unwrap().to_string());
+            strings.push(prose[(i + 1) % 3].to_string());
+            strings.push(prose[(i + 2) % 3].to_string());
+        }
+        let norms: Vec<_> = strings
+            .iter()
+            .map(|s| crate::normalize::normalize(s))
+            .collect();
+        let hits: Vec<_> = norms.iter().map(|n| super::hits(&n.text)).collect();
+        for round in 0..2 {
+            let t = std::time::Instant::now();
+            for ((s, n), h) in strings.iter().zip(&norms).zip(&hits) {
+                let mut v = Vec::new();
+                super::scan(s, n, h, &mut v);
+            }
+            eprintln!("structure {round}: {:?}", t.elapsed());
+        }
+        let t = std::time::Instant::now();
+        for n in &norms {
+            let _ = super::fuzzy_override(&n.text);
+        }
+        eprintln!("fuzzy: {:?}", t.elapsed());
+        let t = std::time::Instant::now();
+        for (n, h) in norms.iter().zip(&hits) {
+            let _ = super::gate_windows(&n.text, h);
+        }
+        eprintln!("gates: {:?}", t.elapsed());
+        let mut counts = [0usize; 6];
+        let mut example: [Option<String>; 6] = Default::default();
+        for (n, h) in norms.iter().zip(&hits) {
+            for (k, w) in super::gate_windows(&n.text, h).iter().enumerate() {
+                counts[k] += w.len();
+                if let Some(r) = w.first() {
+                    example[k].get_or_insert_with(|| n.text[r.clone()].to_string());
+                }
+            }
+        }
+        eprintln!("windows: {counts:?} {example:?}");
+        let t = std::time::Instant::now();
+        for s in &strings {
             let mut v = Vec::new();
-            super::scan(&t, &norm, &hits, &mut v);
-            v.len()
-        });
+            crate::encoded_extra::candidates(s, &mut v);
+        }
+        eprintln!("extra: {:?}", t.elapsed());
+        let t = std::time::Instant::now();
+        for s in &strings {
+            let _ = crate::encoded::candidates(s);
+        }
+        eprintln!("all candidates: {:?}", t.elapsed());
+        let sc = crate::Scanner::new(crate::Mode::Transcript).with_learned_stage(false);
+        let t = std::time::Instant::now();
+        for s in &strings {
+            let _ = sc.scan(s);
+        }
+        eprintln!("scan: {:?} for {} strings", t.elapsed(), strings.len());
     }
 }
