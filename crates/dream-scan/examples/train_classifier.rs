@@ -1,7 +1,16 @@
 //! Trains the learned stage's model from the development corpora and writes
 //! `src/classifier.bin`, printing what cross-validation measured.
 //!
-//! `cargo run --release -p dream-scan --features train --example train_classifier`
+//! `cargo run --release -p dream-scan --features train --example train_classifier [-- --without SOURCE]... [--out PATH]`
+//!
+//! Besides the committed corpora (`training::CORPORA`) it reads the public corpora
+//! that `scripts/fetch_corpora.py` converts from the PyPI packages pyrit and spikee,
+//! from `$DREAM_SCAN_CORPORA` (default `/var/tmp/scan-corpora`) when that directory
+//! holds them; their text is never committed. Which packages and versions the model
+//! saw is written beside it, in `src/classifier.meta.json` (an empty `external` when
+//! the cache is absent). `--without pyrit` / `--without spikee` leave a source out
+//! (for held-out-source measurements; such a model should not be committed, and
+//! without `--out` the meta file is left alone).
 
 use std::path::PathBuf;
 
@@ -9,11 +18,26 @@ use dream_scan::training;
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let crate_dir = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let without: Vec<&str> = args
+        .windows(2)
+        .filter(|w| w[0] == "--without")
+        .map(|w| w[1].as_str())
+        .collect();
+    let out = args
+        .windows(2)
+        .find(|w| w[0] == "--out")
+        .map(|w| PathBuf::from(&w[1]));
     let mut examples = Vec::new();
     for name in training::CORPORA {
         let path = crate_dir.join("../../tests/fixtures/scan").join(name);
         let data = std::fs::read_to_string(&path)?;
         examples.extend(training::examples_from_jsonl(&data).map_err(|e| format!("{name}: {e}"))?);
+    }
+    let external = training::external_corpora(&without)?;
+    for (source, version, rows) in &external {
+        println!("external: {source} {version}: {} examples", rows.len());
+        examples.extend(rows.iter().cloned());
     }
     let (model, report) = training::build_model(&examples);
     println!(
@@ -35,6 +59,14 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         "{:<22} {flagged:>7} {benign:>7} {rate:>6.1}%",
         "false positives"
     );
-    std::fs::write(crate_dir.join("src/classifier.bin"), model)?;
+    let committed = out.is_none() && without.is_empty();
+    std::fs::write(
+        out.unwrap_or_else(|| crate_dir.join("src/classifier.bin")),
+        model,
+    )?;
+    if committed {
+        let meta = training::meta_json(&external);
+        std::fs::write(crate_dir.join("src/classifier.meta.json"), meta + "\n")?;
+    }
     Ok(())
 }

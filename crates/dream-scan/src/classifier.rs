@@ -483,6 +483,65 @@ pub mod training {
         "dev6.jsonl",
     ];
 
+    /// The public corpora the trainer reads from the cache that
+    /// `scripts/fetch_corpora.py` fills (converted from the PyPI packages of the same
+    /// names; never committed).
+    pub const EXTERNAL: &[&str] = &["pyrit", "spikee"];
+
+    /// The cache directory of the external corpora: `$DREAM_SCAN_CORPORA`, else
+    /// `/var/tmp/scan-corpora`.
+    pub fn external_dir() -> std::path::PathBuf {
+        std::env::var_os("DREAM_SCAN_CORPORA")
+            .map_or_else(|| "/var/tmp/scan-corpora".into(), Into::into)
+    }
+
+    /// The external corpora present in the cache (all of [`EXTERNAL`] but those in
+    /// `without`): (source, package version, examples). Empty when the cache is
+    /// absent.
+    pub fn external_corpora(
+        without: &[&str],
+    ) -> Result<Vec<(String, String, Vec<Example>)>, String> {
+        let dir = external_dir();
+        let Ok(versions) = std::fs::read_to_string(dir.join("versions.json")) else {
+            return Ok(Vec::new());
+        };
+        let versions: serde_json::Value =
+            serde_json::from_str(&versions).map_err(|e| format!("versions.json: {e}"))?;
+        let mut out = Vec::new();
+        for source in EXTERNAL.iter().filter(|s| !without.contains(s)) {
+            let path = dir.join(format!("{source}.train.jsonl"));
+            let Ok(data) = std::fs::read_to_string(&path) else {
+                continue;
+            };
+            let version = versions
+                .get(*source)
+                .and_then(|v| v.as_str())
+                .unwrap_or("unknown")
+                .to_string();
+            let rows = examples_from_jsonl(&data).map_err(|e| format!("{source}: {e}"))?;
+            out.push((source.to_string(), version, rows));
+        }
+        Ok(out)
+    }
+
+    /// The metadata written beside the model: which external packages (and
+    /// versions) it was trained on, and how many examples each gave.
+    pub fn meta_json(external: &[(String, String, Vec<Example>)]) -> String {
+        let mut m = serde_json::Map::new();
+        for (source, version, rows) in external {
+            m.insert(
+                source.clone(),
+                serde_json::json!({"package": source, "version": version, "examples": rows.len()}),
+            );
+        }
+        serde_json::to_string_pretty(&serde_json::json!({
+            "corpora": CORPORA,
+            "external": m,
+            "fetched_by": "crates/dream-scan/scripts/fetch_corpora.py",
+        }))
+        .expect("meta serialises")
+    }
+
     const EPOCHS: u64 = 10;
     const LEARNING_RATE: f32 = 0.1;
     const L2: f32 = 1e-2;

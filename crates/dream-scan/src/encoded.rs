@@ -14,6 +14,13 @@ pub(crate) enum Kind {
     /// Hex bytes separated by spaces or commas, each optionally `0x`/`\x`-prefixed.
     HexBytes,
     Escapes,
+    /// The extra encodings of `encoded_extra.rs`.
+    Base32,
+    Binary,
+    Morse,
+    Ascii85,
+    Rot13,
+    Reversed,
 }
 
 impl Kind {
@@ -22,6 +29,12 @@ impl Kind {
             Kind::Base64 => "encoded.base64",
             Kind::Hex | Kind::HexBytes => "encoded.hex",
             Kind::Escapes => "encoded.escapes",
+            Kind::Base32 => "encoded.base32",
+            Kind::Binary => "encoded.binary",
+            Kind::Morse => "encoded.morse",
+            Kind::Ascii85 => "encoded.ascii85",
+            Kind::Rot13 => "encoded.rot13",
+            Kind::Reversed => "encoded.reversed",
         }
     }
 }
@@ -100,6 +113,7 @@ pub(crate) fn candidates(text: &str) -> Vec<Candidate> {
     }
     hex_bytes(text, &mut out);
     escape_lines(text, &mut out);
+    crate::encoded_extra::candidates(text, &mut out);
     out
 }
 
@@ -380,6 +394,11 @@ pub(crate) fn decode(text: &str, c: &Candidate) -> Option<String> {
                 crate::secrets::floor_boundary(text, c.range.start + raw.len().min(MAX_CANDIDATE));
             let decoded = decode_escapes(&text[c.range.start..end]);
             (decoded != text[c.range.start..end]).then_some(decoded)
+        }
+        kind => {
+            let end =
+                crate::secrets::floor_boundary(text, c.range.start + raw.len().min(MAX_CANDIDATE));
+            crate::encoded_extra::decode(&text[c.range.start..end], kind)
         }
     }
 }

@@ -16,6 +16,17 @@
 //!    confirmed, each with its own regex, and only in a window around the hits.
 //!    Instruction rules read the normalised text; secret rules read the original
 //!    (where case and digits matter).
+//!    The same pass carries the gate words of the **structural detectors**
+//!    (`structure.rs`), which read only the windows around their gate words: a
+//!    request addressed to the assistant/AI/agent/model inside data with an action on
+//!    an external target (IBAN or account, e-mail address, URL, sensitive path, named
+//!    tool with arguments, credential or recipient change) or a request cue (a new
+//!    task, skipping confirmation, a claimed earlier approval, a code for every
+//!    answer); directives that fix what the reader's responses contain; requests to
+//!    continue, complete, print, repeat, translate or convert its instructions; fake
+//!    system/developer/tool/operator markers followed by a task; misspelled overrides
+//!    ("ignroe the previus guidelines"); "decode and follow" wrappers; and markdown
+//!    image/link URLs carrying a data placeholder.
 //! 3. **The learned stage**: a softmax regression over hashed word and stem features
 //!    of the same normalised text reads windows of 48 tokens for the six categories
 //!    that are about meaning (override, persona, extraction, exfiltration, tool
@@ -27,7 +38,8 @@
 //! 4. **Personal data** (e-mail, phone, payment cards with a valid Luhn checksum).
 //! 5. **Encoded payloads** (base64, hex — contiguous or as separate bytes, `79 6f`,
 //!    `0x79, 0x6f` — URL escapes, HTML entities, `\x`/`\u` escapes, Unicode tag
-//!    characters) are decoded — at most [`MAX_DECODE_DEPTH`] levels deep, at most
+//!    characters; base32, binary octets, ascii85, Morse, and lines that read as
+//!    ROT13 or reversed text, `encoded_extra.rs`) are decoded — at most [`MAX_DECODE_DEPTH`] levels deep, at most
 //!    256 KiB per candidate and 1 MiB per scan — and the decoded text is scanned
 //!    again. What the decoded text contains is reported at the encoded span; a tag
 //!    run is a Medium `encoded.unicode_tags` finding, High when its text is an
@@ -91,11 +103,13 @@ use serde::{Deserialize, Serialize};
 
 mod classifier;
 mod encoded;
+mod encoded_extra;
 mod normalize;
 mod pattern;
 mod pii;
 mod rules;
 mod secrets;
+mod structure;
 
 /// Deepest chain of nested encodings that is decoded (`base64(base64(…))`).
 pub const MAX_DECODE_DEPTH: usize = 4;
@@ -333,6 +347,8 @@ enum Target {
     Norm(u16, bool),
     Secret(u16),
     Pem,
+    /// A gate word of the structural detectors (`structure::gate_literals`).
+    Gate(u16),
 }
 
 struct Compiled {
@@ -391,6 +407,9 @@ impl Compiled {
             }
         }
         add(normalize::normalize_literal("-----BEGIN"), Target::Pem);
+        for (lit, g) in structure::gate_literals() {
+            add(lit, Target::Gate(g));
+        }
         let ac = AhoCorasick::builder()
             .match_kind(MatchKind::Standard)
             .kind(Some(AhoCorasickKind::DFA))
@@ -687,6 +706,7 @@ impl Scanner {
         ctx: &Ctx,
         with_secrets: bool,
         out: &mut Vec<Finding>,
+        gates: &mut Vec<structure::GateHit>,
     ) {
         let c = &*COMPILED;
         let ntext = norm.text.as_str();
@@ -732,6 +752,19 @@ impl Scanner {
                         ));
                     }
                     Target::Pem => pems.push(norm.start_of(m.start())),
+                    Target::Gate(g) => {
+                        // Gate words start a word ("ai" in "again" gates nothing).
+                        let inside = m.start() > 0
+                            && nbytes[m.start() - 1].is_ascii_alphanumeric()
+                            && !norm.is_join(m.start());
+                        if !ctx.secrets_only && !inside {
+                            gates.push(structure::GateHit {
+                                start: m.start(),
+                                end: m.end(),
+                                gate: g,
+                            });
+                        }
+                    }
                 }
             }
         }
@@ -910,7 +943,11 @@ impl Scanner {
         ctx: &mut Ctx,
         out: &mut Vec<Finding>,
     ) {
-        self.literal_pass(text, norm, ctx, true, out);
+        let mut gates = Vec::new();
+        self.literal_pass(text, norm, ctx, true, out, &mut gates);
+        if !ctx.secrets_only {
+            structure::scan(text, norm, &gates, out);
+        }
         // 3. The learned stage, for the wordings no rule was written for.
         let learned = self.learned && !ctx.secrets_only;
         if learned {
@@ -924,7 +961,7 @@ impl Scanner {
                 let part = &text[line.clone()];
                 let spaced = normalize::normalize_spaced(part);
                 let mut found = Vec::new();
-                self.literal_pass(part, &spaced, ctx, false, &mut found);
+                self.literal_pass(part, &spaced, ctx, false, &mut found, &mut Vec::new());
                 if learned {
                     learned_pass(&spaced, self.mode, &mut found);
                 }
@@ -961,7 +998,11 @@ impl Scanner {
         }
 
         // 5. Encoded payloads, decoded and scanned again.
-        for cand in encoded::candidates(text) {
+        let mut cands = encoded::candidates(text);
+        if !ctx.secrets_only {
+            structure::cipher_lines(text, norm, &gates, &mut cands);
+        }
+        for cand in cands {
             if ctx.budget == 0 {
                 if !ctx.limit_reported && !ctx.secrets_only {
                     ctx.limit_reported = true;
