@@ -696,12 +696,12 @@ impl Inner {
             if self.case_insensitive {
                 let names = Names::of(key);
                 let fold = format!("{}/{}", key.namespace, names.data).to_ascii_lowercase();
-                if let Some(other) = folded.insert(fold, key) {
-                    if other.namespace != key.namespace || other.id != key.id {
-                        return Err(invalid(
-                            "it differs only in case from another key of the batch on this case-insensitive filesystem",
-                        ));
-                    }
+                if let Some(other) = folded.insert(fold, key)
+                    && (other.namespace != key.namespace || other.id != key.id)
+                {
+                    return Err(invalid(
+                        "it differs only in case from another key of the batch on this case-insensitive filesystem",
+                    ));
                 }
                 if matches!(op, BatchOp::Put { .. })
                     && self.case_match(self.root(), key.namespace.as_str(), "the store")?
