@@ -461,3 +461,76 @@ fn demo_shows_redaction_quarantine_and_verdicts() {
         "the demo uses a temporary store"
     );
 }
+
+#[test]
+fn a_read_never_creates_a_store_and_errors_name_what_is_missing() {
+    let cli = Cli::new();
+    for args in [
+        vec!["list"],
+        vec!["stats"],
+        vec!["recall", "deploys"],
+        vec!["audit"],
+        vec!["export"],
+        vec!["--store", "sqlite:dream.db", "list"],
+    ] {
+        fails(cli.run(&args), "no store at");
+    }
+    assert!(
+        std::fs::read_dir(cli.dir.path()).unwrap().next().is_none(),
+        "a read created files"
+    );
+    fails(
+        cli.run(&[
+            "--store",
+            "sqlite:missing/dir/x.db",
+            "remember",
+            "--name",
+            "n",
+            "--content",
+            "c",
+        ]),
+        "the directory missing/dir does not exist",
+    );
+    // A command that stores something creates the store.
+    ok(cli.run(&[
+        "remember",
+        "--name",
+        "Runner",
+        "--content",
+        "We use Vitest.",
+    ]));
+    assert_eq!(list_json(&cli, "fs:.dream").len(), 1);
+}
+
+#[test]
+fn encryption_mistakes_are_named_in_the_persons_terms() {
+    let cli = Cli::new();
+    let key = [("DREAM_KEY", KEY_A)];
+    ok(cli.run(&["remember", "--name", "Plain", "--content", "We use Vitest."]));
+    fails(
+        cli.run_with(&["--encrypt", "list"], None, &key),
+        "this store is not encrypted",
+    );
+    let other = Cli::new();
+    ok(other.run_with(
+        &[
+            "--encrypt",
+            "remember",
+            "--name",
+            "Secret",
+            "--content",
+            "Bluebird.",
+        ],
+        None,
+        &key,
+    ));
+    fails(
+        other.run(&["list"]),
+        "this store is encrypted: pass --encrypt",
+    );
+    fails(
+        other.run_with(&["--encrypt", "list"], None, &[("DREAM_KEY", KEY_B)]),
+        "the key does not open this store",
+    );
+    assert!(ok(other.run_with(&["--encrypt", "list"], None, &key)).contains("Secret"));
+}

@@ -90,7 +90,13 @@ impl Global {
     }
 
     /// Opens the store named by the options, wrapped in encryption with `--encrypt`.
-    pub async fn open_store(&self, config: &FileConfig) -> Result<Arc<dyn RecordStore>, CliError> {
+    /// A directory or SQLite store that does not exist yet is created only when
+    /// `create` (commands that store something); a read says there is none.
+    pub async fn open_store(
+        &self,
+        config: &FileConfig,
+        create: bool,
+    ) -> Result<Arc<dyn RecordStore>, CliError> {
         if self.key_file.is_some() && !self.encrypt {
             return Err(CliError::usage("--key-file needs --encrypt"));
         }
@@ -100,10 +106,18 @@ impl Global {
         } else {
             None
         };
-        let store =
-            super::stores::open(&self.store_url(config), self.redis_url_file.as_deref()).await?;
+        let url = self.store_url(config);
+        if !create {
+            super::stores::require_existing(&url)?;
+        }
+        let store = super::stores::open(&url, self.redis_url_file.as_deref()).await?;
+        super::stores::check_encryption(&*store, key.is_some()).await?;
         Ok(match key {
-            Some(key) => super::stores::encrypt(store, key),
+            Some(key) => {
+                let store = super::stores::encrypt(store, key);
+                super::stores::check_key_opens(&*store).await?;
+                store
+            }
             None => store,
         })
     }
@@ -176,10 +190,19 @@ impl Global {
         )?))
     }
 
-    /// Opens the store and the engine over it.
+    /// Opens an existing store and the engine over it (a read never creates one).
     pub async fn open(&self) -> Result<Dream, CliError> {
+        self.open_engine(false).await
+    }
+
+    /// Opens the store, creating it when it does not exist yet, and the engine.
+    pub async fn open_to_write(&self) -> Result<Dream, CliError> {
+        self.open_engine(true).await
+    }
+
+    async fn open_engine(&self, create: bool) -> Result<Dream, CliError> {
         let config = self.file_config()?;
-        let store = self.open_store(&config).await?;
+        let store = self.open_store(&config, create).await?;
         let mut dream = Dream::open(store, self.options(&config)?)?;
         if let Some(key) = self.seal_key(&config)? {
             dream = dream.with_seal(key);

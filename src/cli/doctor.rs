@@ -8,6 +8,8 @@ use super::{Found, Outcome};
 /// One check's outcome.
 enum Check {
     Ok(String),
+    /// Nothing to check (an optional file that is absent).
+    Info(String),
     Warn(String),
     Fail(String),
 }
@@ -17,9 +19,13 @@ pub async fn doctor(global: &Global) -> Outcome {
     let mut checks = Vec::new();
     let config = match global.file_config() {
         Ok(config) => {
-            checks.push(Check::Ok(
-                "dream.toml: readable, sets no URL, key or password".into(),
-            ));
+            checks.push(
+                if std::path::Path::new(super::context::CONFIG_FILE).exists() {
+                    Check::Ok("dream.toml: readable, sets no URL, key or password".into())
+                } else {
+                    Check::Info("dream.toml: none in this directory; defaults apply".into())
+                },
+            );
             config
         }
         Err(e) => {
@@ -28,7 +34,7 @@ pub async fn doctor(global: &Global) -> Outcome {
         }
     };
     let url = global.store_url(&config);
-    match global.open_store(&config).await {
+    match global.open_store(&config, false).await {
         Ok(store) => {
             let info = store.info();
             let caps = info.capabilities;
@@ -103,6 +109,7 @@ pub async fn doctor(global: &Global) -> Outcome {
         match check {
             Check::Ok(line) => outln!("{} {line}", style.good("ok  "))?,
             Check::Warn(line) => outln!("{} {line}", style.warn("warn"))?,
+            Check::Info(line) => outln!("--   {line}")?,
             Check::Fail(line) => {
                 failed = true;
                 outln!("{} {line}", style.bad("FAIL"))?;

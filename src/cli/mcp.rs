@@ -25,7 +25,7 @@ pub struct McpArgs {
 /// model) and serves MCP on stdin/stdout until the client disconnects.
 pub async fn mcp(global: &Global, args: McpArgs) -> Outcome {
     let config = global.file_config()?;
-    let store = global.open_store(&config).await?;
+    let store = global.open_store(&config, true).await?;
     let seal = global.seal_key(&config)?;
     let model = global.model(&config)?;
     let mut dream = Dream::open(store.clone(), global.options(&config)?)?;

@@ -96,7 +96,7 @@ pub async fn remember(global: &Global, args: RememberArgs) -> Outcome {
     if let Some(scope) = scope {
         global.scope = Some(scope.to_string());
     }
-    let dream = global.open().await?;
+    let dream = global.open_to_write().await?;
     let style = Style::detect();
     if let Some(id) = id {
         let now = Utc::now();

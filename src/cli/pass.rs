@@ -51,9 +51,26 @@ pub async fn log(global: &Global, args: LogArgs) -> Outcome {
         )?,
     };
     let messages = parse_session(&text)?;
-    let dream = global.open().await?;
+    let dream = global.open_to_write().await?;
+    let count = messages.len();
     let id = dream.log_session(messages).await?;
-    outln!("logged session {id}")?;
+    outln!("logged session {id}: {count} messages")?;
+    if let Some(session) = dream.session(&id).await? {
+        if !session.redactions.is_empty() {
+            outln!(
+                "  redacted   {} kinds of secret before storing ({})",
+                session.redactions.len(),
+                escape(&session.redactions.join(", "))
+            )?;
+        }
+        if !session.flags.is_empty() {
+            outln!(
+                "  flagged    {} ({}); a dream pass treats such text as data",
+                session.flags.len(),
+                escape(&session.flags.join(", "))
+            )?;
+        }
+    }
     Ok(Found::Nothing)
 }
 

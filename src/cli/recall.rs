@@ -52,7 +52,7 @@ struct QueryLine {
 /// Runs recall.
 pub async fn recall(global: &Global, args: RecallArgs) -> Outcome {
     let config = global.file_config()?;
-    let store = global.open_store(&config).await?;
+    let store = global.open_store(&config, false).await?;
     let scope = global.scope(&config)?;
     let mut options = RecallOptions {
         seal: global.seal_key(&config)?,

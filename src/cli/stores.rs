@@ -48,6 +48,88 @@ fn not_built(feature: &str) -> CliError {
     ))
 }
 
+/// For a command that only reads: a directory or SQLite store that does not
+/// exist is an error that says so (and how one is made), never created empty.
+pub fn require_existing(url: &str) -> Result<(), CliError> {
+    for scheme in ["fs:", "sqlite:"] {
+        if let Some(path) = url.strip_prefix(scheme) {
+            if !path.is_empty() && !Path::new(path).exists() {
+                return Err(CliError::usage(format!(
+                    "no store at {}: nothing has been stored there yet \
+                     (`dream log`, `dream remember` or `dream import` create it)",
+                    super::output::escape(path)
+                )));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The namespace only an encrypted store has (its key counters).
+const ENCRYPTION_NAMESPACE: &str = "encryption";
+
+/// Refuses, in the person's terms, a plaintext store opened with `--encrypt` or
+/// an encrypted one opened without it (which would mix plaintext and ciphertext).
+pub async fn check_encryption(store: &dyn RecordStore, encrypt: bool) -> Result<(), CliError> {
+    let namespaces = store.namespaces().await?;
+    let encrypted = namespaces
+        .iter()
+        .any(|n| n.as_str() == ENCRYPTION_NAMESPACE);
+    if encrypted && !encrypt {
+        return Err(CliError::usage(
+            "this store is encrypted: pass --encrypt with its key (DREAM_KEY or --key-file)",
+        ));
+    }
+    if encrypt && !encrypted && !namespaces.is_empty() {
+        return Err(CliError::usage(
+            "this store is not encrypted: drop --encrypt (a plaintext store cannot be read \
+             or written as an encrypted one)",
+        ));
+    }
+    Ok(())
+}
+
+/// Reads one record through the encryption layer: a key that does not decrypt
+/// it is named as such, never reported as a corrupt record.
+pub async fn check_key_opens(store: &dyn RecordStore) -> Result<(), CliError> {
+    for namespace in store.namespaces().await? {
+        if namespace.as_str() == ENCRYPTION_NAMESPACE {
+            continue;
+        }
+        let page = store.list(&namespace, None, 1).await;
+        let first = match page {
+            Ok(page) => page.entries.into_iter().next(),
+            Err(dream_core::StoreError::Corrupt { .. }) => return Err(wrong_key()),
+            Err(e) => return Err(e.into()),
+        };
+        if first.is_some() {
+            return Ok(());
+        }
+    }
+    Ok(())
+}
+
+fn wrong_key() -> CliError {
+    CliError::usage(
+        "the key does not open this store (a wrong key, or the key from before `rekey`)",
+    )
+}
+
+/// A store to be created at `path` needs its parent directory: name it when missing.
+fn parent_exists(path: &str) -> Result<(), CliError> {
+    let parent = Path::new(path)
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty());
+    match parent {
+        Some(dir) if !dir.is_dir() => Err(CliError::usage(format!(
+            "cannot create the store {}: the directory {} does not exist",
+            super::output::escape(path),
+            super::output::escape(&dir.display().to_string())
+        ))),
+        _ => Ok(()),
+    }
+}
+
 fn empty_path(path: &str) -> Result<(), CliError> {
     if path.is_empty() {
         Err(CliError::usage("the store path is empty"))
@@ -59,6 +141,7 @@ fn empty_path(path: &str) -> Result<(), CliError> {
 #[cfg(feature = "fs")]
 async fn open_fs(path: &str) -> Result<Arc<dyn RecordStore>, CliError> {
     empty_path(path)?;
+    parent_exists(path)?;
     Ok(Arc::new(dream_fs::FsStore::open(path).await?))
 }
 
@@ -70,6 +153,7 @@ async fn open_fs(_: &str) -> Result<Arc<dyn RecordStore>, CliError> {
 #[cfg(feature = "sqlite")]
 async fn open_sqlite(path: &str) -> Result<Arc<dyn RecordStore>, CliError> {
     empty_path(path)?;
+    parent_exists(path)?;
     Ok(Arc::new(dream_sqlite::SqliteStore::open(path).await?))
 }
 

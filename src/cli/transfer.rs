@@ -133,7 +133,7 @@ pub fn parse_import(text: &str, now: DateTime<Utc>) -> Result<Vec<Memory>, CliEr
 /// Imports memories through the write gate.
 pub async fn import(global: &Global, args: ImportArgs) -> Outcome {
     let memories = parse_import(&read_input(Some(&args.file))?, Utc::now())?;
-    let dream = global.open().await?;
+    let dream = global.open_to_write().await?;
     let mut existing = Vec::new();
     for memory in &memories {
         if dream.get(&memory.id).await?.is_some() {
