@@ -17,12 +17,27 @@
 //!
 //! # What is guaranteed, plainly
 //!
-//! - **Every write is one statement.** `put`, `delete`, `try_lease`, `renew` and
-//!   `release` each call one PL/pgSQL function of the store's schema, so the epoch
+//! - **Every write is one statement.** `put`, `delete`, `write_batch`,
+//!   `try_lease`, `renew` and `release` each call one PL/pgSQL function of the store's schema, so the epoch
 //!   check, the fence check, the precondition and the write run in one
 //!   transaction. Preconditions are single statements (`INSERT … ON CONFLICT DO
 //!   NOTHING`, `UPDATE … WHERE version = $n`, `INSERT … ON CONFLICT DO UPDATE`),
 //!   so they hold under concurrency at `READ COMMITTED`.
+//! - **Batches are one statement too, and atomic** (`Capabilities::atomic_batches`).
+//!   `write_batch` makes the shared checks first (`check_batch`: too many
+//!   operations, a key twice, a value too large → nothing sent), then calls
+//!   `S.write_batch` once with the operations as arrays. In that one
+//!   transaction the function checks the epoch, claims the batch's random write
+//!   id in `S.batches`, checks the fence once (the lease row `FOR SHARE`, by the
+//!   server's clock, as above), locks the batch's existing rows in key order (so
+//!   racing batches do not deadlock on them), then applies the operations in
+//!   order exactly as `put` and `delete` do, versions drawn from `S.versions` in
+//!   the batch's order. The keys are distinct, so each precondition is checked
+//!   against the state before the batch. A lost fence or a failed precondition
+//!   rolls everything back (claim included) and is `LockLost` or `Conflict`
+//!   naming the first failing operation's key. A batch's values travel in one
+//!   `bytea[]`, which PostgreSQL caps at 1 GiB: a larger batch is refused by the
+//!   server (non-retryable `Backend`), nothing written.
 //! - **Versions** come from a sequence (`S.versions`): never reused, not after a
 //!   delete, a rollback or a crash.
 //! - **Leases and fences.** One row per lock holds the newest fence (from the
@@ -46,7 +61,13 @@
 //!   `Capabilities::durable` is `true`.
 //! - **Schema versions.** `S.meta.schema_version` records the migration
 //!   reached; opening migrates an older schema (in one transaction, under an
-//!   advisory lock) and refuses a newer one with `Incompatible`.
+//!   advisory lock) and refuses a newer one with `Incompatible`. Version 2
+//!   added batches (`S.batches`, `S.write_batch`); a version 1 store migrates on
+//!   open, and processes of the older build that already have it open keep
+//!   working (their functions are unchanged), but an older build can no longer
+//!   open it.
+//! - **`list_versions`** is `list`'s query without the value column: the same
+//!   `COLLATE "C"` order, cursor and clamped limit.
 //!
 //! # Retries and unknown outcomes
 //!
@@ -64,6 +85,16 @@
 //!   `Backend` error saying the outcome is unknown.
 //! - `delete`: with `Matches` and the record still at that version it is sent
 //!   again; with `Absent` (which writes nothing) too; otherwise unknown.
+//! - `write_batch` applies exactly once, so it can be sent again safely: the
+//!   function's first step claims the batch's random write id (primary key of
+//!   `S.batches`, which keeps each committed batch's outcomes for a day), so a
+//!   second attempt of the same batch waits for the first and, if that one
+//!   committed, returns its outcomes without applying anything. After a lost
+//!   connection the outcomes are read back by write id: found, they are
+//!   returned; absent, the batch did not commit (or is still running on the
+//!   dead connection) and it is sent again under the same write id. Only if
+//!   reading back fails, or every attempt loses its connection, is the result a
+//!   non-retryable `Backend` error saying the outcome is unknown.
 //! - `try_lease`: the lock's row is read; if its holder is this call's random
 //!   holder, the lease is returned, otherwise `Ok(None)` (this caller holds nothing).
 //! - `release`: if the row still names this lease, its released flag tells the

@@ -6,7 +6,7 @@
 //! than [`SCHEMA_VERSION`] is refused.
 
 /// The schema version this build writes and understands.
-pub(crate) const SCHEMA_VERSION: i32 = 1;
+pub(crate) const SCHEMA_VERSION: i32 = 2;
 
 /// What `meta.format` holds: foreign tables named `meta` are refused.
 pub(crate) const FORMAT: &str = "dream-postgres";
@@ -197,8 +197,139 @@ END
 $fn$;
 "#;
 
+/// Version 1 → 2: atomic batches. `S.batches` remembers, for a day, the
+/// outcomes of each committed batch under its random write id: the batch
+/// function claims its write id first (a second attempt of the same batch waits
+/// for the first, then returns its outcomes instead of applying it twice), and a
+/// client that lost its connection reads the outcomes back.
+///
+/// `S.write_batch` takes the operations as parallel arrays (a `NULL` value is a
+/// delete). After the epoch check, everything runs in one block: the claim, the
+/// fence check (as `@FENCE_CHECK`, by the server's clock), a lock of the batch's
+/// existing rows in key order (so racing batches do not deadlock on them), then
+/// each operation in order as the single-operation functions do it, versions
+/// from `S.versions`. The keys are distinct, so an operation's precondition seen
+/// when it runs is the state before the batch. A lost fence or a failed
+/// precondition raises an error the block catches: everything the block did
+/// (claim included) is rolled back, and the status says why (for a conflict,
+/// the operation's 1-based index and the record's current version).
+const V2: &str = r#"
+CREATE TABLE @S.batches (
+  write_id text COLLATE "C" PRIMARY KEY,
+  outcomes bigint[] NOT NULL,
+  committed_at timestamptz NOT NULL DEFAULT clock_timestamp()
+);
+CREATE INDEX batches_committed_at ON @S.batches (committed_at);
+
+CREATE FUNCTION @S.write_batch(p_epoch text, p_write_id text, p_lock text, p_token bigint,
+    p_ns text[], p_ids text[], p_pres text[], p_expected bigint[], p_values bytea[],
+    OUT o_status integer, OUT o_index integer, OUT o_version bigint, OUT o_outcomes bigint[])
+LANGUAGE plpgsql AS $fn$
+DECLARE
+  v_epoch text;
+  v_fence bigint;
+  v_live boolean;
+  v_n integer := coalesce(array_length(p_ids, 1), 0);
+  v_i integer;
+  v_version bigint;
+  v_outcomes bigint[] := '{}';
+BEGIN
+@EPOCH_CHECK
+  BEGIN
+    INSERT INTO @S.batches AS b (write_id, outcomes) VALUES (p_write_id, '{}')
+      ON CONFLICT (write_id) DO NOTHING;
+    IF NOT FOUND THEN
+      -- An earlier attempt of this very batch committed: its outcomes.
+      SELECT b.outcomes INTO o_outcomes FROM @S.batches b WHERE b.write_id = p_write_id;
+      o_status := 0; RETURN;
+    END IF;
+    IF p_lock IS NOT NULL THEN
+      PERFORM 1 FROM @S.leases l WHERE l.lock = p_lock FOR SHARE;
+      SELECT l.fence, (NOT l.released AND l.expires_at > clock_timestamp())
+        INTO v_fence, v_live
+        FROM @S.leases l WHERE l.lock = p_lock;
+      IF NOT FOUND OR v_fence IS DISTINCT FROM p_token OR NOT v_live THEN
+        o_status := 2;
+        RAISE EXCEPTION USING ERRCODE = 'DRB01';
+      END IF;
+    END IF;
+    PERFORM 1 FROM @S.records r
+      JOIN unnest(p_ns, p_ids) AS k(namespace, id) ON r.namespace = k.namespace AND r.id = k.id
+      ORDER BY r.namespace, r.id
+      FOR UPDATE OF r;
+    FOR v_i IN 1 .. v_n LOOP
+      v_version := NULL;
+      IF p_values[v_i] IS NOT NULL THEN
+        IF p_pres[v_i] = 'absent' THEN
+          INSERT INTO @S.records AS r (namespace, id, version, value, write_id)
+            VALUES (p_ns[v_i], p_ids[v_i], nextval('@S.versions'), p_values[v_i], p_write_id)
+            ON CONFLICT (namespace, id) DO NOTHING
+            RETURNING r.version INTO v_version;
+        ELSIF p_pres[v_i] = 'matches' THEN
+          UPDATE @S.records AS r
+            SET version = nextval('@S.versions'), value = p_values[v_i], write_id = p_write_id
+            WHERE r.namespace = p_ns[v_i] AND r.id = p_ids[v_i] AND r.version = p_expected[v_i]
+            RETURNING r.version INTO v_version;
+        ELSE
+          INSERT INTO @S.records AS r (namespace, id, version, value, write_id)
+            VALUES (p_ns[v_i], p_ids[v_i], nextval('@S.versions'), p_values[v_i], p_write_id)
+            ON CONFLICT (namespace, id) DO UPDATE
+              SET version = nextval('@S.versions'), value = EXCLUDED.value, write_id = EXCLUDED.write_id
+            RETURNING r.version INTO v_version;
+        END IF;
+        IF v_version IS NULL THEN
+          SELECT r.version INTO o_version FROM @S.records r
+            WHERE r.namespace = p_ns[v_i] AND r.id = p_ids[v_i];
+          o_status := 1; o_index := v_i;
+          RAISE EXCEPTION USING ERRCODE = 'DRB02';
+        END IF;
+        v_outcomes := v_outcomes || v_version;
+      ELSE
+        IF p_pres[v_i] = 'matches' THEN
+          DELETE FROM @S.records r
+            WHERE r.namespace = p_ns[v_i] AND r.id = p_ids[v_i] AND r.version = p_expected[v_i]
+            RETURNING r.version INTO v_version;
+          IF v_version IS NULL THEN
+            SELECT r.version INTO o_version FROM @S.records r
+              WHERE r.namespace = p_ns[v_i] AND r.id = p_ids[v_i];
+            o_status := 1; o_index := v_i;
+            RAISE EXCEPTION USING ERRCODE = 'DRB02';
+          END IF;
+          v_outcomes := v_outcomes || 1::bigint;
+        ELSIF p_pres[v_i] = 'absent' THEN
+          SELECT r.version INTO o_version FROM @S.records r
+            WHERE r.namespace = p_ns[v_i] AND r.id = p_ids[v_i];
+          IF FOUND THEN
+            o_status := 1; o_index := v_i;
+            RAISE EXCEPTION USING ERRCODE = 'DRB02';
+          END IF;
+          v_outcomes := v_outcomes || 0::bigint;
+        ELSE
+          DELETE FROM @S.records r WHERE r.namespace = p_ns[v_i] AND r.id = p_ids[v_i]
+            RETURNING r.version INTO v_version;
+          v_outcomes := v_outcomes || (CASE WHEN v_version IS NULL THEN 0 ELSE 1 END)::bigint;
+        END IF;
+      END IF;
+    END LOOP;
+    UPDATE @S.batches b SET outcomes = v_outcomes WHERE b.write_id = p_write_id;
+    -- Forget old batches, a few at a time, never waiting on another's.
+    DELETE FROM @S.batches b WHERE b.write_id IN (
+      SELECT o.write_id FROM @S.batches o
+        WHERE o.committed_at < clock_timestamp() - interval '1 day'
+        ORDER BY o.committed_at LIMIT 16 FOR UPDATE SKIP LOCKED);
+    o_outcomes := v_outcomes;
+    o_status := 0;
+  EXCEPTION WHEN SQLSTATE 'DRB01' OR SQLSTATE 'DRB02' THEN
+    -- o_status (and for a conflict o_index, o_version) were set before raising;
+    -- the block's writes, claim included, are rolled back.
+    o_outcomes := NULL;
+  END;
+END
+$fn$;
+"#;
+
 /// Every migration, in order.
-const MIGRATIONS: &[&str] = &[V1];
+const MIGRATIONS: &[&str] = &[V1, V2];
 
 /// `"schema"`, quoted. The name was validated (`[a-z_][a-z0-9_]*`).
 pub(crate) fn quoted(schema: &str) -> String {
@@ -234,6 +365,9 @@ pub(crate) struct Sql {
     pub(crate) release: String,
     pub(crate) record_of: String,
     pub(crate) lease_of: String,
+    pub(crate) write_batch: String,
+    pub(crate) batch_of: String,
+    pub(crate) list_versions: String,
 }
 
 impl Sql {
@@ -275,6 +409,17 @@ impl Sql {
             lease_of: format!(
                 "SELECT fence, holder, released, expires_at > clock_timestamp() \
                  FROM {s}.leases WHERE lock = $1"
+            ),
+            write_batch: format!(
+                "SELECT o_status, o_index, o_version, o_outcomes \
+                 FROM {s}.write_batch($1, $2, $3, $4, $5, $6, $7, $8, $9)"
+            ),
+            batch_of: format!("SELECT outcomes FROM {s}.batches WHERE write_id = $1"),
+            list_versions: format!(
+                "SELECT m.epoch, r.id, r.version FROM {s}.meta m \
+                 LEFT JOIN LATERAL (SELECT id, version FROM {s}.records \
+                   WHERE namespace = $1 AND id > $2 ORDER BY id LIMIT $3) r ON true \
+                 ORDER BY r.id"
             ),
         }
     }

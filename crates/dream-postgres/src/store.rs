@@ -4,10 +4,11 @@ use std::fmt;
 use std::time::Duration;
 
 use deadpool_postgres::{Manager, ManagerConfig, Pool, RecyclingMethod, Runtime};
-use dream_core::store::clamp_list_limit;
+use dream_core::store::{check_batch, clamp_list_limit};
 use dream_core::{
-    Bytes, Capabilities, Entry, Key, Lease, LockName, Namespace, Page, Precondition, Record,
-    RecordId, RecordStore, StoreError, StoreInfo, Version, Write, async_trait,
+    BatchOp, BatchOutcome, Bytes, Capabilities, Entry, Fence, Key, Lease, LockName, Namespace,
+    Page, Precondition, Record, RecordId, RecordStore, StoreError, StoreInfo, Version,
+    VersionEntry, VersionPage, Write, async_trait,
 };
 use tokio_postgres::error::SqlState;
 use tokio_postgres::types::ToSql;
@@ -37,7 +38,8 @@ const ATTEMPTS: u32 = 5;
 /// | `S.fences` | sequence: fence tokens (so a token is never reissued, even for a re-created lease row) |
 /// | `S.records` | `(namespace, id)` primary key, `COLLATE "C"` (byte order), version, value `bytea`, write id |
 /// | `S.leases` | one row per lock: newest fence, random holder, expiry (server clock), released flag |
-/// | `S.put`, `S.del`, `S.acquire`, `S.renew`, `S.release` | PL/pgSQL functions: each write is one statement |
+/// | `S.batches` | write id → outcomes of each committed batch, kept a day (resolves lost connections, makes a resend apply once) |
+/// | `S.put`, `S.del`, `S.write_batch`, `S.acquire`, `S.renew`, `S.release` | PL/pgSQL functions: each write is one statement |
 ///
 /// `Debug` shows the server, database, schema and epoch; never a password.
 pub struct PostgresStore {
@@ -167,6 +169,7 @@ impl PostgresStore {
                     fenced_writes: true,
                     durable: true,
                     max_value_size: config.max_value_size,
+                    atomic_batches: true,
                 },
             },
             max_value_size: config.max_value_size,
@@ -581,6 +584,85 @@ impl PostgresStore {
             .first()
             .map(|row| (row.get(0), row.get(1), row.get(2), row.get(3))))
     }
+
+    /// The reply of `S.write_batch`: outcomes, or why nothing was written.
+    fn batch_reply(
+        ops: &[BatchOp],
+        fence: Option<&Fence>,
+        rows: Vec<Row>,
+    ) -> Result<Vec<BatchOutcome>, StoreError> {
+        let op = "write_batch";
+        let row = Self::single(op, rows)?;
+        match Self::status(op, &row)? {
+            schema::OK => {
+                let outcomes = row
+                    .try_get::<_, Option<Vec<i64>>>(3)
+                    .ok()
+                    .flatten()
+                    .ok_or_else(|| unexpected_reply(op))?;
+                Self::batch_outcomes(ops, &outcomes)
+            }
+            schema::CONFLICT => {
+                let index = row
+                    .try_get::<_, Option<i32>>(1)
+                    .ok()
+                    .flatten()
+                    .and_then(|i| usize::try_from(i).ok())
+                    .and_then(|i| i.checked_sub(1))
+                    .and_then(|i| ops.get(i))
+                    .ok_or_else(|| unexpected_reply(op))?;
+                Err(StoreError::Conflict {
+                    key: index.key().clone(),
+                    current: row
+                        .try_get::<_, Option<i64>>(2)
+                        .ok()
+                        .flatten()
+                        .and_then(version_of),
+                })
+            }
+            schema::LOCK_LOST => match fence {
+                Some(fence) => Err(StoreError::LockLost {
+                    lock: fence.lock.clone(),
+                }),
+                None => Err(unexpected_reply(op)),
+            },
+            _ => Err(unexpected_reply(op)),
+        }
+    }
+
+    /// A committed batch's outcomes as stored: a put's version, a delete's 1 or 0.
+    fn batch_outcomes(ops: &[BatchOp], stored: &[i64]) -> Result<Vec<BatchOutcome>, StoreError> {
+        let op = "write_batch";
+        if stored.len() != ops.len() {
+            return Err(unexpected_reply(op));
+        }
+        ops.iter()
+            .zip(stored)
+            .map(|(batch_op, &n)| match (batch_op, n) {
+                (BatchOp::Put { .. }, n) => version_of(n)
+                    .map(BatchOutcome::Put)
+                    .ok_or_else(|| unexpected_reply(op)),
+                (BatchOp::Delete { .. }, 1) => Ok(BatchOutcome::Delete(true)),
+                (BatchOp::Delete { .. }, 0) => Ok(BatchOutcome::Delete(false)),
+                (BatchOp::Delete { .. }, _) => Err(unexpected_reply(op)),
+            })
+            .collect()
+    }
+
+    /// Reads back a committed batch's outcomes by its write id (`None`: it did
+    /// not commit, or not yet).
+    async fn batch_of(&self, write_id: &str) -> Result<Option<Vec<i64>>, StoreError> {
+        let rows = self
+            .idempotent("read back", None, &self.sql.batch_of, &[&write_id])
+            .await?;
+        match rows.first() {
+            None => Ok(None),
+            Some(row) => row
+                .try_get::<_, Vec<i64>>(0)
+                .map(Some)
+                .map_err(|_| unexpected_reply("read back")),
+        }
+    }
 }
 
 impl Attempt {
@@ -912,6 +994,119 @@ impl RecordStore for PostgresStore {
             },
         )
         .await
+    }
+
+    async fn write_batch(
+        &self,
+        ops: &[BatchOp],
+        fence: Option<Fence>,
+    ) -> Result<Vec<BatchOutcome>, StoreError> {
+        let op = "write_batch";
+        check_batch(ops, self.max_value_size)?;
+        if ops.is_empty() {
+            return Ok(Vec::new());
+        }
+        let write_id = random_hex();
+        let lock = fence.as_ref().map(|f| f.lock.as_str());
+        let token = fence.as_ref().map(|f| as_param(f.token));
+        let mut namespaces = Vec::with_capacity(ops.len());
+        let mut ids = Vec::with_capacity(ops.len());
+        let mut pres = Vec::with_capacity(ops.len());
+        let mut expected = Vec::with_capacity(ops.len());
+        let mut values: Vec<Option<&[u8]>> = Vec::with_capacity(ops.len());
+        for batch_op in ops {
+            let key = batch_op.key();
+            let (pre, exp) = precondition_args(batch_op.pre());
+            namespaces.push(key.namespace.as_str());
+            ids.push(key.id.as_str());
+            pres.push(pre);
+            expected.push(exp);
+            values.push(batch_op.value().map(|v| v.as_ref()));
+        }
+        let params: [&(dyn ToSql + Sync); 9] = [
+            &self.epoch,
+            &write_id,
+            &lock,
+            &token,
+            &namespaces,
+            &ids,
+            &pres,
+            &expected,
+            &values,
+        ];
+        let mut attempt = 1;
+        loop {
+            match self.attempt(op, None, &self.sql.write_batch, &params).await {
+                Attempt::Rows(rows) => return Self::batch_reply(ops, fence.as_ref(), rows),
+                Attempt::Retry(err) => {
+                    if attempt >= ATTEMPTS {
+                        return Err(err);
+                    }
+                    tokio::time::sleep(backoff(attempt)).await;
+                    attempt += 1;
+                }
+                Attempt::Lost(err) if !err.is_retryable() => return Err(err),
+                Attempt::Lost(_) => {
+                    tracing::warn!(
+                        op,
+                        "connection lost during a batch; reading back to resolve its outcome"
+                    );
+                    match self.batch_of(&write_id).await {
+                        Ok(Some(stored)) => return Self::batch_outcomes(ops, &stored),
+                        // Not committed (or still running on the lost connection):
+                        // sending it again is safe, the write id applies it once.
+                        Ok(None) if attempt < ATTEMPTS => {
+                            tokio::time::sleep(backoff(attempt)).await;
+                            attempt += 1;
+                        }
+                        Ok(None) | Err(_) => return Err(unknown_outcome(op, None)),
+                    }
+                }
+            }
+        }
+    }
+
+    async fn list_versions(
+        &self,
+        namespace: &Namespace,
+        start_after: Option<&RecordId>,
+        limit: usize,
+    ) -> Result<VersionPage, StoreError> {
+        let limit = clamp_list_limit(limit);
+        let after = start_after.map(RecordId::as_str).unwrap_or("");
+        let fetch = (limit + 1) as i64;
+        let rows = self
+            .idempotent(
+                "list_versions",
+                None,
+                &self.sql.list_versions,
+                &[&namespace.as_str(), &after, &fetch],
+            )
+            .await?;
+        self.check_epoch("list_versions", rows.first().map(|r| r.get::<_, &str>(0)))?;
+        let mut entries = Vec::with_capacity(rows.len());
+        for row in rows {
+            let Some(id) = row.get::<_, Option<&str>>(1) else {
+                continue; // the namespace is empty
+            };
+            let id = RecordId::new(id).map_err(|_| StoreError::Corrupt {
+                key: None,
+                reason: format!("namespace {namespace} holds an invalid id"),
+            })?;
+            let version: i64 = row.get(2);
+            let version = version_of(version).ok_or_else(|| StoreError::Corrupt {
+                key: Some(Key::new(namespace.clone(), id.clone())),
+                reason: "the record's version is not positive".to_owned(),
+            })?;
+            entries.push(VersionEntry { id, version });
+        }
+        let next = if entries.len() > limit {
+            entries.truncate(limit);
+            entries.last().map(|entry| entry.id.clone())
+        } else {
+            None
+        };
+        Ok(VersionPage { entries, next })
     }
 }
 
