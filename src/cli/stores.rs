@@ -52,14 +52,15 @@ fn not_built(feature: &str) -> CliError {
 /// exist is an error that says so (and how one is made), never created empty.
 pub fn require_existing(url: &str) -> Result<(), CliError> {
     for scheme in ["fs:", "sqlite:"] {
-        if let Some(path) = url.strip_prefix(scheme) {
-            if !path.is_empty() && !Path::new(path).exists() {
-                return Err(CliError::usage(format!(
-                    "no store at {}: nothing has been stored there yet \
+        if let Some(path) = url.strip_prefix(scheme)
+            && !path.is_empty()
+            && !Path::new(path).exists()
+        {
+            return Err(CliError::usage(format!(
+                "no store at {}: nothing has been stored there yet \
                      (`dream log`, `dream remember` or `dream import` create it)",
-                    super::output::escape(path)
-                )));
-            }
+                super::output::escape(path)
+            )));
         }
     }
     Ok(())
