@@ -324,8 +324,16 @@ fn forbidden_config_and_remote_models_need_explicit_choice() {
         "store = \"fs:mem\"\nscope = \"web\"\n[limits]\nmax_memories = 5\n",
     )
     .unwrap();
-    assert!(ok(cli.run(&["list"])).contains("scope web"));
+    fails(cli.run(&["list"]), "no store at mem");
+    ok(cli.run(&[
+        "remember",
+        "--name",
+        "Runner",
+        "--content",
+        "We use Vitest.",
+    ]));
     assert!(cli.path("mem").exists(), "the config's store is used");
+    assert!(ok(cli.run(&["list"])).contains("scope web"));
     fails(cli.run(&["--llm", "openai", "list"]), "OPENAI_API_KEY");
     fails(
         cli.run(&["--base-url", "http://127.0.0.1:9/v1", "list"]),
@@ -366,7 +374,10 @@ fn encryption_wrong_key_and_rekey() {
         );
     }
     fails(run(with(&["list"]), &[]), "DREAM_KEY");
-    fails(run(with(&["list"]), &[("DREAM_KEY", KEY_B)]), "corrupt");
+    fails(
+        run(with(&["list"]), &[("DREAM_KEY", KEY_B)]),
+        "the key does not open this store",
+    );
     fails(run(with(&["list"]), &[("DREAM_KEY", "not base64!")]), "key");
     ok(run(
         with(&["rekey"]),
@@ -374,7 +385,7 @@ fn encryption_wrong_key_and_rekey() {
     ));
     let listed = stdout(&run(with(&["list", "--json"]), &[("DREAM_KEY", KEY_B)]));
     assert!(listed.contains("Bluebird"), "{listed}");
-    fails(run(with(&["list"]), &a), "corrupt");
+    fails(run(with(&["list"]), &a), "the key from before `rekey`");
 }
 
 #[test]
