@@ -7,6 +7,9 @@
 //!   for the same query words. Both run on the same current-thread runtime and both
 //!   read `state/generation` from the store first, so they make the same store call
 //!   and the same thread hop.
+//! - `recall_lexical/<n>`: the same recall with sub-word matching off
+//!   (`RecallOptions::subwords = false`); the index's size with and without
+//!   sub-words is printed once per size (`index bytes …`).
 //! - `index/<n>`: `cold_build` (list, decode, scan, tokenise and index every
 //!   record, then one recall) beside `list_and_decode` (list and `parse_memory`
 //!   every record, nothing else); `refresh_one_change` rewrites one memory, bumps
@@ -221,11 +224,41 @@ fn bench_recall(c: &mut Criterion) {
             .iter()
             .map(|q| q.split_whitespace().map(str::to_lowercase).collect())
             .collect();
+        let lexical = Recall::new(
+            store.clone(),
+            Arc::new(SystemClock),
+            RecallOptions {
+                subwords: false,
+                ..RecallOptions::default()
+            },
+        );
+        rt.block_on(lexical.recall(&queries[0], &scope, 5)).unwrap();
+        let on = rt.block_on(recall.index_bytes()).unwrap();
+        let off = rt.block_on(lexical.index_bytes()).unwrap();
+        eprintln!(
+            "index bytes at {n}: sub-words on {} (ranking {}, vocabulary {}, sub-words {}); \
+off {} (ranking {}, vocabulary {}); ratio {:.3}",
+            on.total(),
+            on.ranking,
+            on.vocabulary,
+            on.subwords,
+            off.total(),
+            off.ranking,
+            off.vocabulary,
+            on.total() as f64 / off.total() as f64
+        );
         let mut i = 0usize;
         group.bench_function(BenchmarkId::new("recall", n), |b| {
             b.iter(|| {
                 i = (i + 1) % queries.len();
                 black_box(rt.block_on(recall.recall(&queries[i], &scope, 5)).unwrap())
+            })
+        });
+        let mut i = 0usize;
+        group.bench_function(BenchmarkId::new("recall_lexical", n), |b| {
+            b.iter(|| {
+                i = (i + 1) % queries.len();
+                black_box(rt.block_on(lexical.recall(&queries[i], &scope, 5)).unwrap())
             })
         });
         let mut i = 0usize;

@@ -39,6 +39,9 @@ pub struct RankParams {
     pub subword_weight: f32,
     /// Most sub-word variants one query word expands to (the most similar first).
     pub max_variants: usize,
+    /// Cap a sub-word variant's idf at that of the query word's own stems (when
+    /// the index holds them), so a rare relative never outweighs the exact word.
+    pub subword_idf_cap: bool,
     /// Weight of a query's intent words (`tell`, `remember`, `use`, …), kept but
     /// not allowed to outweigh what the query is about.
     pub intent_weight: f32,
@@ -52,6 +55,7 @@ impl Default for RankParams {
             k1: 1.2,
             subword_weight: 0.6,
             max_variants: 12,
+            subword_idf_cap: true,
             intent_weight: 0.3,
         }
     }

@@ -873,10 +873,25 @@ impl Recall {
             for s in &similar {
                 let mut w = weight * params.subword_weight * s.similarity;
                 let idf = index.idf(s.term);
-                if ceiling > 0.0 && idf > ceiling {
+                if params.subword_idf_cap && ceiling > 0.0 && idf > ceiling {
                     w *= ceiling / idf;
                 }
                 push(&mut out, s.term, w);
+            }
+        }
+        if expand {
+            // Compounds written apart: `code owners` → `codeowners`, `stand-up` →
+            // `standup`, `md book` → `mdbook` (stop words included: `just file`).
+            for pair in words.windows(2) {
+                let joined = format!("{}{}", pair[0], pair[1]);
+                if joined.chars().count() < vocab::MIN_PART_CHARS + 1 {
+                    continue;
+                }
+                for l in languages.iter() {
+                    if let Some(term) = vocab.lookup(&tokenize::stem(&joined, l)) {
+                        push(&mut out, term, 1.0);
+                    }
+                }
             }
         }
         out

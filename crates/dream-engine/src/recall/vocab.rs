@@ -22,9 +22,14 @@ pub(crate) struct Vocabulary {
     names: Vec<Box<str>>,
     /// Per language (in `Language::ALL` order): word → term id, `None` for a stop word.
     words: Vec<HashMap<Box<str>, Option<u32>>>,
-    /// Padded character trigram → ids of the terms holding it (ascending).
+    /// Every surface form seen (the words as written, and the terms themselves)
+    /// with its term: what sub-words are matched against.
+    surfaces: Vec<(Box<str>, u32)>,
+    /// Surface form → its index in `surfaces`.
+    surface_ids: HashMap<Box<str>, u32>,
+    /// Padded character trigram → indexes (in `surfaces`) of the forms holding it.
     grams: HashMap<u64, Vec<u32>>,
-    /// Terms `0..grammed` are in `grams`.
+    /// Surfaces `0..grammed` are in `grams`.
     grammed: usize,
 }
 
@@ -108,7 +113,17 @@ impl Vocabulary {
         let id = u32::try_from(self.names.len()).unwrap_or(u32::MAX);
         self.names.push(Box::from(term));
         self.ids.insert(Box::from(term), id);
+        self.add_surface(term, id);
         id
+    }
+
+    fn add_surface(&mut self, form: &str, term: u32) {
+        if self.surface_ids.contains_key(form) {
+            return;
+        }
+        let index = u32::try_from(self.surfaces.len()).unwrap_or(u32::MAX);
+        self.surfaces.push((Box::from(form), term));
+        self.surface_ids.insert(Box::from(form), index);
     }
 
     /// The term of `word` in `language` (stemmed and interned), or `None` for one
@@ -130,6 +145,9 @@ impl Vocabulary {
             Some(self.intern(&tokenize::stem(word, language)))
         };
         self.words[slot].insert(Box::from(word), term);
+        if let Some(term) = term {
+            self.add_surface(word, term);
+        }
         term
     }
 
@@ -149,14 +167,14 @@ impl Vocabulary {
         self.names.len()
     }
 
-    /// Extends the trigram index to every interned term.
+    /// Extends the trigram index to every surface form seen.
     pub fn index_grams(&mut self) {
         let mut grams = Vec::new();
         let mut chars: Vec<char> = Vec::new();
-        while self.grammed < self.names.len() {
+        while self.grammed < self.surfaces.len() {
             let id = u32::try_from(self.grammed).unwrap_or(u32::MAX);
             chars.clear();
-            chars.extend(self.names[self.grammed].chars());
+            chars.extend(self.surfaces[self.grammed].0.chars());
             self.grammed += 1;
             if chars.len() < MIN_PART_CHARS - 1 || chars.len() > MAX_PART_WORD_CHARS * 2 {
                 continue;
@@ -168,10 +186,14 @@ impl Vocabulary {
         }
     }
 
-    /// Approximate heap bytes held by the trigram index.
+    /// Approximate heap bytes held by the sub-word index: the trigram postings
+    /// and the surface forms.
     pub fn gram_bytes(&self) -> usize {
+        let surfaces: usize = self.surfaces.iter().map(|(s, _)| s.len() + 16 + 4).sum();
         self.grams.capacity() * (8 + 24 + 8)
             + self.grams.values().map(|v| v.capacity() * 4).sum::<usize>()
+            + surfaces * 2
+            + self.surface_ids.capacity() * (16 + 4 + 8)
     }
 
     /// Approximate heap bytes held by the terms and the word cache.
@@ -196,7 +218,7 @@ impl Vocabulary {
         if !(MIN_PART_CHARS..=MAX_PART_WORD_CHARS).contains(&len) {
             return;
         }
-        let own = self.lookup(word);
+        let own = self.surface_ids.get(word).copied();
         // Terms it holds: every substring of at least MIN_PART_CHARS characters.
         let bounds: Vec<usize> = word
             .char_indices()
@@ -208,9 +230,9 @@ impl Vocabulary {
                 if end - start == len {
                     continue;
                 }
-                if let Some(term) = self.lookup(&word[bounds[start]..bounds[end]]) {
+                if let Some(&surface) = self.surface_ids.get(&word[bounds[start]..bounds[end]]) {
                     out.push(Similar {
-                        term,
+                        term: self.surfaces[surface as usize].1,
                         similarity: (end - start) as f32 / len as f32,
                     });
                 }
@@ -230,15 +252,15 @@ impl Vocabulary {
         if inner.iter().all(|g| self.grams.contains_key(g))
             && let Some(list) = rarest
         {
-            for &term in list {
-                if Some(term) == own {
+            for &surface in list {
+                if Some(surface) == own {
                     continue;
                 }
-                let name = &self.names[term as usize];
+                let (name, term) = &self.surfaces[surface as usize];
                 if name.len() > word.len() && name.contains(word) {
                     let other = name.chars().count();
                     out.push(Similar {
-                        term,
+                        term: *term,
                         similarity: len as f32 / other as f32,
                     });
                 }
@@ -260,17 +282,18 @@ impl Vocabulary {
         // An edit changes at most three padded trigrams, a transposition four.
         let need = grams.len().saturating_sub(4 * budget).max(1);
         let mut other: Vec<char> = Vec::new();
-        for (term, count) in shared {
-            if usize::from(count) < need || Some(term) == own {
+        for (surface, count) in shared {
+            if usize::from(count) < need || Some(surface) == own {
                 continue;
             }
+            let (name, term) = &self.surfaces[surface as usize];
             other.clear();
-            other.extend(self.names[term as usize].chars());
+            other.extend(name.chars());
             if let Some(d) = edit_distance(&chars, &other, budget)
                 && d > 0
             {
                 out.push(Similar {
-                    term,
+                    term: *term,
                     similarity: 1.0 - d as f32 / len.max(other.len()) as f32,
                 });
             }
