@@ -248,6 +248,11 @@ impl Index {
         (1.0 + (n - df + 0.5) / (df + 0.5)).ln() as f32
     }
 
+    /// Number of postings (one per distinct term per document).
+    pub fn postings_len(&self) -> usize {
+        self.postings.iter().map(Vec::len).sum()
+    }
+
     /// Approximate heap bytes of the ranking structures (postings, per-document
     /// factors and analysed terms), not of the decoded memories.
     pub fn ranking_bytes(&self) -> usize {

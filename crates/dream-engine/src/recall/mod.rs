@@ -401,6 +401,8 @@ impl PickerOptions {
 /// Approximate heap bytes of a built index (see [`Recall::index_bytes`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct IndexBytes {
+    /// Number of postings (distinct terms per document, summed).
+    pub postings: usize,
     /// Postings, per-document factors and analysed terms.
     pub ranking: usize,
     /// The vocabulary's terms and word cache.
@@ -674,6 +676,7 @@ impl Recall {
         let index = self.index().await?;
         let vocab = index.vocab.read().unwrap_or_else(|e| e.into_inner());
         Ok(IndexBytes {
+            postings: index.postings_len(),
             ranking: index.ranking_bytes(),
             vocabulary: vocab.bytes(),
             subwords: vocab.gram_bytes(),

@@ -271,19 +271,24 @@ impl Vocabulary {
         if budget == 0 {
             return;
         }
-        let mut shared: HashMap<u32, u16> = HashMap::new();
+        let mut counts = vec![0u8; self.grammed];
+        let mut touched: Vec<u32> = Vec::new();
         for g in &grams {
             if let Some(list) = self.grams.get(g) {
-                for &term in list {
-                    *shared.entry(term).or_default() += 1;
+                for &surface in list {
+                    let count = &mut counts[surface as usize];
+                    if *count == 0 {
+                        touched.push(surface);
+                    }
+                    *count = count.saturating_add(1);
                 }
             }
         }
         // An edit changes at most three padded trigrams, a transposition four.
         let need = grams.len().saturating_sub(4 * budget).max(1);
         let mut other: Vec<char> = Vec::new();
-        for (surface, count) in shared {
-            if usize::from(count) < need || Some(surface) == own {
+        for surface in touched {
+            if usize::from(counts[surface as usize]) < need || Some(surface) == own {
                 continue;
             }
             let (name, term) = &self.surfaces[surface as usize];
