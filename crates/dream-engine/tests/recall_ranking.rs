@@ -577,3 +577,38 @@ async fn exact_words_outrank_sub_words() {
     let ids: Vec<&str> = r.records.iter().map(|r| r.id.as_str()).collect();
     assert_eq!(ids[0], "right", "{r}");
 }
+
+/// Equal scores go to the more confident record, then to the more recent one.
+#[tokio::test]
+async fn ties_go_to_confidence_then_recency() {
+    let at = Utc.with_ymd_and_hms(2026, 3, 2, 9, 0, 0).unwrap();
+    let make = |id: &str, confidence: f64, days: i64| {
+        let mut m = Memory::new(
+            MemoryId::new(id).unwrap(),
+            MemoryKind::Project,
+            "Cache",
+            "the cache",
+            "Redis is the cache.",
+            at,
+        );
+        m.updated_at = at + chrono::Duration::days(days);
+        m.scope = Scope::new("p1").unwrap();
+        m.sources = vec![SessionId::new("s1").unwrap()];
+        m.confidence = confidence;
+        m
+    };
+    let store = store_of(&[
+        make("a-old-sure", 0.9, 0),
+        make("b-new-sure", 0.9, 5),
+        make("c-newest-unsure", 0.7, 9),
+    ])
+    .await;
+    let recall = recall_over(store, RecallOptions::default());
+    let r = recall
+        .recall("redis", &Scope::new("p1").unwrap(), 5)
+        .await
+        .unwrap();
+    let ids: Vec<&str> = r.records.iter().map(|r| r.id.as_str()).collect();
+    assert_eq!(ids, ["b-new-sure", "a-old-sure", "c-newest-unsure"], "{r}");
+    assert!(r.records.iter().all(|r| r.verdict == Verdict::Used), "{r}");
+}

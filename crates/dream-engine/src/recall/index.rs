@@ -277,7 +277,8 @@ impl Index {
     /// (term, query weight). Returns at most
     /// `pool` hits that are valid records of `scope` or of unknown scope
     /// (undecodable records, which the firewall rejects) and at most `other_pool`
-    /// hits from other scopes, best first; ties go to the smaller record id.
+    /// hits from other scopes, best first; equal scores go to the more confident,
+    /// then the more recently updated record, then the smaller record id.
     pub fn rank(
         &self,
         terms: &[(u32, f32)],
