@@ -828,6 +828,7 @@ impl Recall {
         let expand =
             self.options.subwords && params.subword_weight > 0.0 && params.max_variants > 0;
         let mut similar = Vec::new();
+        let mut expanded = 0usize;
         for word in kept {
             let intent = tokenize::is_intent_word(word);
             let weight = if intent { params.intent_weight } else { 1.0 };
@@ -847,9 +848,10 @@ impl Recall {
             for term in &exact {
                 push(&mut out, *term, weight);
             }
-            if !expand || intent {
+            if !expand || intent || expanded == MAX_EXPANDED_WORDS {
                 continue;
             }
+            expanded += 1;
             if !forms.contains(word) {
                 forms.push(word.clone());
             }
@@ -985,6 +987,10 @@ impl Recall {
             .collect())
     }
 }
+
+/// Most words of one query given sub-word relatives (a long query pasted as a
+/// question costs at most this many vocabulary look-ups).
+const MAX_EXPANDED_WORDS: usize = 32;
 
 /// Records analysed on one thread before the work is split across cores.
 const PARALLEL_THRESHOLD: usize = 512;
