@@ -7,6 +7,9 @@
 //!   for the same query words. Both run on the same current-thread runtime and both
 //!   read `state/generation` from the store first, so they make the same store call
 //!   and the same thread hop.
+//! - Before the groups, per size: per-call p50/p90 latency of 320 recalls each with
+//!   sub-words on and off, interleaved so both see the same machine load
+//!   (`latency at <n> …`).
 //! - `recall_lexical/<n>`: the same recall with sub-word matching off
 //!   (`RecallOptions::subwords = false`); the index's size with and without
 //!   sub-words is printed once per size (`index bytes …`).
@@ -254,6 +257,38 @@ off {} (ranking {}, vocabulary {}); ratio {:.3}",
         eprintln!(
             "index bytes at {n}: before the kind field (estimate) {before}; sub-words on / before {:.3}",
             on.total() as f64 / before as f64
+        );
+        // Per-call latency percentiles, sub-words on and off interleaved so both
+        // see the same machine load (the criterion groups below report means).
+        let mut on_times = Vec::new();
+        let mut off_times = Vec::new();
+        for round in 0..10 {
+            for (k, q) in queries.iter().enumerate() {
+                let first_on = (round + k) % 2 == 0;
+                for on in [first_on, !first_on] {
+                    let r = if on { &recall } else { &lexical };
+                    let start = std::time::Instant::now();
+                    black_box(rt.block_on(r.recall(q, &scope, 5)).unwrap());
+                    let took = start.elapsed().as_secs_f64() * 1e6;
+                    if on {
+                        on_times.push(took);
+                    } else {
+                        off_times.push(took);
+                    }
+                }
+            }
+        }
+        let pct = |v: &mut Vec<f64>, p: f64| {
+            v.sort_by(f64::total_cmp);
+            v[((v.len() - 1) as f64 * p).round() as usize]
+        };
+        eprintln!(
+            "latency at {n} ({} calls each): sub-words on p50 {:.0} µs p90 {:.0} µs; off p50 {:.0} µs p90 {:.0} µs",
+            on_times.len(),
+            pct(&mut on_times, 0.5),
+            pct(&mut on_times, 0.9),
+            pct(&mut off_times, 0.5),
+            pct(&mut off_times, 0.9)
         );
         let mut i = 0usize;
         group.bench_function(BenchmarkId::new("recall", n), |b| {
