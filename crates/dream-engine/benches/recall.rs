@@ -7,6 +7,12 @@
 //!   for the same query words. Both run on the same current-thread runtime and both
 //!   read `state/generation` from the store first, so they make the same store call
 //!   and the same thread hop.
+//! - Before the groups, per size: per-call p50/p90 latency of 320 recalls each with
+//!   sub-words on and off, interleaved so both see the same machine load
+//!   (`latency at <n> …`).
+//! - `recall_lexical/<n>`: the same recall with sub-word matching off
+//!   (`RecallOptions::subwords = false`); the index's size with and without
+//!   sub-words is printed once per size (`index bytes …`).
 //! - `index/<n>`: `cold_build` (list, decode, scan, tokenise and index every
 //!   record, then one recall) beside `list_and_decode` (list and `parse_memory`
 //!   every record, nothing else); `refresh_one_change` rewrites one memory, bumps
@@ -221,11 +227,81 @@ fn bench_recall(c: &mut Criterion) {
             .iter()
             .map(|q| q.split_whitespace().map(str::to_lowercase).collect())
             .collect();
+        let lexical = Recall::new(
+            store.clone(),
+            Arc::new(SystemClock),
+            RecallOptions {
+                subwords: false,
+                ..RecallOptions::default()
+            },
+        );
+        rt.block_on(lexical.recall(&queries[0], &scope, 5)).unwrap();
+        let on = rt.block_on(recall.index_bytes()).unwrap();
+        let off = rt.block_on(lexical.index_bytes()).unwrap();
+        eprintln!(
+            "index bytes at {n}: sub-words on {} (ranking {}, vocabulary {}, sub-words {}); \
+off {} (ranking {}, vocabulary {}); ratio {:.3}",
+            on.total(),
+            on.ranking,
+            on.vocabulary,
+            on.subwords,
+            off.total(),
+            off.ranking,
+            off.vocabulary,
+            on.total() as f64 / off.total() as f64
+        );
+        // The four-field layout before the kind field (postings and per-document
+        // terms of 12 bytes instead of 16, factors of 16 bytes instead of 20, no
+        // tie-break order), from the same counts: what the index took before.
+        let before = off.ranking - off.postings * 4 * 2 - n * 4 - n * 4 + off.vocabulary;
+        eprintln!(
+            "index bytes at {n}: before the kind field (estimate) {before}; sub-words on / before {:.3}",
+            on.total() as f64 / before as f64
+        );
+        // Per-call latency percentiles, sub-words on and off interleaved so both
+        // see the same machine load (the criterion groups below report means).
+        let mut on_times = Vec::new();
+        let mut off_times = Vec::new();
+        for round in 0..10 {
+            for (k, q) in queries.iter().enumerate() {
+                let first_on = (round + k) % 2 == 0;
+                for on in [first_on, !first_on] {
+                    let r = if on { &recall } else { &lexical };
+                    let start = std::time::Instant::now();
+                    black_box(rt.block_on(r.recall(q, &scope, 5)).unwrap());
+                    let took = start.elapsed().as_secs_f64() * 1e6;
+                    if on {
+                        on_times.push(took);
+                    } else {
+                        off_times.push(took);
+                    }
+                }
+            }
+        }
+        let pct = |v: &mut Vec<f64>, p: f64| {
+            v.sort_by(f64::total_cmp);
+            v[((v.len() - 1) as f64 * p).round() as usize]
+        };
+        eprintln!(
+            "latency at {n} ({} calls each): sub-words on p50 {:.0} µs p90 {:.0} µs; off p50 {:.0} µs p90 {:.0} µs",
+            on_times.len(),
+            pct(&mut on_times, 0.5),
+            pct(&mut on_times, 0.9),
+            pct(&mut off_times, 0.5),
+            pct(&mut off_times, 0.9)
+        );
         let mut i = 0usize;
         group.bench_function(BenchmarkId::new("recall", n), |b| {
             b.iter(|| {
                 i = (i + 1) % queries.len();
                 black_box(rt.block_on(recall.recall(&queries[i], &scope, 5)).unwrap())
+            })
+        });
+        let mut i = 0usize;
+        group.bench_function(BenchmarkId::new("recall_lexical", n), |b| {
+            b.iter(|| {
+                i = (i + 1) % queries.len();
+                black_box(rt.block_on(lexical.recall(&queries[i], &scope, 5)).unwrap())
             })
         });
         let mut i = 0usize;

@@ -807,7 +807,11 @@ the broader retry (2 records indexed, 1 valid in scope p1)"
 
 #[tokio::test]
 async fn the_broader_retry_finds_what_the_strict_query_missed() {
-    let w = World::new();
+    // Stems only (sub-words off): `postgresql` misses, and the retry finds it.
+    let w = World::with_options(RecallOptions {
+        subwords: false,
+        ..RecallOptions::default()
+    });
     w.put(&mem("db", "Database", "Production runs Postgres 16."))
         .await;
     w.bump().await;
@@ -816,6 +820,15 @@ async fn the_broader_retry_finds_what_the_strict_query_missed() {
     assert_eq!(code(&r, "db"), (Verdict::Used, "safe-fact"));
     // A query that matches at once does not retry.
     let r = w.recall("postgres").await;
+    assert!(!r.retried);
+    assert_eq!(code(&r, "db"), (Verdict::Used, "safe-fact"));
+
+    // With sub-words (the default) the first pass already finds it.
+    let w = World::new();
+    w.put(&mem("db", "Database", "Production runs Postgres 16."))
+        .await;
+    w.bump().await;
+    let r = w.recall("postgresql").await;
     assert!(!r.retried);
     assert_eq!(code(&r, "db"), (Verdict::Used, "safe-fact"));
 }

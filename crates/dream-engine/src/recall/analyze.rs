@@ -15,8 +15,18 @@ use super::tokenize::{self, Detector, Language, LanguageSet};
 use super::vocab::Vocabulary;
 use super::{Reason, codes};
 
-/// Number of ranked fields, in order: name, description, tags, content.
-pub(crate) const FIELDS: usize = 4;
+/// Number of ranked fields, in order: name, description, tags, content, kind.
+pub(crate) const FIELDS: usize = 5;
+
+/// The words the `kind` field indexes for each memory kind.
+fn kind_words(kind: dream_core::MemoryKind) -> &'static str {
+    match kind {
+        dream_core::MemoryKind::User => "user preference",
+        dream_core::MemoryKind::Feedback => "feedback correction",
+        dream_core::MemoryKind::Project => "project decision",
+        dream_core::MemoryKind::Reference => "reference link",
+    }
+}
 
 /// How records are analysed; fixed for the life of a `Recall`.
 #[derive(Debug, Clone)]
@@ -130,7 +140,7 @@ pub(crate) fn analyze(
                 }
             };
             let (terms, lengths, language) =
-                tokenised(["", "", "", &text], config, &mut write(vocab));
+                tokenised(["", "", "", &text, ""], config, &mut write(vocab));
             return Doc {
                 id,
                 version,
@@ -160,6 +170,7 @@ pub(crate) fn analyze(
         &*memory.description,
         &*tags,
         &*memory.content,
+        kind_words(memory.kind),
     ];
     let (terms, lengths, language) = tokenised(fields, config, &mut write(vocab));
     let outcome = match refused {
@@ -202,7 +213,8 @@ type Tokens = (Vec<(u32, [u16; FIELDS])>, [u32; FIELDS], Language);
 
 fn tokenised(fields: [&str; FIELDS], config: &AnalyzeConfig, vocab: &mut Vocabulary) -> Tokens {
     let mut detector = Detector::default();
-    for text in fields {
+    // The kind's words are ours, not the record's: they do not vote on its language.
+    for text in &fields[..FIELDS - 1] {
         tokenize::for_each_word(text, |w| detector.add(w));
     }
     let language = detector.language(config.languages, config.default_language);

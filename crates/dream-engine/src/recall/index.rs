@@ -7,6 +7,13 @@
 //! `score += idf(t) · tf~ · (k1 + 1) / (k1 + tf~)`, with
 //! `idf(t) = ln(1 + (N − df + 0.5) / (df + 0.5))`. The per-field factor
 //! `w_f / (1 − b_f + b_f · len_f / avglen_f)` is computed once per document at build.
+//!
+//! Each query term carries a weight `q_t` that multiplies its contribution: 1 for a
+//! query word's own stems, [`RankParams::intent_weight`] for intent words (`tell`,
+//! `remember`, `use`, …), and `subword_weight · similarity` (at most) for a sub-word
+//! variant, whose idf is also capped at that of the word's own stems so an exact
+//! word always outweighs its sub-word relatives. Equal scores go to the more
+//! confident, then the more recently updated record, then the smaller id.
 
 use std::cmp::Ordering;
 use std::collections::HashMap;
@@ -21,20 +28,35 @@ use super::vocab::Vocabulary;
 /// Ranking parameters.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct RankParams {
-    /// Field weights: name, description, tags, content.
+    /// Field weights: name, description, tags, content, kind.
     pub weights: [f32; FIELDS],
     /// Length normalisation per field (0 = none, 1 = full).
     pub b: [f32; FIELDS],
     /// Term-frequency saturation.
     pub k1: f32,
+    /// Weight of a sub-word variant of a query word, times its similarity (0..1):
+    /// below 1, so the exact word wins.
+    pub subword_weight: f32,
+    /// Most sub-word variants one query word expands to (the most similar first).
+    pub max_variants: usize,
+    /// Cap a sub-word variant's idf at that of the query word's own stems (when
+    /// the index holds them), so a rare relative never outweighs the exact word.
+    pub subword_idf_cap: bool,
+    /// Weight of a query's intent words (`tell`, `remember`, `use`, …), kept but
+    /// not allowed to outweigh what the query is about.
+    pub intent_weight: f32,
 }
 
 impl Default for RankParams {
     fn default() -> Self {
         RankParams {
-            weights: [3.0, 2.0, 2.0, 1.0],
-            b: [0.3, 0.5, 0.3, 0.75],
+            weights: [3.0, 2.0, 2.0, 1.0, 0.5],
+            b: [0.3, 0.5, 0.3, 0.75, 0.0],
             k1: 1.2,
+            subword_weight: 0.6,
+            max_variants: 12,
+            subword_idf_cap: true,
+            intent_weight: 0.3,
         }
     }
 }
@@ -78,6 +100,8 @@ pub(crate) struct Index {
     factors: Vec<[f32; FIELDS]>,
     /// Postings per term id, sorted by document.
     postings: Vec<Vec<Posting>>,
+    /// Tie-break order per document: more confident, then more recent, first.
+    prior: Vec<u32>,
     k1: f32,
 }
 
@@ -150,8 +174,31 @@ impl Index {
             })
             .collect();
 
+        let mut order: Vec<u32> = (0..n).filter_map(|i| u32::try_from(i).ok()).collect();
+        let key = |d: u32| {
+            docs[d as usize]
+                .valid()
+                .map(|v| (v.memory.confidence, v.memory.updated_at))
+        };
+        order.sort_by(|a, b| match (key(*a), key(*b)) {
+            (Some(x), Some(y)) => {
+                y.0.partial_cmp(&x.0)
+                    .unwrap_or(Ordering::Equal)
+                    .then(y.1.cmp(&x.1))
+                    .then(a.cmp(b))
+            }
+            (Some(_), None) => Ordering::Less,
+            (None, Some(_)) => Ordering::Greater,
+            (None, None) => a.cmp(b),
+        });
+        let mut prior = vec![0u32; n];
+        for (rank, doc) in order.into_iter().enumerate() {
+            prior[doc as usize] = u32::try_from(rank).unwrap_or(u32::MAX);
+        }
+
         Index {
             generation,
+            prior,
             successors,
             subjects,
             languages,
@@ -185,15 +232,67 @@ impl Index {
             .is_some_and(|id| self.doc_scope.get(doc as usize) == Some(id))
     }
 
-    /// Ranks documents by BM25F for the distinct term ids `terms`. Returns at most
+    /// Number of documents holding `term`.
+    pub fn df(&self, term: u32) -> usize {
+        self.postings.get(term as usize).map_or(0, Vec::len)
+    }
+
+    /// The idf of `term` (0 when no document holds it).
+    pub fn idf(&self, term: u32) -> f32 {
+        let df = self.df(term);
+        if df == 0 {
+            return 0.0;
+        }
+        let n = self.docs.len() as f64;
+        let df = df as f64;
+        (1.0 + (n - df + 0.5) / (df + 0.5)).ln() as f32
+    }
+
+    /// Number of postings (one per distinct term per document).
+    pub fn postings_len(&self) -> usize {
+        self.postings.iter().map(Vec::len).sum()
+    }
+
+    /// Approximate heap bytes of the ranking structures (postings, per-document
+    /// factors and analysed terms), not of the decoded memories.
+    pub fn ranking_bytes(&self) -> usize {
+        let postings: usize = self
+            .postings
+            .iter()
+            .map(|p| p.capacity() * std::mem::size_of::<Posting>() + 24)
+            .sum();
+        let terms: usize = self
+            .docs
+            .iter()
+            .map(|d| d.terms.capacity() * std::mem::size_of::<(u32, [u16; FIELDS])>())
+            .sum();
+        postings
+            + terms
+            + self.factors.capacity() * std::mem::size_of::<[f32; FIELDS]>()
+            + self.prior.capacity() * 4
+            + self.doc_scope.capacity() * 4
+    }
+
+    /// Ranks documents by BM25F for the distinct weighted term ids `terms`
+    /// (term, query weight). Returns at most
     /// `pool` hits that are valid records of `scope` or of unknown scope
     /// (undecodable records, which the firewall rejects) and at most `other_pool`
-    /// hits from other scopes, best first; ties go to the smaller record id.
-    pub fn rank(&self, terms: &[u32], scope: &Scope, pool: usize, other_pool: usize) -> Vec<Hit> {
+    /// hits from other scopes, best first; equal scores go to the more confident,
+    /// then the more recently updated record, then the smaller record id.
+    pub fn rank(
+        &self,
+        terms: &[(u32, f32)],
+        scope: &Scope,
+        pool: usize,
+        other_pool: usize,
+    ) -> Vec<Hit> {
         let n = self.docs.len() as f64;
         let mut scores = vec![0f32; self.docs.len()];
         let mut touched: Vec<u32> = Vec::new();
-        for term in terms {
+        for (term, weight) in terms {
+            if *weight <= 0.0 {
+                continue;
+            }
             let Some(list) = self.postings.get(*term as usize) else {
                 continue;
             };
@@ -201,7 +300,7 @@ impl Index {
                 continue;
             }
             let df = list.len() as f64;
-            let idf = (1.0 + (n - df + 0.5) / (df + 0.5)).ln() as f32;
+            let idf = (1.0 + (n - df + 0.5) / (df + 0.5)).ln() as f32 * weight;
             for posting in list {
                 let factors = &self.factors[posting.doc as usize];
                 let tf: f32 = posting
@@ -233,23 +332,22 @@ impl Index {
                 let s = self.doc_scope[h.doc as usize];
                 s == UNKNOWN_SCOPE || Some(s) == local
             });
-        top(&mut mine, pool);
-        top(&mut others, other_pool);
+        let by_score = |a: &Hit, b: &Hit| {
+            b.score
+                .total_cmp(&a.score)
+                .then(self.prior[a.doc as usize].cmp(&self.prior[b.doc as usize]))
+                .then(a.doc.cmp(&b.doc))
+        };
+        top(&mut mine, pool, by_score);
+        top(&mut others, other_pool, by_score);
         mine.extend(others);
         mine.sort_unstable_by(by_score);
         mine
     }
 }
 
-fn by_score(a: &Hit, b: &Hit) -> Ordering {
-    b.score
-        .partial_cmp(&a.score)
-        .unwrap_or(Ordering::Equal)
-        .then(a.doc.cmp(&b.doc))
-}
-
 /// Keeps the best `k` hits of `hits`, in no particular order.
-fn top(hits: &mut Vec<Hit>, k: usize) {
+fn top(hits: &mut Vec<Hit>, k: usize, by_score: impl Fn(&Hit, &Hit) -> Ordering) {
     if k == 0 {
         hits.clear();
     } else if hits.len() > k {

@@ -8,7 +8,10 @@
 //!
 //! # The firewall
 //!
-//! 1. **Candidate set**: the top-K by BM25F (or the picker's choice). When it is
+//! 1. **Candidate set**: the top-K by BM25F (or the picker's choice) over the
+//!    query's stems and, with [`RecallOptions::subwords`], their sub-word relatives
+//!    in the index's vocabulary (words inside words, typos; weighted below the
+//!    exact word, see `index`). When it is
 //!    empty, or every candidate is undecodable, one bounded retry runs with a
 //!    broader query (stop words kept, every stem also matched as a prefix and by its
 //!    indexed prefixes); if that still yields nothing the result carries a
@@ -395,6 +398,26 @@ impl PickerOptions {
     }
 }
 
+/// Approximate heap bytes of a built index (see [`Recall::index_bytes`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct IndexBytes {
+    /// Number of postings (distinct terms per document, summed).
+    pub postings: usize,
+    /// Postings, per-document factors and analysed terms.
+    pub ranking: usize,
+    /// The vocabulary's terms and word cache.
+    pub vocabulary: usize,
+    /// The vocabulary's trigram index (0 with sub-words off).
+    pub subwords: usize,
+}
+
+impl IndexBytes {
+    /// Everything counted.
+    pub fn total(&self) -> usize {
+        self.ranking + self.vocabulary + self.subwords
+    }
+}
+
 /// How recall ranks and judges.
 #[derive(Debug, Clone)]
 pub struct RecallOptions {
@@ -418,6 +441,11 @@ pub struct RecallOptions {
     /// Most index terms one query word may expand to in the broader retry
     /// (default 64).
     pub retry_expansion: usize,
+    /// Sub-word matching (default on): each query word also matches, at a lower
+    /// weight ([`RankParams::subword_weight`]), the indexed terms that hold it or
+    /// that it holds (`tests` ↔ `Vitest`, `PostgreSQL` ↔ `Postgres`) and those a
+    /// typo away. Off: only the words' own stems match.
+    pub subwords: bool,
     /// Most records indexed; a larger namespace is an error (default 1,000,000).
     pub max_memories: usize,
     /// The optional picker model.
@@ -439,6 +467,7 @@ impl Default for RecallOptions {
             min_confidence: 0.5,
             quarantine_suspicious: false,
             retry_expansion: 64,
+            subwords: true,
             max_memories: 1_000_000,
             picker: None,
             seal: None,
@@ -640,6 +669,20 @@ impl Recall {
         })
     }
 
+    /// Approximate heap bytes of the current index's ranking structures: postings,
+    /// per-document factors and terms, the vocabulary, and (with sub-words) its
+    /// trigram index. Builds the index if needed. For measuring, not for limits.
+    pub async fn index_bytes(&self) -> Result<IndexBytes, RecallError> {
+        let index = self.index().await?;
+        let vocab = index.vocab.read().unwrap_or_else(|e| e.into_inner());
+        Ok(IndexBytes {
+            postings: index.postings_len(),
+            ranking: index.ranking_bytes(),
+            vocabulary: vocab.bytes(),
+            subwords: vocab.gram_bytes(),
+        })
+    }
+
     /// Recalls and renders only the admitted memories as context for the next
     /// session (see [`context`]).
     pub async fn recall_as_context(
@@ -680,9 +723,16 @@ impl Recall {
         let scanner = self.scanner.clone();
         let config = self.analyze.clone();
         let params = self.options.rank;
+        let subwords = self.options.subwords;
         let vocab = self.vocab.clone();
         let built = tokio::task::spawn_blocking(move || {
             let docs = analyse_all(entries, old.as_deref(), &scanner, &config, &vocab);
+            if subwords {
+                vocab
+                    .write()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .index_grams();
+            }
             Index::build(generation, docs, vocab, &params)
         })
         .await
@@ -742,9 +792,11 @@ impl Recall {
         }
     }
 
-    /// Query term ids: stop words of the query's language dropped (unless that
-    /// leaves nothing), each word stemmed in every language present in the index.
-    fn query_terms(&self, index: &Index, query: &str) -> Vec<u32> {
+    /// Query terms with their weights: stop words of the query's language dropped
+    /// (unless that leaves nothing), each word stemmed in every language present in
+    /// the index (weight 1, or [`RankParams::intent_weight`] for an intent word);
+    /// with [`RecallOptions::subwords`], each word's sub-word relatives too.
+    fn query_terms(&self, index: &Index, query: &str) -> Vec<(u32, f32)> {
         let mut words = Vec::new();
         tokenize::words(query, &mut words);
         let language = tokenize::detect(
@@ -763,14 +815,87 @@ impl Recall {
         };
         let mut languages = index.languages;
         languages.insert(language);
+        let params = &self.options.rank;
         let vocab = index.vocab.read().unwrap_or_else(|e| e.into_inner());
-        let mut out: Vec<u32> = Vec::new();
+        let mut out: Vec<(u32, f32)> = Vec::new();
+        let push = |out: &mut Vec<(u32, f32)>, term: u32, weight: f32| match out
+            .iter_mut()
+            .find(|(t, _)| *t == term)
+        {
+            Some(entry) => entry.1 = entry.1.max(weight),
+            None => out.push((term, weight)),
+        };
+        let expand =
+            self.options.subwords && params.subword_weight > 0.0 && params.max_variants > 0;
+        let mut similar = Vec::new();
+        let mut expanded = 0usize;
         for word in kept {
+            let intent = tokenize::is_intent_word(word);
+            let weight = if intent { params.intent_weight } else { 1.0 };
+            let mut forms: Vec<String> = Vec::new();
+            let mut exact: Vec<u32> = Vec::new();
             for l in languages.iter() {
-                if let Some(id) = vocab.lookup(&tokenize::stem(word, l))
-                    && !out.contains(&id)
+                let stem = tokenize::stem(word, l);
+                if let Some(id) = vocab.lookup(&stem)
+                    && !exact.contains(&id)
                 {
-                    out.push(id);
+                    exact.push(id);
+                }
+                if !forms.contains(&stem) {
+                    forms.push(stem);
+                }
+            }
+            for term in &exact {
+                push(&mut out, *term, weight);
+            }
+            if !expand || intent || expanded == MAX_EXPANDED_WORDS {
+                continue;
+            }
+            expanded += 1;
+            if !forms.contains(word) {
+                forms.push(word.clone());
+            }
+            similar.clear();
+            for form in &forms {
+                vocab.similar(form, &mut similar);
+            }
+            similar.retain(|s| !exact.contains(&s.term) && index.df(s.term) > 0);
+            similar.sort_unstable_by(|a, b| {
+                a.term
+                    .cmp(&b.term)
+                    .then(b.similarity.total_cmp(&a.similarity))
+            });
+            similar.dedup_by_key(|s| s.term);
+            similar.sort_unstable_by(|a, b| {
+                b.similarity
+                    .total_cmp(&a.similarity)
+                    .then(index.df(a.term).cmp(&index.df(b.term)))
+                    .then(a.term.cmp(&b.term))
+            });
+            similar.truncate(params.max_variants);
+            // The word's own stems cap its relatives' idf: the exact word wins.
+            let ceiling = exact.iter().map(|t| index.idf(*t)).fold(0f32, f32::max);
+            for s in &similar {
+                let mut w = weight * params.subword_weight * s.similarity;
+                let idf = index.idf(s.term);
+                if params.subword_idf_cap && ceiling > 0.0 && idf > ceiling {
+                    w *= ceiling / idf;
+                }
+                push(&mut out, s.term, w);
+            }
+        }
+        if expand {
+            // Compounds written apart: `code owners` → `codeowners`, `stand-up` →
+            // `standup`, `md book` → `mdbook` (stop words included: `just file`).
+            for pair in words.windows(2) {
+                let joined = format!("{}{}", pair[0], pair[1]);
+                if joined.chars().count() < vocab::MIN_PART_CHARS + 1 {
+                    continue;
+                }
+                for l in languages.iter() {
+                    if let Some(term) = vocab.lookup(&tokenize::stem(&joined, l)) {
+                        push(&mut out, term, 1.0);
+                    }
                 }
             }
         }
@@ -779,7 +904,7 @@ impl Recall {
 
     /// The broader retry: every word (stop words too), its stems, the indexed
     /// terms they prefix, and the indexed terms that prefix them (≥ 3 characters).
-    fn broad_terms(&self, index: &Index, query: &str) -> Vec<u32> {
+    fn broad_terms(&self, index: &Index, query: &str) -> Vec<(u32, f32)> {
         let mut words = Vec::new();
         tokenize::words(query, &mut words);
         let mut languages = index.languages;
@@ -808,7 +933,7 @@ impl Recall {
         }
         let mut out: Vec<u32> = out.into_iter().collect();
         out.sort_unstable();
-        out
+        out.into_iter().map(|t| (t, 1.0)).collect()
     }
 
     /// The picker: a manifest of eligible memories (valid, in scope, current),
@@ -862,6 +987,10 @@ impl Recall {
             .collect())
     }
 }
+
+/// Most words of one query given sub-word relatives (a long query pasted as a
+/// question costs at most this many vocabulary look-ups).
+const MAX_EXPANDED_WORDS: usize = 32;
 
 /// Records analysed on one thread before the work is split across cores.
 const PARALLEL_THRESHOLD: usize = 512;

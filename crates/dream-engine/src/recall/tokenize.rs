@@ -220,6 +220,52 @@ pub fn is_stop_word(word: &str, language: Language) -> bool {
     stop_mask(word) & language.bit() != 0
 }
 
+/// Words that say what the asker wants rather than what about (English, beyond
+/// the stop-word list): kept in a query, at a lower weight.
+const INTENT_WORDS: &[&str] = &[
+    "tell",
+    "remember",
+    "recall",
+    "remind",
+    "know",
+    "use",
+    "uses",
+    "used",
+    "using",
+    "anything",
+    "something",
+    "please",
+    "way",
+    "ways",
+    "thing",
+    "things",
+    "think",
+    "say",
+    "said",
+    "us",
+    "again",
+    "ok",
+    "okay",
+    "hey",
+    "supposed",
+    "usually",
+    "ever",
+    "also",
+    "actually",
+    "guess",
+    "someone",
+    "need",
+    "want",
+    "like",
+    "get",
+    "got",
+];
+
+/// Whether `word` (lower-cased) is an intent word of a query.
+pub fn is_intent_word(word: &str) -> bool {
+    INTENT_WORDS.contains(&word)
+}
+
 /// Counts stop-word hits per language, to detect a text's language.
 #[derive(Debug, Clone, Default)]
 pub struct Detector {
