@@ -51,7 +51,14 @@ fn not_built(feature: &str) -> CliError {
 /// For a command that only reads: a directory or SQLite store that does not
 /// exist is an error that says so (and how one is made), never created empty.
 pub fn require_existing(url: &str) -> Result<(), CliError> {
-    for scheme in ["fs:", "sqlite:"] {
+    // Only a backend this binary has: another is one clear "built without" error.
+    let schemes: &[&str] = &[
+        #[cfg(feature = "fs")]
+        "fs:",
+        #[cfg(feature = "sqlite")]
+        "sqlite:",
+    ];
+    for scheme in schemes {
         if let Some(path) = url.strip_prefix(scheme)
             && !path.is_empty()
             && !Path::new(path).exists()

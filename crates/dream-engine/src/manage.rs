@@ -205,35 +205,9 @@ impl Dream {
     /// pass (field rules, then the recursive scan). Instruction- or secret-shaped
     /// memories are quarantined (redacted) instead.
     pub async fn remember(&self, new: NewMemory) -> Result<Remembered> {
-        let now = self.now();
-        let mut memory = Memory::new(
-            MemoryId::new(self.ids.next(now))?,
-            new.kind,
-            new.name,
-            new.description,
-            new.content,
-            now,
-        );
-        memory.scope = self.scope.clone();
-        memory.tags = new.tags;
-        memory.metadata = new.metadata;
-        memory.expires_at = new.expires_at;
-        memory.pinned = true;
-        memory.confidence = 1.0;
-        // The person's own act; a standing order that sends data out is still held.
-        apply_support(
-            &mut memory,
-            &Support {
-                roles: vec![Role::User],
-                by_person: true,
-            },
-        );
-        let admission =
-            admit(&self.scanners, &memory).map_err(|r| DreamError::invalid("memory", r))?;
-        let lease = self.lock().await?;
-        let result = self.remember_locked(&lease, memory, admission, now).await;
-        lease.release().await;
-        result
+        // The person's own act, pinned; a standing order that sends data out is
+        // still held.
+        self.remember_with(new, Role::User).await
     }
 
     /// Remembers what someone other than the person states — an agent over MCP
@@ -250,6 +224,11 @@ impl Dream {
                 "remember_as never records the person's word; use remember",
             ));
         }
+        self.remember_with(new, role).await
+    }
+
+    /// One memory from `role`: the person's (pinned, trusted) or another's (held).
+    async fn remember_with(&self, new: NewMemory, role: Role) -> Result<Remembered> {
         let now = self.now();
         let mut memory = Memory::new(
             MemoryId::new(self.ids.next(now))?,
@@ -259,17 +238,18 @@ impl Dream {
             new.content,
             now,
         );
+        let by_person = role == Role::User;
         memory.scope = self.scope.clone();
         memory.tags = new.tags;
         memory.metadata = new.metadata;
         memory.expires_at = new.expires_at;
-        memory.pinned = false;
+        memory.pinned = by_person;
         memory.confidence = 1.0;
         apply_support(
             &mut memory,
             &Support {
                 roles: vec![role],
-                by_person: false,
+                by_person,
             },
         );
         let admission =
