@@ -66,6 +66,8 @@ enum Command {
     Export(transfer::ExportArgs),
     /// Re-encrypt every record under a new key (needs --encrypt).
     Rekey(rekey::RekeyArgs),
+    /// Make an encryption key: `dream key new --out FILE`.
+    Key(rekey::KeyArgs),
     /// Scan text for instruction-shaped and secret-shaped content.
     Scan(cli::scan::ScanArgs),
     /// A self-contained, offline walk-through in a temporary store.
@@ -112,6 +114,7 @@ fn main() -> ExitCode {
             Command::Import(args) => transfer::import(&global, args).await,
             Command::Export(args) => transfer::export(&global, args).await,
             Command::Rekey(args) => rekey::rekey(&global, args).await,
+            Command::Key(args) => rekey::key(args).await,
             Command::Demo => demo::demo().await,
             Command::Doctor => doctor::doctor(&global).await,
             #[cfg(feature = "mcp")]

@@ -545,3 +545,28 @@ fn encryption_mistakes_are_named_in_the_persons_terms() {
     );
     assert!(ok(other.run_with(&["--encrypt", "list"], None, &key)).contains("Secret"));
 }
+
+#[test]
+fn key_new_writes_a_private_key_file_and_never_overwrites() {
+    use std::os::unix::fs::PermissionsExt;
+    let cli = Cli::new();
+    assert!(ok(cli.run(&["key", "new", "--out", "store.key"])).contains("Keep a copy"));
+    let mode = std::fs::metadata(cli.path("store.key"))
+        .unwrap()
+        .permissions()
+        .mode();
+    assert_eq!(mode & 0o777, 0o600);
+    let before = std::fs::read(cli.path("store.key")).unwrap();
+    fails(
+        cli.run(&["key", "new", "--out", "store.key"]),
+        "cannot create the key file",
+    );
+    assert_eq!(std::fs::read(cli.path("store.key")).unwrap(), before);
+    let with_key = ["--encrypt", "--key-file", "store.key"];
+    let mut remember = with_key.to_vec();
+    remember.extend(["remember", "--name", "Codename", "--content", "Bluebird."]);
+    ok(cli.run(&remember));
+    let mut list = with_key.to_vec();
+    list.push("list");
+    assert!(ok(cli.run(&list)).contains("Codename"));
+}

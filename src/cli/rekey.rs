@@ -72,3 +72,54 @@ pub async fn rekey(_: &Global, _: RekeyArgs) -> Outcome {
         "this dream was built without feature `encryption`; rebuild with --features encryption",
     ))
 }
+
+/// `dream key new --out FILE`.
+#[derive(Debug, Args)]
+pub struct KeyArgs {
+    #[command(subcommand)]
+    command: KeyCommand,
+}
+
+#[derive(Debug, clap::Subcommand)]
+enum KeyCommand {
+    /// Write a new random encryption key (base64 of 32 bytes) to a new file, mode 0600.
+    New {
+        /// The key file to create; an existing file is never overwritten.
+        #[arg(long, value_name = "PATH")]
+        out: PathBuf,
+    },
+}
+
+/// Creates a key file for `--encrypt --key-file` (or `DREAM_KEY`).
+#[cfg(feature = "encryption")]
+pub async fn key(args: KeyArgs) -> Outcome {
+    use std::io::Write as _;
+    use std::os::unix::fs::OpenOptionsExt;
+
+    let KeyCommand::New { out } = args.command;
+    let material = dream_encrypted::KeyMaterial::generate()?;
+    let shown = super::output::escape(&out.display().to_string()).into_owned();
+    let mut file = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .open(&out)
+        .map_err(|e| CliError::usage(format!("cannot create the key file {shown}: {e}")))?;
+    file.write_all(material.to_base64().as_bytes())
+        .and_then(|_| file.write_all(b"\n"))
+        .and_then(|_| file.sync_all())
+        .map_err(|e| CliError::usage(format!("cannot write the key file {shown}: {e}")))?;
+    outln!(
+        "wrote a new key to {shown} (mode 0600). Keep a copy somewhere safe: without it an \
+         encrypted store cannot be read. Use it with `dream --encrypt --key-file {shown} …`."
+    )?;
+    Ok(super::Found::Nothing)
+}
+
+/// Without the `encryption` feature there is no key to make.
+#[cfg(not(feature = "encryption"))]
+pub async fn key(_: KeyArgs) -> Outcome {
+    Err(CliError::usage(
+        "this dream was built without feature `encryption`; rebuild with --features encryption",
+    ))
+}
