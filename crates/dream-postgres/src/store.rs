@@ -838,19 +838,10 @@ impl RecordStore for PostgresStore {
         self.check_epoch("list", rows.first().map(|r| r.get::<_, &str>(0)))?;
         let mut entries = Vec::with_capacity(rows.len());
         for row in rows {
-            let Some(id) = row.get::<_, Option<&str>>(1) else {
+            let Some((id, version)) = listed_id_version(&row, namespace)? else {
                 continue; // the namespace is empty
             };
-            let id = RecordId::new(id).map_err(|_| StoreError::Corrupt {
-                key: None,
-                reason: format!("namespace {namespace} holds an invalid id"),
-            })?;
-            let version: i64 = row.get(2);
             let value: Vec<u8> = row.get(3);
-            let version = version_of(version).ok_or_else(|| StoreError::Corrupt {
-                key: Some(Key::new(namespace.clone(), id.clone())),
-                reason: "the record's version is not positive".to_owned(),
-            })?;
             entries.push(Entry {
                 id,
                 record: Record {
@@ -1086,18 +1077,9 @@ impl RecordStore for PostgresStore {
         self.check_epoch("list_versions", rows.first().map(|r| r.get::<_, &str>(0)))?;
         let mut entries = Vec::with_capacity(rows.len());
         for row in rows {
-            let Some(id) = row.get::<_, Option<&str>>(1) else {
+            let Some((id, version)) = listed_id_version(&row, namespace)? else {
                 continue; // the namespace is empty
             };
-            let id = RecordId::new(id).map_err(|_| StoreError::Corrupt {
-                key: None,
-                reason: format!("namespace {namespace} holds an invalid id"),
-            })?;
-            let version: i64 = row.get(2);
-            let version = version_of(version).ok_or_else(|| StoreError::Corrupt {
-                key: Some(Key::new(namespace.clone(), id.clone())),
-                reason: "the record's version is not positive".to_owned(),
-            })?;
             entries.push(VersionEntry { id, version });
         }
         let next = if entries.len() > limit {
@@ -1108,6 +1090,27 @@ impl RecordStore for PostgresStore {
         };
         Ok(VersionPage { entries, next })
     }
+}
+
+/// The id (column 1) and version (column 2) of one row of `list` or
+/// `list_versions`; `None` for the row an empty namespace answers with.
+fn listed_id_version(
+    row: &Row,
+    namespace: &Namespace,
+) -> Result<Option<(RecordId, Version)>, StoreError> {
+    let Some(id) = row.get::<_, Option<&str>>(1) else {
+        return Ok(None);
+    };
+    let id = RecordId::new(id).map_err(|_| StoreError::Corrupt {
+        key: None,
+        reason: format!("namespace {namespace} holds an invalid id"),
+    })?;
+    let version: i64 = row.get(2);
+    let version = version_of(version).ok_or_else(|| StoreError::Corrupt {
+        key: Some(Key::new(namespace.clone(), id.clone())),
+        reason: "the record's version is not positive".to_owned(),
+    })?;
+    Ok(Some((id, version)))
 }
 
 #[cfg(test)]
