@@ -111,11 +111,11 @@ impl Global {
             super::stores::require_existing(&url)?;
         }
         let store = super::stores::open(&url, self.redis_url_file.as_deref()).await?;
-        super::stores::check_encryption(&*store, key.is_some()).await?;
+        let namespaces = super::stores::check_encryption(&*store, key.is_some()).await?;
         Ok(match key {
             Some(key) => {
                 let store = super::stores::encrypt(store, key);
-                super::stores::check_key_opens(&*store).await?;
+                super::stores::check_key_opens(&*store, &namespaces).await?;
                 store
             }
             None => store,
@@ -159,30 +159,10 @@ impl Global {
         if self.encrypt {
             return Ok(None);
         }
-        let mut url = self.store_url(config);
-        if let Some(query) = url
-            .strip_prefix("redis")
-            .filter(|q| q.is_empty() || q.starts_with('?'))
-        {
-            // `--store redis`: the URL is in DREAM_REDIS_URL or --redis-url-file.
-            let full = match &self.redis_url_file {
-                Some(path) => std::fs::read_to_string(path)?.trim().to_owned(),
-                None => std::env::var("DREAM_REDIS_URL").unwrap_or_default(),
-            };
-            url = format!("{full}{query}");
-        } else if let Some(query) = url
-            .strip_prefix("postgres")
-            .filter(|q| q.is_empty() || q.starts_with('?'))
-        {
-            // `--store postgres`: the URL is in DREAM_POSTGRES_URL.
-            let full = std::env::var(super::stores::POSTGRES_URL_ENV).unwrap_or_default();
-            let query = query.strip_prefix('?').unwrap_or("");
-            url = match (full.contains('?'), query.is_empty()) {
-                (_, true) => full,
-                (true, false) => format!("{full}&{query}"),
-                (false, false) => format!("{full}?{query}"),
-            };
-        }
+        let url = super::stores::resolve_shorthand(
+            &self.store_url(config),
+            self.redis_url_file.as_deref(),
+        )?;
         let locator = super::seal::locator(&url)?;
         Ok(Some(super::seal::load_or_create(
             &super::seal::config_dir()?,

@@ -73,12 +73,48 @@ pub fn require_existing(url: &str) -> Result<(), CliError> {
     Ok(())
 }
 
+/// The full URL behind `--store redis` (from `--redis-url-file` or
+/// DREAM_REDIS_URL) and `--store postgres` (from DREAM_POSTGRES_URL), with the
+/// flag's own `?query`; any other URL as it is. Names where a store lives (its
+/// seal key is filed by it), never opens it.
+pub fn resolve_shorthand(url: &str, redis_url_file: Option<&Path>) -> Result<String, CliError> {
+    let shorthand = |scheme: &str| {
+        url.strip_prefix(scheme)
+            .filter(|q| q.is_empty() || q.starts_with('?'))
+            .map(str::to_owned)
+    };
+    if let Some(query) = shorthand("redis") {
+        let full = match redis_url_file {
+            Some(path) => std::fs::read_to_string(path)?.trim().to_owned(),
+            None => std::env::var(REDIS_URL_ENV).unwrap_or_default(),
+        };
+        return Ok(format!("{full}{query}"));
+    }
+    if let Some(query) = shorthand("postgres") {
+        let full = std::env::var(POSTGRES_URL_ENV).unwrap_or_default();
+        let query = query.strip_prefix('?').unwrap_or("");
+        return Ok(match (full.contains('?'), query.is_empty()) {
+            (_, true) => full,
+            (true, false) => format!("{full}&{query}"),
+            (false, false) => format!("{full}?{query}"),
+        });
+    }
+    Ok(url.to_owned())
+}
+
+/// Environment variable holding the Redis URL for `--store redis`.
+const REDIS_URL_ENV: &str = "DREAM_REDIS_URL";
+
 /// The namespace only an encrypted store has (its key counters).
 const ENCRYPTION_NAMESPACE: &str = "encryption";
 
 /// Refuses, in the person's terms, a plaintext store opened with `--encrypt` or
 /// an encrypted one opened without it (which would mix plaintext and ciphertext).
-pub async fn check_encryption(store: &dyn RecordStore, encrypt: bool) -> Result<(), CliError> {
+/// Returns the store's namespaces, for [`check_key_opens`].
+pub async fn check_encryption(
+    store: &dyn RecordStore,
+    encrypt: bool,
+) -> Result<Vec<dream_core::Namespace>, CliError> {
     let namespaces = store.namespaces().await?;
     let encrypted = namespaces
         .iter()
@@ -94,17 +130,21 @@ pub async fn check_encryption(store: &dyn RecordStore, encrypt: bool) -> Result<
              or written as an encrypted one)",
         ));
     }
-    Ok(())
+    Ok(namespaces)
 }
 
 /// Reads one record through the encryption layer: a key that does not decrypt
 /// it is named as such, never reported as a corrupt record.
-pub async fn check_key_opens(store: &dyn RecordStore) -> Result<(), CliError> {
-    for namespace in store.namespaces().await? {
+/// `namespaces` are the inner store's, as [`check_encryption`] listed them.
+pub async fn check_key_opens(
+    store: &dyn RecordStore,
+    namespaces: &[dream_core::Namespace],
+) -> Result<(), CliError> {
+    for namespace in namespaces {
         if namespace.as_str() == ENCRYPTION_NAMESPACE {
             continue;
         }
-        let page = store.list(&namespace, None, 1).await;
+        let page = store.list(namespace, None, 1).await;
         let first = match page {
             Ok(page) => page.entries.into_iter().next(),
             Err(dream_core::StoreError::Corrupt { .. }) => return Err(wrong_key()),
