@@ -352,6 +352,9 @@ enum NsDir {
     Missing,
 }
 
+/// A namespace's directory and the record ids to list from it, sorted.
+type Listed = (Arc<OwnedFd>, Vec<RecordId>);
+
 fn now_ms(clock: &dyn Clock) -> i64 {
     clock.now().timestamp_millis()
 }
@@ -633,20 +636,20 @@ impl Inner {
         Ok(true)
     }
 
-    fn list(
+    /// The namespace's directory and its record ids after `start_after`, sorted
+    /// by bytes; `None` when the namespace does not exist (under this exact case).
+    fn listed_ids(
         &self,
         namespace: &Namespace,
         start_after: Option<&RecordId>,
-        limit: usize,
-    ) -> Result<Page, StoreError> {
-        let limit = clamp_list_limit(limit);
+    ) -> Result<Option<Listed>, StoreError> {
         let NsDir::Open(ns) = self.open_ns_for_read(namespace)? else {
-            return Ok(Page::default());
+            return Ok(None);
         };
         if self.case_insensitive
             && self.case_match(self.root(), namespace.as_str(), "the store")? != CaseMatch::Exact
         {
-            return Ok(Page::default());
+            return Ok(None);
         }
         let mut ids: Vec<RecordId> = io::list_dir(ns.as_fd())
             .context(|| format!("list namespace {namespace}"))?
@@ -655,6 +658,19 @@ impl Inner {
             .filter(|id| start_after.is_none_or(|after| id > after))
             .collect();
         ids.sort_unstable();
+        Ok(Some((ns, ids)))
+    }
+
+    fn list(
+        &self,
+        namespace: &Namespace,
+        start_after: Option<&RecordId>,
+        limit: usize,
+    ) -> Result<Page, StoreError> {
+        let limit = clamp_list_limit(limit);
+        let Some((ns, ids)) = self.listed_ids(namespace, start_after)? else {
+            return Ok(Page::default());
+        };
         let mut entries = Vec::new();
         let mut next = None;
         for (i, id) in ids.iter().enumerate() {
@@ -837,21 +853,9 @@ impl Inner {
         limit: usize,
     ) -> Result<VersionPage, StoreError> {
         let limit = clamp_list_limit(limit);
-        let NsDir::Open(ns) = self.open_ns_for_read(namespace)? else {
+        let Some((ns, ids)) = self.listed_ids(namespace, start_after)? else {
             return Ok(VersionPage::default());
         };
-        if self.case_insensitive
-            && self.case_match(self.root(), namespace.as_str(), "the store")? != CaseMatch::Exact
-        {
-            return Ok(VersionPage::default());
-        }
-        let mut ids: Vec<RecordId> = io::list_dir(ns.as_fd())
-            .context(|| format!("list namespace {namespace}"))?
-            .into_iter()
-            .filter_map(|entry| record::id_of_file(namespace, &entry.name))
-            .filter(|id| start_after.is_none_or(|after| id > after))
-            .collect();
-        ids.sort_unstable();
         let mut entries = Vec::new();
         let mut next = None;
         for (i, id) in ids.iter().enumerate() {
