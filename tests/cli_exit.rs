@@ -291,3 +291,57 @@ fn a_dry_run_says_it_ignores_the_gates() {
         .expect("--json stays one JSON value");
     assert!(json["plan"].is_string(), "{json}");
 }
+
+/// A model endpoint that accepts connections and never answers: the pass ends at
+/// `--deadline`, says it retried, and leaves the session pending.
+#[test]
+fn a_model_that_never_answers_ends_at_the_deadline() {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+    let port = listener.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        let mut held = Vec::new();
+        for stream in listener.incoming().flatten() {
+            held.push(stream); // read nothing, answer nothing
+        }
+    });
+    let cli = Cli::new();
+    cli.log("We deploy on Fridays from now on.");
+    let base = format!("http://127.0.0.1:{port}/v1");
+    let model = ["--llm", "compatible", "--model", "m", "--base-url", &base];
+    let started = Instant::now();
+    let out = cli.run(
+        &[
+            &model[..],
+            &["--timeout", "1", "--deadline", "3", "dream", "--force"],
+        ]
+        .concat(),
+    );
+    let elapsed = started.elapsed();
+    assert_ne!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(elapsed < Duration::from_secs(15), "{elapsed:?}");
+    let err = stderr(&out);
+    assert!(err.contains("timed out"), "{err}");
+    assert!(err.contains("retrying"), "a retry is reported: {err}");
+    let stats = ok(cli.run(&["stats", "--json"]));
+    let stats: Value = serde_json::from_str(&stats).unwrap();
+    assert_eq!(stats["pending_sessions"], 1, "{stats}");
+    // A limit without a remote model, or of zero, is a usage error.
+    code(&cli.run(&["--timeout", "5", "dream", "--force"]), 2);
+    code(
+        &cli.run(&[&model[..], &["--deadline", "0", "dream", "--force"]].concat()),
+        2,
+    );
+}
+
+/// A command's own options come first in its help, the global ones under their heading.
+#[test]
+fn help_shows_a_commands_own_options_before_the_global_ones() {
+    let help = ok(Cli::new().run(&["list", "--help"]));
+    let own = help.find("--json").expect("list's own option");
+    let global = help
+        .find("Global options:")
+        .expect("a heading for global options");
+    assert!(own < global, "{help}");
+    assert!(help[global..].contains("--store"), "{help}");
+    assert!(help[global..].contains("--deadline"), "{help}");
+}

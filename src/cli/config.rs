@@ -53,6 +53,10 @@ pub struct Limits {
     pub max_memories: Option<usize>,
     /// Sessions kept in the log.
     pub session_log: Option<usize>,
+    /// Seconds one model attempt may take (`--timeout`).
+    pub model_timeout: Option<u64>,
+    /// Seconds one model call may take in all, retries and waits included (`--deadline`).
+    pub model_deadline: Option<u64>,
 }
 
 /// Why `dream.toml` was refused.
@@ -162,12 +166,14 @@ mod tests {
     #[test]
     fn accepts_store_scope_model_and_limits() {
         let config = FileConfig::parse(
-            "store = \"sqlite:dream.db\"\nscope = \"web\"\nmodel = \"gpt-4o-mini\"\n[limits]\nmax_memories = 50\n",
+            "store = \"sqlite:dream.db\"\nscope = \"web\"\nmodel = \"gpt-4o-mini\"\n[limits]\nmax_memories = 50\nmodel_timeout = 20\nmodel_deadline = 45\n",
             "dream.toml",
         )
         .unwrap();
         assert_eq!(config.store.as_deref(), Some("sqlite:dream.db"));
         assert_eq!(config.limits.max_memories, Some(50));
+        assert_eq!(config.limits.model_timeout, Some(20));
+        assert_eq!(config.limits.model_deadline, Some(45));
     }
 
     #[test]

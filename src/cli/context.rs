@@ -33,6 +33,7 @@ pub enum LlmChoice {
 
 /// Options every command takes.
 #[derive(Debug, Clone, Args)]
+#[command(next_help_heading = "Global options")]
 pub struct Global {
     /// The store: fs:PATH (default fs:.dream), sqlite:PATH, redis://host:port[/db][?prefix=P] or
     /// postgres://[user@]host[:port]/database[?schema=S] (no password here: `redis` alone takes
@@ -60,6 +61,12 @@ pub struct Global {
     /// A base URL for --llm (announced before the first call).
     #[arg(long, global = true, value_name = "URL")]
     pub base_url: Option<String>,
+    /// Seconds one attempt of a model call may take (default 60).
+    #[arg(long, global = true, value_name = "SECS")]
+    pub timeout: Option<u64>,
+    /// Seconds a model call may take in all, retries and waits included (default 120).
+    #[arg(long, global = true, value_name = "SECS")]
+    pub deadline: Option<u64>,
     /// More logging (-v info, -vv debug, -vvv trace); also shows error sources.
     #[arg(short, long, global = true, action = clap::ArgAction::Count)]
     pub verbose: u8,
@@ -127,7 +134,11 @@ impl Global {
     pub fn model(&self, config: &FileConfig) -> Result<Option<Arc<dyn LanguageModel>>, CliError> {
         let choice = self.llm.unwrap_or_default();
         let name = self.model.clone().or_else(|| config.model.clone());
-        super::models::build(choice, name, self.base_url.clone())
+        let limits = super::models::TimeLimits {
+            attempt: self.timeout.or(config.limits.model_timeout),
+            call: self.deadline.or(config.limits.model_deadline),
+        };
+        super::models::build(choice, name, self.base_url.clone(), limits)
     }
 
     /// Engine options: the scope and `dream.toml`'s limits over the defaults.

@@ -12,19 +12,42 @@ use super::context::LlmChoice;
 #[cfg(feature = "llm")]
 pub const COMPATIBLE_KEY_ENV: &str = "DREAM_COMPATIBLE_API_KEY";
 
+/// Time limits of a model call from `--timeout`/`--deadline` or `dream.toml`, in
+/// seconds; `None` keeps the client's default.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct TimeLimits {
+    /// One attempt.
+    pub attempt: Option<u64>,
+    /// The whole call, retries and waits included.
+    pub call: Option<u64>,
+}
+
+impl TimeLimits {
+    fn is_set(&self) -> bool {
+        self.attempt.is_some() || self.call.is_some()
+    }
+}
+
 /// Builds the chosen model; `None` for offline. Announces a non-default base URL on stderr.
 #[cfg(feature = "llm")]
 pub fn build(
     choice: LlmChoice,
     name: Option<String>,
     base_url: Option<String>,
+    limits: TimeLimits,
 ) -> Result<Option<Arc<dyn LanguageModel>>, CliError> {
     use dream_llm::{ApiKey, ModelConfig};
+    use std::time::Duration;
     let config = match choice {
         LlmChoice::Offline => {
             if base_url.is_some() {
                 return Err(CliError::usage(
                     "--base-url needs --llm openai, anthropic or compatible",
+                ));
+            }
+            if limits.is_set() {
+                return Err(CliError::usage(
+                    "--timeout and --deadline need --llm openai, anthropic or compatible",
                 ));
             }
             return Ok(None);
@@ -52,6 +75,17 @@ pub fn build(
         Some(url) if choice != LlmChoice::Compatible => config.base_url(url),
         _ => config,
     };
+    let (attempt, call) = config.time_limits();
+    let seconds = |flag: &str, value: Option<u64>, default: Duration| match value {
+        Some(0) => Err(CliError::usage(format!("{flag} must be at least 1 second"))),
+        Some(s) => Ok(Duration::from_secs(s)),
+        None => Ok(default),
+    };
+    let call = seconds("--deadline", limits.call, call)?;
+    let attempt = seconds("--timeout", limits.attempt, attempt.min(call))?;
+    let config = config
+        .timeouts(dream_llm::DEFAULT_CONNECT_TIMEOUT.min(attempt), attempt)
+        .deadline(call);
     let model = config.build()?;
     if let Some(line) = model.announcement() {
         eprintln!("{line}");
@@ -65,6 +99,7 @@ pub fn build(
     choice: LlmChoice,
     _: Option<String>,
     _: Option<String>,
+    _: TimeLimits,
 ) -> Result<Option<Arc<dyn LanguageModel>>, CliError> {
     match choice {
         LlmChoice::Offline => Ok(None),

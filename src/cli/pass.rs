@@ -6,7 +6,7 @@ use clap::Args;
 use dream_core::Message;
 use dream_engine::DreamReport;
 
-use super::context::Global;
+use super::context::{Global, LlmChoice};
 use super::output::{Style, escape};
 use super::{CliError, Found, Outcome, print_json, read_input, read_piped_stdin};
 
@@ -94,7 +94,15 @@ pub async fn dream(global: &Global, args: DreamArgs) -> Outcome {
     let dream = global.open().await?;
     let spinner = indicatif::ProgressBar::new_spinner();
     spinner.set_draw_target(indicatif::ProgressDrawTarget::stderr());
-    spinner.set_message(if args.dry_run { "planning" } else { "dreaming" });
+    let verb = if args.dry_run { "planning" } else { "dreaming" };
+    let remote = global
+        .llm
+        .is_some_and(|choice| choice != LlmChoice::Offline);
+    spinner.set_message(if remote {
+        format!("{verb}: waiting for the model (retries are reported; --deadline caps the wait)")
+    } else {
+        verb.to_owned()
+    });
     spinner.enable_steady_tick(std::time::Duration::from_millis(120));
     if args.dry_run {
         let gates = dream.check_gates(None).await;

@@ -141,8 +141,8 @@ impl HttpModel {
         Ok(headers)
     }
 
-    /// One attempt: send, read the capped body, classify the outcome.
-    async fn attempt(&self, body: Bytes) -> Result<Bytes, Failure> {
+    /// One attempt of at most `limit`: send, read the capped body, classify the outcome.
+    async fn attempt(&self, body: Bytes, limit: Duration) -> Result<Bytes, Failure> {
         let headers = self.headers().map_err(Failure::fatal)?;
         let exchange = async {
             let response = self
@@ -162,7 +162,7 @@ impl HttpModel {
             let body = read_capped(response, cap).await.unwrap_or_default();
             Err(self.status_failure(status, retry_after, &body))
         };
-        match tokio::time::timeout(self.config.request_timeout, exchange).await {
+        match tokio::time::timeout(limit, exchange).await {
             Ok(outcome) => outcome,
             Err(_) => Err(Failure::transient(ModelError::Timeout, None)),
         }
@@ -241,7 +241,12 @@ impl LanguageModel for HttpModel {
         let mut waited = Duration::ZERO;
         let mut retry = 0;
         loop {
-            let failure = match self.attempt(body.clone()).await {
+            let left = self.config.deadline.saturating_sub(started.elapsed());
+            if left.is_zero() {
+                return Err(self.fail(ModelError::Timeout, started));
+            }
+            let limit = left.min(self.config.request_timeout);
+            let failure = match self.attempt(body.clone(), limit).await {
                 Ok(answer) => {
                     let completion = wire::parse_answer(provider, &self.config.model, &answer)
                         .map_err(|e| self.fail(e, started))?;
@@ -279,10 +284,19 @@ impl LanguageModel for HttpModel {
                 );
                 return Err(self.fail(failure.error, started));
             }
-            tracing::info!(
+            if started.elapsed().saturating_add(delay) >= self.config.deadline {
+                tracing::warn!(
+                    model = %self.describe(),
+                    deadline_s = self.config.deadline.as_secs_f64(),
+                    "no time is left for another attempt before the call's deadline"
+                );
+                return Err(self.fail(failure.error, started));
+            }
+            tracing::warn!(
                 model = %self.describe(),
                 error = %failure.error,
                 retry = retry + 1,
+                of = self.config.max_retries,
                 delay_ms = delay.as_millis() as u64,
                 "retrying model call"
             );

@@ -19,7 +19,10 @@ pub const ANTHROPIC_VERSION: &str = "2023-06-01";
 /// Default connect timeout.
 pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 /// Default timeout of one attempt, from sending the request to the end of the body.
-pub const DEFAULT_REQUEST_TIMEOUT: Duration = Duration::from_secs(120);
+pub const DEFAULT_REQUEST_TIMEOUT: Duration = Duration::from_secs(60);
+/// Default deadline of one call, every attempt and wait included: a model that
+/// never answers holds a pass this long at most.
+pub const DEFAULT_DEADLINE: Duration = Duration::from_secs(120);
 /// Default number of retries after the first attempt.
 pub const DEFAULT_MAX_RETRIES: u32 = 3;
 /// Default first backoff delay (doubled on every retry, with jitter).
@@ -145,6 +148,7 @@ pub struct ModelConfig {
     pub(crate) key_error: Option<ConfigError>,
     pub(crate) connect_timeout: Duration,
     pub(crate) request_timeout: Duration,
+    pub(crate) deadline: Duration,
     pub(crate) max_retries: u32,
     pub(crate) backoff_base: Duration,
     pub(crate) max_backoff: Duration,
@@ -165,6 +169,7 @@ impl ModelConfig {
             key_error: None,
             connect_timeout: DEFAULT_CONNECT_TIMEOUT,
             request_timeout: DEFAULT_REQUEST_TIMEOUT,
+            deadline: DEFAULT_DEADLINE,
             max_retries: DEFAULT_MAX_RETRIES,
             backoff_base: DEFAULT_BACKOFF_BASE,
             max_backoff: DEFAULT_MAX_BACKOFF,
@@ -237,6 +242,18 @@ impl ModelConfig {
         self
     }
 
+    /// Sets the deadline of one call: attempts, retries and waits together end
+    /// by then (an attempt is cut short when the deadline comes first).
+    pub fn deadline(mut self, deadline: Duration) -> Self {
+        self.deadline = deadline;
+        self
+    }
+
+    /// The timeout of one attempt and the deadline of one call.
+    pub fn time_limits(&self) -> (Duration, Duration) {
+        (self.request_timeout, self.deadline)
+    }
+
     /// Sets the retry policy: at most `max_retries` retries after the first
     /// attempt, backoff starting at `base` and doubling, each computed delay
     /// capped at `max_backoff`, and all waits of one call together at most
@@ -307,7 +324,10 @@ impl ModelConfig {
                 provider: self.provider.name(),
             });
         }
-        if self.connect_timeout.is_zero() || self.request_timeout.is_zero() {
+        if self.connect_timeout.is_zero()
+            || self.request_timeout.is_zero()
+            || self.deadline.is_zero()
+        {
             return Err(ConfigError::InvalidSetting("timeouts must be positive"));
         }
         if self.max_retries > 20 {
@@ -524,6 +544,10 @@ mod tests {
         ));
         assert!(matches!(
             cfg().timeouts(s, zero).build(),
+            Err(ConfigError::InvalidSetting(_))
+        ));
+        assert!(matches!(
+            cfg().deadline(zero).build(),
             Err(ConfigError::InvalidSetting(_))
         ));
         assert!(matches!(

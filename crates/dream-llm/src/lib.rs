@@ -6,9 +6,9 @@
 //! the environment. Keys come from an explicit [`ApiKey`] or from a standard
 //! variable read on request ([`ModelConfig::api_key_from_env`]); they are
 //! redacted in `Debug`, `Display`, errors and logs. Every call has a connect
-//! timeout and a per-attempt timeout, retries 429, 5xx and timeouts with
-//! exponential backoff and jitter (honouring `Retry-After`, within a total wait
-//! budget), never retries 400, 401 or 403, and stops reading an answer past a
+//! timeout, a per-attempt timeout and a deadline for the whole call (two minutes
+//! by default), retries 429, 5xx and timeouts with exponential backoff and jitter
+//! (honouring `Retry-After`, within a total wait budget and the deadline), never retries 400, 401 or 403, and stops reading an answer past a
 //! size cap. A non-default base URL is reported by [`HttpModel::announcement`]
 //! so the caller can show it before the first call.
 //!
@@ -44,8 +44,8 @@ mod wire;
 pub use client::HttpModel;
 pub use config::{
     ANTHROPIC_DEFAULT_BASE_URL, ANTHROPIC_VERSION, ConfigError, DEFAULT_BACKOFF_BASE,
-    DEFAULT_CONNECT_TIMEOUT, DEFAULT_MAX_BACKOFF, DEFAULT_MAX_RESPONSE_BYTES, DEFAULT_MAX_RETRIES,
-    DEFAULT_MAX_TOTAL_WAIT, DEFAULT_REQUEST_TIMEOUT, MAX_MODEL_NAME_LEN, ModelConfig,
-    ModelSelection, Models, OPENAI_DEFAULT_BASE_URL, Provider,
+    DEFAULT_CONNECT_TIMEOUT, DEFAULT_DEADLINE, DEFAULT_MAX_BACKOFF, DEFAULT_MAX_RESPONSE_BYTES,
+    DEFAULT_MAX_RETRIES, DEFAULT_MAX_TOTAL_WAIT, DEFAULT_REQUEST_TIMEOUT, MAX_MODEL_NAME_LEN,
+    ModelConfig, ModelSelection, Models, OPENAI_DEFAULT_BASE_URL, Provider,
 };
 pub use key::{ANTHROPIC_API_KEY_VAR, ApiKey, MAX_KEY_LEN, OPENAI_API_KEY_VAR};

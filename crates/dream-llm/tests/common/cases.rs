@@ -24,6 +24,7 @@ macro_rules! provider_cases {
             server_error_then_success,
             persistent_server_error_after_retries,
             answer_slower_than_the_timeout,
+            a_model_that_never_answers_ends_at_the_deadline,
             truncated_json_body,
             connection_cut_mid_body,
             body_over_the_cap_by_content_length,
@@ -226,6 +227,36 @@ pub async fn answer_slower_than_the_timeout(flavor: Flavor) {
     assert_eq!(error, ModelError::Timeout);
     assert_eq!(server.requests().len(), 2, "a timeout is retried");
     assert!(elapsed < Duration::from_millis(2500), "{elapsed:?}");
+}
+
+pub async fn a_model_that_never_answers_ends_at_the_deadline(flavor: Flavor) {
+    let silent = || Reply::Delayed(Duration::from_secs(30), Box::new(flavor.ok("late", false)));
+    let server = Server::start((0..10).map(|_| silent()).collect()).await;
+    let model = flavor
+        .config(server.url(flavor.default_style_base()))
+        .timeouts(Duration::from_secs(1), Duration::from_millis(400))
+        .retries(
+            10,
+            Duration::from_millis(10),
+            Duration::from_millis(10),
+            Duration::from_secs(60),
+        )
+        .deadline(Duration::from_millis(1000))
+        .build()
+        .unwrap();
+    let started = Instant::now();
+    let error = model.complete(&request(false)).await.unwrap_err();
+    let elapsed = started.elapsed();
+    assert_eq!(error, ModelError::Timeout);
+    let attempts = server.requests().len();
+    assert!(
+        (2..=3).contains(&attempts),
+        "ten retries allowed, but the deadline leaves room for two or three: {attempts}"
+    );
+    assert!(
+        elapsed >= Duration::from_millis(950) && elapsed < Duration::from_millis(2000),
+        "the call ends at its deadline: {elapsed:?}"
+    );
 }
 
 pub async fn truncated_json_body(flavor: Flavor) {
