@@ -107,20 +107,18 @@ impl FileConfig {
 
     /// Parses config text; `shown` names the file in errors.
     pub fn parse(text: &str, shown: &str) -> Result<Self, ConfigError> {
-        let table: toml::Table = toml::from_str(text).map_err(|e| ConfigError::Invalid {
+        let invalid = |e: toml::de::Error| ConfigError::Invalid {
             path: shown.to_owned(),
-            reason: e.message().to_owned(),
-        })?;
+            reason: located(text, &e),
+        };
+        let table: toml::Table = toml::from_str(text).map_err(invalid)?;
         if let Some(key) = forbidden_key(&table) {
             return Err(ConfigError::Forbidden {
                 path: shown.to_owned(),
                 key,
             });
         }
-        let config: FileConfig = toml::from_str(text).map_err(|e| ConfigError::Invalid {
-            path: shown.to_owned(),
-            reason: e.message().to_owned(),
-        })?;
+        let config: FileConfig = toml::from_str(text).map_err(invalid)?;
         if let Some(store) = &config.store
             && ((store.starts_with("redis") && store.contains('@'))
                 || (store.starts_with("postgres") && postgres_userinfo_has_password(store)))
@@ -159,6 +157,19 @@ fn forbidden_key(table: &toml::Table) -> Option<String> {
     None
 }
 
+/// A TOML error with the line and column where it starts, when it has a place.
+fn located(text: &str, error: &toml::de::Error) -> String {
+    match error.span() {
+        Some(span) => {
+            let before = &text[..span.start.min(text.len())];
+            let line = before.matches('\n').count() + 1;
+            let column = before.len() - before.rfind('\n').map_or(0, |i| i + 1) + 1;
+            format!("line {line}, column {column}: {}", error.message())
+        }
+        None => error.message().to_owned(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -174,6 +185,24 @@ mod tests {
         assert_eq!(config.limits.max_memories, Some(50));
         assert_eq!(config.limits.model_timeout, Some(20));
         assert_eq!(config.limits.model_deadline, Some(45));
+    }
+
+    #[test]
+    fn a_broken_file_is_reported_with_its_line() {
+        let error = FileConfig::parse(
+            "scope = \"web\"\n\n[limits]\nmax_memories = \n",
+            "dream.toml",
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(error.starts_with("dream.toml: line 4, column "), "{error}");
+        let error = FileConfig::parse("[limits]\nmin_hours = \"soon\"\n", "dream.toml")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            error.starts_with("dream.toml: line 2, column 13: "),
+            "{error}"
+        );
     }
 
     #[test]
