@@ -138,8 +138,10 @@ fn init_tracing(verbose: u8) {
     };
     let filter = tracing_subscriber::EnvFilter::try_from_env("DREAM_LOG")
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(level));
+    let colour = cli::output::colour_allowed(std::io::IsTerminal::is_terminal(&std::io::stderr()));
     let _ = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr)
+        .with_ansi(colour)
         .try_init();
 }

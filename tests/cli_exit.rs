@@ -309,19 +309,20 @@ fn a_model_that_never_answers_ends_at_the_deadline() {
     let base = format!("http://127.0.0.1:{port}/v1");
     let model = ["--llm", "compatible", "--model", "m", "--base-url", &base];
     let started = Instant::now();
-    let out = cli.run(
-        &[
-            &model[..],
-            &["--timeout", "1", "--deadline", "3", "dream", "--force"],
-        ]
-        .concat(),
-    );
+    // NO_COLOR empty (colour allowed): stderr is a pipe, so the warnings stay plain.
+    let args = [
+        &model[..],
+        &["--timeout", "1", "--deadline", "3", "dream", "--force"],
+    ]
+    .concat();
+    let out = cli.run_with(&args, None, &[("NO_COLOR", "")]);
     let elapsed = started.elapsed();
     assert_ne!(out.status.code(), Some(0), "{}", stderr(&out));
     assert!(elapsed < Duration::from_secs(15), "{elapsed:?}");
     let err = stderr(&out);
     assert!(err.contains("timed out"), "{err}");
     assert!(err.contains("retrying"), "a retry is reported: {err}");
+    assert!(!err.contains('\x1b'), "no colour into a pipe: {err:?}");
     let stats = ok(cli.run(&["stats", "--json"]));
     let stats: Value = serde_json::from_str(&stats).unwrap();
     assert_eq!(stats["pending_sessions"], 1, "{stats}");

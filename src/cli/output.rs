@@ -16,6 +16,12 @@ pub fn escape_body(text: &str) -> Cow<'_, str> {
     dream_core::display::escape_for_display(text, true)
 }
 
+/// Whether a stream that is (or is not) a terminal may be coloured: only a
+/// terminal, and never with a non-empty `NO_COLOR` (https://no-color.org).
+pub fn colour_allowed(is_terminal: bool) -> bool {
+    is_terminal && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
+}
+
 /// Styles for people's output; plain unless stdout is a terminal and NO_COLOR is unset.
 #[derive(Debug, Clone, Copy)]
 pub struct Style {
@@ -26,7 +32,7 @@ impl Style {
     /// Detects whether stdout is a colour terminal.
     pub fn detect() -> Self {
         Style {
-            color: std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none(),
+            color: colour_allowed(std::io::stdout().is_terminal()),
         }
     }
 
