@@ -366,6 +366,11 @@ pub(crate) fn scan(norm: &Normalized, out: &mut Vec<Finding>) {
             None
         };
         if let Some((category, rule)) = found {
+            // The span ends with the word of its last stem ("anweisung|en").
+            let tail = n[span.end..]
+                .find(|c: char| !c.is_alphanumeric())
+                .unwrap_or(n.len() - span.end);
+            let span = span.start..span.end + tail;
             reported_until = span.end;
             if crate::rules::quoted_mention(n, span.clone()) {
                 continue;

@@ -32,6 +32,10 @@
 //!
 //! Every detector is a handful of regexes whose leading literals prefilter them, so
 //! clean prose costs a few literal scans.
+//!
+//! After them, [`scan`] runs the directives planted in tool output
+//! (`tool_output.rs`) and the multilingual override/extraction lexicon
+//! (`multilingual.rs`).
 
 use std::ops::Range;
 use std::sync::LazyLock;

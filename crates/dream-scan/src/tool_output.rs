@@ -97,7 +97,7 @@ static STRONG: LazyLock<Regex> = LazyLock::new(|| {
       | when\ you\ (?:summari[sz]e|reply|answer|respond|process|read\ this|are\ done)
       | (?:then|and\ then|after\ that,?)\ (?:continue|carry\ on|resume|proceed|finish)
       | (?:your|the)\ (?:original|current|actual)\ (?:task|request|question)
-      | the\ task\ (?:i|the\ user)\ gave\ you | (?:your|the)\ (?:summary|reply|answer|response)
+      | the\ task\ (?:i|the\ user)\ gave\ you | your\ (?:summary|reply|answer|response)
       | (?:do\ not|don't|never|without)\ (?:tell(?:ing)?|mention(?:ing)?|report(?:ing)?|inform(?:ing)?|notify(?:ing)?|ask(?:ing)?|saying)
       | quietly | silently | secretly
       | (?:already|pre-?)\ ?(?:approved|authori[sz]ed|confirmed|agreed)
