@@ -104,12 +104,14 @@ use serde::{Deserialize, Serialize};
 mod classifier;
 mod encoded;
 mod encoded_extra;
+mod multilingual;
 mod normalize;
 mod pattern;
 mod pii;
 mod rules;
 mod secrets;
 mod structure;
+mod tool_output;
 
 /// Deepest chain of nested encodings that is decoded (`base64(base64(…))`).
 pub const MAX_DECODE_DEPTH: usize = 4;

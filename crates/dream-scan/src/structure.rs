@@ -32,6 +32,10 @@
 //!
 //! Every detector is a handful of regexes whose leading literals prefilter them, so
 //! clean prose costs a few literal scans.
+//!
+//! After them, [`scan`] runs the directives planted in tool output
+//! (`tool_output.rs`) and the multilingual override/extraction lexicon
+//! (`multilingual.rs`).
 
 use std::ops::Range;
 use std::sync::LazyLock;
@@ -43,7 +47,7 @@ use crate::{Category, Finding, Severity};
 
 /// Reads a pattern written in plain lower-case words the way the normalised view
 /// spells them (every `l` reads `i`; see `normalize.rs`).
-fn nz(p: &str) -> Regex {
+pub(crate) fn nz(p: &str) -> Regex {
     Regex::new(&ascii_boundaries(&p.replace('l', "i"))).expect("structure regex compiles")
 }
 
@@ -800,6 +804,9 @@ pub(crate) fn scan(text: &str, norm: &Normalized, hits: &[GateHit], out: &mut Ve
             norm.to_original(m),
         );
     }
+
+    crate::tool_output::scan(text, norm, out);
+    crate::multilingual::scan(norm, out);
 }
 
 /// Whether the word before `at` is a determiner or possessive ("the model, trained
