@@ -206,6 +206,36 @@ fn piped_stdin_still_works_and_content_needs_a_name() {
     assert!(stderr(&out).contains("--name"), "{}", stderr(&out));
 }
 
+/// `remember` on stdin takes what the flags take, with the same defaults: a JSON
+/// object with only a name and content, or `--name` with the body piped in.
+#[test]
+fn remember_from_stdin_has_the_flags_defaults() {
+    let cli = Cli::new();
+    let json = r#"{"name":"Runner","content":"The project uses Vitest."}"#;
+    let first = ok(cli.run_with(&["remember", "--json"], Some(json), &[]));
+    let body = ok(cli.run_with(
+        &["remember", "--name", "Deploys", "--json"],
+        Some("We deploy on Fridays.\n"),
+        &[],
+    ));
+    let list: Value = serde_json::from_str(&ok(cli.run(&["list", "--json"]))).unwrap();
+    let list = list.as_array().expect("a list");
+    assert_eq!(list.len(), 2, "{first} {body} {list:?}");
+    for memory in list {
+        assert_eq!(memory["kind"], "project", "{memory}");
+        assert_eq!(memory["description"], "", "{memory}");
+        assert!(
+            memory["content"].as_str().unwrap().ends_with('.'),
+            "{memory}"
+        );
+    }
+    let shown = ok(cli.run(&["list"]));
+    assert!(
+        shown.contains("Deploys") && shown.contains("Runner"),
+        "{shown}"
+    );
+}
+
 #[test]
 fn exit_codes_are_one_table_in_help_and_readme() {
     let cli = Cli::new();

@@ -14,17 +14,17 @@ use super::{CliError, Found, Outcome, print_json, read_piped_stdin};
 /// `dream remember`: one memory from flags, or a JSON object on stdin.
 #[derive(Debug, Args)]
 pub struct RememberArgs {
-    /// Its name (without --name, a JSON object is read from stdin, which must not be a
-    /// terminal).
+    /// Its name (without --name, a JSON object with the same fields and defaults is read
+    /// from stdin, which must not be a terminal).
     #[arg(long)]
     pub name: Option<String>,
     /// A one-line description.
     #[arg(long, default_value = "")]
     pub description: String,
     /// What it is about: user, feedback, project or reference.
-    #[arg(long, default_value = "project")]
+    #[arg(long, default_value = DEFAULT_KIND)]
     pub kind: String,
-    /// The body (needs --name).
+    /// The body (needs --name; without it, the body is read from piped stdin).
     #[arg(long, requires = "name")]
     pub content: Option<String>,
     /// A tag (repeatable).
@@ -35,12 +35,21 @@ pub struct RememberArgs {
     pub json: bool,
 }
 
-/// The JSON `remember` reads on stdin.
+/// The kind a memory gets when none is named, on the command line or in JSON.
+const DEFAULT_KIND: &str = "project";
+
+fn default_kind() -> String {
+    DEFAULT_KIND.to_owned()
+}
+
+/// The JSON `remember` reads on stdin: what the flags take, with their defaults.
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct RememberInput {
     name: String,
+    #[serde(default)]
     description: String,
+    #[serde(default = "default_kind")]
     kind: String,
     content: String,
     id: Option<String>,
@@ -63,10 +72,15 @@ pub fn parse_kind(kind: &str) -> Result<MemoryKind, CliError> {
 pub async fn remember(global: &Global, args: RememberArgs) -> Outcome {
     let (input, scope) = match &args.name {
         Some(name) => {
-            let content = args
-                .content
-                .clone()
-                .ok_or_else(|| CliError::usage("--name needs --content"))?;
+            let content = match &args.content {
+                Some(content) => content.clone(),
+                None => read_piped_stdin(
+                    "the memory's body",
+                    "pass --content TEXT, or pipe the body in (dream remember --name NAME < note.txt)",
+                )?
+                .trim_end()
+                .to_owned(),
+            };
             let input = RememberInput {
                 name: name.clone(),
                 description: args.description.clone(),
