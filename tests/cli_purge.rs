@@ -110,6 +110,11 @@ impl Place {
                                 redis::cmd("HGETALL").arg(&key).query(&mut conn).unwrap();
                             all.concat()
                         }
+                        "set" => {
+                            let all: Vec<Vec<u8>> =
+                                redis::cmd("SMEMBERS").arg(&key).query(&mut conn).unwrap();
+                            all.concat()
+                        }
                         "zset" => {
                             let all: Vec<Vec<u8>> = redis::cmd("ZRANGE")
                                 .arg(&key)
@@ -125,7 +130,7 @@ impl Place {
                 }
             }
             Place::Postgres { schema, .. } => {
-                let sql = format!("SELECT ns || '/' || id, value FROM \"{schema}\".records");
+                let sql = format!("SELECT namespace || '/' || id, value FROM \"{schema}\".records");
                 let rows = postgres_common::with_client(move |client| {
                     Box::pin(async move {
                         client
@@ -350,7 +355,12 @@ fn memory_and_text_purge(backend: &str) {
         &["--scope", "acme"],
         &["forget", &id, "--purge", "--with-sources"],
     ));
-    assert!(out.contains("1 sessions removed, 1 redacted"), "{out}");
+    // Both sessions keep the assistant's reply: the one only this memory rested on
+    // loses the person's message, the shared one keeps it with the name redacted.
+    assert!(
+        out.contains("0 sessions removed, 2 redacted (2 messages)"),
+        "{out}"
+    );
     assert!(!place.holds(&cli, "zorblax"), "{backend}: no copy is left");
     assert!(
         place.holds(&cli, "5501"),
