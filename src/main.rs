@@ -52,6 +52,9 @@ enum Command {
     Restore(memory::IdArgs),
     /// Confirm a held memory after review: it becomes the person's word (audited).
     Confirm(memory::ConfirmArgs),
+    /// Purge for good: everything of a scope (--scope NAME), or a text wherever it is
+    /// (--matching TEXT); --dry-run lists what would go.
+    Purge(cli::purge::PurgeArgs),
     /// List the trash.
     Trash(memory::JsonFlag),
     /// List, release or drop quarantined proposals.
@@ -107,6 +110,7 @@ fn main() -> ExitCode {
             Command::History(args) => memory::history(&global, args).await,
             Command::Restore(args) => memory::restore(&global, args).await,
             Command::Confirm(args) => memory::confirm(&global, args).await,
+            Command::Purge(args) => cli::purge::purge(&global, args).await,
             Command::Trash(args) => memory::trash(&global, args).await,
             Command::Quarantine(args) => memory::quarantine(&global, args).await,
             Command::Audit(args) => memory::audit(&global, args).await,

@@ -179,6 +179,11 @@ impl RecordStore for MapStore {
         })
     }
 
+    async fn compact(&self) -> Result<(), StoreError> {
+        // Removed values leave the map at once: nothing to reclaim.
+        Ok(())
+    }
+
     async fn try_lease(&self, _: &LockName, _: Duration) -> Result<Option<Lease>, StoreError> {
         Err(StoreError::Unsupported { op: "try_lease" })
     }

@@ -99,7 +99,14 @@ async fn tools_are_listed_and_admin_tools_are_absent_by_default() {
     ] {
         assert!(names.contains(&expected), "{expected} missing: {names:?}");
     }
-    for admin in ["forget", "confirm", "apply", "restore", "release"] {
+    for admin in [
+        "forget",
+        "confirm",
+        "apply",
+        "restore",
+        "release",
+        "purge_scope",
+    ] {
         assert!(!names.contains(&admin), "{admin} offered by default");
     }
     for t in &tools {
@@ -387,4 +394,53 @@ async fn content_recall_would_quarantine_is_never_returned() {
     .unwrap();
     assert!(!text(&recalled).contains("Ignore all previous"));
     client.cancel().await.unwrap();
+}
+
+/// `purge_scope` is an admin tool: a dry run without `confirm_scope`, a refusal
+/// when it names another scope, and afterwards this long-lived server (its recall
+/// index warm) and another process's server never return the purged memory.
+#[tokio::test]
+async fn purge_scope_over_mcp_and_a_warm_server_never_returns_the_purged_memory() {
+    let cli = Cli::new();
+    let admin = start(&cli, &["--allow-admin"]).await;
+    let reader = start(&cli, &[]).await;
+    ok(
+        &admin,
+        "log_session",
+        json!({"messages": [{"role": "user", "content": "Call me Zorblax."}]}),
+    )
+    .await;
+    ok(&admin, "dream", json!({"force": true})).await;
+    for client in [&admin, &reader] {
+        let recalled = ok(client, "recall", json!({"query": "Zorblax", "limit": 5})).await;
+        assert!(
+            recalled["context"].as_str().unwrap().contains("Zorblax"),
+            "{recalled:#}"
+        );
+    }
+    let dry = ok(&admin, "purge_scope", json!({"scope": "default"})).await;
+    assert_eq!(dry["would"]["memories"], 1, "{dry:#}");
+    let refused = call(
+        &admin,
+        "purge_scope",
+        json!({"scope": "default", "confirm_scope": "other"}),
+    )
+    .await
+    .unwrap();
+    assert_eq!(refused.is_error, Some(true));
+    let done = ok(
+        &admin,
+        "purge_scope",
+        json!({"scope": "default", "confirm_scope": "default"}),
+    )
+    .await;
+    assert_eq!(done["removed"]["memories"], 1, "{done:#}");
+    for client in [&admin, &reader] {
+        let recalled = ok(client, "recall", json!({"query": "Zorblax", "limit": 5})).await;
+        assert!(!recalled.to_string().contains("Zorblax"), "{recalled:#}");
+        let listed = ok(client, "list", json!({})).await;
+        assert!(!listed.to_string().contains("Zorblax"), "{listed:#}");
+    }
+    admin.cancel().await.unwrap();
+    reader.cancel().await.unwrap();
 }

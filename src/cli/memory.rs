@@ -240,13 +240,34 @@ pub struct ForgetArgs {
     /// Remove it for good, with its history and trash copies.
     #[arg(long)]
     pub purge: bool,
+    /// With --purge: also remove (or redact, where another memory rests on the
+    /// same session) the messages of its source sessions that carry its names,
+    /// numbers and addresses, and its copies in quarantine and plans.
+    #[arg(long, requires = "purge")]
+    pub with_sources: bool,
 }
 
 /// Forgets a memory (to the trash) or purges it.
 pub async fn forget(global: &Global, args: ForgetArgs) -> Outcome {
     let id = MemoryId::new(args.id)?;
     let dream = global.open().await?;
-    if args.purge {
+    if args.with_sources {
+        let report = dream.forget_purge_with_sources(&id).await?;
+        let count = |map: &std::collections::BTreeMap<String, Vec<String>>, ns: &str| {
+            map.get(ns).map_or(0, Vec::len)
+        };
+        outln!(
+            "purged {id} with its sources: {} history versions, {} trash copies, \
+             {} sessions removed, {} redacted ({} messages), {} quarantined, {} plans",
+            count(&report.removed, "history"),
+            count(&report.removed, "trash"),
+            count(&report.removed, "sessions"),
+            count(&report.redacted, "sessions"),
+            report.messages,
+            count(&report.removed, "quarantine"),
+            count(&report.removed, "plans"),
+        )?;
+    } else if args.purge {
         let purged = dream.forget_purge(&id).await?;
         outln!(
             "purged {id}: memory {}, {} history versions, {} trash copies",

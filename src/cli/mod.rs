@@ -33,6 +33,7 @@ pub mod memory;
 pub mod models;
 pub mod output;
 pub mod pass;
+pub mod purge;
 pub mod recall;
 pub mod rekey;
 pub mod scan;

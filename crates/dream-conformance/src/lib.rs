@@ -105,7 +105,8 @@ macro_rules! conformance_suite {
             concurrent_batches_are_isolated,
             batch_round_trips_values,
             list_versions_matches_list,
-            list_versions_limit_is_clamped_and_fresh
+            list_versions_limit_is_clamped_and_fresh,
+            compact_keeps_live_records_and_drops_removed_ones
         );
     };
     (@emit $factory:path; $($rule:ident),* $(,)?) => {

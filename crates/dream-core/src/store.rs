@@ -561,6 +561,12 @@ pub trait RecordStore: Send + Sync + fmt::Debug + 'static {
         start_after: Option<&RecordId>,
         limit: usize,
     ) -> Result<VersionPage, StoreError>;
+    /// Reclaims the space of deleted and overwritten values, so that, as far as
+    /// the backend can promise, their bytes no longer sit in the store's own files
+    /// (SQLite: WAL checkpoint and `VACUUM`; PostgreSQL: `VACUUM`). Every live
+    /// record keeps its value and version. A backend with nothing to reclaim
+    /// returns `Ok(())`.
+    async fn compact(&self) -> Result<(), StoreError>;
 }
 
 macro_rules! forward_store {
@@ -599,6 +605,9 @@ macro_rules! forward_store {
             }
             async fn list_versions(&self, namespace: &Namespace, start_after: Option<&RecordId>, limit: usize) -> Result<VersionPage, StoreError> {
                 (**self).list_versions(namespace, start_after, limit).await
+            }
+            async fn compact(&self) -> Result<(), StoreError> {
+                (**self).compact().await
             }
         }
     };

@@ -249,6 +249,11 @@ impl RecordStore for MemoryStore {
         })
     }
 
+    async fn compact(&self) -> Result<(), StoreError> {
+        // Deleted values are dropped from the map at once: nothing to reclaim.
+        Ok(())
+    }
+
     async fn namespaces(&self) -> Result<Vec<Namespace>, StoreError> {
         let mut out: Vec<Namespace> = Vec::new();
         for (ns, _) in self.state().records.keys() {

@@ -388,6 +388,10 @@ impl<S: RecordStore> RecordStore for EncryptedStore<S> {
             .await
     }
 
+    async fn compact(&self) -> Result<(), StoreError> {
+        self.inner.compact().await
+    }
+
     async fn namespaces(&self) -> Result<Vec<Namespace>, StoreError> {
         let mut namespaces = self.inner.namespaces().await?;
         namespaces.retain(|ns| *ns != self.reserved);

@@ -714,6 +714,9 @@ impl RecordStore for Interfering {
             .list_versions(namespace, start_after, limit)
             .await
     }
+    async fn compact(&self) -> Result<(), StoreError> {
+        self.inner.compact().await
+    }
 }
 
 #[tokio::test]

@@ -284,6 +284,9 @@ impl RecordStore for Recorder {
     ) -> Result<dream_core::VersionPage, StoreError> {
         self.inner.list_versions(ns, after, limit).await
     }
+    async fn compact(&self) -> Result<(), StoreError> {
+        self.inner.compact().await
+    }
 }
 
 fn dream_on(store: Arc<dyn RecordStore>, model: &ScriptedModel) -> Dream {

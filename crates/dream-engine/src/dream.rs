@@ -357,7 +357,8 @@ impl Dream {
             .map(|m| (m, record)))
     }
 
-    /// Takes the store lease and, before anything else, rolls a leftover journal forward.
+    /// Takes the store lease and, before anything else, rolls a leftover journal
+    /// forward and completes an interrupted scope purge.
     pub(crate) async fn lock(&self) -> Result<HeldLease> {
         Ok(self.lock_rolled().await?.0)
     }
@@ -385,6 +386,10 @@ impl Dream {
                 return Err(e);
             }
         };
+        if let Err(e) = self.resume_purge(&lease).await {
+            lease.release().await;
+            return Err(e);
+        }
         Ok((lease, rolled))
     }
 

@@ -10,7 +10,7 @@
 //! | `audit`      | time-ordered                        | JSON, rule ids and hashes only |
 //! | `plans`      | time-ordered                        | JSON dry-run plans |
 //! | `state`      | `generation`, `success-<scope key>` | ASCII decimal; JSON |
-//! | `journal`    | `current`                           | JSON journal of the apply in flight |
+//! | `journal`    | `current`, `purge`                  | JSON journal of the apply in flight; the scope purge in flight |
 //!
 //! `state/generation` is an ASCII decimal `u64` bumped by every memory mutation.
 //! Every mutation is made under the lease on lock `dream`, each write fenced.
@@ -43,11 +43,62 @@ pub const JOURNAL: &str = "journal";
 pub const GENERATION: &str = "generation";
 /// Id of the journal record in `journal`.
 pub const CURRENT_JOURNAL: &str = "current";
+/// Id of the record of a scope purge in flight in `journal`.
+pub const PURGE_JOURNAL: &str = "purge";
 /// The lock every memory mutation holds.
 pub const DREAM_LOCK: &str = "dream";
 
-/// A namespace from one of the constants above.
+/// How a scope purge finds a namespace's records of one scope
+/// (`crates/dream-engine/src/purge.rs` walks [`NAMESPACES`] by this).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ScopeOf {
+    /// Markdown memories: the scope in their frontmatter.
+    Memory,
+    /// JSON records with a top-level `scope` field.
+    JsonField,
+    /// JSON records holding a memory's Markdown in `markdown`: that memory's scope.
+    JsonMarkdown,
+    /// Records whose id ends with the scope's [`short_hash`] (`success-<hash>`).
+    IdHash,
+    /// State derived from the other records and rebuilt from them on use: a purge
+    /// clears the whole namespace.
+    Derived,
+    /// Never removed: the audit log, which holds ids, rule ids and hashes only.
+    Kept,
+    /// The journal: rolled forward under the lease before a purge starts, and
+    /// home of the record of a scope purge in flight.
+    Journal,
+}
+
+/// Every namespace the engine writes, with how a scope purge treats it. A
+/// namespace added to the layout must be declared here ([`namespace`] refuses
+/// an undeclared one in debug builds), so a scope purge covers it.
+pub const NAMESPACES: &[(&str, ScopeOf)] = &[
+    (MEMORIES, ScopeOf::Memory),
+    (SESSIONS, ScopeOf::JsonField),
+    (QUARANTINE, ScopeOf::JsonField),
+    (TRASH, ScopeOf::JsonField),
+    (HISTORY, ScopeOf::JsonMarkdown),
+    (AUDIT, ScopeOf::Kept),
+    (PLANS, ScopeOf::JsonField),
+    (STATE, ScopeOf::IdHash),
+    (JOURNAL, ScopeOf::Journal),
+];
+
+/// How a scope purge treats `name`, if the layout declares it.
+pub fn scope_of(name: &str) -> Option<ScopeOf> {
+    NAMESPACES
+        .iter()
+        .find(|(ns, _)| *ns == name)
+        .map(|(_, how)| *how)
+}
+
+/// A namespace from one of the constants above (declared in [`NAMESPACES`]).
 pub fn namespace(name: &'static str) -> Namespace {
+    debug_assert!(
+        scope_of(name).is_some(),
+        "namespace {name} is not declared in layout::NAMESPACES"
+    );
     Namespace::new(name).expect("layout names are valid namespaces")
 }
 
@@ -72,6 +123,11 @@ pub fn generation_key() -> Key {
 /// The journal record.
 pub fn journal_key() -> Key {
     fixed_key(JOURNAL, CURRENT_JOURNAL)
+}
+
+/// The record of a scope purge in flight.
+pub fn purge_key() -> Key {
+    fixed_key(JOURNAL, PURGE_JOURNAL)
 }
 
 /// The store lock.

@@ -38,6 +38,7 @@ mod options;
 mod pass;
 mod plan;
 mod provenance;
+mod purge;
 pub mod recall;
 mod records;
 mod scan;
@@ -65,6 +66,7 @@ pub use plan::{
     Citation, MAX_ACTIONS, MAX_EVIDENCE, Plan, ProposedCreate, ProposedDelete, ProposedUpdate,
     Refusal,
 };
+pub use purge::{MIN_MATCHING_CHARS, PURGE_FAILPOINTS, PURGED_MARK, PurgeReport};
 pub use records::{
     Actor, AuditAction, AuditRecord, FindingInfo, ProposalKind, QuarantineRecord, QuarantineSource,
     SessionRecord, SessionStatus, SuccessStamp,

@@ -255,26 +255,48 @@ fn is_identifying(token: &str, proper_noun_here: bool) -> bool {
 /// Whether `text` (case-folded) holds `token` as a whole word, allowing a plural
 /// or possessive ending.
 fn contains_token(text: &str, token: &str) -> bool {
-    let word = |c: char| c.is_alphanumeric();
     let mut from = 0;
     while let Some(at) = text[from..].find(token) {
         let start = from + at;
-        let end = start + token.len();
-        let before_ok =
-            text[..start].chars().next_back().is_none_or(|c| !word(c)) || !token.starts_with(word);
-        let after = &text[end..];
-        let after_ok = !token.ends_with(word)
-            || ["", "s", "es", "'s", "’s"].iter().any(|suffix| {
-                after
-                    .strip_prefix(suffix)
-                    .is_some_and(|r| r.chars().next().is_none_or(|c| !word(c)))
-            });
-        if before_ok && after_ok {
+        if whole_word_at(text, start, start + token.len(), token) {
             return true;
         }
         from = start + token.chars().next().map_or(1, char::len_utf8);
     }
     false
+}
+
+/// The byte ranges of `text` (any case) where `token` (case-folded, as
+/// [`identifying_tokens`] gives it) stands as a whole word, the way
+/// [`support`] finds it: what a purge redacts.
+pub(crate) fn token_spans(text: &str, token: &str) -> Vec<std::ops::Range<usize>> {
+    let Ok(pattern) = regex::RegexBuilder::new(&regex::escape(token))
+        .case_insensitive(true)
+        .build()
+    else {
+        return Vec::new();
+    };
+    pattern
+        .find_iter(text)
+        .filter(|m| whole_word_at(text, m.start(), m.end(), token))
+        .map(|m| m.range())
+        .collect()
+}
+
+/// Whether `token`, found at `start..end` of `text`, is a whole word there
+/// (a plural or possessive ending allowed).
+fn whole_word_at(text: &str, start: usize, end: usize, token: &str) -> bool {
+    let word = |c: char| c.is_alphanumeric();
+    let before_ok =
+        text[..start].chars().next_back().is_none_or(|c| !word(c)) || !token.starts_with(word);
+    let after = &text[end..];
+    let after_ok = !token.ends_with(word)
+        || ["", "s", "es", "'s", "’s"].iter().any(|suffix| {
+            after
+                .strip_prefix(suffix)
+                .is_some_and(|r| r.chars().next().is_none_or(|c| !word(c)))
+        });
+    before_ok && after_ok
 }
 
 /// Whether `token` is an ISO date within [`DATE_WINDOW_DAYS`] of `date`.

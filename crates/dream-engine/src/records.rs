@@ -107,6 +107,10 @@ pub enum AuditAction {
     Forgotten,
     /// A person purged a memory, its history and its trash copies.
     Purged,
+    /// A person purged a whole scope (ids and counts only).
+    ScopePurged,
+    /// A person purged a text wherever it was (ids and counts; never the text).
+    TextPurged,
     /// A person restored a memory from the trash.
     Restored,
     /// A trash entry expired and was removed.

@@ -71,7 +71,7 @@ impl SealKey {
     }
 
     /// Whether a stored session carries a seal made with this key over its transcript.
-    pub(crate) fn verify_session(&self, session: &SessionRecord) -> bool {
+    pub fn verify_session(&self, session: &SessionRecord) -> bool {
         let Some(tag) = session.seal.as_deref().and_then(|t| hex::decode(t).ok()) else {
             return false;
         };

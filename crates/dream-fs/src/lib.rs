@@ -913,6 +913,32 @@ impl Inner {
         Ok(out)
     }
 
+    /// Removes the temporary files interrupted writes left in every namespace
+    /// directory (they may hold a value that was never stored), under the lock.
+    fn compact(&self) -> Result<(), StoreError> {
+        let _guard = self.lock()?;
+        for entry in io::list_dir(self.root()).context(|| "list the store")? {
+            let Ok(namespace) = Namespace::new(entry.name.as_str()) else {
+                continue;
+            };
+            if entry.is_dir == Some(false) {
+                continue;
+            }
+            let NsDir::Open(ns) = self.open_ns(&namespace)? else {
+                continue;
+            };
+            let entries =
+                io::list_dir(ns.as_fd()).context(|| format!("list namespace {namespace}"))?;
+            for entry in entries {
+                if entry.name.starts_with('.') && entry.name.ends_with(".tmp") {
+                    io::remove_if_present(ns.as_fd(), &entry.name)
+                        .context(|| format!("remove a temporary file in {namespace}"))?;
+                }
+            }
+        }
+        Ok(())
+    }
+
     fn read_lease(
         &self,
         lock: &LockName,
@@ -1058,6 +1084,10 @@ impl RecordStore for FsStore {
         let start_after = start_after.cloned();
         self.run(move |inner| inner.list_versions(&namespace, start_after.as_ref(), limit))
             .await
+    }
+
+    async fn compact(&self) -> Result<(), StoreError> {
+        self.run(|inner| inner.compact()).await
     }
 
     async fn try_lease(&self, lock: &LockName, ttl: Duration) -> Result<Option<Lease>, StoreError> {

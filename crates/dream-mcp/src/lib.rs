@@ -7,7 +7,7 @@
 //! never pinned), so recall holds it (`unconfirmed-source`) until the person runs
 //! `dream confirm ID`. `log_session` logs the messages as given; the consolidation
 //! gate decides provenance from their roles. Tools that undo a safety decision or
-//! destroy data (`forget`, `confirm`, `apply`) exist only when the server is built
+//! destroy data (`forget`, `confirm`, `apply`, `purge_scope`) exist only when the server is built
 //! with [`McpOptions::allow_admin`].
 //!
 //! Every tool that returns memory content (`show`, `list`, `history`) passes each
@@ -75,7 +75,7 @@ pub const TOOLS: [&str; 8] = [
     "stats",
 ];
 /// The tools offered only with [`McpOptions::allow_admin`].
-pub const ADMIN_TOOLS: [&str; 3] = ["forget", "confirm", "apply"];
+pub const ADMIN_TOOLS: [&str; 4] = ["forget", "confirm", "apply", "purge_scope"];
 /// The prompt that fills the recalled-memory context block.
 pub const RECALL_PROMPT: &str = "recall_context";
 
@@ -284,6 +284,21 @@ impl DreamServer {
                     false,
                     true,
                 ),
+                tool(
+                    "purge_scope",
+                    "Admin: remove everything of a scope for good (memories, sessions, history, \
+                     trash, quarantine, plans). Without `confirm_scope` it is a dry run that \
+                     lists the counts; `confirm_scope` must repeat the scope's name.",
+                    json!({
+                        "scope": {"type": "string", "minLength": 1, "maxLength": 128,
+                                  "description": "The scope to purge."},
+                        "confirm_scope": {"type": "string", "maxLength": 128,
+                                          "description": "The scope's name again, to purge for real."}
+                    }),
+                    &["scope"],
+                    false,
+                    true,
+                ),
             ]);
         }
         tools
@@ -350,6 +365,7 @@ impl DreamServer {
                 Ok(structured(to_value(&stats)?))
             }
             "forget" => self.forget(parse(name, arguments)?).await,
+            "purge_scope" => self.purge_scope(parse(name, arguments)?).await,
             "confirm" => self.confirm(parse(name, arguments)?).await,
             "apply" => {
                 let args: ApplyArgs = parse(name, arguments)?;
@@ -537,6 +553,29 @@ impl DreamServer {
             "forgotten": id,
             "note": format!("in the trash; restorable with `dream restore {id}`"),
         })))
+    }
+
+    async fn purge_scope(&self, args: PurgeScopeArgs) -> ToolResult {
+        let scope = dream_core::Scope::new(&args.scope).map_err(|e| e.to_string())?;
+        let dream = &self.inner.dream;
+        match args.confirm_scope {
+            None => {
+                let report = dream.purge_scope_dry_run(&scope).await.map_err(engine)?;
+                Ok(structured(
+                    json!({ "dry_run": scope, "would": counts(&report) }),
+                ))
+            }
+            Some(confirm) if confirm == args.scope => {
+                let report = dream.purge_scope(&scope).await.map_err(engine)?;
+                Ok(structured(
+                    json!({ "purged": scope, "removed": counts(&report) }),
+                ))
+            }
+            Some(_) => Err(format!(
+                "`confirm_scope` does not name the scope `{}`; nothing was purged",
+                echo(&args.scope)
+            )),
+        }
     }
 
     async fn confirm(&self, args: IdArgs) -> ToolResult {
@@ -762,6 +801,24 @@ struct ForgetArgs {
     id: String,
     #[serde(default)]
     purge: bool,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct PurgeScopeArgs {
+    scope: String,
+    #[serde(default)]
+    confirm_scope: Option<String>,
+}
+
+/// Records per namespace a purge removed (or would).
+fn counts(report: &dream_engine::PurgeReport) -> Value {
+    let map: Map<String, Value> = report
+        .removed
+        .iter()
+        .map(|(ns, ids)| (ns.clone(), json!(ids.len())))
+        .collect();
+    Value::Object(map)
 }
 
 #[derive(Debug, Deserialize)]

@@ -1057,6 +1057,22 @@ impl RecordStore for PostgresStore {
         }
     }
 
+    async fn compact(&self) -> Result<(), StoreError> {
+        // VACUUM removes the dead row versions of deleted and overwritten values
+        // from the table's pages (it cannot run inside a transaction block).
+        let op = "compact";
+        let client = self
+            .pool
+            .get()
+            .await
+            .map_err(|e| map_pool(op, &e, self.password.as_deref()))?;
+        let q = quoted(&self.schema);
+        client
+            .batch_execute(&format!("VACUUM {q}.records"))
+            .await
+            .map_err(|e| self.fail(op, None, &e))
+    }
+
     async fn list_versions(
         &self,
         namespace: &Namespace,

@@ -811,6 +811,18 @@ impl RecordStore for SqliteStore {
             .await
     }
 
+    async fn compact(&self) -> Result<(), StoreError> {
+        // Checkpoint the WAL into the database, rewrite the database without its
+        // free pages, then checkpoint and truncate the WAL the rewrite went through.
+        self.write(|conn| {
+            conn.execute_batch(
+                "PRAGMA wal_checkpoint(TRUNCATE); VACUUM; PRAGMA wal_checkpoint(TRUNCATE);",
+            )
+            .map_err(|e| map_err(e, None))
+        })
+        .await
+    }
+
     async fn list_versions(
         &self,
         namespace: &Namespace,

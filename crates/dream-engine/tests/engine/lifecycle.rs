@@ -662,6 +662,9 @@ fn a_store_without_leases_is_refused() {
         ) -> Result<dream_core::VersionPage, dream_core::StoreError> {
             self.0.list_versions(n, a, l).await
         }
+        async fn compact(&self) -> Result<(), dream_core::StoreError> {
+            self.0.compact().await
+        }
     }
     let err = dream_engine::Dream::open(Arc::new(NoLeases(MemoryStore::new())), Options::default())
         .unwrap_err();

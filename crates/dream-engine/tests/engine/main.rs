@@ -7,5 +7,6 @@ mod lifecycle;
 mod llm;
 mod multiprocess;
 mod provenance;
+mod purge;
 mod rules;
 mod secrets;

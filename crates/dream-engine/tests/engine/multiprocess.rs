@@ -482,3 +482,167 @@ fn redis_a_process_killed_at_each_failpoint_of_apply_leaves_a_consistent_store()
         "redis",
     );
 }
+
+/// Every record but the audit log, the generation and the journal: key → (value, version).
+#[cfg(feature = "failpoints")]
+async fn records_but_bookkeeping(store: &dyn RecordStore) -> Vec<(String, Vec<u8>, u64)> {
+    use dream_engine::layout;
+    let mut out = Vec::new();
+    for ns in store.namespaces().await.unwrap() {
+        if [layout::AUDIT, layout::JOURNAL].contains(&ns.as_str()) {
+            continue;
+        }
+        for e in store.list(&ns, None, 1000).await.unwrap().entries {
+            if e.id.as_str() != layout::GENERATION {
+                out.push((
+                    format!("{ns}/{}", e.id),
+                    e.record.value.to_vec(),
+                    e.record.version.0,
+                ));
+            }
+        }
+    }
+    out
+}
+
+/// A process killed at each failpoint of a scope purge (its own, then those of
+/// the apply of its first chunk): the next process to take the lease — here one
+/// remembering something in a third scope — completes the purge; nothing of the
+/// scope is left and the other scope's records are byte-identical.
+#[cfg(feature = "failpoints")]
+fn purge_crash(test: &str, backend: &'static str) {
+    use std::os::unix::process::ExitStatusExt;
+
+    let acme = dream_core::Scope::new("acme").unwrap();
+    let in_scope = |store: Arc<dyn RecordStore>, scope: &str, model: &EchoModel| {
+        Dream::open(
+            store,
+            Options {
+                scope: dream_core::Scope::new(scope).unwrap(),
+                ..options()
+            },
+        )
+        .unwrap()
+        .with_model(Arc::new(model.clone()))
+    };
+    if let Some(role) = child_role() {
+        assert_eq!(role, "purger");
+        return runtime().block_on(async {
+            let (dream, _) = open_child(&EchoModel::default()).await;
+            let report = dream.purge_scope(&acme).await;
+            println!("SURVIVED {report:?}");
+        });
+    }
+    let failpoints = dream_engine::PURGE_FAILPOINTS
+        .iter()
+        .chain(dream_engine::APPLY_FAILPOINTS);
+    for failpoint in failpoints {
+        let Some(place) = Place::new(backend) else {
+            return;
+        };
+        let rt = runtime();
+        let model = EchoModel::default();
+        let (store, beta_before) = rt.block_on(async {
+            let store = open_store(backend, &place.location).await;
+            for scope in ["acme", "beta"] {
+                let dream = in_scope(store.clone(), scope, &model);
+                for i in 0..3 {
+                    dream
+                        .log_session(user(&format!("{scope} fact {i}")))
+                        .await
+                        .unwrap();
+                }
+                dream.dream(true).await.unwrap();
+            }
+            let beta: Vec<_> = records_but_bookkeeping(&*store)
+                .await
+                .into_iter()
+                .filter(|(k, v, _)| {
+                    !String::from_utf8_lossy(v).contains("acme")
+                        && !k.ends_with(&dream_engine::layout::short_hash("acme"))
+                })
+                .collect();
+            (store, beta)
+        });
+        let fp = [(dream_core::failpoint::FAILPOINT_ENV, *failpoint)];
+        let mut child = spawn(test, "purger", &place, &fp);
+        let status = child.wait(Duration::from_secs(120)).unwrap();
+        assert_eq!(
+            status.signal(),
+            Some(9),
+            "{failpoint}: the child did not die at its failpoint: {:?}",
+            child.drain_lines()
+        );
+        rt.block_on(async {
+            tokio::time::sleep(LEASE_TTL * 3).await;
+            let gamma = in_scope(store.clone(), "gamma", &model);
+            gamma
+                .remember(dream_engine::NewMemory::new(
+                    dream_core::MemoryKind::Project,
+                    "gamma",
+                    "Gamma runs on port 7.",
+                ))
+                .await
+                .unwrap();
+            let bytes = String::from_utf8_lossy(&all_bytes(&*store).await).into_owned();
+            assert!(
+                !bytes.contains("acme fact"),
+                "{failpoint}: the purge completed"
+            );
+            assert!(
+                store
+                    .get(&dream_engine::layout::purge_key())
+                    .await
+                    .unwrap()
+                    .is_none(),
+                "{failpoint}: the purge record is cleared"
+            );
+            let beta_after: Vec<_> = records_but_bookkeeping(&*store)
+                .await
+                .into_iter()
+                .filter(|(_, v, _)| !String::from_utf8_lossy(v).contains("Gamma"))
+                .collect();
+            assert_eq!(
+                beta_after, beta_before,
+                "{failpoint}: beta is byte-identical"
+            );
+            let audit = in_scope(store.clone(), "acme", &model)
+                .audit(ever())
+                .await
+                .unwrap();
+            let purges = audit
+                .iter()
+                .filter(|a| a.action == AuditAction::ScopePurged)
+                .count();
+            assert_eq!(purges, 1, "{failpoint}: one purge, completed once");
+            check_consistent(&gamma).await;
+        });
+    }
+}
+
+#[cfg(feature = "failpoints")]
+#[test]
+fn fs_a_scope_purge_killed_at_each_failpoint_completes_on_the_next_lease() {
+    purge_crash(
+        "multiprocess::fs_a_scope_purge_killed_at_each_failpoint_completes_on_the_next_lease",
+        "fs",
+    );
+}
+
+#[cfg(feature = "failpoints")]
+#[test]
+fn sqlite_a_scope_purge_killed_at_each_failpoint_completes_on_the_next_lease() {
+    purge_crash(
+        "multiprocess::sqlite_a_scope_purge_killed_at_each_failpoint_completes_on_the_next_lease",
+        "sqlite",
+    );
+}
+
+#[cfg(feature = "failpoints")]
+#[test]
+fn redis_a_scope_purge_killed_at_each_failpoint_completes_on_the_next_lease() {
+    purge_crash(
+        "multiprocess::redis_a_scope_purge_killed_at_each_failpoint_completes_on_the_next_lease",
+        "redis",
+    );
+}
