@@ -89,8 +89,8 @@ fn place(backend: &str, name: &str) -> Option<Place> {
                 return None;
             }
             Some(Place {
-                store: format!("redis?prefix={prefix}"),
-                env: vec![("DREAM_REDIS_URL", url.clone())],
+                store: format!("{url}?prefix={prefix}"),
+                env: Vec::new(),
                 redis_prefix: Some((url, prefix)),
                 _schema: None,
             })
