@@ -49,7 +49,7 @@ enum Command {
     /// A memory's prior versions.
     History(memory::IdArgs),
     /// Restore a memory from the trash.
-    Restore(memory::IdArgs),
+    Restore(memory::RestoreArgs),
     /// Confirm a held memory after review: it becomes the person's word (audited).
     Confirm(memory::ConfirmArgs),
     /// Purge for good: everything of a scope (--scope NAME), or a text wherever it is

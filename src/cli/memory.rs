@@ -323,11 +323,26 @@ pub async fn history(global: &Global, args: IdArgs) -> Outcome {
     Ok(Found::Nothing)
 }
 
+/// What `restore` takes.
+#[derive(Debug, Args)]
+pub struct RestoreArgs {
+    /// The memory's id.
+    pub id: String,
+    /// Restore this trash entry (its ENTRY in `dream trash`) instead of the
+    /// newest; if the memory exists, the entry replaces it (the current version
+    /// goes to history).
+    #[arg(long, value_name = "ENTRY")]
+    pub entry: Option<String>,
+}
+
 /// Restores a memory from the trash.
-pub async fn restore(global: &Global, args: IdArgs) -> Outcome {
+pub async fn restore(global: &Global, args: RestoreArgs) -> Outcome {
     let id = MemoryId::new(args.id)?;
     let dream = global.open().await?;
-    let memory = dream.restore(&id).await?;
+    let memory = match &args.entry {
+        Some(entry) => dream.restore_entry(&id, entry).await?,
+        None => dream.restore(&id).await?,
+    };
     outln!("restored {} ({})", memory.id, escape(&memory.name))?;
     Ok(Found::Nothing)
 }
@@ -389,6 +404,7 @@ pub async fn trash(global: &Global, args: JsonFlag) -> Outcome {
         return print_json(&entries).map(|_| Found::Nothing);
     }
     let mut rows = vec![vec![
+        "ENTRY".into(),
         "MEMORY".into(),
         "TRASHED".into(),
         "PURGED AFTER".into(),
@@ -397,6 +413,7 @@ pub async fn trash(global: &Global, args: JsonFlag) -> Outcome {
     ]];
     for e in &entries {
         rows.push(vec![
+            e.id.clone(),
             e.memory.id.to_string(),
             e.at.to_rfc3339(),
             e.expires_at.to_rfc3339(),

@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use chrono::{DateTime, Utc};
 use clap::Args;
 use dream_core::{Memory, MemoryId};
-use dream_engine::ImportSource;
+use dream_engine::{Existing, ImportSource};
 use serde::Deserialize;
 use serde_json::{Map, Value};
 
@@ -64,7 +64,8 @@ pub async fn export(global: &Global, args: ExportArgs) -> Outcome {
 pub struct ImportArgs {
     /// JSONL of memories (- for stdin).
     pub file: PathBuf,
-    /// Replace memories whose id already exists (the old ones go to the trash).
+    /// Replace memories whose id already exists: unchanged ones are left alone,
+    /// changed ones updated with their prior version in history.
     #[arg(long)]
     pub replace: bool,
     /// Pin every imported memory (never pruned, never changed by a pass). A
@@ -134,12 +135,8 @@ pub fn parse_import(text: &str, now: DateTime<Utc>) -> Result<Vec<Memory>, CliEr
 pub async fn import(global: &Global, args: ImportArgs) -> Outcome {
     let memories = parse_import(&read_input(Some(&args.file))?, Utc::now())?;
     let dream = global.open_to_write().await?;
-    let mut existing = Vec::new();
-    for memory in &memories {
-        if dream.get(&memory.id).await?.is_some() {
-            existing.push(memory.id.clone());
-        }
-    }
+    let ids: Vec<MemoryId> = memories.iter().map(|m| m.id.clone()).collect();
+    let existing = dream.existing(&ids).await?;
     if !existing.is_empty() && !args.replace {
         return Err(CliError::usage(format!(
             "{} memories already exist (first: {}); pass --replace to replace them; nothing was imported",
@@ -147,24 +144,31 @@ pub async fn import(global: &Global, args: ImportArgs) -> Outcome {
             existing[0]
         )));
     }
-    for id in &existing {
-        dream.forget(id).await?;
-    }
+    let on_existing = if args.replace {
+        Existing::Replace
+    } else {
+        Existing::Refuse
+    };
     let bar = progress(memories.len() as u64, "import");
     let from = if args.untrusted {
         ImportSource::Untrusted
     } else {
         ImportSource::Person
     };
-    let (mut imported, mut quarantined, mut rejected) = (0, Vec::new(), Vec::new());
+    let (mut imported, mut replaced, mut unchanged) = (0, 0, 0);
+    let (mut quarantined, mut rejected) = (Vec::new(), Vec::new());
     {
         let mut batch = memories.into_iter().peekable();
         while batch.peek().is_some() {
             let chunk: Vec<Memory> = batch.by_ref().take(dream_engine::MAX_IMPORT).collect();
             let ids: Vec<MemoryId> = chunk.iter().map(|m| m.id.clone()).collect();
             let count = chunk.len() as u64;
-            let report = dream.import(chunk, args.pin, from).await?;
+            let report = dream
+                .import_with(chunk, args.pin, from, on_existing)
+                .await?;
             imported += report.imported.len();
+            replaced += report.replaced.len();
+            unchanged += report.unchanged.len();
             quarantined.extend(report.quarantined);
             rejected.extend(
                 report
@@ -178,6 +182,9 @@ pub async fn import(global: &Global, args: ImportArgs) -> Outcome {
     bar.finish_and_clear();
     let style = Style::detect();
     outln!("imported {imported}")?;
+    if args.replace {
+        outln!("replaced {replaced} (prior versions in history), {unchanged} unchanged")?;
+    }
     for entry in &quarantined {
         outln!("{} {}", style.bad("quarantined"), escape(entry))?;
     }

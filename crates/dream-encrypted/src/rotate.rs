@@ -4,7 +4,10 @@ use std::ops::ControlFlow;
 use std::sync::Arc;
 use std::time::Instant;
 
-use dream_core::{Key, Lease, Namespace, Record, RecordId, RecordStore, StoreError, Write};
+use bytes::Bytes;
+use dream_core::{
+    BatchOp, Key, Lease, Namespace, Precondition, Record, RecordId, RecordStore, StoreError, Write,
+};
 
 use crate::counter;
 use crate::envelope;
@@ -47,7 +50,8 @@ impl<S: RecordStore> EncryptedStore<S> {
     /// Re-encrypts every record of every namespace under the active key.
     ///
     /// Holds the rotation lease (if the inner store has leases) and writes each
-    /// record with compare-and-swap on the version it read, fenced by that lease,
+    /// page's records as one batch, each put compare-and-swap on the version it
+    /// read, fenced by that lease,
     /// so a record changed meanwhile is re-read, never overwritten, and a record
     /// deleted meanwhile stays deleted. Records already under the active key are
     /// skipped, so a rotation that was interrupted (crash, `LockLost`, or the
@@ -119,13 +123,15 @@ impl<S: RecordStore> EncryptedStore<S> {
                     .inner
                     .list(&namespace, cursor.as_ref(), self.options.rotation_batch)
                     .await?;
-                for entry in page.entries {
-                    self.keep_lease(guard).await?;
-                    let key = Key::new(namespace.clone(), entry.id);
-                    progress.scanned += 1;
-                    self.rotate_record(ring, guard, &key, entry.record, &mut progress)
-                        .await?;
-                }
+                self.keep_lease(guard).await?;
+                progress.scanned += page.entries.len() as u64;
+                let records = page
+                    .entries
+                    .into_iter()
+                    .map(|e| (Key::new(namespace.clone(), e.id), e.record))
+                    .collect();
+                self.rotate_page(ring, guard, records, &mut progress)
+                    .await?;
                 cursor = page.next;
                 if cursor.is_none() {
                     progress.namespaces_done += 1;
@@ -142,6 +148,74 @@ impl<S: RecordStore> EncryptedStore<S> {
         Ok(progress)
     }
 
+    /// Re-encrypts one page's records that are not under the active key as one
+    /// fenced batch, each put conditional on the version listed. Where the batch
+    /// stops at a record changed meanwhile, the rest go one by one
+    /// ([`Self::rotate_record`] re-reads them).
+    async fn rotate_page(
+        &self,
+        ring: &Arc<KeyRing>,
+        guard: &mut Guard,
+        records: Vec<(Key, Record)>,
+        progress: &mut RotationProgress,
+    ) -> Result<(), EncryptionError> {
+        let mut stale = Vec::with_capacity(records.len());
+        for (key, record) in records {
+            if envelope::key_id(&record.value) == Ok(ring.active()) {
+                progress.already_current += 1;
+            } else {
+                stale.push((key, record));
+            }
+        }
+        let mut ops = Vec::with_capacity(stale.len());
+        for (key, record) in &stale {
+            let plain = self.open_for_rotation(ring, key, record)?;
+            let sealed = self.seal(ring, key, plain).await?;
+            ops.push(BatchOp::put(
+                key.clone(),
+                sealed,
+                Precondition::Matches(record.version),
+            ));
+        }
+        let fence = match (&guard.lease, guard.fenced) {
+            (Some(lease), true) => Some(lease.fence()),
+            _ => None,
+        };
+        let applied = match self.inner.write_batch(&ops, fence).await {
+            Ok(outcomes) => outcomes.len(),
+            Err(StoreError::Conflict { .. }) => 0,
+            Err(StoreError::PartialBatch { applied, source })
+                if matches!(*source, StoreError::Conflict { .. }) =>
+            {
+                applied.len()
+            }
+            Err(err) => return Err(err.into()),
+        };
+        progress.reencrypted += applied as u64;
+        for (key, record) in stale.into_iter().skip(applied) {
+            self.keep_lease(guard).await?;
+            self.rotate_record(ring, guard, &key, record, progress)
+                .await?;
+        }
+        Ok(())
+    }
+
+    /// The plaintext of a record met by rotation; `Corrupt` when it fails to open.
+    fn open_for_rotation(
+        &self,
+        ring: &Arc<KeyRing>,
+        key: &Key,
+        record: &Record,
+    ) -> Result<Bytes, EncryptionError> {
+        envelope::open(ring, key, record.value.clone()).map_err(|failure| {
+            tracing::debug!(record = %key, kind = failure.as_str(), "rotation met a record that fails to open");
+            EncryptionError::Store(StoreError::Corrupt {
+                key: Some(key.clone()),
+                reason: "encrypted record failed authentication".to_owned(),
+            })
+        })
+    }
+
     async fn rotate_record(
         &self,
         ring: &Arc<KeyRing>,
@@ -155,16 +229,7 @@ impl<S: RecordStore> EncryptedStore<S> {
                 progress.already_current += 1;
                 return Ok(());
             }
-            let plain = match envelope::open(ring, key, record.value.clone()) {
-                Ok(plain) => plain,
-                Err(failure) => {
-                    tracing::debug!(record = %key, kind = failure.as_str(), "rotation met a record that fails to open");
-                    return Err(EncryptionError::Store(StoreError::Corrupt {
-                        key: Some(key.clone()),
-                        reason: "encrypted record failed authentication".to_owned(),
-                    }));
-                }
-            };
+            let plain = self.open_for_rotation(ring, key, &record)?;
             let sealed = self.seal(ring, key, plain).await?;
             let mut write = Write::matches(record.version);
             if guard.fenced

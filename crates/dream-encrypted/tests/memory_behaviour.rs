@@ -642,8 +642,9 @@ enum Interference {
     Stall(Duration),
 }
 
-/// A store that, the first time a `Matches` put reaches one of its targets,
-/// changes the record first, as a concurrent writer in another process would.
+/// A store that, the first time a `Matches` put (alone or in a batch) reaches
+/// one of its targets, changes the record first, as a concurrent writer in
+/// another process would.
 #[derive(Debug)]
 struct Interfering {
     inner: Arc<MemoryStore>,
@@ -659,19 +660,7 @@ impl RecordStore for Interfering {
         self.inner.get(key).await
     }
     async fn put(&self, key: &Key, value: Bytes, write: Write) -> Result<Version, StoreError> {
-        if matches!(write.pre, Precondition::Matches(_)) {
-            let action = self.actions.lock().expect("lock").remove(key);
-            match action {
-                Some(Interference::Overwrite(bytes)) => {
-                    self.inner.put(key, bytes, Write::any()).await?;
-                }
-                Some(Interference::Delete) => {
-                    self.inner.delete(key, Write::any()).await?;
-                }
-                Some(Interference::Stall(pause)) => tokio::time::sleep(pause).await,
-                None => {}
-            }
-        }
+        self.interfere(key, write.pre).await?;
         self.inner.put(key, value, write).await
     }
     async fn delete(&self, key: &Key, write: Write) -> Result<bool, StoreError> {
@@ -702,6 +691,9 @@ impl RecordStore for Interfering {
         ops: &[dream_core::BatchOp],
         fence: Option<dream_core::Fence>,
     ) -> Result<Vec<dream_core::BatchOutcome>, StoreError> {
+        for op in ops {
+            self.interfere(op.key(), op.pre()).await?;
+        }
         self.inner.write_batch(ops, fence).await
     }
     async fn list_versions(
@@ -716,6 +708,27 @@ impl RecordStore for Interfering {
     }
     async fn compact(&self) -> Result<(), StoreError> {
         self.inner.compact().await
+    }
+}
+
+impl Interfering {
+    /// Does what is planned for `key` before a `Matches` write of it, once.
+    async fn interfere(&self, key: &Key, pre: Precondition) -> Result<(), StoreError> {
+        if !matches!(pre, Precondition::Matches(_)) {
+            return Ok(());
+        }
+        let action = self.actions.lock().expect("lock").remove(key);
+        match action {
+            Some(Interference::Overwrite(bytes)) => {
+                self.inner.put(key, bytes, Write::any()).await?;
+            }
+            Some(Interference::Delete) => {
+                self.inner.delete(key, Write::any()).await?;
+            }
+            Some(Interference::Stall(pause)) => tokio::time::sleep(pause).await,
+            None => {}
+        }
+        Ok(())
     }
 }
 
@@ -870,7 +883,10 @@ async fn rotation_renews_its_lease() {
         .iter()
         .map(|k| (k.clone(), Interference::Stall(Duration::from_millis(300))))
         .collect();
-    let options = EncryptionOptions::default().rotation_ttl(Duration::from_secs(1));
+    // One record a page (one batch each), so the lease is renewed between them.
+    let options = EncryptionOptions::default()
+        .rotation_ttl(Duration::from_secs(1))
+        .rotation_batch(1);
     let store = Arc::new(EncryptedStore::with_options(
         Interfering {
             inner: inner.clone(),
@@ -936,9 +952,12 @@ async fn rotation_that_loses_its_lease_stops_and_resumes_later() {
         matches!(err, EncryptionError::Store(StoreError::LockLost { .. })),
         "{err:?}"
     );
-    // The stalled record was not rewritten: still readable, still under key 1.
-    let raw = inner.get(&stalled).await.expect("get").expect("present");
-    assert_eq!(&raw.value[5..9], &1u32.to_be_bytes());
+    // The page's batch was refused whole (the in-memory store's batches are
+    // atomic): the stalled record and its page-mates are still under key 1.
+    for k in &keys {
+        let raw = inner.get(k).await.expect("get").expect("present");
+        assert_eq!(&raw.value[5..9], &1u32.to_be_bytes(), "{k}");
+    }
     assert!(inner.release(competitor).await.expect("release"));
 
     let again = with_options(&inner, ring12(), options);
@@ -947,7 +966,7 @@ async fn rotation_that_loses_its_lease_stops_and_resumes_later() {
         .await
         .expect("resume");
     assert!(done.complete);
-    assert_eq!((done.already_current, done.reencrypted), (1, 2));
+    assert_eq!((done.already_current, done.reencrypted), (0, 3));
     for (i, k) in keys.iter().enumerate() {
         assert_eq!(
             again.get(k).await.expect("get").expect("present").value,

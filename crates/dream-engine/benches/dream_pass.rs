@@ -21,8 +21,9 @@ use chrono::{TimeZone, Utc};
 use criterion::{Criterion, black_box, criterion_group, criterion_main};
 use dream_core::testing::{MemoryStore, ScriptedModel};
 use dream_core::{
-    Key, Lease, LockName, Memory, MemoryId, MemoryKind, Message, Namespace, Page, Record, RecordId,
-    RecordStore, Role, StoreError, StoreInfo, Version, Write, async_trait, render_memory,
+    BatchOp, Key, Lease, LockName, Memory, MemoryId, MemoryKind, Message, Namespace, Page,
+    Precondition, Record, RecordId, RecordStore, Role, StoreError, StoreInfo, Version, Write,
+    async_trait, render_memory,
 };
 use dream_engine::{Dream, Options};
 use dream_fs::FsStore;
@@ -205,6 +206,8 @@ enum Op {
     Put(Key, Bytes, Option<LockName>),
     Delete(Key, Option<LockName>),
     List(Namespace, Option<RecordId>, usize),
+    ListVersions(Namespace, Option<RecordId>, usize),
+    Batch(Vec<BatchOp>, Option<LockName>),
     TryLease(LockName, Duration),
     Release(LockName),
 }
@@ -268,12 +271,16 @@ impl RecordStore for Recorder {
     async fn release(&self, lease: Lease) -> Result<bool, StoreError> {
         self.push(Op::Release(lease.lock().clone()));
         self.inner.release(lease).await
-    } // A dream pass makes no batches and lists no versions; forwarded unrecorded.
+    }
     async fn write_batch(
         &self,
-        ops: &[dream_core::BatchOp],
+        ops: &[BatchOp],
         fence: Option<dream_core::Fence>,
     ) -> Result<Vec<dream_core::BatchOutcome>, StoreError> {
+        self.push(Op::Batch(
+            ops.to_vec(),
+            fence.as_ref().map(|f| f.lock.clone()),
+        ));
         self.inner.write_batch(ops, fence).await
     }
     async fn list_versions(
@@ -282,6 +289,7 @@ impl RecordStore for Recorder {
         after: Option<&RecordId>,
         limit: usize,
     ) -> Result<dream_core::VersionPage, StoreError> {
+        self.push(Op::ListVersions(ns.clone(), after.cloned(), limit));
         self.inner.list_versions(ns, after, limit).await
     }
     async fn compact(&self) -> Result<(), StoreError> {
@@ -331,6 +339,26 @@ async fn replay(store: &Arc<dyn RecordStore>, ops: &[Op]) {
             }
             Op::List(ns, after, limit) => {
                 black_box(store.list(ns, after.as_ref(), *limit).await.unwrap());
+            }
+            Op::ListVersions(ns, after, limit) => {
+                black_box(
+                    store
+                        .list_versions(ns, after.as_ref(), *limit)
+                        .await
+                        .unwrap(),
+                );
+            }
+            Op::Batch(batch, lock) => {
+                // Unconditional, like the replayed puts and deletes.
+                let batch: Vec<BatchOp> = batch
+                    .iter()
+                    .map(|op| match op.value() {
+                        Some(v) => BatchOp::put(op.key().clone(), v.clone(), Precondition::Any),
+                        None => BatchOp::delete(op.key().clone(), Precondition::Any),
+                    })
+                    .collect();
+                let fence = lock.as_ref().map(|l| leases[l].fence());
+                store.write_batch(&batch, fence).await.unwrap();
             }
             Op::TryLease(l, ttl) => {
                 let lease = store.try_lease(l, *ttl).await.unwrap().expect("free lock");

@@ -247,6 +247,27 @@ impl Dream {
         }
     }
 
+    /// Every id of a namespace, page by page, without reading values.
+    pub(crate) async fn list_ids(
+        &self,
+        ns: &'static str,
+    ) -> Result<std::collections::HashSet<RecordId>> {
+        let ns = layout::namespace(ns);
+        let mut out = std::collections::HashSet::new();
+        let mut after: Option<RecordId> = None;
+        loop {
+            let page = self
+                .store
+                .list_versions(&ns, after.as_ref(), MAX_LIST_LIMIT)
+                .await?;
+            out.extend(page.entries.into_iter().map(|e| e.id));
+            match page.next {
+                Some(next) => after = Some(next),
+                None => return Ok(out),
+            }
+        }
+    }
+
     /// The entries of `ns` whose ids start with `prefix` (a valid id itself).
     pub(crate) async fn list_prefix(&self, ns: &'static str, prefix: &str) -> Result<Vec<Entry>> {
         let ns: Namespace = layout::namespace(ns);

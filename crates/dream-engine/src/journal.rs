@@ -1,34 +1,47 @@
 //! The journal: how a multi-record mutation becomes all-or-nothing.
 //!
-//! Under the store lease, the writer first stores `journal/current` holding every
-//! write of the mutation (the new bytes, the version and hash it expects to
-//! replace, the hash it will leave), then applies the writes one by one, each
-//! fenced, then deletes the journal. If the process dies in between, the next
-//! process that takes the lease rolls the journal forward before doing anything
-//! else: each write is applied when the record still holds its pre-image, skipped
-//! when it already holds its post-image. Opening a store never touches a journal.
+//! On a store with atomic batches ([`dream_core::Capabilities::atomic_batches`]) a
+//! mutation of at most [`MAX_BATCH_OPS`] writes is one fenced batch: the store
+//! applies all of it or none (a failed precondition rejects the whole batch), and
+//! no journal is written.
+//!
+//! Elsewhere (or for a longer mutation), under the store lease, the writer first
+//! stores `journal/current` holding every write of the mutation (the new bytes,
+//! the version and hash it expects to replace, the hash it will leave), then
+//! applies the writes as fenced batches (each record whole, made durable together),
+//! then deletes the journal. If the process dies in between, the next process that
+//! takes the lease rolls the journal forward before doing anything else: each
+//! write is applied when the record still holds its pre-image, skipped when it
+//! already holds its post-image. Opening a store never touches a journal.
 
 use std::sync::Arc;
 
 use bytes::Bytes;
 use chrono::{DateTime, Utc};
 use dream_core::failpoint::failpoint;
-use dream_core::{Key, Namespace, Record, RecordId, RecordStore, StoreError, Version, Write};
+use dream_core::store::MAX_BATCH_OPS;
+use dream_core::{
+    BatchOp, Key, Namespace, Precondition, Record, RecordId, RecordStore, StoreError, Version,
+    Write,
+};
 use serde::{Deserialize, Serialize};
 
-use crate::error::{DreamError, Result};
+use crate::error::Result;
 use crate::layout::{self, hash_bytes};
 use crate::lease::HeldLease;
 use crate::records::{from_json, to_json};
 
-/// The failpoints of apply, in the order they are reached. With the `failpoints`
-/// feature, setting `DREAM_FAILPOINT` to one of them kills the process there.
-pub const APPLY_FAILPOINTS: &[&str] = &[
+/// The failpoints of apply on a store with atomic batches, in the order they are
+/// reached. With the `failpoints` feature, setting `DREAM_FAILPOINT` to one of
+/// them kills the process there.
+pub const ATOMIC_APPLY_FAILPOINTS: &[&str] = &["apply-before-batch", "apply-after-batch"];
+
+/// The failpoints of a journaled apply (a store without atomic batches), in the
+/// order they are reached.
+pub const JOURNALED_APPLY_FAILPOINTS: &[&str] = &[
     "apply-before-journal",
     "apply-after-journal",
-    "apply-after-first-write",
-    "apply-before-generation",
-    "apply-after-generation",
+    "apply-after-records",
     "apply-after-journal-clear",
 ];
 
@@ -122,10 +135,19 @@ impl Op {
         Key::new(self.ns.clone(), self.id.clone())
     }
 
-    fn precondition(&self) -> Write {
+    fn precondition(&self) -> Precondition {
         match self.expect {
-            Some(v) => Write::matches(Version(v)),
-            None => Write::absent(),
+            Some(v) => Precondition::Matches(Version(v)),
+            None => Precondition::Absent,
+        }
+    }
+
+    /// The op as a batch operation with its precondition.
+    fn batch_op(&self) -> BatchOp {
+        let pre = self.precondition();
+        match &self.value {
+            Some(value) => BatchOp::put(self.key(), Bytes::copy_from_slice(value.as_bytes()), pre),
+            None => BatchOp::delete(self.key(), pre),
         }
     }
 }
@@ -148,7 +170,8 @@ pub(crate) struct Outcome {
     pub mismatches: Vec<Key>,
 }
 
-/// Writes the journal, applies every op fenced by `lease`, clears the journal.
+/// Applies every op fenced by `lease`: as one atomic batch where the store
+/// has them, else journal first, then the batches, then the journal cleared.
 /// The caller holds the lease and has rolled any leftover journal forward.
 pub(crate) async fn run(
     store: &Arc<dyn RecordStore>,
@@ -156,6 +179,14 @@ pub(crate) async fn run(
     journal: &Journal,
 ) -> Result<Outcome> {
     let fence = lease.fence();
+    if store.info().capabilities.atomic_batches && journal.ops.len() <= MAX_BATCH_OPS {
+        failpoint("apply-before-batch");
+        lease.check()?;
+        let batch: Vec<BatchOp> = journal.ops.iter().map(Op::batch_op).collect();
+        store.write_batch(&batch, Some(fence)).await?;
+        failpoint("apply-after-batch");
+        return Ok(Outcome::default());
+    }
     let jkey = layout::journal_key();
     failpoint("apply-before-journal");
     lease.check()?;
@@ -167,7 +198,8 @@ pub(crate) async fn run(
         )
         .await?;
     failpoint("apply-after-journal");
-    let outcome = apply_ops(store, lease, &journal.ops, true).await?;
+    let outcome = apply_batches(store, lease, &journal.ops).await?;
+    failpoint("apply-after-records");
     lease.check()?;
     store
         .delete(&jkey, Write::matches(jversion).fenced(fence))
@@ -188,7 +220,8 @@ pub(crate) async fn roll_forward(
     };
     let journal: Journal = from_json(&jkey, &record)?;
     tracing::info!(journal = %journal.id, ops = journal.ops.len(), "rolling a leftover journal forward");
-    let outcome = apply_ops(store, lease, &journal.ops, false).await?;
+    let mut outcome = Outcome::default();
+    careful_all(store, lease, &journal.ops, &mut outcome).await?;
     lease.check()?;
     store
         .delete(&jkey, Write::matches(record.version).fenced(lease.fence()))
@@ -200,41 +233,48 @@ pub(crate) async fn roll_forward(
     Ok(Some((journal.id, outcome)))
 }
 
-async fn apply_ops(
+/// Applies `ops` as fenced batches of at most [`MAX_BATCH_OPS`]. Where a batch
+/// stops at a failed precondition, the rest of it is applied one op at a time
+/// after looking at each record ([`careful`]).
+async fn apply_batches(
     store: &Arc<dyn RecordStore>,
     lease: &HeldLease,
     ops: &[Op],
-    first_run: bool,
 ) -> Result<Outcome> {
     let mut outcome = Outcome::default();
-    let generation = layout::generation_key();
-    for (index, op) in ops.iter().enumerate() {
+    for chunk in ops.chunks(MAX_BATCH_OPS) {
         lease.check()?;
-        let key = op.key();
-        let is_generation = key == generation;
-        if is_generation {
-            failpoint("apply-before-generation");
-        }
-        let done = if first_run {
-            match write(store, lease, op, &key, op.precondition()).await {
-                Ok(()) => true,
-                Err(DreamError::Store(StoreError::Conflict { .. })) => false,
-                Err(e) => return Err(e),
+        let batch: Vec<BatchOp> = chunk.iter().map(Op::batch_op).collect();
+        let rest = match store.write_batch(&batch, Some(lease.fence())).await {
+            Ok(_) => continue,
+            Err(StoreError::Conflict { .. }) => chunk,
+            Err(StoreError::PartialBatch { applied, source })
+                if matches!(*source, StoreError::Conflict { .. }) =>
+            {
+                &chunk[applied.len()..]
             }
-        } else {
-            false
+            Err(e) => return Err(e.into()),
         };
-        if !done && !careful(store, lease, op, &key).await? {
-            outcome.mismatches.push(key);
-        }
-        if index == 0 {
-            failpoint("apply-after-first-write");
-        }
-        if is_generation {
-            failpoint("apply-after-generation");
-        }
+        careful_all(store, lease, rest, &mut outcome).await?;
     }
     Ok(outcome)
+}
+
+/// Applies each op with [`careful`], noting the ones skipped.
+async fn careful_all(
+    store: &Arc<dyn RecordStore>,
+    lease: &HeldLease,
+    ops: &[Op],
+    outcome: &mut Outcome,
+) -> Result<()> {
+    for op in ops {
+        lease.check()?;
+        let key = op.key();
+        if !careful(store, lease, op, &key).await? {
+            outcome.mismatches.push(key);
+        }
+    }
+    Ok(())
 }
 
 /// Applies `op` after looking at the record: `Ok(false)` when it holds neither
@@ -294,6 +334,7 @@ async fn write(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::error::DreamError;
     use dream_core::testing::MemoryStore;
     use std::time::Duration;
 
@@ -451,6 +492,186 @@ mod tests {
         let err = run(&store, &lease, &journal).await.unwrap_err();
         assert!(matches!(err, DreamError::LockLost { .. }), "{err}");
         assert!(store.get(&k("a")).await.unwrap().is_none());
+        assert!(store.get(&layout::journal_key()).await.unwrap().is_none());
+    }
+
+    /// A memory store without atomic batches that notes, at every batch, whether
+    /// the journal was already stored.
+    #[derive(Debug, Default)]
+    struct NonAtomic {
+        inner: MemoryStore,
+        journal_seen: std::sync::Mutex<Vec<bool>>,
+    }
+
+    #[async_trait::async_trait]
+    impl RecordStore for NonAtomic {
+        fn info(&self) -> dream_core::StoreInfo {
+            let mut info = self.inner.info();
+            info.capabilities.atomic_batches = false;
+            info
+        }
+        async fn get(&self, key: &Key) -> std::result::Result<Option<Record>, StoreError> {
+            self.inner.get(key).await
+        }
+        async fn put(
+            &self,
+            key: &Key,
+            value: Bytes,
+            write: Write,
+        ) -> std::result::Result<Version, StoreError> {
+            self.inner.put(key, value, write).await
+        }
+        async fn delete(&self, key: &Key, write: Write) -> std::result::Result<bool, StoreError> {
+            self.inner.delete(key, write).await
+        }
+        async fn list(
+            &self,
+            namespace: &Namespace,
+            start_after: Option<&RecordId>,
+            limit: usize,
+        ) -> std::result::Result<dream_core::Page, StoreError> {
+            self.inner.list(namespace, start_after, limit).await
+        }
+        async fn namespaces(&self) -> std::result::Result<Vec<Namespace>, StoreError> {
+            self.inner.namespaces().await
+        }
+        async fn try_lease(
+            &self,
+            lock: &dream_core::LockName,
+            ttl: Duration,
+        ) -> std::result::Result<Option<dream_core::Lease>, StoreError> {
+            self.inner.try_lease(lock, ttl).await
+        }
+        async fn renew(
+            &self,
+            lease: &dream_core::Lease,
+            ttl: Duration,
+        ) -> std::result::Result<dream_core::Lease, StoreError> {
+            self.inner.renew(lease, ttl).await
+        }
+        async fn release(&self, lease: dream_core::Lease) -> std::result::Result<bool, StoreError> {
+            self.inner.release(lease).await
+        }
+        async fn write_batch(
+            &self,
+            ops: &[BatchOp],
+            fence: Option<dream_core::Fence>,
+        ) -> std::result::Result<Vec<dream_core::BatchOutcome>, StoreError> {
+            let journal = self.inner.get(&layout::journal_key()).await?.is_some();
+            self.journal_seen.lock().unwrap().push(journal);
+            self.inner.write_batch(ops, fence).await
+        }
+        async fn list_versions(
+            &self,
+            namespace: &Namespace,
+            start_after: Option<&RecordId>,
+            limit: usize,
+        ) -> std::result::Result<dream_core::VersionPage, StoreError> {
+            self.inner
+                .list_versions(namespace, start_after, limit)
+                .await
+        }
+    }
+
+    #[tokio::test]
+    async fn on_an_atomic_store_a_failed_precondition_rejects_the_whole_mutation() {
+        let (store, lease) = setup().await;
+        let v = store
+            .put(&k("b"), Bytes::from("old"), Write::any())
+            .await
+            .unwrap();
+        let stale = Record {
+            value: Bytes::from("old"),
+            version: Version(v.0 + 1000),
+        };
+        let journal = Journal {
+            id: "p5".into(),
+            at: Utc::now(),
+            ops: vec![
+                Op::create(k("a"), "new"),
+                Op::put(k("b"), "newer", Some(&stale)),
+            ],
+        };
+        let err = run(&store, &lease, &journal).await.unwrap_err();
+        assert!(
+            matches!(err, DreamError::Store(StoreError::Conflict { .. })),
+            "{err}"
+        );
+        assert_eq!(
+            value(&store, "a").await,
+            None,
+            "nothing of the batch written"
+        );
+        assert_eq!(value(&store, "b").await.as_deref(), Some("old"));
+        assert!(store.get(&layout::journal_key()).await.unwrap().is_none());
+    }
+
+    #[tokio::test]
+    async fn without_atomic_batches_the_journal_is_stored_before_the_batch_and_cleared_after() {
+        let inner = Arc::new(NonAtomic::default());
+        let store: Arc<dyn RecordStore> = inner.clone();
+        let lease = HeldLease::try_take(&store, &layout::dream_lock(), Duration::from_secs(5))
+            .await
+            .unwrap()
+            .unwrap();
+        let v = store
+            .put(&k("b"), Bytes::from("old"), Write::any())
+            .await
+            .unwrap();
+        let b = Record {
+            value: Bytes::from("old"),
+            version: v,
+        };
+        // One op more than a batch holds: two batches, both after the journal.
+        let mut ops: Vec<Op> = (0..MAX_BATCH_OPS)
+            .map(|i| Op::create(k(&format!("n{i}")), format!("v{i}")))
+            .collect();
+        ops.push(Op::put(k("b"), "newer", Some(&b)));
+        let journal = Journal {
+            id: "p6".into(),
+            at: Utc::now(),
+            ops,
+        };
+        let outcome = run(&store, &lease, &journal).await.unwrap();
+        assert!(outcome.mismatches.is_empty());
+        assert_eq!(*inner.journal_seen.lock().unwrap(), vec![true, true]);
+        assert_eq!(value(&store, "n999").await.as_deref(), Some("v999"));
+        assert_eq!(value(&store, "b").await.as_deref(), Some("newer"));
+        assert!(store.get(&layout::journal_key()).await.unwrap().is_none());
+    }
+
+    #[tokio::test]
+    async fn without_atomic_batches_a_conflict_skips_only_the_record_it_names() {
+        let inner = Arc::new(NonAtomic::default());
+        let store: Arc<dyn RecordStore> = inner.clone();
+        let lease = HeldLease::try_take(&store, &layout::dream_lock(), Duration::from_secs(5))
+            .await
+            .unwrap()
+            .unwrap();
+        let v = store
+            .put(&k("b"), Bytes::from("old"), Write::any())
+            .await
+            .unwrap();
+        let b = Record {
+            value: Bytes::from("old"),
+            version: v,
+        };
+        store
+            .put(&k("b"), Bytes::from("tampered"), Write::any())
+            .await
+            .unwrap();
+        let journal = Journal {
+            id: "p7".into(),
+            at: Utc::now(),
+            ops: vec![
+                Op::create(k("a"), "new"),
+                Op::put(k("b"), "newer", Some(&b)),
+            ],
+        };
+        let outcome = run(&store, &lease, &journal).await.unwrap();
+        assert_eq!(outcome.mismatches, vec![k("b")]);
+        assert_eq!(value(&store, "a").await.as_deref(), Some("new"));
+        assert_eq!(value(&store, "b").await.as_deref(), Some("tampered"));
         assert!(store.get(&layout::journal_key()).await.unwrap().is_none());
     }
 }

@@ -53,10 +53,10 @@ pub use diff::escape_for_display;
 pub use dream::Dream;
 pub use error::{DreamError, Result};
 pub use events::{EVENT_CAPACITY, Event};
-pub use journal::APPLY_FAILPOINTS;
+pub use journal::{ATOMIC_APPLY_FAILPOINTS, JOURNALED_APPLY_FAILPOINTS};
 pub use manage::{
-    Confirmed, HistoryEntry, ImportReport, ImportSource, MAX_IMPORT, NewMemory, Purged, Remembered,
-    Stats, TrashEntry,
+    Confirmed, Existing, HistoryEntry, ImportReport, ImportSource, MAX_IMPORT, NewMemory, Purged,
+    Remembered, Stats, TrashEntry,
 };
 pub use options::{
     MAX_MESSAGE_BYTES, MAX_MESSAGES_PER_SESSION, MAX_SESSION_BYTES, Options, limits,

@@ -4,6 +4,7 @@
 //! fenced, generation-bumping commit as a dream pass.
 
 use chrono::{DateTime, Duration, Utc};
+use dream_core::store::MAX_BATCH_OPS;
 use dream_core::{Memory, MemoryId, MemoryKind, MemoryStatus, RecordId, Role, Scope, parse_memory};
 use serde::Serialize;
 use serde_json::{Map, Value};
@@ -25,8 +26,6 @@ use crate::records::{
 
 /// Most memories one import call takes.
 pub const MAX_IMPORT: usize = 1000;
-/// Memories committed per journal during an import.
-const IMPORT_CHUNK: usize = 50;
 
 /// A memory a person asks Dream to remember. The engine assigns its id, scope
 /// and timestamps; it is pinned (never pruned, never changed by a pass).
@@ -156,11 +155,26 @@ pub struct Purged {
     pub trash: usize,
 }
 
+/// What an import does with a memory whose id exists.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Existing {
+    /// Refuse it (the others are imported).
+    #[default]
+    Refuse,
+    /// Replace it: an unchanged one is left untouched, a changed one is updated
+    /// with its prior version in history (a quarantined new version leaves it).
+    Replace,
+}
+
 /// What an import did, per memory.
 #[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct ImportReport {
-    /// Imported ids.
+    /// Imported ids (new memories).
     pub imported: Vec<MemoryId>,
+    /// Existing memories updated to the imported version (prior one in history).
+    pub replaced: Vec<MemoryId>,
+    /// Existing memories the import left alone: they already said the same.
+    pub unchanged: Vec<MemoryId>,
     /// Quarantine entries (instruction- or secret-shaped memories).
     pub quarantined: Vec<String>,
     /// Refused, by position in the input, with the reason.
@@ -559,28 +573,66 @@ impl Dream {
     /// Brings a memory back from the trash (its newest unexpired copy). Refused
     /// when a memory with its id exists, or when the scanner now flags it.
     pub async fn restore(&self, id: &MemoryId) -> Result<Memory> {
+        self.restore_from(id, None).await
+    }
+
+    /// Brings back one trash entry (an id from [`Dream::trash`]) of memory `id`.
+    /// When the memory exists, the entry replaces it and the current version goes
+    /// to history. Refused when the scanner now flags the entry.
+    pub async fn restore_entry(&self, id: &MemoryId, entry: &str) -> Result<Memory> {
+        self.restore_from(id, Some(entry)).await
+    }
+
+    async fn restore_from(&self, id: &MemoryId, entry: Option<&str>) -> Result<Memory> {
         let lease = self.lock().await?;
-        let result = self.restore_locked(&lease, id).await;
+        let result = self.restore_locked(&lease, id, entry).await;
         lease.release().await;
         let memory = result?;
         self.emit(Event::MemoryRestored { memory: id.clone() });
         Ok(memory)
     }
 
-    async fn restore_locked(&self, lease: &HeldLease, id: &MemoryId) -> Result<Memory> {
+    async fn restore_locked(
+        &self,
+        lease: &HeldLease,
+        id: &MemoryId,
+        entry: Option<&str>,
+    ) -> Result<Memory> {
         let now = self.now();
         let key = layout::key(layout::MEMORIES, id.clone());
-        if self.store.get(&key).await?.is_some() {
-            return Err(DreamError::AlreadyExists {
-                what: "memory",
-                id: id.to_string(),
+        let current = match self.store.get(&key).await? {
+            Some(record) if entry.is_some() => match self.parse_entry(&key.id, &record) {
+                Some(m) if m.scope == self.scope => Some((m, record)),
+                _ => {
+                    return Err(DreamError::AlreadyExists {
+                        what: "memory",
+                        id: id.to_string(),
+                    });
+                }
+            },
+            Some(_) => {
+                return Err(DreamError::AlreadyExists {
+                    what: "memory",
+                    id: id.to_string(),
+                });
+            }
+            None => None,
+        };
+        let chosen = self
+            .trash_records()
+            .await?
+            .into_iter()
+            .rfind(|(rid, _, t)| {
+                &t.memory_id == id
+                    && t.scope == self.scope
+                    && self.trash_expiry(t.at) > now
+                    && entry.is_none_or(|e| rid.as_str() == e)
             });
-        }
-        let newest = self.trash_records().await?.into_iter().rfind(|(_, _, t)| {
-            &t.memory_id == id && t.scope == self.scope && self.trash_expiry(t.at) > now
-        });
-        let Some((rid, record, t)) = newest else {
-            return Err(DreamError::not_found("trash entry for memory", id));
+        let Some((rid, record, t)) = chosen else {
+            return Err(match entry {
+                Some(e) => DreamError::not_found("trash entry", e),
+                None => DreamError::not_found("trash entry for memory", id),
+            });
         };
         let tkey = layout::key(layout::TRASH, rid);
         let memory = parse_memory(&t.markdown).map_err(|e| DreamError::corrupt(&tkey, e))?;
@@ -593,10 +645,21 @@ impl Dream {
                 ),
             });
         }
+        let op_id = self.ids.next(now);
         let (generation, gen_record) = self.read_generation().await?;
         let (text, hash) = self.rendered(&memory);
-        let ops = vec![
-            Op::create(key, text),
+        let mut ops = Vec::new();
+        match &current {
+            Some((before, record)) => {
+                ops.extend(
+                    self.history_ops(id, before, AuditAction::Restored, &op_id, now)
+                        .await?,
+                );
+                ops.push(Op::put(key, text, Some(record)));
+            }
+            None => ops.push(Op::create(key, text)),
+        }
+        ops.extend([
             Op::delete(tkey, &record),
             self.audit_op(
                 AuditEntry::new(
@@ -608,8 +671,8 @@ impl Dream {
                 .hash(hash),
             ),
             self.bump_op(generation, gen_record.as_ref()),
-        ];
-        self.commit(lease, &self.ids.next(now), ops).await?;
+        ]);
+        self.commit(lease, &op_id, ops).await?;
         Ok(memory)
     }
 
@@ -914,6 +977,16 @@ impl Dream {
         })
     }
 
+    /// Which of `ids` a stored memory (of any scope) already has; reads ids only.
+    pub async fn existing(&self, ids: &[MemoryId]) -> Result<Vec<MemoryId>> {
+        let present = self.list_ids(layout::MEMORIES).await?;
+        Ok(ids
+            .iter()
+            .filter(|id| present.contains(&RecordId::from((*id).clone())))
+            .cloned()
+            .collect())
+    }
+
     /// Imports Markdown memories (as `render_memory` writes them) through the
     /// write gate. See [`Dream::import`].
     pub async fn import_markdown(
@@ -938,6 +1011,8 @@ impl Dream {
         }
         let inner = self.import(parsed, pin, from).await?;
         report.imported = inner.imported;
+        report.replaced = inner.replaced;
+        report.unchanged = inner.unchanged;
         report.quarantined = inner.quarantined;
         report
             .rejected
@@ -952,13 +1027,25 @@ impl Dream {
     /// never grants itself trust: its `pinned`, `supersedes`, `status`, `sources`,
     /// `evidence` and `scope` are the engine's — provenance from `from`, so an
     /// export of another system is held at recall until a person confirms it. At
-    /// most [`MAX_IMPORT`] per call; committed in journaled chunks, each bumping
-    /// the generation. `max_memories` is enforced by the next pass.
+    /// most [`MAX_IMPORT`] per call, under one lease, committed in batches, each
+    /// bumping the generation. `max_memories` is enforced by the next pass.
     pub async fn import(
         &self,
         memories: Vec<Memory>,
         pin: bool,
         from: ImportSource,
+    ) -> Result<ImportReport> {
+        self.import_with(memories, pin, from, Existing::Refuse)
+            .await
+    }
+
+    /// [`Dream::import`], doing with memories whose id exists what `existing` says.
+    pub async fn import_with(
+        &self,
+        memories: Vec<Memory>,
+        pin: bool,
+        from: ImportSource,
+        existing: Existing,
     ) -> Result<ImportReport> {
         if memories.len() > MAX_IMPORT {
             return Err(DreamError::invalid(
@@ -999,9 +1086,11 @@ impl Dream {
                 Err(reason) => report.rejected.push((i, reason)),
             }
         }
-        for chunk in admitted.chunks(IMPORT_CHUNK) {
+        if !admitted.is_empty() {
             let lease = self.lock().await?;
-            let result = self.import_chunk(&lease, chunk, &mut report).await;
+            let result = self
+                .import_locked(&lease, admitted, existing, &mut report)
+                .await;
             lease.release().await;
             result?;
         }
@@ -1009,48 +1098,96 @@ impl Dream {
         Ok(report)
     }
 
-    async fn import_chunk(
+    /// Imports `admitted` under `lease`, in batches of at most `MAX_BATCH_OPS`
+    /// writes, reading only the ids of the memories already there.
+    async fn import_locked(
         &self,
         lease: &HeldLease,
-        chunk: &[(usize, Memory, Admission)],
+        admitted: Vec<(usize, Memory, Admission)>,
+        existing: Existing,
         report: &mut ImportReport,
     ) -> Result<()> {
-        let now = self.now();
-        let mut ops = Vec::new();
-        let mut created = Vec::new();
-        let mut quarantined = Vec::new();
-        for (i, m, admission) in chunk {
+        let present = self.list_ids(layout::MEMORIES).await?;
+        let mut batch = ImportBatch::default();
+        for (i, mut m, admission) in admitted {
             let key = layout::key(layout::MEMORIES, m.id.clone());
-            if self.store.get(&key).await?.is_some() {
-                report
-                    .rejected
-                    .push((*i, "a memory with this id exists".into()));
+            let old = if present.contains(&key.id) {
+                if existing == Existing::Refuse {
+                    report
+                        .rejected
+                        .push((i, "a memory with this id exists".into()));
+                    continue;
+                }
+                match self.read_memory(&m.id).await? {
+                    Some(old) => Some(old),
+                    None => {
+                        report
+                            .rejected
+                            .push((i, "a memory with this id exists in another scope".into()));
+                        continue;
+                    }
+                }
+            } else {
+                None
+            };
+            if let Some((before, _)) = &old
+                && same_assertion(before, &m)
+            {
+                report.unchanged.push(m.id.clone());
                 continue;
             }
-            match admission {
+            let now = self.now();
+            let mut ops = Vec::new();
+            let done = match admission {
                 Admission::Admit { rules } => {
-                    let (text, hash) = self.rendered(m);
-                    ops.push(Op::create(key, text));
+                    if let Some((before, _)) = &old {
+                        m.created_at = before.created_at;
+                        m.updated_at = now;
+                    }
+                    let (text, hash) = self.rendered(&m);
+                    let reason = match &old {
+                        Some((before, record)) => {
+                            let pass = batch.id(self, now);
+                            ops.extend(
+                                self.history_ops(&m.id, before, AuditAction::Imported, &pass, now)
+                                    .await?,
+                            );
+                            ops.push(Op::put(key, text, Some(record)));
+                            "replaced by an import (the prior version is in history)"
+                        }
+                        None => {
+                            ops.push(Op::create(key, text));
+                            "imported"
+                        }
+                    };
                     ops.push(
                         self.audit_op(
-                            AuditEntry::new(AuditAction::Imported, Actor::Person, "imported")
+                            AuditEntry::new(AuditAction::Imported, Actor::Person, reason)
                                 .memory(&m.id)
-                                .rules(rules.clone())
+                                .rules(rules)
                                 .hash(hash.clone()),
                         ),
                     );
-                    created.push((m.id.clone(), hash));
+                    Imported::Memory {
+                        id: m.id.clone(),
+                        hash,
+                        replaced: old.is_some(),
+                    }
                 }
                 Admission::Quarantine(scan) => {
+                    let kind = match old {
+                        Some(_) => ProposalKind::Update,
+                        None => ProposalKind::Create,
+                    };
                     let q = quarantine_record(
                         &self.scanners,
                         &self.ids,
                         now,
                         &self.scope,
                         QuarantineSource::Import,
-                        ProposalKind::Create,
-                        m,
-                        scan,
+                        kind,
+                        &m,
+                        &scan,
                         Vec::new(),
                     );
                     ops.push(Op::create(
@@ -1069,29 +1206,117 @@ impl Dream {
                             .hash(q.hash.clone()),
                         ),
                     );
-                    quarantined.push((q.id, scan.rules()));
+                    Imported::Quarantined {
+                        entry: q.id,
+                        rules: scan.rules(),
+                    }
                 }
+            };
+            // One write more for the generation.
+            if batch.ops.len() + ops.len() + 1 > MAX_BATCH_OPS {
+                self.commit_import(lease, &mut batch, report).await?;
             }
+            batch.ops.extend(ops);
+            batch.done.push(done);
         }
-        if !created.is_empty() {
+        self.commit_import(lease, &mut batch, report).await
+    }
+
+    /// Commits what `batch` gathered (with a generation bump when a memory
+    /// changed), reports it, and empties it.
+    async fn commit_import(
+        &self,
+        lease: &HeldLease,
+        batch: &mut ImportBatch,
+        report: &mut ImportReport,
+    ) -> Result<()> {
+        if batch.ops.is_empty() {
+            return Ok(());
+        }
+        let now = self.now();
+        let id = batch.id(self, now);
+        let mut ops = std::mem::take(&mut batch.ops);
+        if batch
+            .done
+            .iter()
+            .any(|d| matches!(d, Imported::Memory { .. }))
+        {
             let (generation, gen_record) = self.read_generation().await?;
             ops.push(self.bump_op(generation, gen_record.as_ref()));
         }
-        self.commit(lease, &self.ids.next(now), ops).await?;
-        for (id, hash) in created {
-            self.emit(Event::MemoryCreated {
-                memory: id.clone(),
-                hash,
-            });
-            report.imported.push(id);
-        }
-        for (entry, rules) in quarantined {
-            self.emit(Event::Quarantined {
-                entry: entry.clone(),
-                rules,
-            });
-            report.quarantined.push(entry);
+        let outcome = self.commit(lease, &id, ops).await?;
+        batch.id = None;
+        for done in std::mem::take(&mut batch.done) {
+            match done {
+                Imported::Memory { id, hash, replaced } => {
+                    let key = layout::key(layout::MEMORIES, id.clone());
+                    if outcome.mismatches.contains(&key) {
+                        tracing::warn!(memory = %id, "an imported memory changed under the import; left as it was");
+                        continue;
+                    }
+                    if replaced {
+                        self.emit(Event::MemoryUpdated {
+                            memory: id.clone(),
+                            hash,
+                        });
+                        report.replaced.push(id);
+                    } else {
+                        self.emit(Event::MemoryCreated {
+                            memory: id.clone(),
+                            hash,
+                        });
+                        report.imported.push(id);
+                    }
+                }
+                Imported::Quarantined { entry, rules } => {
+                    self.emit(Event::Quarantined {
+                        entry: entry.clone(),
+                        rules,
+                    });
+                    report.quarantined.push(entry);
+                }
+            }
         }
         Ok(())
     }
+}
+
+/// The writes of an import gathered for one commit, and what each memory became.
+#[derive(Default)]
+struct ImportBatch {
+    /// The commit's id, named once it is first needed.
+    id: Option<String>,
+    ops: Vec<Op>,
+    done: Vec<Imported>,
+}
+
+impl ImportBatch {
+    /// The commit's id (also the `pass` of the history it writes).
+    fn id(&mut self, dream: &Dream, now: DateTime<Utc>) -> String {
+        self.id.get_or_insert_with(|| dream.ids.next(now)).clone()
+    }
+}
+
+/// What one imported memory became.
+enum Imported {
+    /// Stored: a new memory, or an existing one replaced.
+    Memory {
+        id: MemoryId,
+        hash: String,
+        replaced: bool,
+    },
+    /// Held in the quarantine.
+    Quarantined { entry: String, rules: Vec<String> },
+}
+
+/// Whether `imported` says what `stored` says: the same kind, words, tags,
+/// expiry and metadata (timestamps and engine fields aside).
+fn same_assertion(stored: &Memory, imported: &Memory) -> bool {
+    stored.kind == imported.kind
+        && stored.name == imported.name
+        && stored.description == imported.description
+        && stored.content == imported.content
+        && stored.tags == imported.tags
+        && stored.expires_at == imported.expires_at
+        && stored.metadata == imported.metadata
 }

@@ -369,6 +369,51 @@ fn redis_two_processes_dream_at_once_while_a_third_logs() {
     );
 }
 
+/// What a kill at a failpoint of apply must leave.
+#[cfg(feature = "failpoints")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum AfterKill {
+    /// Nothing of the pass was written: it happens again.
+    Redone,
+    /// The journal was left: the next lease holder rolls it forward.
+    RolledForward,
+    /// The pass was wholly written and nothing is left to do.
+    Done,
+}
+
+/// The failpoints a pass's apply reaches on `store`, each with what a kill there
+/// must leave: on a store with atomic batches one batch (all or none of it, a
+/// kill inside the store's transaction included), elsewhere the journal first,
+/// then batches of whole records (a kill between two records included), then
+/// the journal cleared.
+#[cfg(feature = "failpoints")]
+fn apply_failpoints(store: &dyn RecordStore) -> Vec<(&'static str, AfterKill)> {
+    let info = store.info();
+    if info.capabilities.atomic_batches {
+        let mut points = vec![(dream_engine::ATOMIC_APPLY_FAILPOINTS[0], AfterKill::Redone)];
+        if info.name == "sqlite" {
+            points.push((dream_sqlite::FAILPOINT_BATCH, AfterKill::Redone));
+        }
+        points.push((dream_engine::ATOMIC_APPLY_FAILPOINTS[1], AfterKill::Done));
+        assert_eq!(dream_engine::ATOMIC_APPLY_FAILPOINTS.len(), 2);
+        return points;
+    }
+    let [before, after, records, cleared] = dream_engine::JOURNALED_APPLY_FAILPOINTS else {
+        panic!("four journaled failpoints");
+    };
+    let mut points = vec![
+        (*before, AfterKill::Redone),
+        (*after, AfterKill::RolledForward),
+    ];
+    if info.name == "fs" {
+        points.push(("fs.batch.after_temp_writes", AfterKill::RolledForward));
+        points.push(("fs.batch.after_first_apply", AfterKill::RolledForward));
+    }
+    points.push((*records, AfterKill::RolledForward));
+    points.push((*cleared, AfterKill::Done));
+    points
+}
+
 /// A process killed at each failpoint of apply; a second `Dream`, open before the
 /// crash, then dreams: the store is consistent and the pass either fully
 /// happened (rolled forward from the journal) or happens again.
@@ -384,7 +429,14 @@ fn crash(test: &str, backend: &'static str) {
             println!("SURVIVED {report:?}");
         });
     }
-    for failpoint in dream_engine::APPLY_FAILPOINTS {
+    let points = {
+        let Some(place) = Place::new(backend) else {
+            return;
+        };
+        let store = runtime().block_on(open_store(backend, &place.location));
+        apply_failpoints(&*store)
+    };
+    for (failpoint, after_kill) in points {
         let Some(place) = Place::new(backend) else {
             return;
         };
@@ -400,7 +452,7 @@ fn crash(test: &str, backend: &'static str) {
             }
             parent
         });
-        let fp = [(dream_core::failpoint::FAILPOINT_ENV, *failpoint)];
+        let fp = [(dream_core::failpoint::FAILPOINT_ENV, failpoint)];
         let mut child = spawn(test, "crasher", &place, &fp);
         let status = child.wait(Duration::from_secs(120)).unwrap();
         assert_eq!(
@@ -409,8 +461,6 @@ fn crash(test: &str, backend: &'static str) {
             "{failpoint}: the child did not die at its failpoint: {:?}",
             child.drain_lines()
         );
-        let journal_written = *failpoint != "apply-before-journal";
-        let cleared = *failpoint == "apply-after-journal-clear";
 
         rt.block_on(async {
             // Past every lease of the dead process (3 × TTL).
@@ -434,7 +484,7 @@ fn crash(test: &str, backend: &'static str) {
             let rolled = audit
                 .iter()
                 .any(|a| a.action == AuditAction::JournalRolledForward);
-            if journal_written && !cleared {
+            if after_kill == AfterKill::RolledForward {
                 // The pass fully happens: rolled forward by the fresh lease holder.
                 assert!(rolled, "{failpoint}");
                 assert!(report.rolled_forward.is_some(), "{failpoint}");
@@ -443,7 +493,7 @@ fn crash(test: &str, backend: &'static str) {
                     report.skipped,
                     Some(dream_engine::SkipReason::NothingPending)
                 );
-            } else if cleared {
+            } else if after_kill == AfterKill::Done {
                 assert!(!rolled, "{failpoint}");
                 assert_eq!(parent_model.calls(), 0, "{failpoint}");
             } else {
