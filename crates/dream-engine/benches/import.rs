@@ -124,6 +124,9 @@ impl RecordStore for Timed {
     async fn namespaces(&self) -> Result<Vec<Namespace>, StoreError> {
         self.time(self.inner.namespaces()).await
     }
+    async fn compact(&self) -> Result<(), StoreError> {
+        self.time(self.inner.compact()).await
+    }
     async fn try_lease(&self, lock: &LockName, ttl: Duration) -> Result<Option<Lease>, StoreError> {
         self.time(self.inner.try_lease(lock, ttl)).await
     }

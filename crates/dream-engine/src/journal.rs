@@ -535,6 +535,9 @@ mod tests {
         async fn namespaces(&self) -> std::result::Result<Vec<Namespace>, StoreError> {
             self.inner.namespaces().await
         }
+        async fn compact(&self) -> std::result::Result<(), StoreError> {
+            self.inner.compact().await
+        }
         async fn try_lease(
             &self,
             lock: &dream_core::LockName,

@@ -583,9 +583,14 @@ fn purge_crash(test: &str, backend: &'static str) {
             println!("SURVIVED {report:?}");
         });
     }
-    let failpoints = dream_engine::PURGE_FAILPOINTS
-        .iter()
-        .chain(dream_engine::APPLY_FAILPOINTS);
+    // A purge's chunks commit like a pass's apply: one batch where batches are atomic,
+    // the journal first elsewhere.
+    let apply = if backend == "sqlite" {
+        dream_engine::ATOMIC_APPLY_FAILPOINTS
+    } else {
+        dream_engine::JOURNALED_APPLY_FAILPOINTS
+    };
+    let failpoints = dream_engine::PURGE_FAILPOINTS.iter().chain(apply);
     for failpoint in failpoints {
         let Some(place) = Place::new(backend) else {
             return;
