@@ -94,7 +94,7 @@ use std::borrow::Cow;
 use std::collections::HashMap;
 use std::fmt;
 use std::ops::Range;
-use std::sync::{Arc, LazyLock};
+use std::sync::{Arc, LazyLock, OnceLock};
 
 use aho_corasick::{AhoCorasick, AhoCorasickKind, MatchKind};
 use regex_automata::Input;
@@ -357,8 +357,50 @@ struct Compiled {
     /// Per literal: a phrase-rule hit must start a word (or follow a join).
     word_start: Vec<bool>,
     targets: Vec<Vec<Target>>,
-    norm: Vec<(rules::NormRule, Regex)>,
-    secret: Vec<(secrets::SecretRule, Regex)>,
+    norm: Vec<LazyRule<rules::NormRule>>,
+    secret: Vec<LazyRule<secrets::SecretRule>>,
+}
+
+/// A rule and its regex, compiled the first time the rule is triggered: most texts
+/// trigger a few of the rules, and compiling all of them up front cost every process
+/// about half a second.
+struct LazyRule<R> {
+    rule: R,
+    regex: OnceLock<Regex>,
+}
+
+impl<R> LazyRule<R> {
+    fn new(rule: R) -> Self {
+        LazyRule {
+            rule,
+            regex: OnceLock::new(),
+        }
+    }
+}
+
+impl LazyRule<rules::NormRule> {
+    /// The rule's regex; panics on a malformed rule (a unit test compiles them all).
+    fn regex(&self) -> &Regex {
+        self.regex.get_or_init(|| {
+            let r = &self.rule;
+            let hir =
+                regex_syntax::parse(&r.regex).unwrap_or_else(|e| panic!("rule {}: {e}", r.id));
+            let prefilter = pattern::prefix_is_selective(&hir);
+            Regex::builder()
+                .configure(Regex::config().auto_prefilter(prefilter))
+                .build_from_hir(&hir)
+                .unwrap_or_else(|e| panic!("rule {}: {e}", r.id))
+        })
+    }
+}
+
+impl LazyRule<secrets::SecretRule> {
+    /// The rule's regex; panics on a malformed rule (a unit test compiles them all).
+    fn regex(&self) -> &Regex {
+        self.regex.get_or_init(|| {
+            Regex::new(self.rule.regex).unwrap_or_else(|e| panic!("rule {}: {e}", self.rule.id))
+        })
+    }
 }
 
 /// The rules every [`Scanner::new`] of a process shares, compiled on first use.
@@ -387,33 +429,19 @@ impl Compiled {
             });
             targets[i].push(t);
         };
-        let norm: Vec<(rules::NormRule, Regex)> = rules::norm_rules()
-            .into_iter()
-            .map(|r| {
-                let hir =
-                    regex_syntax::parse(&r.regex).unwrap_or_else(|e| panic!("rule {}: {e}", r.id));
-                let prefilter = pattern::prefix_is_selective(&hir);
-                let re = Regex::builder()
-                    .configure(Regex::config().auto_prefilter(prefilter))
-                    .build_from_hir(&hir)
-                    .unwrap_or_else(|e| panic!("rule {}: {e}", r.id));
-                (r, re)
-            })
-            .collect();
-        for (i, (r, _)) in norm.iter().enumerate() {
-            for a in &r.anchors {
+        let norm: Vec<LazyRule<rules::NormRule>> =
+            rules::norm_rules().into_iter().map(LazyRule::new).collect();
+        for (i, r) in norm.iter().enumerate() {
+            for a in &r.rule.anchors {
                 add(a.0.clone(), Target::Norm(i as u16, a.1));
             }
         }
-        let secret: Vec<(secrets::SecretRule, Regex)> = secrets::secret_rules()
+        let secret: Vec<LazyRule<secrets::SecretRule>> = secrets::secret_rules()
             .into_iter()
-            .map(|r| {
-                let re = Regex::new(r.regex).unwrap_or_else(|e| panic!("rule {}: {e}", r.id));
-                (r, re)
-            })
+            .map(LazyRule::new)
             .collect();
-        for (i, (r, _)) in secret.iter().enumerate() {
-            for a in r.anchors {
+        for (i, r) in secret.iter().enumerate() {
+            for a in r.rule.anchors {
                 add(normalize::normalize_literal(a), Target::Secret(i as u16));
             }
         }
@@ -750,7 +778,7 @@ impl Scanner {
             for t in &c.targets[pid] {
                 match *t {
                     Target::Norm(r, whole) => {
-                        let rule = &c.norm[r as usize].0;
+                        let rule = &c.norm[r as usize].rule;
                         if mid_word || ctx.secrets_only || rule.modes & ctx.mode_bit == 0 {
                             continue;
                         }
@@ -768,7 +796,7 @@ impl Scanner {
                     Target::Secret(_) | Target::Pem if !with_secrets => {}
                     Target::Secret(r) => {
                         let o = norm.to_original(m.start()..m.end());
-                        let radius = c.secret[r as usize].0.radius;
+                        let radius = c.secret[r as usize].rule.radius;
                         jobs.push((
                             SECRET_KEY + r as usize,
                             o.start.saturating_sub(radius),
@@ -805,7 +833,7 @@ impl Scanner {
         let mut secret_found: Vec<(Finding, usize)> = Vec::new();
         for (k, s, e) in merged {
             if k < SECRET_KEY {
-                let (rule, re) = &c.norm[k];
+                let (rule, re) = (&c.norm[k].rule, c.norm[k].regex());
                 let s = secrets::floor_boundary(ntext, s);
                 let e = secrets::ceil_boundary(ntext, e);
                 let mut at = s;
@@ -845,7 +873,7 @@ impl Scanner {
                 }
             } else {
                 let idx = k - SECRET_KEY;
-                let (rule, re) = &c.secret[idx];
+                let (rule, re) = (&c.secret[idx].rule, c.secret[idx].regex());
                 let s = secrets::floor_boundary(text, s);
                 let e = secrets::ceil_boundary(text, e);
                 let mut caps = re.create_captures();
