@@ -2,6 +2,7 @@
 
 use std::borrow::Cow;
 
+use dream_core::ModelError;
 use dream_scan::{Category, Finding, Mode, Report, Scanner, Verdict};
 use serde_json::{Map, Value};
 
@@ -154,5 +155,54 @@ impl Scanners {
             }
             other => other.clone(),
         }
+    }
+}
+
+/// A model's error with the secret-shaped parts of its messages redacted as session
+/// text is (a provider's error body may echo a key): what the engine logs, audits,
+/// emits and returns. Applies to every model, whatever redaction it does itself.
+pub(crate) fn redact_model_error(error: ModelError) -> ModelError {
+    let redact = |text: String| match Scanner::new(Mode::Transcript).redact(&text) {
+        Cow::Borrowed(_) => text,
+        Cow::Owned(redacted) => redacted,
+    };
+    match error {
+        ModelError::Provider { status, message } => ModelError::Provider {
+            status,
+            message: redact(message),
+        },
+        ModelError::Transport(message) => ModelError::Transport(redact(message)),
+        ModelError::InvalidResponse(message) => ModelError::InvalidResponse(redact(message)),
+        ModelError::InvalidRequest(message) => ModelError::InvalidRequest(redact(message)),
+        other => other,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A fake GitHub token, assembled at run time so this source holds no secret shape.
+    fn token() -> String {
+        ["ghp", "_", "R8xK2mQ9vL4tN7wB3", "cY6hJ1dF5gS0pZ8aE2u"].concat()
+    }
+
+    #[test]
+    fn a_provider_error_echoing_a_secret_is_redacted() {
+        let echoed = ModelError::Provider {
+            status: 400,
+            message: format!("credential {} is not valid here", token()),
+        };
+        let shown = redact_model_error(echoed).to_string();
+        assert!(!shown.contains(&token()[4..]), "{shown}");
+        assert!(shown.contains("HTTP 400: credential [REDACTED:"), "{shown}");
+        let transport = redact_model_error(ModelError::Transport(format!("reset ({})", token())));
+        assert!(!transport.to_string().contains(&token()[4..]));
+        // Nothing secret-shaped: the message is kept as it was.
+        let plain = ModelError::Provider {
+            status: 400,
+            message: "unknown field `temperature`".to_owned(),
+        };
+        assert_eq!(redact_model_error(plain.clone()), plain);
     }
 }
