@@ -4,7 +4,7 @@ use std::borrow::Cow;
 
 use dream_core::ModelError;
 use dream_scan::{Category, Finding, Mode, Report, Scanner, Verdict};
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 use crate::records::FindingInfo;
 
@@ -127,34 +127,7 @@ impl Scanners {
     /// Redacts every string and key of a JSON value, at every depth, including
     /// values the scanner judges secret by their key (`"password": "…"`).
     pub fn redact_json(&self, value: &Value) -> Value {
-        let mut value = value.clone();
-        let report = self.memory.scan_json(&value);
-        for finding in report.findings.iter().filter(|f| is_secret(f)) {
-            let Some(path) = finding.path.as_deref() else {
-                continue;
-            };
-            if let Some(slot @ Value::String(_)) = value.pointer_mut(path) {
-                *slot = Value::String(format!("[REDACTED:{}]", finding.rule));
-            }
-        }
-        self.redact_strings(&value)
-    }
-
-    fn redact_strings(&self, value: &Value) -> Value {
-        match value {
-            Value::String(s) => Value::String(self.redact_memory(s).into_owned()),
-            Value::Array(items) => {
-                Value::Array(items.iter().map(|v| self.redact_strings(v)).collect())
-            }
-            Value::Object(map) => {
-                let mut out = Map::new();
-                for (k, v) in map {
-                    out.insert(self.redact_memory(k).into_owned(), self.redact_strings(v));
-                }
-                Value::Object(out)
-            }
-            other => other.clone(),
-        }
+        self.memory.redact_json(value)
     }
 }
 

@@ -20,7 +20,7 @@ pub(super) fn text_before(text: &str, at: usize, chars: usize) -> &str {
 /// The window of text a context check reads from byte `at`: at most `bytes` bytes,
 /// cut back to a character boundary.
 pub(super) fn text_after(text: &str, at: usize, bytes: usize) -> &str {
-    &text[at..crate::secrets::floor_boundary(text, (at + bytes).min(text.len()))]
+    &text[at..crate::normalize::floor_boundary(text, (at + bytes).min(text.len()))]
 }
 
 /// Whether a match is a quoted mention of a stock phrase ("attackers hide sentences

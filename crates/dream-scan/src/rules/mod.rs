@@ -3,7 +3,7 @@
 //!
 //! Rule ids are `<area>.<lang>.<name>` for language-specific rules and
 //! `<area>.<name>` otherwise. Every rule has benign look-alikes in its tests and in
-//! the corpora under `tests/fixtures/scan/`.
+//! the corpora under `crates/dream-scan/tests/fixtures/`.
 //!
 //! - [`machinery`]: what a rule is, its modes, and how the table compiles to
 //!   [`NormRule`]s;
