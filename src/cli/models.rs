@@ -86,11 +86,19 @@ pub fn build(
     let config = config
         .timeouts(dream_llm::DEFAULT_CONNECT_TIMEOUT.min(attempt), attempt)
         .deadline(call);
-    let model = config.build()?;
+    let model = config.redact_with(redact_secrets).build()?;
     if let Some(line) = model.announcement() {
         eprintln!("{line}");
     }
     Ok(Some(Arc::new(model)))
+}
+
+/// A provider's error message with its secrets redacted, as session text is.
+#[cfg(feature = "llm")]
+fn redact_secrets(text: &str) -> String {
+    dream_scan::Scanner::new(dream_scan::Mode::Transcript)
+        .redact(text)
+        .into_owned()
 }
 
 /// Without the `llm` feature only offline mode exists.

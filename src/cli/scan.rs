@@ -32,7 +32,7 @@ Exit codes: 0 all clean, 1 something found, 2 error (unreadable file, malformed 
 141 standard output closed early (the scan stops quietly).
 
 Repository hygiene (CI): scan tracked files for secrets only, test fixtures excluded:
-  git ls-files -z | grep -zv '^tests/fixtures/' | xargs -0 dream scan --secrets-only
+  git ls-files -z | grep -zvE '(^|/)tests/fixtures/' | xargs -0 dream scan --secrets-only
 With --secrets-only the exit code is 1 only when a secret is found.")]
 pub struct ScanArgs {
     /// Output format: `text` for people, `jsonl` for programs (input lines are then

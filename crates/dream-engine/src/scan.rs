@@ -2,8 +2,9 @@
 
 use std::borrow::Cow;
 
+use dream_core::ModelError;
 use dream_scan::{Category, Finding, Mode, Report, Scanner, Verdict};
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 use crate::records::FindingInfo;
 
@@ -126,33 +127,55 @@ impl Scanners {
     /// Redacts every string and key of a JSON value, at every depth, including
     /// values the scanner judges secret by their key (`"password": "…"`).
     pub fn redact_json(&self, value: &Value) -> Value {
-        let mut value = value.clone();
-        let report = self.memory.scan_json(&value);
-        for finding in report.findings.iter().filter(|f| is_secret(f)) {
-            let Some(path) = finding.path.as_deref() else {
-                continue;
-            };
-            if let Some(slot @ Value::String(_)) = value.pointer_mut(path) {
-                *slot = Value::String(format!("[REDACTED:{}]", finding.rule));
-            }
-        }
-        self.redact_strings(&value)
+        self.memory.redact_json(value)
+    }
+}
+
+/// A model's error with the secret-shaped parts of its messages redacted as session
+/// text is (a provider's error body may echo a key): what the engine logs, audits,
+/// emits and returns. Applies to every model, whatever redaction it does itself.
+pub(crate) fn redact_model_error(error: ModelError) -> ModelError {
+    let redact = |text: String| match Scanner::new(Mode::Transcript).redact(&text) {
+        Cow::Borrowed(_) => text,
+        Cow::Owned(redacted) => redacted,
+    };
+    match error {
+        ModelError::Provider { status, message } => ModelError::Provider {
+            status,
+            message: redact(message),
+        },
+        ModelError::Transport(message) => ModelError::Transport(redact(message)),
+        ModelError::InvalidResponse(message) => ModelError::InvalidResponse(redact(message)),
+        ModelError::InvalidRequest(message) => ModelError::InvalidRequest(redact(message)),
+        other => other,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A fake GitHub token, assembled at run time so this source holds no secret shape.
+    fn token() -> String {
+        ["ghp", "_", "R8xK2mQ9vL4tN7wB3", "cY6hJ1dF5gS0pZ8aE2u"].concat()
     }
 
-    fn redact_strings(&self, value: &Value) -> Value {
-        match value {
-            Value::String(s) => Value::String(self.redact_memory(s).into_owned()),
-            Value::Array(items) => {
-                Value::Array(items.iter().map(|v| self.redact_strings(v)).collect())
-            }
-            Value::Object(map) => {
-                let mut out = Map::new();
-                for (k, v) in map {
-                    out.insert(self.redact_memory(k).into_owned(), self.redact_strings(v));
-                }
-                Value::Object(out)
-            }
-            other => other.clone(),
-        }
+    #[test]
+    fn a_provider_error_echoing_a_secret_is_redacted() {
+        let echoed = ModelError::Provider {
+            status: 400,
+            message: format!("credential {} is not valid here", token()),
+        };
+        let shown = redact_model_error(echoed).to_string();
+        assert!(!shown.contains(&token()[4..]), "{shown}");
+        assert!(shown.contains("HTTP 400: credential [REDACTED:"), "{shown}");
+        let transport = redact_model_error(ModelError::Transport(format!("reset ({})", token())));
+        assert!(!transport.to_string().contains(&token()[4..]));
+        // Nothing secret-shaped: the message is kept as it was.
+        let plain = ModelError::Provider {
+            status: 400,
+            message: "unknown field `temperature`".to_owned(),
+        };
+        assert_eq!(redact_model_error(plain.clone()), plain);
     }
 }

@@ -193,8 +193,11 @@ impl HttpModel {
         }
     }
 
-    /// A provider message with the key (any run of 8 of its bytes) removed.
+    /// A provider message passed through the configured redaction (whole, before it
+    /// is shortened), then with the key (any run of 8 of its bytes) removed.
     fn scrubbed(&self, message: &str) -> String {
+        let redacted = self.config.redactor.map(|redact| redact(message));
+        let message = redacted.as_deref().unwrap_or(message);
         match &self.config.api_key {
             Some(key) => wire::scrub(message, &[(key.expose(), 8)]),
             None => wire::scrub(message, &[]),

@@ -135,6 +135,9 @@ pub enum ConfigError {
     Client(String),
 }
 
+/// Redacts the secret-shaped parts of a text (see [`ModelConfig::redact_with`]).
+pub type Redactor = fn(&str) -> String;
+
 /// How to reach one model: provider, model name, base URL, key, timeouts,
 /// retries and limits. Built with [`ModelConfig::openai`], [`ModelConfig::anthropic`]
 /// or [`ModelConfig::openai_compatible`], then the setters, then [`ModelConfig::build`].
@@ -157,6 +160,7 @@ pub struct ModelConfig {
     pub(crate) debug_prompts: bool,
     pub(crate) allow_plain_http: bool,
     pub(crate) use_env_proxy: bool,
+    pub(crate) redactor: Option<Redactor>,
 }
 
 impl ModelConfig {
@@ -178,6 +182,7 @@ impl ModelConfig {
             debug_prompts: false,
             allow_plain_http: false,
             use_env_proxy: true,
+            redactor: None,
         }
     }
 
@@ -296,6 +301,16 @@ impl ModelConfig {
     /// honoured. On by default.
     pub fn use_env_proxy(mut self, on: bool) -> Self {
         self.use_env_proxy = on;
+        self
+    }
+
+    /// Passes every error message a provider sends back through `redact` before it
+    /// is logged or returned, so a body that echoes a secret-shaped string (another
+    /// key, a token from the prompt) shows it redacted. This crate does not depend on
+    /// the scanner: the caller supplies it (the `dream` CLI passes `dream-scan`'s
+    /// redaction). The client's own key is removed from messages either way.
+    pub fn redact_with(mut self, redact: Redactor) -> Self {
+        self.redactor = Some(redact);
         self
     }
 

@@ -2,7 +2,9 @@
 //! bytes with the scanner's own literal set (`dream_scan::literals()`).
 //!
 //! Groups: clean English prose, attack-dense text, and a JSON document (every string
-//! and key). Run: `cargo bench -p dream-scan --bench scan`.
+//! and key), 256 KiB each; and `worst_1mib`, hostile 1 MiB inputs of several kinds
+//! (attack-dense, encoded, secret-dense, invisible characters, spaced letters, one
+//! line of trigger words). Run: `cargo bench -p dream-scan --bench scan`.
 
 // `criterion_group!` generates an undocumented public function.
 #![allow(missing_docs)]
@@ -67,6 +69,65 @@ fn attack_dense(bytes: usize) -> String {
     out
 }
 
+/// Hostile 1 MiB inputs, each aimed at a different stage of the scan.
+fn worst_inputs() -> Vec<(&'static str, String)> {
+    const MIB: usize = 1 << 20;
+    let fill = |unit: &dyn Fn(usize) -> String| {
+        let mut out = String::with_capacity(MIB + 512);
+        let mut i = 0;
+        while out.len() < MIB {
+            out.push_str(&unit(i));
+            i += 1;
+        }
+        out
+    };
+    vec![
+        ("attack_dense", attack_dense(MIB)),
+        // Every line an encoded attack: decoding and rescanning, up to the budget.
+        (
+            "encoded",
+            fill(&|i| format!("{} {:02x}\n", ATTACKS[10], i % 256)),
+        ),
+        // Key words with rejected and accepted values: the secret rules' retries.
+        (
+            "secret_dense",
+            fill(&|i| {
+                format!(
+                    "api_key=https://h{i}.example/?token={} password: hunter{i} AKIA{:016X} sk-proj-{:040x}\n",
+                    "9f86".repeat(8),
+                    i,
+                    i * 7919
+                )
+            }),
+        ),
+        // Zero-width characters inside every word: each line read a second way.
+        (
+            "invisible",
+            fill(&|i| {
+                format!(
+                    "{}\n",
+                    ATTACKS[i % 6]
+                        .replace(' ', "\u{200B} ")
+                        .replace('e', "e\u{2060}")
+                )
+            }),
+        ),
+        // Spaced-out letters: the joining stage over every byte.
+        (
+            "spaced_letters",
+            fill(&|i| {
+                let a: String = ATTACKS[i % 6].chars().flat_map(|c| [c, ' ']).collect();
+                format!("{a}\n")
+            }),
+        ),
+        // One line, no newline, nothing but trigger words.
+        (
+            "one_line_triggers",
+            fill(&|_| "ignore system assistant send secret api_key ".to_owned()),
+        ),
+    ]
+}
+
 fn document(records: usize) -> Value {
     let items: Vec<Value> = (0..records)
         .map(|i| {
@@ -127,6 +188,19 @@ fn bench(c: &mut Criterion) {
         });
         g.finish();
     }
+
+    let mut g = c.benchmark_group("worst_1mib");
+    g.sample_size(10);
+    for (name, text) in worst_inputs() {
+        g.throughput(Throughput::Bytes(text.len() as u64));
+        g.bench_function(format!("scan_{name}"), |b| {
+            b.iter(|| black_box(scanner.scan(black_box(&text))))
+        });
+        g.bench_function(format!("aho_corasick_{name}"), |b| {
+            b.iter(|| black_box(ac.find_overlapping_iter(black_box(text.as_str())).count()))
+        });
+    }
+    g.finish();
 
     let doc = document(600);
     let mut strings = Vec::new();

@@ -1,6 +1,6 @@
 //! How often the scanner calls ordinary text an instruction, with and without the
 //! learned stage: reads paragraphs (one JSON string per line, as
-//! `tests/fixtures/scan/gen/ordinary_paragraphs.py` writes them from the machine's own
+//! `crates/dream-scan/tests/fixtures/gen/ordinary_paragraphs.py` writes them from the machine's own
 //! package documentation) and prints the counts. `--show` prints each paragraph the
 //! learned stage alone flags.
 //!

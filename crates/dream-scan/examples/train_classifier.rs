@@ -30,7 +30,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         .map(|w| PathBuf::from(&w[1]));
     let mut examples = Vec::new();
     for name in training::CORPORA {
-        let path = crate_dir.join("../../tests/fixtures/scan").join(name);
+        let path = crate_dir.join("tests/fixtures").join(name);
         let data = std::fs::read_to_string(&path)?;
         examples.extend(training::examples_from_jsonl(&data).map_err(|e| format!("{name}: {e}"))?);
     }

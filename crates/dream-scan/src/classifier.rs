@@ -473,7 +473,7 @@ pub mod training {
     use super::*;
     use crate::normalize::normalize;
 
-    /// The corpora of `tests/fixtures/scan/` the committed model is trained on.
+    /// The corpora of `crates/dream-scan/tests/fixtures/` the committed model is trained on.
     pub const CORPORA: &[&str] = &[
         "dev.jsonl",
         "dev2.jsonl",
@@ -574,7 +574,7 @@ pub mod training {
         pub false_positives: (usize, usize),
     }
 
-    /// Training examples from a corpus in the format of `tests/fixtures/scan/`: benign
+    /// Training examples from a corpus in the format of `crates/dream-scan/tests/fixtures/`: benign
     /// rows and secret or personal-data attacks are "none"; attacks of the six learned
     /// categories are theirs; structural attacks (delimiters, HTML, encodings, depth)
     /// are the rules' and are left out. A JSON row's strings are joined by newlines.

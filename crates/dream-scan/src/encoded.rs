@@ -390,14 +390,18 @@ pub(crate) fn decode(text: &str, c: &Candidate) -> Option<String> {
             as_text(decode_hex(&digits)?)
         }
         Kind::Escapes => {
-            let end =
-                crate::secrets::floor_boundary(text, c.range.start + raw.len().min(MAX_CANDIDATE));
+            let end = crate::normalize::floor_boundary(
+                text,
+                c.range.start + raw.len().min(MAX_CANDIDATE),
+            );
             let decoded = decode_escapes(&text[c.range.start..end]);
             (decoded != text[c.range.start..end]).then_some(decoded)
         }
         kind => {
-            let end =
-                crate::secrets::floor_boundary(text, c.range.start + raw.len().min(MAX_CANDIDATE));
+            let end = crate::normalize::floor_boundary(
+                text,
+                c.range.start + raw.len().min(MAX_CANDIDATE),
+            );
             crate::encoded_extra::decode(&text[c.range.start..end], kind)
         }
     }

@@ -750,6 +750,22 @@ fn leet(bytes: &mut [u8]) {
     }
 }
 
+/// The last character boundary of `text` at or before byte `i`.
+pub(crate) fn floor_boundary(text: &str, mut i: usize) -> usize {
+    while i > 0 && !text.is_char_boundary(i) {
+        i -= 1;
+    }
+    i
+}
+
+/// The first character boundary of `text` at or after byte `i` (at most its length).
+pub(crate) fn ceil_boundary(text: &str, mut i: usize) -> usize {
+    while i < text.len() && !text.is_char_boundary(i) {
+        i += 1;
+    }
+    i.min(text.len())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

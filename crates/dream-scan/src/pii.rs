@@ -142,7 +142,8 @@ fn digit_clusters(text: &str) -> Vec<Range<usize>> {
             let from = start.saturating_sub(3);
             let to = (last_digit + 3).min(n);
             out.push(
-                crate::secrets::floor_boundary(text, from)..crate::secrets::ceil_boundary(text, to),
+                crate::normalize::floor_boundary(text, from)
+                    ..crate::normalize::ceil_boundary(text, to),
             );
         }
         i = j.max(i + 1);
@@ -257,8 +258,8 @@ const CARD_WORDS: &[&str] = &[
 /// Whether one of `words` occurs in the 48 bytes before `span` or the 32 after it (a
 /// stem matches the start of a word, a `*` entry only the whole word).
 fn word_near(text: &str, span: Range<usize>, words: &[&str]) -> bool {
-    let from = crate::secrets::floor_boundary(text, span.start.saturating_sub(48));
-    let to = crate::secrets::ceil_boundary(text, (span.end + 32).min(text.len()));
+    let from = crate::normalize::floor_boundary(text, span.start.saturating_sub(48));
+    let to = crate::normalize::ceil_boundary(text, (span.end + 32).min(text.len()));
     let around = [&text[from..span.start], &text[span.end..to]];
     around.iter().any(|part| {
         part.split(|c: char| !c.is_alphanumeric())

@@ -577,7 +577,7 @@ pub(crate) fn labelled_sample(text: &str, start: usize) -> bool {
         "as",
         "is",
     ];
-    let from = floor_boundary(text, start.saturating_sub(80));
+    let from = crate::normalize::floor_boundary(text, start.saturating_sub(80));
     let before = &text[from..start];
     let line = before
         .rsplit('\n')
@@ -920,7 +920,8 @@ pub(crate) fn tokens_after(text: &str, from: usize) -> Vec<Range<usize>> {
 pub(crate) fn pem_at(text: &str, at: usize, no_footer_before: &mut usize) -> Option<Range<usize>> {
     const MAX: usize = 64 * 1024;
     let rest = &text[at..];
-    let line_end = floor_boundary(rest, rest.find('\n').unwrap_or(rest.len()).min(120));
+    let line_end =
+        crate::normalize::floor_boundary(rest, rest.find('\n').unwrap_or(rest.len()).min(120));
     let line = &rest[..line_end];
     // The header ends its line, or a JSON string's line (a `\n` escape follows).
     let header = match line.get(10..).and_then(|l| l.find("-----")) {
@@ -933,7 +934,7 @@ pub(crate) fn pem_at(text: &str, at: usize, no_footer_before: &mut usize) -> Opt
     {
         return None;
     }
-    let limit = floor_boundary(text, (at + MAX).min(text.len()));
+    let limit = crate::normalize::floor_boundary(text, (at + MAX).min(text.len()));
     let body_start = at + header.len();
     let search_from = body_start.max(*no_footer_before).min(limit);
     let footer = memchr::memmem::find(&text.as_bytes()[search_from..limit], b"-----END")
@@ -987,20 +988,6 @@ pub(crate) fn pem_at(text: &str, at: usize, no_footer_before: &mut usize) -> Opt
 fn escaped_newline(s: &str) -> bool {
     let rest = s.trim_start_matches('\\');
     rest.len() < s.len() && rest.starts_with(['n', 'r'])
-}
-
-pub(crate) fn floor_boundary(text: &str, mut i: usize) -> usize {
-    while i > 0 && !text.is_char_boundary(i) {
-        i -= 1;
-    }
-    i
-}
-
-pub(crate) fn ceil_boundary(text: &str, mut i: usize) -> usize {
-    while i < text.len() && !text.is_char_boundary(i) {
-        i += 1;
-    }
-    i.min(text.len())
 }
 
 #[cfg(test)]

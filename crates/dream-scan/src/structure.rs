@@ -1,6 +1,6 @@
 //! Structural detectors: what makes a text an instruction whatever its wording.
 //!
-//! The phrase rules (`rules.rs`) and the learned stage recognise wordings; these
+//! The phrase rules (`rules/`) and the learned stage recognise wordings; these
 //! detectors recognise shapes, read on the same normalised view (so homoglyphs,
 //! leetspeak and spaced letters are already folded away):
 //!
@@ -575,8 +575,8 @@ fn gate_windows(n: &str, hits: &[GateHit]) -> [Vec<Range<usize>>; 6] {
                 start += p + 1;
             }
         }
-        let start = crate::secrets::floor_boundary(n, start);
-        let end = crate::secrets::floor_boundary(n, (h.end + after).min(n.len()));
+        let start = crate::normalize::floor_boundary(n, start);
+        let end = crate::normalize::floor_boundary(n, (h.end + after).min(n.len()));
         let k = if mask == D_PERS {
             5
         } else {
@@ -670,9 +670,9 @@ pub(crate) fn scan(text: &str, norm: &Normalized, hits: &[GateHit], out: &mut Ve
         let mut hit = false;
         for v in ACTION.find_iter(body) {
             let vo = norm.to_original(a.end + v.start()..a.end + v.end());
-            let oend = crate::secrets::floor_boundary(text, (vo.end + 160).min(text.len()));
+            let oend = crate::normalize::floor_boundary(text, (vo.end + 160).min(text.len()));
             let wend = norm.to_original(win.clone()).end.max(vo.end);
-            let tend = oend.min(crate::secrets::floor_boundary(text, wend.min(text.len())));
+            let tend = oend.min(crate::normalize::floor_boundary(text, wend.min(text.len())));
             let Some(caps) = TARGET.captures(&text[vo.end..tend.max(vo.end)]) else {
                 continue;
             };
@@ -755,7 +755,7 @@ pub(crate) fn scan(text: &str, norm: &Normalized, hits: &[GateHit], out: &mut Ve
     for m in gated(&PERSONA_FRAME, n, &gates[5], 32) {
         let s = sentence(n, m.start, m.end);
         let after = &n[m.start..s.end.max(m.end)];
-        let lo = crate::secrets::floor_boundary(n, m.start.saturating_sub(160));
+        let lo = crate::normalize::floor_boundary(n, m.start.saturating_sub(160));
         let reset = CONVERSATION_RESET.is_match(&n[lo..m.start]);
         if reset || PERSONA_FIXER.is_match(after) {
             push(
@@ -860,7 +860,7 @@ fn shouted_new_task(text: &str, norm: &Normalized, marker: Range<usize>, rest: &
 
 /// Where the passage that starts at `from` ends: a blank line, or 320 bytes.
 fn passage_end(n: &str, from: usize) -> usize {
-    let limit = crate::secrets::floor_boundary(n, (from + 320).min(n.len()));
+    let limit = crate::normalize::floor_boundary(n, (from + 320).min(n.len()));
     n[from..limit].find("\n\n").map_or(limit, |p| from + p)
 }
 
@@ -868,7 +868,7 @@ fn passage_end(n: &str, from: usize) -> usize {
 /// break), at most 240 bytes either side.
 fn sentence(n: &str, start: usize, end: usize) -> Range<usize> {
     let b = n.as_bytes();
-    let lo = crate::secrets::floor_boundary(n, start.saturating_sub(240));
+    let lo = crate::normalize::floor_boundary(n, start.saturating_sub(240));
     let mut s = start;
     while s > lo {
         let c = b[s - 1];
@@ -877,7 +877,7 @@ fn sentence(n: &str, start: usize, end: usize) -> Range<usize> {
         }
         s -= 1;
     }
-    let hi = crate::secrets::floor_boundary(n, (end + 240).min(n.len()));
+    let hi = crate::normalize::floor_boundary(n, (end + 240).min(n.len()));
     let mut e = end;
     while e < hi {
         let c = b[e];

@@ -8,6 +8,8 @@
 //! scanner ([`full`]) is checked on ordinary prose here, in `classifier`'s own tests
 //! and on the corpora (`tests/corpus.rs`).
 
+use std::borrow::Cow;
+
 use super::*;
 
 /// The rules alone, in transcript mode.

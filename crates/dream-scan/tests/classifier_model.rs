@@ -20,7 +20,7 @@ fn committed_model_is_what_the_corpora_train() {
     let wanted = meta["external"].as_object().cloned().unwrap_or_default();
     let mut examples = Vec::new();
     for name in training::CORPORA {
-        let path = crate_dir.join("../../tests/fixtures/scan").join(name);
+        let path = crate_dir.join("tests/fixtures").join(name);
         let data = std::fs::read_to_string(&path).expect("the corpus reads");
         examples.extend(training::examples_from_jsonl(&data).expect("the corpus parses"));
     }

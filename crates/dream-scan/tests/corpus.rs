@@ -1,5 +1,5 @@
 //! Recall and false-positive rate per category on the labelled corpora in
-//! `tests/fixtures/scan/` (see its README): `dev.jsonl` and `dev2.jsonl`, which the
+//! `crates/dream-scan/tests/fixtures/` (see its README): `dev.jsonl` and `dev2.jsonl`, which the
 //! rules are tuned on, and `holdout.jsonl`, committed before the rules and never tuned
 //! against.
 //!
@@ -30,7 +30,7 @@ struct Row {
 
 fn load(name: &str) -> Vec<Row> {
     let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../../tests/fixtures/scan")
+        .join("tests/fixtures")
         .join(name);
     let data = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     data.lines()

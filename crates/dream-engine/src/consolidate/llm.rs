@@ -164,7 +164,11 @@ impl Consolidator for LlmConsolidator {
 
     async fn consolidate(&self, batch: &Batch) -> Result<Consolidation> {
         let request = self.request(batch, &frame_suffix());
-        let completion = self.model.complete(&request).await?;
+        let completion = self
+            .model
+            .complete(&request)
+            .await
+            .map_err(crate::scan::redact_model_error)?;
         if completion.truncated {
             return Err(DreamError::Model(ModelError::Truncated));
         }

@@ -80,7 +80,10 @@ when none is relevant."
     };
     let completion = match tokio::time::timeout(timeout, model.complete(&request)).await {
         Err(_) => return Err("the picker model timed out".into()),
-        Ok(Err(e)) => return Err(format!("the picker model failed: {e}")),
+        Ok(Err(e)) => {
+            let e = crate::scan::redact_model_error(e);
+            return Err(format!("the picker model failed: {e}"));
+        }
         Ok(Ok(c)) => c,
     };
     if completion.truncated {
