@@ -145,10 +145,10 @@ fn stores(c: &mut Criterion) {
     });
     let raw_acquire = prepare(format!(
         "INSERT INTO {s}.leases AS l (lock, fence, holder, expires_at, released) \
-         VALUES ($1, nextval('{s}.fences'), $2, clock_timestamp() + $3 * interval '1 millisecond', false) \
+         VALUES ($1, nextval('{s}.fences'), $2, clock_timestamp() + $3::bigint * interval '1 millisecond', false) \
          ON CONFLICT (lock) DO UPDATE \
            SET fence = nextval('{s}.fences'), holder = EXCLUDED.holder, \
-               expires_at = clock_timestamp() + $3 * interval '1 millisecond', released = false \
+               expires_at = clock_timestamp() + $3::bigint * interval '1 millisecond', released = false \
            WHERE l.released OR l.expires_at <= clock_timestamp() \
          RETURNING l.fence"
     ));
