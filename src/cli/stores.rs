@@ -262,7 +262,8 @@ async fn open_redis_store(
         }
     } else {
         RedisConfig::from_url(base)?
-    };
+    }
+    .with_ca_file_from_env()?;
     if let Some(prefix) = prefix {
         config = config.with_prefix(prefix)?;
     }
@@ -416,7 +417,11 @@ pub mod keys {
 /// Persistence checks for `doctor`: `(ok, line)` pairs; Redis without `appendonly` warns.
 #[cfg(feature = "redis")]
 pub async fn persistence_checks(url: &str, url_file: Option<&Path>) -> Vec<(bool, String)> {
-    if !(url == "redis" || url.starts_with("redis://") || url.starts_with("unix://")) {
+    if !(url == "redis"
+        || url.starts_with("redis://")
+        || url.starts_with("rediss://")
+        || url.starts_with("unix://"))
+    {
         return Vec::new();
     }
     let store = match open_redis_store(url, url_file).await {

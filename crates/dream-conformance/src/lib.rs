@@ -4,7 +4,8 @@
 //! in [`rules`] taking an `Arc<dyn RecordStore>`. [`conformance_suite!`] turns a
 //! factory `async fn() -> Fixture` into one plain `#[test]` per rule, each on its
 //! own multi-thread runtime (so racing cases really race) with a fresh fixture.
-//! [`process`] helps tests that need several OS processes.
+//! [`process`] helps tests that need several OS processes; [`tls`] makes
+//! throwaway certificate authorities for TLS tests.
 //!
 //! ```ignore
 //! async fn make() -> dream_conformance::Fixture {
@@ -21,6 +22,7 @@ use dream_core::RecordStore;
 
 pub mod process;
 pub mod rules;
+pub mod tls;
 
 /// A store under test and whatever keeps its resources alive (a temp dir, a Redis
 /// prefix, a server process). Dropping the fixture drops the store first, then the guard.

@@ -2,10 +2,14 @@
 //! parsed `tokio_postgres::Config`; nothing here prints it.
 
 use std::fmt;
+use std::io::Read;
+use std::path::PathBuf;
 use std::str::FromStr;
 use std::time::Duration;
 
 use dream_core::store::DEFAULT_MAX_VALUE_SIZE;
+use rustls::pki_types::CertificateDer;
+use rustls::pki_types::pem::PemObject;
 use tokio_postgres::config::{Host, SslMode};
 
 /// The environment variable holding the PostgreSQL URL (password included, if any).
@@ -13,6 +17,9 @@ pub const URL_ENV: &str = "DREAM_POSTGRES_URL";
 
 /// The schema used when none is configured.
 pub const DEFAULT_SCHEMA: &str = "dream";
+
+/// Largest CA file accepted, in bytes.
+const MAX_CA_FILE: u64 = 1024 * 1024;
 
 /// Longest schema name accepted (PostgreSQL's identifier limit is 63 bytes).
 const MAX_SCHEMA_LEN: usize = 63;
@@ -34,15 +41,21 @@ pub enum ConfigError {
         /// Why (never the URL itself).
         reason: &'static str,
     },
-    /// `sslmode=require`, `verify-ca` or `verify-full` was asked for, and this build
-    /// has no TLS.
-    #[error(
-        "TLS (sslmode={mode}) is not supported by this build of dream-postgres; \
-         refusing to connect in plain text: use a unix socket, a local TLS tunnel, or sslmode=disable on a trusted network"
-    )]
-    TlsUnsupported {
-        /// The sslmode asked for.
-        mode: &'static str,
+    /// The URL's TLS settings cannot be honoured: `sslmode=require` (which would
+    /// not check who the server is), or `sslrootcert` without `verify-ca` or
+    /// `verify-full`.
+    #[error("invalid TLS settings in the PostgreSQL URL: {reason}")]
+    Tls {
+        /// Why.
+        reason: &'static str,
+    },
+    /// The `sslrootcert` file could not be used.
+    #[error("PostgreSQL CA file (sslrootcert) {}: {reason}", .path.display())]
+    CaFile {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        reason: String,
     },
     /// The schema name is not acceptable.
     #[error("invalid store schema: {reason}")]
@@ -65,6 +78,16 @@ pub struct PostgresConfig {
     pub(crate) statement_timeout: Duration,
     pub(crate) expected_epoch: Option<String>,
     pub(crate) create: bool,
+    pub(crate) tls: Option<TlsSettings>,
+}
+
+/// How a TLS connection verifies the server.
+#[derive(Clone)]
+pub(crate) struct TlsSettings {
+    /// `verify-full`: the certificate must be valid for the host name too.
+    pub(crate) verify_host: bool,
+    /// PEM CA certificates from `sslrootcert` (`None`: the public web roots).
+    pub(crate) ca: Option<Vec<u8>>,
 }
 
 impl PostgresConfig {
@@ -73,9 +96,12 @@ impl PostgresConfig {
     /// (`postgresql://` too; `host=/path/to/dir` in the query reaches a unix
     /// socket). The schema is [`DEFAULT_SCHEMA`].
     ///
-    /// `sslmode=require`, `verify-ca` and `verify-full` are refused with
-    /// [`ConfigError::TlsUnsupported`]; `disable`, `allow` and `prefer` connect in
-    /// plain text (this build has no TLS).
+    /// TLS: `sslmode=verify-full` (the certificate chains to a trusted CA and is
+    /// valid for the host) or `verify-ca` (chain only), with `sslrootcert=FILE`
+    /// (PEM CA certificates, read now) or, without it or with
+    /// `sslrootcert=system`, the public web roots. `require` is refused with
+    /// [`ConfigError::Tls`]: it encrypts without checking who answers.
+    /// `disable`, `allow` and `prefer` connect in plain text.
     pub fn from_url(url: &str) -> Result<Self, ConfigError> {
         let url = url.trim();
         let (scheme, rest) = url.split_once("://").ok_or(ConfigError::InvalidUrl {
@@ -89,44 +115,62 @@ impl PostgresConfig {
                 reason: "unsupported scheme (expected postgres:// or postgresql://)",
             });
         }
-        // sslmode is checked here, before the driver sees it: the driver knows no
+        // sslmode and sslrootcert are read here, never by the driver: it knows no
         // verify-* modes and would fall back to plain text on `prefer`.
         let mut query_pairs = Vec::new();
+        let mut verify_host = None;
+        let mut root_cert = None;
         let base = match rest.split_once('?') {
             Some((base, query)) => {
                 for pair in query.split('&').filter(|p| !p.is_empty()) {
                     let (name, value) = pair.split_once('=').unwrap_or((pair, ""));
-                    if name == "sslmode" {
-                        match value {
-                            "disable" | "allow" | "prefer" => continue,
-                            "require" => {
-                                return Err(ConfigError::TlsUnsupported { mode: "require" });
-                            }
-                            "verify-ca" => {
-                                return Err(ConfigError::TlsUnsupported { mode: "verify-ca" });
-                            }
-                            "verify-full" => {
-                                return Err(ConfigError::TlsUnsupported {
-                                    mode: "verify-full",
-                                });
-                            }
-                            _ => {
-                                return Err(ConfigError::InvalidUrl {
-                                    reason: "unknown sslmode",
-                                });
-                            }
+                    match name {
+                        "sslmode" => {
+                            verify_host = match value {
+                                "disable" | "allow" | "prefer" => None,
+                                "verify-full" => Some(true),
+                                "verify-ca" => Some(false),
+                                "require" => {
+                                    return Err(ConfigError::Tls {
+                                        reason: "sslmode=require encrypts without checking who the server is; \
+                                                 use sslmode=verify-full (with sslrootcert=FILE for a private CA)",
+                                    });
+                                }
+                                _ => {
+                                    return Err(ConfigError::InvalidUrl {
+                                        reason: "unknown sslmode",
+                                    });
+                                }
+                            };
                         }
+                        "sslrootcert" => root_cert = Some(value),
+                        "schema" => {
+                            return Err(ConfigError::InvalidUrl {
+                                reason: "the schema is not a connection parameter: use with_schema (the CLI takes ?schema=S)",
+                            });
+                        }
+                        _ => query_pairs.push(pair),
                     }
-                    if name == "schema" {
-                        return Err(ConfigError::InvalidUrl {
-                            reason: "the schema is not a connection parameter: use with_schema (the CLI takes ?schema=S)",
-                        });
-                    }
-                    query_pairs.push(pair);
                 }
                 base
             }
             None => rest,
+        };
+        let tls = match (verify_host, root_cert) {
+            (None, None) => None,
+            (None, Some(_)) => {
+                return Err(ConfigError::Tls {
+                    reason: "sslrootcert needs sslmode=verify-full or sslmode=verify-ca",
+                });
+            }
+            (Some(verify_host), None | Some("system")) => Some(TlsSettings {
+                verify_host,
+                ca: None,
+            }),
+            (Some(verify_host), Some(path)) => Some(TlsSettings {
+                verify_host,
+                ca: Some(read_ca_file(&percent_decode(path))?),
+            }),
         };
         let mut normalized = format!("postgresql://{base}");
         if !query_pairs.is_empty() {
@@ -150,7 +194,11 @@ impl PostgresConfig {
         if pg.get_connect_timeout().is_none() {
             pg.connect_timeout(Duration::from_secs(5));
         }
-        pg.ssl_mode(SslMode::Disable);
+        pg.ssl_mode(if tls.is_some() {
+            SslMode::Require
+        } else {
+            SslMode::Disable
+        });
         if pg.get_application_name().is_none() {
             pg.application_name("dream");
         }
@@ -162,6 +210,7 @@ impl PostgresConfig {
             statement_timeout: Duration::from_secs(30),
             expected_epoch: None,
             create: true,
+            tls,
         })
     }
 
@@ -238,6 +287,11 @@ impl PostgresConfig {
         }
     }
 
+    /// Whether connections use TLS (`sslmode=verify-full` or `verify-ca`).
+    pub fn is_tls(&self) -> bool {
+        self.tls.is_some()
+    }
+
     pub(crate) fn password(&self) -> Option<String> {
         self.pg
             .get_password()
@@ -261,8 +315,68 @@ impl fmt::Debug for PostgresConfig {
             .field("statement_timeout", &self.statement_timeout)
             .field("expected_epoch", &self.expected_epoch)
             .field("create", &self.create)
+            .field(
+                "tls",
+                &self
+                    .tls
+                    .as_ref()
+                    .map(|t| match (t.verify_host, t.ca.is_some()) {
+                        (true, true) => "verify-full, sslrootcert",
+                        (true, false) => "verify-full, public roots",
+                        (false, true) => "verify-ca, sslrootcert",
+                        (false, false) => "verify-ca, public roots",
+                    }),
+            )
             .finish()
     }
+}
+
+/// A URL query value with its `%XX` escapes decoded (paths may hold them).
+fn percent_decode(value: &str) -> String {
+    let bytes = value.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        let hex = bytes
+            .get(i + 1..i + 3)
+            .and_then(|h| std::str::from_utf8(h).ok())
+            .and_then(|h| u8::from_str_radix(h, 16).ok());
+        match (bytes[i], hex) {
+            (b'%', Some(byte)) => {
+                out.push(byte);
+                i += 3;
+            }
+            (byte, _) => {
+                out.push(byte);
+                i += 1;
+            }
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// Reads and checks a PEM file of CA certificates (at most 1 MiB, at least one).
+fn read_ca_file(path: &str) -> Result<Vec<u8>, ConfigError> {
+    let fail = |reason: String| ConfigError::CaFile {
+        path: PathBuf::from(path),
+        reason,
+    };
+    let mut pem = Vec::new();
+    std::fs::File::open(path)
+        .and_then(|file| file.take(MAX_CA_FILE + 1).read_to_end(&mut pem))
+        .map_err(|e| fail(format!("cannot read it: {e}")))?;
+    if pem.len() as u64 > MAX_CA_FILE {
+        return Err(fail("it is larger than 1 MiB".to_owned()));
+    }
+    let mut count = 0;
+    for cert in CertificateDer::pem_slice_iter(&pem) {
+        cert.map_err(|e| fail(format!("it is not valid PEM: {e}")))?;
+        count += 1;
+    }
+    if count == 0 {
+        return Err(fail("it holds no PEM certificate".to_owned()));
+    }
+    Ok(pem)
 }
 
 fn validate_schema(schema: &str) -> Result<(), ConfigError> {
@@ -326,25 +440,63 @@ mod tests {
     }
 
     #[test]
-    fn tls_modes_are_refused_clearly() {
-        for (url, mode) in [
-            ("postgres://u:secret@h/db?sslmode=require", "require"),
-            ("postgres://h/db?sslmode=verify-ca", "verify-ca"),
-            ("postgresql://h/db?a=b&sslmode=verify-full", "verify-full"),
+    fn tls_modes_parse_and_unverified_ones_are_refused() {
+        let full =
+            PostgresConfig::from_url("postgres://u:secret@h/db?sslmode=verify-full").unwrap();
+        assert!(full.is_tls());
+        assert_eq!(full.pg.get_ssl_mode(), SslMode::Require);
+        let tls = full.tls.as_ref().unwrap();
+        assert!(tls.verify_host && tls.ca.is_none());
+        let ca = PostgresConfig::from_url("postgres://h/db?sslmode=verify-ca&sslrootcert=system")
+            .unwrap();
+        assert!(!ca.tls.as_ref().unwrap().verify_host);
+        for url in [
+            "postgres://u:secret@h/db?sslmode=require",
+            "postgres://u:secret@h/db?sslrootcert=/x.pem",
+            "postgres://u:secret@h/db?sslmode=prefer&sslrootcert=/x.pem",
         ] {
             let err = PostgresConfig::from_url(url).unwrap_err();
-            assert!(
-                matches!(err, ConfigError::TlsUnsupported { mode: m } if m == mode),
-                "{err:?}"
-            );
+            assert!(matches!(err, ConfigError::Tls { .. }), "{url}: {err:?}");
             let shown = err.to_string();
             assert!(
-                shown.contains("TLS") && !shown.contains("secret"),
+                shown.contains("ssl") && !shown.contains("secret"),
                 "{shown}"
             );
         }
         let plain = PostgresConfig::from_url("postgres://h/db?sslmode=prefer").unwrap();
         assert_eq!(plain.pg.get_ssl_mode(), SslMode::Disable);
+        assert!(!plain.is_tls());
+    }
+
+    #[test]
+    fn ca_files_are_read_and_checked() {
+        let dir = std::env::temp_dir().join(format!("dream-pg-ca-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let missing = dir.join("missing file.pem");
+        let url = |path: &std::path::Path| {
+            format!(
+                "postgres://h/db?sslmode=verify-full&sslrootcert={}",
+                path.display().to_string().replace(' ', "%20")
+            )
+        };
+        let err = PostgresConfig::from_url(&url(&missing)).unwrap_err();
+        assert!(
+            matches!(&err, ConfigError::CaFile { path, .. } if *path == missing),
+            "{err:?}"
+        );
+        let empty = dir.join("empty.pem");
+        std::fs::write(&empty, "nothing\n").unwrap();
+        let err = PostgresConfig::from_url(&url(&empty)).unwrap_err();
+        assert!(err.to_string().contains("no PEM certificate"), "{err}");
+        let broken = dir.join("broken.pem");
+        std::fs::write(
+            &broken,
+            "-----BEGIN CERTIFICATE-----\n%%%\n-----END CERTIFICATE-----\n",
+        )
+        .unwrap();
+        let err = PostgresConfig::from_url(&url(&broken)).unwrap_err();
+        assert!(err.to_string().contains("not valid PEM"), "{err}");
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]

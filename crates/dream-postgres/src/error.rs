@@ -104,8 +104,55 @@ pub(crate) fn map_pg(
     }
 }
 
-/// Maps a pool error (no connection could be had: nothing was sent).
-pub(crate) fn map_pool(op: &'static str, err: &PoolError, secret: Option<&str>) -> StoreError {
+/// A server whose TLS certificate failed verification (not signed by a trusted
+/// CA, not valid for the host name with `verify-full`, expired, …). Never
+/// retried. It is the source of the [`StoreError::Backend`] that opening the
+/// store (or any later connection) fails with.
+#[derive(Debug, Clone, thiserror::Error)]
+#[error(
+    "the PostgreSQL server at {server} was refused: its TLS certificate failed verification ({reason}); \
+     check the host name and the URL's sslrootcert"
+)]
+pub struct CertificateRefused {
+    /// The server, `host:port`.
+    pub server: String,
+    /// What verification found, as rustls reports it.
+    pub reason: rustls::CertificateError,
+}
+
+/// The certificate failure behind a driver error, if that is what it was.
+fn certificate_refused(server: &str, err: &tokio_postgres::Error) -> Option<CertificateRefused> {
+    let mut next: Option<&(dyn std::error::Error + 'static)> = Some(err);
+    while let Some(current) = next {
+        let inner = current
+            .downcast_ref::<std::io::Error>()
+            .and_then(|io| io.get_ref())
+            .map(|inner| inner as &(dyn std::error::Error + 'static));
+        if let Some(rustls::Error::InvalidCertificate(reason)) =
+            inner.unwrap_or(current).downcast_ref::<rustls::Error>()
+        {
+            return Some(CertificateRefused {
+                server: server.to_owned(),
+                reason: reason.clone(),
+            });
+        }
+        next = current.source();
+    }
+    None
+}
+
+/// Maps a pool error (no connection could be had: nothing was sent) from `server`.
+pub(crate) fn map_pool(
+    op: &'static str,
+    err: &PoolError,
+    server: &str,
+    secret: Option<&str>,
+) -> StoreError {
+    if let PoolError::Backend(e) = err
+        && let Some(refused) = certificate_refused(server, e)
+    {
+        return StoreError::backend(false, refused);
+    }
     let detail = match err {
         PoolError::Backend(e) => describe(e),
         PoolError::Timeout(_) => "timed out waiting for a connection".to_owned(),

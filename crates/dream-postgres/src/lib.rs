@@ -107,20 +107,32 @@
 //! time (to create the schema), then only rights on the schema.
 //!
 //! URLs: `postgres://[user[:password]@]host[:port]/database[?param=value]`
-//! (`postgresql://` too). **TLS is not supported by this build**:
-//! `sslmode=require`, `verify-ca` and `verify-full` are refused with
-//! [`ConfigError::TlsUnsupported`] rather than connecting in plain text; reach a
-//! remote server through a unix socket or a local TLS tunnel. The password is
-//! read from the URL in [`URL_ENV`] (`DREAM_POSTGRES_URL`) and never appears in
-//! `Debug`, logs or errors.
+//! (`postgresql://` too). The password is read from the URL in [`URL_ENV`]
+//! (`DREAM_POSTGRES_URL`) and never appears in `Debug`, logs or errors.
+//!
+//! **TLS** is rustls on the ring provider (the one the workspace's HTTPS client
+//! uses), through a small connector of this crate (no channel binding: SCRAM
+//! runs without `-PLUS`). `sslmode=verify-full` checks the certificate's chain
+//! and host name, `verify-ca` the chain only; the trusted roots are the PEM file
+//! `sslrootcert=FILE`, or the public web roots without it (or with
+//! `sslrootcert=system`). A certificate that fails is refused with a
+//! non-retryable `Backend` error whose source is [`CertificateRefused`].
+//! `sslmode=require` is refused with [`ConfigError::Tls`] rather than
+//! encrypting to a server nobody checked; `disable`, `allow` and `prefer`
+//! connect in plain text. Client certificates are not supported.
 
 mod config;
 mod error;
 mod schema;
 mod store;
+mod tls;
 
 pub use config::{ConfigError, DEFAULT_SCHEMA, PostgresConfig, URL_ENV};
+pub use error::CertificateRefused;
 pub use store::{MAX_LEASE_TTL, PostgresStore};
 
 /// The driver this store is built on, for callers that need raw statements.
 pub use tokio_postgres;
+
+/// The TLS library behind `sslmode=verify-*`, for matching [`CertificateRefused::reason`].
+pub use rustls;

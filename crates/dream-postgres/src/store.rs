@@ -17,6 +17,7 @@ use tokio_postgres::{NoTls, Row};
 use crate::config::PostgresConfig;
 use crate::error::{Kind, epoch_error, kind, map_pg, map_pool, unexpected_reply, unknown_outcome};
 use crate::schema::{self, FORMAT, SCHEMA_VERSION, Sql, quoted};
+use crate::tls::MakeRustls;
 
 /// The longest lease accepted; longer TTLs are shortened to it.
 pub const MAX_LEASE_TTL: Duration = Duration::from_secs(365 * 24 * 3600);
@@ -138,13 +139,17 @@ impl PostgresStore {
             .get_connect_timeout()
             .copied()
             .unwrap_or(Duration::from_secs(5));
-        let manager = Manager::from_config(
-            pg,
-            NoTls,
-            ManagerConfig {
-                recycling_method: RecyclingMethod::Fast,
-            },
-        );
+        let manager_config = ManagerConfig {
+            recycling_method: RecyclingMethod::Fast,
+        };
+        let manager = match &config.tls {
+            Some(settings) => Manager::from_config(
+                pg,
+                MakeRustls::new(settings).map_err(|e| StoreError::backend(false, e))?,
+                manager_config,
+            ),
+            None => Manager::from_config(pg, NoTls, manager_config),
+        };
         let pool = Pool::builder(manager)
             .max_size(config.pool_size)
             .runtime(Runtime::Tokio1)
@@ -202,7 +207,7 @@ impl PostgresStore {
             .pool
             .get()
             .await
-            .map_err(|e| map_pool(op, &e, self.password.as_deref()))?;
+            .map_err(|e| map_pool(op, &e, &self.server, self.password.as_deref()))?;
         let q = quoted(&self.schema);
         let tx = client
             .transaction()
@@ -347,6 +352,16 @@ impl PostgresStore {
         &self.schema
     }
 
+    /// A connection of the store's pool (it derefs to a
+    /// [`tokio_postgres::Client`]), for raw statements: benchmarks, diagnostics.
+    /// Writing the store's tables behind its back voids its guarantees.
+    pub async fn connection(&self) -> Result<deadpool_postgres::Object, StoreError> {
+        self.pool
+            .get()
+            .await
+            .map_err(|e| map_pool("connection", &e, &self.server, self.password.as_deref()))
+    }
+
     /// Drops the store's schema with everything in it, after checking (under the
     /// store's advisory lock) that it still holds this store's epoch, so a store
     /// re-created by someone else is never destroyed by a stale handle.
@@ -356,7 +371,7 @@ impl PostgresStore {
             .pool
             .get()
             .await
-            .map_err(|e| map_pool(op, &e, self.password.as_deref()))?;
+            .map_err(|e| map_pool(op, &e, &self.server, self.password.as_deref()))?;
         let q = quoted(&self.schema);
         let tx = client
             .transaction()
@@ -399,7 +414,7 @@ impl PostgresStore {
         let client = match self.pool.get().await {
             Ok(client) => client,
             Err(err) => {
-                let mapped = map_pool(op, &err, self.password.as_deref());
+                let mapped = map_pool(op, &err, &self.server, self.password.as_deref());
                 return if mapped.is_retryable() {
                     Attempt::Retry(mapped)
                 } else {

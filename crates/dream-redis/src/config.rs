@@ -10,9 +10,18 @@ use dream_core::store::DEFAULT_MAX_VALUE_SIZE;
 use redis::{ConnectionAddr, ConnectionInfo, IntoConnectionInfo};
 use rustix::fs::{FileType, Mode, OFlags};
 use rustix::io::Errno;
+use rustls::pki_types::CertificateDer;
+use rustls::pki_types::pem::PemObject;
 
 /// The environment variable holding the Redis URL (password included, if any).
 pub const URL_ENV: &str = "DREAM_REDIS_URL";
+
+/// The environment variable naming a PEM file of CA certificates that a
+/// `rediss://` server's certificate must chain to (instead of the public roots).
+pub const CA_FILE_ENV: &str = "DREAM_REDIS_CA_FILE";
+
+/// Largest CA file accepted, in bytes.
+const MAX_CA_FILE: u64 = 1024 * 1024;
 
 /// The key prefix used when none is configured.
 pub const DEFAULT_PREFIX: &str = "dream";
@@ -40,11 +49,14 @@ pub enum ConfigError {
         /// Why (never the URL itself).
         reason: &'static str,
     },
-    /// `rediss://` was given, and this build has no TLS.
-    #[error(
-        "TLS (rediss://) is not supported by this build of dream-redis; use a unix socket or a local TLS tunnel"
-    )]
-    TlsUnsupported,
+    /// The CA file could not be used, or was given for a plain (non-TLS) URL.
+    #[error("Redis CA file {}: {reason}", .path.display())]
+    CaFile {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        reason: String,
+    },
     /// The key prefix is not acceptable.
     #[error("invalid store prefix: {reason}")]
     InvalidPrefix {
@@ -73,11 +85,16 @@ pub struct RedisConfig {
     pub(crate) connection_timeout: Duration,
     pub(crate) expected_epoch: Option<String>,
     pub(crate) create: bool,
+    /// PEM CA certificates for `rediss://` (`None`: the public web roots).
+    pub(crate) ca: Option<Vec<u8>>,
 }
 
 impl RedisConfig {
-    /// A configuration from a URL: `redis://[user][:password@]host[:port][/db]` or
+    /// A configuration from a URL: `redis://[user][:password@]host[:port][/db]`,
+    /// `rediss://…` (TLS, the server's certificate verified against the public web
+    /// roots or [`with_ca_file`](Self::with_ca_file)) or
     /// `unix:///path/to/socket[?db=N]`. The prefix is [`DEFAULT_PREFIX`].
+    /// `rediss://…#insecure` (no verification) is refused.
     pub fn from_url(url: &str) -> Result<Self, ConfigError> {
         let url = url.trim();
         let scheme = url
@@ -87,8 +104,7 @@ impl RedisConfig {
                 reason: "expected redis://host[:port][/db] or unix:///path",
             })?;
         match scheme.as_str() {
-            "redis" | "unix" | "redis+unix" | "valkey" | "valkey+unix" => {}
-            "rediss" | "valkeys" => return Err(ConfigError::TlsUnsupported),
+            "redis" | "unix" | "redis+unix" | "valkey" | "valkey+unix" | "rediss" | "valkeys" => {}
             _ => {
                 return Err(ConfigError::InvalidUrl {
                     reason: "unsupported scheme (expected redis:// or unix://)",
@@ -105,8 +121,13 @@ impl RedisConfig {
                 reason: "the database number is negative",
             });
         }
-        if matches!(connection.addr, ConnectionAddr::TcpTls { .. }) {
-            return Err(ConfigError::TlsUnsupported);
+        if matches!(
+            connection.addr,
+            ConnectionAddr::TcpTls { insecure: true, .. }
+        ) {
+            return Err(ConfigError::InvalidUrl {
+                reason: "#insecure would skip verifying the server's certificate; give its CA with DREAM_REDIS_CA_FILE instead",
+            });
         }
         Ok(RedisConfig {
             connection,
@@ -116,6 +137,7 @@ impl RedisConfig {
             connection_timeout: Duration::from_secs(5),
             expected_epoch: None,
             create: true,
+            ca: None,
         })
     }
 
@@ -184,6 +206,53 @@ impl RedisConfig {
         self
     }
 
+    /// Trust only the CA certificates in the PEM file `path` (read now, at most
+    /// 1 MiB) for a `rediss://` server, instead of the public web roots. Refused
+    /// for a plain URL, where it would suggest a protection the connection lacks.
+    pub fn with_ca_file(mut self, path: impl AsRef<Path>) -> Result<Self, ConfigError> {
+        let path = path.as_ref();
+        let fail = |reason: String| ConfigError::CaFile {
+            path: path.to_path_buf(),
+            reason,
+        };
+        if !self.is_tls() {
+            return Err(fail(
+                "a CA file needs a rediss:// (TLS) URL; this one is plain".to_owned(),
+            ));
+        }
+        let mut pem = Vec::new();
+        std::fs::File::open(path)
+            .and_then(|file| file.take(MAX_CA_FILE + 1).read_to_end(&mut pem))
+            .map_err(|e| fail(format!("cannot read it: {e}")))?;
+        if pem.len() as u64 > MAX_CA_FILE {
+            return Err(fail("it is larger than 1 MiB".to_owned()));
+        }
+        let mut count = 0;
+        for cert in CertificateDer::pem_slice_iter(&pem) {
+            cert.map_err(|e| fail(format!("it is not valid PEM: {e}")))?;
+            count += 1;
+        }
+        if count == 0 {
+            return Err(fail("it holds no PEM certificate".to_owned()));
+        }
+        self.ca = Some(pem);
+        Ok(self)
+    }
+
+    /// [`with_ca_file`](Self::with_ca_file) with the file named by [`CA_FILE_ENV`]
+    /// (`DREAM_REDIS_CA_FILE`), if that variable is set and not empty.
+    pub fn with_ca_file_from_env(self) -> Result<Self, ConfigError> {
+        match std::env::var_os(CA_FILE_ENV) {
+            Some(path) if !path.is_empty() => self.with_ca_file(PathBuf::from(path)),
+            _ => Ok(self),
+        }
+    }
+
+    /// Whether the connection is TLS (`rediss://`).
+    pub fn is_tls(&self) -> bool {
+        matches!(self.connection.addr, ConnectionAddr::TcpTls { .. })
+    }
+
     /// Refuse to create the store: opening fails unless it already exists.
     pub fn without_create(mut self) -> Self {
         self.create = false;
@@ -226,6 +295,7 @@ impl fmt::Debug for RedisConfig {
             .field("connection_timeout", &self.connection_timeout)
             .field("expected_epoch", &self.expected_epoch)
             .field("create", &self.create)
+            .field("custom_ca", &self.ca.is_some())
             .finish()
     }
 }
@@ -338,12 +408,42 @@ mod tests {
     }
 
     #[test]
-    fn tls_is_refused_clearly() {
-        for url in ["rediss://:secret@host:6380/0", "REDISS://host"] {
-            let err = RedisConfig::from_url(url).unwrap_err();
-            assert!(matches!(err, ConfigError::TlsUnsupported), "{err:?}");
-            assert!(err.to_string().contains("TLS"));
-        }
+    fn tls_urls_parse_and_insecure_is_refused() {
+        let config = RedisConfig::from_url("rediss://:secret@host:6380/3").unwrap();
+        assert!(config.is_tls());
+        assert_eq!(
+            (config.server().as_str(), config.database()),
+            ("host:6380 (tls)", 3)
+        );
+        assert!(!RedisConfig::from_url("redis://host").unwrap().is_tls());
+        let err = RedisConfig::from_url("rediss://:secret@host:6380/0#insecure").unwrap_err();
+        assert!(matches!(err, ConfigError::InvalidUrl { .. }), "{err:?}");
+        assert!(!err.to_string().contains("secret"), "{err}");
+    }
+
+    #[test]
+    fn ca_files_are_checked() {
+        let dir = tempfile::tempdir().unwrap();
+        let tls = RedisConfig::from_url("rediss://host:6380").unwrap();
+        let missing = dir.path().join("missing.pem");
+        let err = tls.clone().with_ca_file(&missing).unwrap_err();
+        assert!(matches!(err, ConfigError::CaFile { .. }), "{err:?}");
+        let empty = dir.path().join("empty.pem");
+        std::fs::write(&empty, "no certificate here\n").unwrap();
+        let err = tls.clone().with_ca_file(&empty).unwrap_err();
+        assert!(err.to_string().contains("no PEM certificate"), "{err}");
+        let broken = dir.path().join("broken.pem");
+        std::fs::write(
+            &broken,
+            "-----BEGIN CERTIFICATE-----\n%%%\n-----END CERTIFICATE-----\n",
+        )
+        .unwrap();
+        let err = tls.clone().with_ca_file(&broken).unwrap_err();
+        assert!(err.to_string().contains("not valid PEM"), "{err}");
+        // A CA for a plain connection would suggest a protection it lacks.
+        let plain = RedisConfig::from_url("redis://host").unwrap();
+        let err = plain.with_ca_file(&empty).unwrap_err();
+        assert!(err.to_string().contains("rediss://"), "{err}");
     }
 
     #[test]

@@ -29,6 +29,42 @@ impl fmt::Display for RedisFailure {
 
 impl std::error::Error for RedisFailure {}
 
+/// A `rediss://` server whose certificate failed verification: not signed by a
+/// trusted CA, not valid for the host name, expired, …. Never retried. It is the
+/// source of the [`StoreError::Backend`] that [`RedisStore::open`](crate::RedisStore::open) returns.
+#[derive(Debug, Clone, thiserror::Error)]
+#[error(
+    "the Redis server at {server} was refused: its TLS certificate failed verification ({reason}); \
+     check the host name and the CA file (DREAM_REDIS_CA_FILE)"
+)]
+pub struct CertificateRefused {
+    /// The server, `host:port (tls)`.
+    pub server: String,
+    /// What verification found, as rustls reports it.
+    pub reason: rustls::CertificateError,
+}
+
+/// The certificate failure behind a connection error, if that is what it was.
+pub(crate) fn certificate_refused(server: &str, err: &RedisError) -> Option<CertificateRefused> {
+    let mut next: Option<&(dyn std::error::Error + 'static)> = Some(err);
+    while let Some(current) = next {
+        let inner = current
+            .downcast_ref::<std::io::Error>()
+            .and_then(|io| io.get_ref())
+            .map(|inner| inner as &(dyn std::error::Error + 'static));
+        if let Some(rustls::Error::InvalidCertificate(reason)) =
+            inner.unwrap_or(current).downcast_ref::<rustls::Error>()
+        {
+            return Some(CertificateRefused {
+                server: server.to_owned(),
+                reason: reason.clone(),
+            });
+        }
+        next = current.source();
+    }
+    None
+}
+
 /// Whether an error is a connection problem that a later attempt may not have.
 pub(crate) fn is_transient(err: &RedisError) -> bool {
     err.is_io_error()

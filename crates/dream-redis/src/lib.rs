@@ -41,12 +41,19 @@
 //!
 //! # Connection and secrets
 //!
-//! URLs: `redis://[user][:password@]host[:port][/db]` and
+//! URLs: `redis://[user][:password@]host[:port][/db]`,
+//! `rediss://[user][:password@]host[:port][/db]` (TLS) and
 //! `unix:///path/to/redis.sock[?db=N&pass=...]`. The database number comes from
-//! the URL. **TLS (`rediss://`) is not supported by this build**: the redis
-//! crate's TLS support would add a second TLS stack configuration to the build;
-//! reach a remote Redis through a unix socket or a local TLS tunnel instead. A
-//! `rediss://` URL is refused with [`ConfigError::TlsUnsupported`].
+//! the URL.
+//!
+//! **TLS** is rustls on the ring provider (the one the workspace's HTTPS client
+//! uses). The server's certificate is always verified, chain and host name: against
+//! the public web roots (`webpki-roots`, as managed Redis services need), or only
+//! against the CA certificates of [`RedisConfig::with_ca_file`] — the `dream` CLI
+//! reads that file's path from [`CA_FILE_ENV`] (`DREAM_REDIS_CA_FILE`), beside the
+//! URL in `DREAM_REDIS_URL`. A certificate that fails verification is refused with
+//! a non-retryable `Backend` error whose source is [`CertificateRefused`]; the
+//! unverified `#insecure` mode is refused. Client certificates are not supported.
 //!
 //! The password is read only from the URL in the environment variable
 //! [`URL_ENV`] (`DREAM_REDIS_URL`) or in a file ([`RedisConfig::from_file`], which
@@ -66,9 +73,13 @@ mod keys;
 mod scripts;
 mod store;
 
-pub use config::{ConfigError, DEFAULT_PREFIX, RedisConfig, URL_ENV};
+pub use config::{CA_FILE_ENV, ConfigError, DEFAULT_PREFIX, RedisConfig, URL_ENV};
+pub use error::CertificateRefused;
 pub use store::{BATCH_SCRIPT_BYTES, MAX_LEASE_TTL, RedisStore};
 
 /// The redis crate this store is built on, for callers that need raw commands on
 /// [`RedisStore::connection`] (benchmarks, diagnostics).
 pub use redis;
+
+/// The TLS library behind `rediss://`, for matching [`CertificateRefused::reason`].
+pub use rustls;

@@ -11,10 +11,12 @@ use dream_core::{
     VersionEntry, VersionPage, Write, async_trait,
 };
 use redis::aio::{ConnectionManager, ConnectionManagerConfig};
-use redis::{ErrorKind, RedisError, ScriptInvocation, Value};
+use redis::{ErrorKind, RedisError, ScriptInvocation, TlsCertificates, Value};
 
 use crate::config::{RedisConfig, describe_addr};
-use crate::error::{EPOCH_CHANGED, EPOCH_MISSING, is_transient, map_error, unexpected_reply};
+use crate::error::{
+    EPOCH_CHANGED, EPOCH_MISSING, certificate_refused, is_transient, map_error, unexpected_reply,
+};
 use crate::keys::Keys;
 use crate::scripts::{self, SCRIPTS};
 
@@ -160,8 +162,22 @@ impl RedisStore {
     /// [`RedisConfig::without_create`] was set.
     pub async fn open(config: RedisConfig) -> Result<Self, StoreError> {
         let password = config.password().map(str::to_owned);
-        let client = redis::Client::open(config.connection.clone())
-            .map_err(|e| map_error("connect", None, e, password.as_deref()))?;
+        let server = describe_addr(&config.connection.addr);
+        let client = if config.is_tls() {
+            // redis-rs builds its rustls config with the process-wide provider:
+            // make it ring's unless the process chose one already.
+            let _ = rustls::crypto::ring::default_provider().install_default();
+            redis::Client::build_with_tls(
+                config.connection.clone(),
+                TlsCertificates {
+                    client_tls: None,
+                    root_cert: config.ca.clone(),
+                },
+            )
+        } else {
+            redis::Client::open(config.connection.clone())
+        }
+        .map_err(|e| map_error("connect", None, e, password.as_deref()))?;
         let manager = ConnectionManagerConfig::new()
             .set_connection_timeout(config.connection_timeout)
             .set_response_timeout(config.response_timeout)
@@ -172,14 +188,17 @@ impl RedisStore {
             .set_max_delay(2_000);
         let conn = ConnectionManager::new_with_config(client, manager)
             .await
-            .map_err(|e| map_error("connect", None, e, password.as_deref()))?;
+            .map_err(|e| match certificate_refused(&server, &e) {
+                Some(refused) => StoreError::backend(false, refused),
+                None => map_error("connect", None, e, password.as_deref()),
+            })?;
         let keys = Keys::new(&config.prefix);
         let mut store = RedisStore {
             conn,
             keys,
             prefix: config.prefix.clone(),
             epoch: String::new(),
-            server: describe_addr(&config.connection.addr),
+            server,
             database: config.connection.redis.db,
             password,
             info: StoreInfo {

@@ -30,8 +30,15 @@ pub const SERVER_ENV: &str = "DREAM_TEST_REDIS_SERVER";
 
 /// Prints that `test` skipped, or panics when Redis is required.
 pub fn skip(test: &str) {
-    let message =
-        format!("no Redis for {test}: set {URL_ENV} or install redis-server (or set {SERVER_ENV})");
+    skip_because(
+        test,
+        &format!("set {URL_ENV} or install redis-server (or set {SERVER_ENV})"),
+    );
+}
+
+/// Prints that `test` skipped and why, or panics when Redis is required.
+pub fn skip_because(test: &str, why: &str) {
+    let message = format!("no Redis for {test}: {why}");
     if std::env::var(REQUIRE_ENV).is_ok_and(|v| v == "1") {
         panic!("{message}, and {REQUIRE_ENV}=1 requires Redis");
     }
@@ -49,6 +56,8 @@ pub struct ServerOptions {
     pub appendonly: bool,
     /// `requirepass`.
     pub password: Option<String>,
+    /// TLS only (`--port 0 --tls-port <port>`), with this certificate and key.
+    pub tls: Option<dream_conformance::tls::Issued>,
 }
 
 /// A `redis-server` this test started; killed (and its temp dir removed) on drop.
@@ -98,9 +107,21 @@ impl RedisServer {
     /// Spawns on `self.port`; `Ok(false)` if the server exited (port taken).
     fn spawn(&mut self) -> std::io::Result<bool> {
         let mut command = Command::new(binary());
+        match &self.options.tls {
+            Some(tls) => command
+                .args(["--port", "0", "--tls-port"])
+                .arg(self.port.to_string())
+                .arg("--tls-cert-file")
+                .arg(&tls.cert)
+                .arg("--tls-key-file")
+                .arg(&tls.key)
+                // Only read with --tls-auth-clients yes; redis-server requires one.
+                .arg("--tls-ca-cert-file")
+                .arg(&tls.cert)
+                .args(["--tls-auth-clients", "no"]),
+            None => command.arg("--port").arg(self.port.to_string()),
+        };
         command
-            .arg("--port")
-            .arg(self.port.to_string())
             .args(["--bind", "127.0.0.1"])
             .arg("--dir")
             .arg(self.dir.path())
@@ -145,7 +166,12 @@ impl RedisServer {
     }
 
     fn ping(&self) -> bool {
-        let Ok(client) = redis::Client::open(self.url()) else {
+        // Through the unix socket, which is plain even when TCP is TLS only.
+        let url = match &self.options.password {
+            Some(password) => format!("unix://{}?pass={password}", self.socket().display()),
+            None => format!("unix://{}", self.socket().display()),
+        };
+        let Ok(client) = redis::Client::open(url) else {
             return false;
         };
         let Ok(mut conn) = client.get_connection_with_timeout(Duration::from_millis(500)) else {
@@ -154,12 +180,22 @@ impl RedisServer {
         redis::cmd("PING").query::<String>(&mut conn).is_ok()
     }
 
-    /// `redis://[:password@]127.0.0.1:<port>`.
+    /// `redis://[:password@]127.0.0.1:<port>` (`rediss://` with TLS).
     pub fn url(&self) -> String {
+        let scheme = if self.options.tls.is_some() {
+            "rediss"
+        } else {
+            "redis"
+        };
         match &self.options.password {
-            Some(password) => format!("redis://:{password}@127.0.0.1:{}", self.port),
-            None => format!("redis://127.0.0.1:{}", self.port),
+            Some(password) => format!("{scheme}://:{password}@127.0.0.1:{}", self.port),
+            None => format!("{scheme}://127.0.0.1:{}", self.port),
         }
+    }
+
+    /// The server's port.
+    pub fn port(&self) -> u16 {
+        self.port
     }
 
     /// The server's unix socket.
