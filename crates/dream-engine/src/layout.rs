@@ -11,6 +11,7 @@
 //! | `plans`      | time-ordered                        | JSON dry-run plans |
 //! | `state`      | `generation`, `success-<scope key>` | ASCII decimal; JSON |
 //! | `journal`    | `current`                           | JSON journal of the apply in flight |
+//! | `feed`       | the entry number, 20 digits         | JSON [`FeedEntry`](crate::FeedEntry): ids, never text |
 //!
 //! `state/generation` is an ASCII decimal `u64` bumped by every memory mutation.
 //! Every mutation is made under the lease on lock `dream`, each write fenced.
@@ -39,6 +40,8 @@ pub const PLANS: &str = "plans";
 pub const STATE: &str = "state";
 /// The journal of the apply in flight.
 pub const JOURNAL: &str = "journal";
+/// The change feed (see [`crate::Subscription`]).
+pub const FEED: &str = "feed";
 /// Id of the generation record in `state`.
 pub const GENERATION: &str = "generation";
 /// Id of the journal record in `journal`.

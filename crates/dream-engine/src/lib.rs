@@ -29,6 +29,7 @@ mod diff;
 mod dream;
 mod error;
 mod events;
+mod feed;
 mod gate;
 mod journal;
 pub mod layout;
@@ -51,7 +52,8 @@ pub use consolidate::{
 pub use diff::escape_for_display;
 pub use dream::Dream;
 pub use error::{DreamError, Result};
-pub use events::{EVENT_CAPACITY, Event};
+pub use events::Event;
+pub use feed::{DEFAULT_POLL, FeedEntry, MAX_FEED_PAGE, Subscription};
 pub use journal::APPLY_FAILPOINTS;
 pub use manage::{
     Confirmed, HistoryEntry, ImportReport, ImportSource, MAX_IMPORT, NewMemory, Purged, Remembered,

@@ -301,7 +301,8 @@ impl Dream {
                 self.emit(Event::Quarantined {
                     entry: q.id.clone(),
                     rules: scan.rules(),
-                });
+                })
+                .await?;
                 Ok(Remembered::Quarantined {
                     entry: q.id,
                     rules: scan.rules(),
@@ -339,8 +340,8 @@ impl Dream {
                 self.commit(lease, &op_id, ops).await?;
                 self.emit(Event::MemoryCreated {
                     memory: memory.id.clone(),
-                    hash,
-                });
+                })
+                .await?;
                 Ok(Remembered::Stored(Box::new(memory)))
             }
         }
@@ -372,8 +373,9 @@ impl Dream {
         result?;
         self.emit(Event::MemoryTrashed {
             memory: id.clone(),
-            why: "forgotten",
-        });
+            why: "forgotten".into(),
+        })
+        .await?;
         Ok(())
     }
 
@@ -420,7 +422,8 @@ impl Dream {
         let result = self.purge_locked(&lease, id).await;
         lease.release().await;
         let purged = result?;
-        self.emit(Event::MemoryPurged { memory: id.clone() });
+        self.emit(Event::MemoryPurged { memory: id.clone() })
+            .await?;
         Ok(purged)
     }
 
@@ -563,7 +566,8 @@ impl Dream {
         let result = self.restore_locked(&lease, id).await;
         lease.release().await;
         let memory = result?;
-        self.emit(Event::MemoryRestored { memory: id.clone() });
+        self.emit(Event::MemoryRestored { memory: id.clone() })
+            .await?;
         Ok(memory)
     }
 
@@ -631,7 +635,7 @@ impl Dream {
         lease.release().await;
         let expired = result?;
         if expired > 0 {
-            self.emit(Event::TrashExpired { count: expired });
+            self.emit(Event::TrashExpired { count: expired }).await?;
         }
         Ok(expired)
     }
@@ -675,7 +679,8 @@ impl Dream {
         self.emit(Event::Released {
             entry: entry.to_owned(),
             memory: memory.id.clone(),
-        });
+        })
+        .await?;
         Ok(memory)
     }
 
@@ -756,13 +761,8 @@ impl Dream {
         lease.release().await;
         let confirmed = result?;
         if confirmed != Confirmed::AlreadyTrusted {
-            self.emit(Event::MemoryUpdated {
-                memory: id.clone(),
-                hash: match self.read_memory(id).await? {
-                    Some((m, _)) => self.rendered(&m).1,
-                    None => String::new(),
-                },
-            });
+            self.emit(Event::MemoryUpdated { memory: id.clone() })
+                .await?;
         }
         Ok(confirmed)
     }
@@ -854,7 +854,8 @@ impl Dream {
         result?;
         self.emit(Event::QuarantineDropped {
             entry: entry.to_owned(),
-        });
+        })
+        .await?;
         Ok(())
     }
 
@@ -1036,10 +1037,10 @@ impl Dream {
                             AuditEntry::new(AuditAction::Imported, Actor::Person, "imported")
                                 .memory(&m.id)
                                 .rules(rules.clone())
-                                .hash(hash.clone()),
+                                .hash(hash),
                         ),
                     );
-                    created.push((m.id.clone(), hash));
+                    created.push(m.id.clone());
                 }
                 Admission::Quarantine(scan) => {
                     let q = quarantine_record(
@@ -1078,18 +1079,17 @@ impl Dream {
             ops.push(self.bump_op(generation, gen_record.as_ref()));
         }
         self.commit(lease, &self.ids.next(now), ops).await?;
-        for (id, hash) in created {
-            self.emit(Event::MemoryCreated {
-                memory: id.clone(),
-                hash,
-            });
+        for id in created {
+            self.emit(Event::MemoryCreated { memory: id.clone() })
+                .await?;
             report.imported.push(id);
         }
         for (entry, rules) in quarantined {
             self.emit(Event::Quarantined {
                 entry: entry.clone(),
                 rules,
-            });
+            })
+            .await?;
             report.quarantined.push(entry);
         }
         Ok(())
