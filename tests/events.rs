@@ -3,7 +3,8 @@
 //! in other processes make, in order, on dream-fs, dream-sqlite, dream-redis,
 //! dream-postgres and an encrypted dream-fs; killed mid-stream and restarted at
 //! its cursor it misses nothing and repeats nothing; an encrypted store's feed
-//! shows no content, neither in the store's bytes nor in the events.
+//! shows no content, neither in the store's bytes nor in the events. On Redis the
+//! subscribers poll only once an hour: pub/sub must wake them.
 
 use std::collections::BTreeMap;
 use std::io::{BufRead as _, BufReader};
@@ -29,6 +30,8 @@ const SECRET_WORDS: [&str; 4] = ["Vitest", "Sam", "Lisbon", "Fridays"];
 struct Backend {
     args: Vec<String>,
     env: Vec<(String, String)>,
+    /// `--poll-ms` of the subscribers: an hour where notifications must wake them.
+    poll_ms: &'static str,
 }
 
 impl Backend {
@@ -53,7 +56,7 @@ impl Backend {
     /// `dream events --follow --json` from `since`, its lines sent to a channel.
     fn follow(&self, cli: &Cli, since: Option<u64>) -> Subscriber {
         let mut args: Vec<String> = self.args.clone();
-        args.extend(["events", "--follow", "--json", "--poll-ms", "20"].map(String::from));
+        args.extend(["events", "--follow", "--json", "--poll-ms", self.poll_ms].map(String::from));
         if let Some(seq) = since {
             args.extend(["--since".to_owned(), seq.to_string()]);
         }
@@ -281,6 +284,7 @@ fn a_subscriber_in_another_process_sees_every_change_on_fs_and_sqlite() {
         let b = Backend {
             args: vec!["--store".into(), store.into()],
             env: vec![],
+            poll_ms: "20",
         };
         let seen = follow_across_processes(name, &b, &cli);
         check_events(name, &seen);
@@ -301,6 +305,8 @@ fn a_subscriber_in_another_process_sees_every_change_on_redis() {
             format!("{}?prefix={prefix}", redis.url.trim_end_matches('/')),
         ],
         env: vec![],
+        // Pub/sub wakes the subscribers: they never wait out a poll.
+        poll_ms: "3600000",
     };
     let seen = follow_across_processes("redis", &b, &cli);
     check_events("redis", &seen);
@@ -317,6 +323,7 @@ fn a_subscriber_in_another_process_sees_every_change_on_postgres() {
     let b = Backend {
         args: vec!["--store".into(), format!("postgres?schema={schema}")],
         env: vec![("DREAM_POSTGRES_URL".into(), postgres_common::url())],
+        poll_ms: "20",
     };
     let seen = follow_across_processes("postgres", &b, &cli);
     check_events("postgres", &seen);
@@ -328,6 +335,7 @@ fn an_encrypted_stores_feed_reveals_no_content() {
     let b = Backend {
         args: vec!["--store".into(), "fs:enc".into(), "--encrypt".into()],
         env: vec![("DREAM_KEY".into(), KEY.into())],
+        poll_ms: "20",
     };
     let seen = follow_across_processes("encrypted fs", &b, &cli);
     check_events("encrypted fs", &seen);

@@ -16,11 +16,13 @@ pub struct EventsArgs {
     /// it, from the oldest event the store keeps.
     #[arg(long, value_name = "SEQ")]
     pub since: Option<u64>,
-    /// Keep reading: print each new event as any process records it.
+    /// Keep reading: print each new event as any process records it (woken at
+    /// once by Redis pub/sub or PostgreSQL notifications, else by polling).
     #[arg(long)]
     pub follow: bool,
-    /// How often --follow reads an idle feed, in milliseconds.
-    #[arg(long, default_value_t = 500, value_parser = clap::value_parser!(u64).range(10..=60_000))]
+    /// How often --follow reads an idle feed, in milliseconds (also when woken
+    /// by notifications, as a fallback).
+    #[arg(long, default_value_t = 500, value_parser = clap::value_parser!(u64).range(10..=3_600_000))]
     pub poll_ms: u64,
     /// Print JSON lines (each with its `seq`, the cursor to resume after it).
     #[arg(long)]
@@ -34,6 +36,14 @@ pub async fn events(global: &Global, args: EventsArgs) -> Outcome {
     let mut feed = dream
         .subscribe(args.since)
         .with_poll(Duration::from_millis(args.poll_ms));
+    if args.follow {
+        let url = global.store_url(&global.file_config()?);
+        if let Some(changes) =
+            super::stores::watch_changes(&url, global.redis_url_file.as_deref()).await?
+        {
+            feed = feed.with_wakeups(changes);
+        }
+    }
     loop {
         let batch = if args.follow {
             vec![feed.next().await?]

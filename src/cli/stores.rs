@@ -35,6 +35,40 @@ pub async fn open(
     )))
 }
 
+/// Early notice of changes to the store a URL names, from a backend that can
+/// hear other processes' writes (Redis pub/sub); `None` for one that cannot
+/// (a directory, SQLite), whose readers poll.
+pub async fn watch_changes(
+    url: &str,
+    redis_url_file: Option<&Path>,
+) -> Result<Option<tokio::sync::watch::Receiver<u64>>, CliError> {
+    if url == "redis"
+        || url.starts_with("redis://")
+        || url.starts_with("rediss://")
+        || url.starts_with("unix://")
+    {
+        return watch_redis(url, redis_url_file).await;
+    }
+    Ok(None)
+}
+
+#[cfg(feature = "redis")]
+async fn watch_redis(
+    url: &str,
+    url_file: Option<&Path>,
+) -> Result<Option<tokio::sync::watch::Receiver<u64>>, CliError> {
+    let store = open_redis_store(url, url_file).await?;
+    Ok(Some(store.watch_changes().await?))
+}
+
+#[cfg(not(feature = "redis"))]
+async fn watch_redis(
+    _: &str,
+    _: Option<&Path>,
+) -> Result<Option<tokio::sync::watch::Receiver<u64>>, CliError> {
+    Ok(None)
+}
+
 #[cfg(any(
     not(feature = "fs"),
     not(feature = "sqlite"),

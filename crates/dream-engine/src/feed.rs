@@ -19,7 +19,7 @@ use std::time::Duration;
 use chrono::{DateTime, Utc};
 use dream_core::{Key, RecordId, RecordStore, StoreError, Write};
 use serde::{Deserialize, Serialize};
-use tokio::sync::Mutex;
+use tokio::sync::{Mutex, watch};
 
 use crate::error::{DreamError, Result};
 use crate::events::Event;
@@ -215,6 +215,20 @@ pub struct Subscription {
     cursor: Option<u64>,
     buffer: VecDeque<FeedEntry>,
     poll: Duration,
+    wake: Option<watch::Receiver<u64>>,
+}
+
+impl Subscription {
+    /// Waits for a notice or the poll interval, whichever comes first.
+    async fn wait(&mut self) {
+        let Some(wake) = &mut self.wake else {
+            return tokio::time::sleep(self.poll).await;
+        };
+        if let Ok(Err(_)) = tokio::time::timeout(self.poll, wake.changed()).await {
+            // The notices stopped for good: poll from now on.
+            self.wake = None;
+        }
+    }
 }
 
 /// How long [`Subscription::next`] waits between reads of an idle feed, unless
@@ -228,12 +242,22 @@ impl Subscription {
             cursor,
             buffer: VecDeque::new(),
             poll: DEFAULT_POLL,
+            wake: None,
         }
     }
 
     /// The same subscription reading an idle feed every `poll`.
     pub fn with_poll(mut self, poll: Duration) -> Self {
         self.poll = poll;
+        self
+    }
+
+    /// The same subscription woken early, between reads, whenever `changes` moves:
+    /// a backend's notice that the store may have changed (Redis pub/sub,
+    /// PostgreSQL `LISTEN`). A notice only shortens the wait; the feed stays the
+    /// truth, and without notices (or once they stop) the subscription polls.
+    pub fn with_wakeups(mut self, changes: watch::Receiver<u64>) -> Self {
+        self.wake = Some(changes);
         self
     }
 
@@ -263,9 +287,13 @@ impl Subscription {
                 self.cursor = Some(entry.seq);
                 return Ok(entry);
             }
+            // Marked seen before the read: a notice arriving after it is kept.
+            if let Some(wake) = &mut self.wake {
+                wake.borrow_and_update();
+            }
             let page = self.feed.read(self.cursor, MAX_FEED_PAGE).await?;
             if page.is_empty() {
-                tokio::time::sleep(self.poll).await;
+                self.wait().await;
             }
             self.buffer.extend(page);
         }
@@ -371,6 +399,41 @@ mod tests {
         let from = kept[0].seq;
         let rest = f.read(Some(from), 1000).await.unwrap();
         assert_eq!(rest.len(), kept.len() - 1);
+    }
+
+    #[tokio::test]
+    async fn a_notice_wakes_a_waiting_subscription_long_before_its_poll() {
+        let store: Arc<dyn RecordStore> = Arc::new(MemoryStore::new());
+        let (tx, rx) = watch::channel(0);
+        let mut sub = Subscription::new(feed(&store, 100), None)
+            .with_poll(Duration::from_secs(600))
+            .with_wakeups(rx);
+        let writer = feed(&store, 100);
+        let task = tokio::spawn(async move {
+            tokio::time::sleep(Duration::from_millis(50)).await;
+            writer.append(Utc::now(), event(1)).await.unwrap();
+            tx.send_modify(|n| *n += 1);
+            tx
+        });
+        let entry = tokio::time::timeout(Duration::from_secs(30), sub.next())
+            .await
+            .expect("woken by the notice, not the 600 s poll")
+            .unwrap();
+        assert_eq!(entry.seq, 1);
+        // The notices stop: the subscription falls back to polling.
+        drop(task.await.unwrap());
+        let mut sub = sub.with_poll(Duration::from_millis(10));
+        let writer = feed(&store, 100);
+        tokio::spawn(async move {
+            tokio::time::sleep(Duration::from_millis(100)).await;
+            writer.append(Utc::now(), event(2)).await.unwrap();
+        });
+        let entry = tokio::time::timeout(Duration::from_secs(30), sub.next())
+            .await
+            .expect("polled")
+            .unwrap();
+        assert_eq!(entry.seq, 2);
+        assert!(sub.wake.is_none());
     }
 
     #[tokio::test]
