@@ -3,8 +3,8 @@
 //! in other processes make, in order, on dream-fs, dream-sqlite, dream-redis,
 //! dream-postgres and an encrypted dream-fs; killed mid-stream and restarted at
 //! its cursor it misses nothing and repeats nothing; an encrypted store's feed
-//! shows no content, neither in the store's bytes nor in the events. On Redis the
-//! subscribers poll only once an hour: pub/sub must wake them.
+//! shows no content, neither in the store's bytes nor in the events. On Redis and
+//! PostgreSQL the subscribers poll only once an hour: pub/sub and NOTIFY must wake them.
 
 use std::collections::BTreeMap;
 use std::io::{BufRead as _, BufReader};
@@ -323,7 +323,8 @@ fn a_subscriber_in_another_process_sees_every_change_on_postgres() {
     let b = Backend {
         args: vec!["--store".into(), format!("postgres?schema={schema}")],
         env: vec![("DREAM_POSTGRES_URL".into(), postgres_common::url())],
-        poll_ms: "20",
+        // LISTEN/NOTIFY wakes the subscribers: they never wait out a poll.
+        poll_ms: "3600000",
     };
     let seen = follow_across_processes("postgres", &b, &cli);
     check_events("postgres", &seen);
