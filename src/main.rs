@@ -61,6 +61,8 @@ enum Command {
     Quarantine(memory::QuarantineArgs),
     /// Read the audit log.
     Audit(memory::AuditArgs),
+    /// The store's change feed (every process's events), from a cursor; --follow waits for more.
+    Events(cli::events::EventsArgs),
     /// Counts for the scope.
     Stats(memory::JsonFlag),
     /// Import memories from JSONL through the write gate.
@@ -114,6 +116,7 @@ fn main() -> ExitCode {
             Command::Trash(args) => memory::trash(&global, args).await,
             Command::Quarantine(args) => memory::quarantine(&global, args).await,
             Command::Audit(args) => memory::audit(&global, args).await,
+            Command::Events(args) => cli::events::events(&global, args).await,
             Command::Stats(args) => memory::stats(&global, args).await,
             Command::Import(args) => transfer::import(&global, args).await,
             Command::Export(args) => transfer::export(&global, args).await,

@@ -27,6 +27,7 @@ pub mod config;
 pub mod context;
 pub mod demo;
 pub mod doctor;
+pub mod events;
 #[cfg(feature = "mcp")]
 pub mod mcp;
 pub mod memory;

@@ -35,6 +35,54 @@ pub async fn open(
     )))
 }
 
+/// Early notice of changes to the store a URL names, from a backend that can
+/// hear other processes' writes (Redis pub/sub); `None` for one that cannot
+/// (a directory, SQLite), whose readers poll. PostgreSQL `LISTEN`s.
+pub async fn watch_changes(
+    url: &str,
+    redis_url_file: Option<&Path>,
+) -> Result<Option<tokio::sync::watch::Receiver<u64>>, CliError> {
+    if url == "redis"
+        || url.starts_with("redis://")
+        || url.starts_with("rediss://")
+        || url.starts_with("unix://")
+    {
+        return watch_redis(url, redis_url_file).await;
+    }
+    if is_postgres(url) {
+        return watch_postgres(url).await;
+    }
+    Ok(None)
+}
+
+#[cfg(feature = "postgres")]
+async fn watch_postgres(url: &str) -> Result<Option<tokio::sync::watch::Receiver<u64>>, CliError> {
+    let store = open_postgres_store(url).await?;
+    Ok(Some(store.watch_changes().await?))
+}
+
+#[cfg(not(feature = "postgres"))]
+async fn watch_postgres(_: &str) -> Result<Option<tokio::sync::watch::Receiver<u64>>, CliError> {
+    Ok(None)
+}
+
+#[cfg(feature = "redis")]
+async fn watch_redis(
+    url: &str,
+    url_file: Option<&Path>,
+) -> Result<Option<tokio::sync::watch::Receiver<u64>>, CliError> {
+    let store = open_redis_store(url, url_file).await?;
+    Ok(Some(store.watch_changes().await?))
+}
+
+#[cfg(not(feature = "redis"))]
+async fn watch_redis(
+    _: &str,
+    _: Option<&Path>,
+) -> Result<Option<tokio::sync::watch::Receiver<u64>>, CliError> {
+    Ok(None)
+}
+
 #[cfg(any(
     not(feature = "fs"),
     not(feature = "sqlite"),
@@ -318,6 +366,11 @@ fn split_schema(url: &str) -> Result<(String, Option<String>), CliError> {
 
 #[cfg(feature = "postgres")]
 async fn open_postgres(url: &str) -> Result<Arc<dyn RecordStore>, CliError> {
+    Ok(Arc::new(open_postgres_store(url).await?))
+}
+
+#[cfg(feature = "postgres")]
+async fn open_postgres_store(url: &str) -> Result<dream_postgres::PostgresStore, CliError> {
     use dream_postgres::{PostgresConfig, PostgresStore};
     let (base, schema) = split_schema(url)?;
     if has_password(&base) {
@@ -333,7 +386,7 @@ async fn open_postgres(url: &str) -> Result<Arc<dyn RecordStore>, CliError> {
     if let Some(schema) = schema {
         config = config.with_schema(&schema)?;
     }
-    Ok(Arc::new(PostgresStore::open(config).await?))
+    Ok(PostgresStore::open(config).await?)
 }
 
 #[cfg(not(feature = "postgres"))]

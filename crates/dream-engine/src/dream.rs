@@ -12,11 +12,11 @@ use dream_core::{
     Clock, Entry, Key, LanguageModel, Memory, MemoryId, Namespace, Record, RecordId, RecordStore,
     Scope, SessionId, SystemClock, Write, parse_memory,
 };
-use tokio::sync::broadcast;
 
 use crate::consolidate::{Consolidator, LlmConsolidator, RuleBasedConsolidator};
 use crate::error::{DreamError, Result};
-use crate::events::{EVENT_CAPACITY, Event};
+use crate::events::Event;
+use crate::feed::{Feed, FeedEntry, Subscription};
 use crate::gate::Known;
 use crate::journal::{self, Journal, Op, Outcome};
 use crate::layout::{self, IdGen, hash_bytes};
@@ -28,7 +28,7 @@ use crate::seal::SealKey;
 
 /// Long-term memory over one store, working in one scope.
 ///
-/// Cheap to clone (clones share the store, the scanners and the event channel).
+/// Cheap to clone (clones share the store, the scanners and the change feed).
 /// Every memory mutation — a dream pass, `remember`, `forget`, `restore`,
 /// `release`, an import — is made under the store's lease (lock `dream`), each
 /// write fenced, journaled so it happens completely or not at all, and bumps
@@ -42,7 +42,8 @@ pub struct Dream {
     pub(crate) consolidator: Arc<dyn Consolidator>,
     pub(crate) scanners: Arc<Scanners>,
     pub(crate) ids: Arc<IdGen>,
-    pub(crate) events: broadcast::Sender<Event>,
+    /// The store's change feed, where every event is recorded.
+    pub(crate) feed: Arc<Feed>,
     /// Seals every memory written and checks the seal of every memory read;
     /// `None`: the store is trusted as it is (see [`Dream::with_seal`]).
     pub(crate) seal: Option<SealKey>,
@@ -137,7 +138,7 @@ impl Dream {
                 missing: "fenced writes",
             });
         }
-        let (events, _) = broadcast::channel(EVENT_CAPACITY);
+        let feed = Arc::new(Feed::new(store.clone(), options.feed_retain));
         Ok(Dream {
             store,
             clock: Arc::new(SystemClock),
@@ -146,7 +147,7 @@ impl Dream {
             consolidator: Arc::new(RuleBasedConsolidator::new()),
             scanners: Arc::new(Scanners::new()),
             ids: Arc::new(IdGen::default()),
-            events,
+            feed,
             seal: None,
         })
     }
@@ -200,17 +201,20 @@ impl Dream {
         self.consolidator.describe()
     }
 
-    /// Events for every state change this handle (and its clones) makes.
-    pub fn subscribe(&self) -> broadcast::Receiver<Event> {
-        self.events.subscribe()
+    /// Every event any process records in this store's change feed, in order,
+    /// after `cursor` (a [`FeedEntry::seq`]; `None`: from the oldest retained).
+    /// A cursor the feed no longer holds is [`DreamError::Resync`], never a skip.
+    pub fn subscribe(&self, cursor: Option<u64>) -> Subscription {
+        Subscription::new(self.feed.clone(), cursor)
     }
 
     pub(crate) fn now(&self) -> DateTime<Utc> {
         self.clock.now()
     }
 
-    pub(crate) fn emit(&self, event: Event) {
-        let _ = self.events.send(event);
+    /// Records `event` in the change feed. The one place events enter it.
+    pub(crate) async fn emit(&self, event: Event) -> Result<FeedEntry> {
+        self.feed.append(self.now(), event).await
     }
 
     /// The current generation: bumped by every memory mutation, in any process.
@@ -439,7 +443,7 @@ impl Dream {
                 Write::absent().fenced(lease.fence()),
             )
             .await?;
-        self.emit(Event::JournalRolledForward { pass: id });
+        self.emit(Event::JournalRolledForward { pass: id }).await?;
         Ok(())
     }
 

@@ -95,6 +95,16 @@ pub enum DreamError {
         /// Why.
         reason: String,
     },
+    /// A reader's cursor is outside the change feed: the entries after it were
+    /// trimmed, or the feed never reached it. Read the state afresh, then follow
+    /// the feed from its oldest entry.
+    #[error("events after cursor {cursor} cannot be read ({reason}): resync")]
+    Resync {
+        /// The cursor.
+        cursor: u64,
+        /// Why.
+        reason: String,
+    },
     /// A stored record is not what the engine wrote.
     #[error("corrupt record {key}: {reason}")]
     Corrupt {

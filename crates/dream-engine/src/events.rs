@@ -1,17 +1,14 @@
-//! Events: one for every state change this process makes, through a tokio
-//! broadcast channel ([`crate::Dream::subscribe`]). Events carry ids, rule ids and
-//! hashes, never memory text or flagged text. They are process-local; the audit
-//! log in the store is the record every process shares.
+//! Events: one for every state change any process makes, recorded in the store's
+//! change feed ([`crate::feed`], read through [`crate::Dream::subscribe`]). An
+//! event says what changed — its kind and the ids involved — never memory text,
+//! flagged text or a hash of either: the feed is read outside the encryption
+//! layer, and a hash of plaintext would confirm a guessed memory.
 
 use dream_core::{MemoryId, SessionId};
-use serde::Serialize;
-
-/// Capacity of the broadcast channel; a slow subscriber misses older events
-/// (`RecvError::Lagged`), it never blocks the engine.
-pub const EVENT_CAPACITY: usize = 1024;
+use serde::{Deserialize, Serialize};
 
 /// A state change.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "event", rename_all = "kebab-case")]
 #[non_exhaustive]
 pub enum Event {
@@ -50,15 +47,11 @@ pub enum Event {
     MemoryCreated {
         /// Its id.
         memory: MemoryId,
-        /// SHA-256 of its Markdown.
-        hash: String,
     },
     /// A memory was changed in place.
     MemoryUpdated {
         /// Its id.
         memory: MemoryId,
-        /// SHA-256 of its new Markdown.
-        hash: String,
     },
     /// A memory was marked superseded.
     MemorySuperseded {
@@ -72,7 +65,7 @@ pub enum Event {
         /// Its id.
         memory: MemoryId,
         /// `forgotten`, `deleted` or `pruned`.
-        why: &'static str,
+        why: String,
     },
     /// A memory came back from the trash.
     MemoryRestored {
@@ -94,7 +87,7 @@ pub enum Event {
     /// A proposed action was refused by the write gate.
     Refused {
         /// The action (`create`, `update`, `delete`).
-        action: &'static str,
+        action: String,
         /// The gate's reason code.
         reason: String,
     },

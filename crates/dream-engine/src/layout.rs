@@ -11,6 +11,7 @@
 //! | `plans`      | time-ordered                        | JSON dry-run plans |
 //! | `state`      | `generation`, `success-<scope key>` | ASCII decimal; JSON |
 //! | `journal`    | `current`, `purge`                  | JSON journal of the apply in flight; the scope purge in flight |
+//! | `feed`       | the entry number, 20 digits         | JSON [`FeedEntry`](crate::FeedEntry): ids, never text |
 //!
 //! `state/generation` is an ASCII decimal `u64` bumped by every memory mutation.
 //! Every mutation is made under the lease on lock `dream`, each write fenced.
@@ -39,6 +40,8 @@ pub const PLANS: &str = "plans";
 pub const STATE: &str = "state";
 /// The journal of the apply in flight.
 pub const JOURNAL: &str = "journal";
+/// The change feed (see [`crate::Subscription`]).
+pub const FEED: &str = "feed";
 /// Id of the generation record in `state`.
 pub const GENERATION: &str = "generation";
 /// Id of the journal record in `journal`.
@@ -63,7 +66,8 @@ pub enum ScopeOf {
     /// State derived from the other records and rebuilt from them on use: a purge
     /// clears the whole namespace.
     Derived,
-    /// Never removed: the audit log, which holds ids, rule ids and hashes only.
+    /// Never removed: the audit log and the change feed, which hold ids, rule ids
+    /// and hashes only.
     Kept,
     /// The journal: rolled forward under the lease before a purge starts, and
     /// home of the record of a scope purge in flight.
@@ -83,6 +87,7 @@ pub const NAMESPACES: &[(&str, ScopeOf)] = &[
     (PLANS, ScopeOf::JsonField),
     (STATE, ScopeOf::IdHash),
     (JOURNAL, ScopeOf::Journal),
+    (FEED, ScopeOf::Kept),
 ];
 
 /// How a scope purge treats `name`, if the layout declares it.

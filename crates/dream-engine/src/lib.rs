@@ -29,6 +29,7 @@ mod diff;
 mod dream;
 mod error;
 mod events;
+mod feed;
 mod gate;
 mod journal;
 pub mod layout;
@@ -52,7 +53,8 @@ pub use consolidate::{
 pub use diff::escape_for_display;
 pub use dream::Dream;
 pub use error::{DreamError, Result};
-pub use events::{EVENT_CAPACITY, Event};
+pub use events::Event;
+pub use feed::{DEFAULT_POLL, FeedEntry, MAX_FEED_PAGE, Subscription};
 pub use journal::{ATOMIC_APPLY_FAILPOINTS, JOURNALED_APPLY_FAILPOINTS};
 pub use manage::{
     Confirmed, Existing, HistoryEntry, ImportReport, ImportSource, MAX_IMPORT, NewMemory, Purged,

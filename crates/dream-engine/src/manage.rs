@@ -315,7 +315,8 @@ impl Dream {
                 self.emit(Event::Quarantined {
                     entry: q.id.clone(),
                     rules: scan.rules(),
-                });
+                })
+                .await?;
                 Ok(Remembered::Quarantined {
                     entry: q.id,
                     rules: scan.rules(),
@@ -353,8 +354,8 @@ impl Dream {
                 self.commit(lease, &op_id, ops).await?;
                 self.emit(Event::MemoryCreated {
                     memory: memory.id.clone(),
-                    hash,
-                });
+                })
+                .await?;
                 Ok(Remembered::Stored(Box::new(memory)))
             }
         }
@@ -386,8 +387,9 @@ impl Dream {
         result?;
         self.emit(Event::MemoryTrashed {
             memory: id.clone(),
-            why: "forgotten",
-        });
+            why: "forgotten".into(),
+        })
+        .await?;
         Ok(())
     }
 
@@ -434,7 +436,8 @@ impl Dream {
         let result = self.purge_locked(&lease, id).await;
         lease.release().await;
         let purged = result?;
-        self.emit(Event::MemoryPurged { memory: id.clone() });
+        self.emit(Event::MemoryPurged { memory: id.clone() })
+            .await?;
         Ok(purged)
     }
 
@@ -588,7 +591,8 @@ impl Dream {
         let result = self.restore_locked(&lease, id, entry).await;
         lease.release().await;
         let memory = result?;
-        self.emit(Event::MemoryRestored { memory: id.clone() });
+        self.emit(Event::MemoryRestored { memory: id.clone() })
+            .await?;
         Ok(memory)
     }
 
@@ -694,7 +698,7 @@ impl Dream {
         lease.release().await;
         let expired = result?;
         if expired > 0 {
-            self.emit(Event::TrashExpired { count: expired });
+            self.emit(Event::TrashExpired { count: expired }).await?;
         }
         Ok(expired)
     }
@@ -738,7 +742,8 @@ impl Dream {
         self.emit(Event::Released {
             entry: entry.to_owned(),
             memory: memory.id.clone(),
-        });
+        })
+        .await?;
         Ok(memory)
     }
 
@@ -819,13 +824,8 @@ impl Dream {
         lease.release().await;
         let confirmed = result?;
         if confirmed != Confirmed::AlreadyTrusted {
-            self.emit(Event::MemoryUpdated {
-                memory: id.clone(),
-                hash: match self.read_memory(id).await? {
-                    Some((m, _)) => self.rendered(&m).1,
-                    None => String::new(),
-                },
-            });
+            self.emit(Event::MemoryUpdated { memory: id.clone() })
+                .await?;
         }
         Ok(confirmed)
     }
@@ -917,7 +917,8 @@ impl Dream {
         result?;
         self.emit(Event::QuarantineDropped {
             entry: entry.to_owned(),
-        });
+        })
+        .await?;
         Ok(())
     }
 
@@ -1165,12 +1166,11 @@ impl Dream {
                             AuditEntry::new(AuditAction::Imported, Actor::Person, reason)
                                 .memory(&m.id)
                                 .rules(rules)
-                                .hash(hash.clone()),
+                                .hash(hash),
                         ),
                     );
                     Imported::Memory {
                         id: m.id.clone(),
-                        hash,
                         replaced: old.is_some(),
                     }
                 }
@@ -1248,23 +1248,19 @@ impl Dream {
         batch.id = None;
         for done in std::mem::take(&mut batch.done) {
             match done {
-                Imported::Memory { id, hash, replaced } => {
+                Imported::Memory { id, replaced } => {
                     let key = layout::key(layout::MEMORIES, id.clone());
                     if outcome.mismatches.contains(&key) {
                         tracing::warn!(memory = %id, "an imported memory changed under the import; left as it was");
                         continue;
                     }
                     if replaced {
-                        self.emit(Event::MemoryUpdated {
-                            memory: id.clone(),
-                            hash,
-                        });
+                        self.emit(Event::MemoryUpdated { memory: id.clone() })
+                            .await?;
                         report.replaced.push(id);
                     } else {
-                        self.emit(Event::MemoryCreated {
-                            memory: id.clone(),
-                            hash,
-                        });
+                        self.emit(Event::MemoryCreated { memory: id.clone() })
+                            .await?;
                         report.imported.push(id);
                     }
                 }
@@ -1272,7 +1268,8 @@ impl Dream {
                     self.emit(Event::Quarantined {
                         entry: entry.clone(),
                         rules,
-                    });
+                    })
+                    .await?;
                     report.quarantined.push(entry);
                 }
             }
@@ -1300,11 +1297,7 @@ impl ImportBatch {
 /// What one imported memory became.
 enum Imported {
     /// Stored: a new memory, or an existing one replaced.
-    Memory {
-        id: MemoryId,
-        hash: String,
-        replaced: bool,
-    },
+    Memory { id: MemoryId, replaced: bool },
     /// Held in the quarantine.
     Quarantined { entry: String, rules: Vec<String> },
 }

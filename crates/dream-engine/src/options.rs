@@ -81,6 +81,8 @@ pub struct Options {
     /// After `log_session`, check the gates and dream in the background
     /// (the session just logged does not count towards the gate).
     pub auto_dream: bool,
+    /// Change-feed entries kept (store-wide); a reader further behind must resync.
+    pub feed_retain: u64,
 }
 
 impl Default for Options {
@@ -106,6 +108,7 @@ impl Default for Options {
             lease_wait: Duration::from_secs(60),
             max_tokens: 4096,
             auto_dream: false,
+            feed_retain: 10_000,
         }
     }
 }
@@ -130,6 +133,9 @@ impl Options {
             || self.claim_ttl < Duration::from_millis(300)
         {
             return bad("lease_ttl and claim_ttl must be at least 300 ms");
+        }
+        if self.feed_retain == 0 {
+            return bad("feed_retain must be at least 1");
         }
         if self.max_tokens == 0 {
             return bad("max_tokens must be at least 1");

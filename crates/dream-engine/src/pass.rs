@@ -252,20 +252,20 @@ impl Dream {
     async fn run(&self, force: bool, exclude: Option<&SessionId>) -> Result<DreamReport> {
         let name = self.consolidator.describe();
         if !force && let Some(reason) = self.check_gates(exclude).await? {
-            return Ok(self.skip(reason, name));
+            return self.skip(reason, name).await;
         }
         let claim_lock = layout::claim_lock(&self.scope);
         let Some(claim) =
             HeldLease::try_take(&self.store, &claim_lock, self.options.claim_ttl).await?
         else {
-            return Ok(self.skip(SkipReason::AnotherPassRunning, name));
+            return self.skip(SkipReason::AnotherPassRunning, name).await;
         };
         let pass = self.ids.next(self.now());
         let result = async {
             let prepared = match self.prepare(&claim, &pass, force, exclude).await? {
                 Ok(prepared) => prepared,
                 Err((reason, rolled)) => {
-                    let mut report = self.skip(reason, name.clone());
+                    let mut report = self.skip(reason, name.clone()).await?;
                     report.rolled_forward = rolled;
                     return Ok(report);
                 }
@@ -283,11 +283,12 @@ impl Dream {
         result
     }
 
-    fn skip(&self, reason: SkipReason, consolidator: String) -> DreamReport {
+    async fn skip(&self, reason: SkipReason, consolidator: String) -> Result<DreamReport> {
         self.emit(Event::PassSkipped {
             reason: reason.to_string(),
-        });
-        DreamReport::skipped(reason, consolidator)
+        })
+        .await?;
+        Ok(DreamReport::skipped(reason, consolidator))
     }
 
     async fn pass_failed(&self, pass: &str, error: &DreamError) {
@@ -317,10 +318,13 @@ impl Dream {
         if let Err(e) = self.audit_now(entry).await {
             tracing::warn!(error = %e, "could not audit a failed pass");
         }
-        self.emit(Event::PassFailed {
+        let event = Event::PassFailed {
             pass: pass.to_owned(),
             reason: error.to_string(),
-        });
+        };
+        if let Err(e) = self.emit(event).await {
+            tracing::warn!(error = %e, "could not record a failed pass in the feed");
+        }
     }
 
     /// Rolls a leftover journal forward (taking the store lease only if one exists).
@@ -351,7 +355,8 @@ impl Dream {
         }
         self.emit(Event::PassStarted {
             pass: pass.to_owned(),
-        });
+        })
+        .await?;
         let orient = claim.guard(self.orient()).await?;
         let log = claim.guard(self.session_log()).await?;
         let mut sessions = Vec::new();
@@ -484,7 +489,7 @@ impl Dream {
         let result = self.apply_locked(&lease, claim, prepared, plan).await;
         lease.release().await;
         let mut report = result?;
-        self.announce(prepared, &report);
+        self.announce(prepared, &report).await?;
         report.pending = self.pending_count(None).await?;
         Ok(report)
     }
@@ -813,45 +818,49 @@ impl Dream {
         Ok(expired)
     }
 
-    fn announce(&self, p: &Prepared, report: &DreamReport) {
+    async fn announce(&self, p: &Prepared, report: &DreamReport) -> Result<()> {
         let g = &p.gated;
         for c in &g.creates {
             self.emit(Event::MemoryCreated {
                 memory: c.memory.id.clone(),
-                hash: self.rendered(&c.memory).1,
-            });
+            })
+            .await?;
         }
         for c in &g.updates {
             self.emit(Event::MemoryUpdated {
                 memory: c.after.id.clone(),
-                hash: self.rendered(&c.after).1,
-            });
+            })
+            .await?;
         }
         for c in &g.supersedes {
             if let Some(by) = &c.by {
                 self.emit(Event::MemorySuperseded {
                     memory: c.after.id.clone(),
                     by: by.clone(),
-                });
+                })
+                .await?;
             }
         }
         for r in &g.deletes {
             self.emit(Event::MemoryTrashed {
                 memory: r.memory.id.clone(),
-                why: "deleted",
-            });
+                why: "deleted".into(),
+            })
+            .await?;
         }
         for r in &g.prunes {
             self.emit(Event::MemoryTrashed {
                 memory: r.memory.id.clone(),
-                why: "pruned",
-            });
+                why: "pruned".into(),
+            })
+            .await?;
         }
         for q in &g.quarantine {
             self.emit(Event::Quarantined {
                 entry: q.id.clone(),
                 rules: rules_of(q),
-            });
+            })
+            .await?;
         }
         for r in &g.refused {
             self.emit(Event::Refused {
@@ -862,19 +871,24 @@ impl Dream {
                     "supersede" => "supersede",
                     "prune" => "prune",
                     _ => "plan",
-                },
+                }
+                .into(),
                 reason: r.reason.clone(),
-            });
+            })
+            .await?;
         }
         if report.trash_expired > 0 {
             self.emit(Event::TrashExpired {
                 count: report.trash_expired,
-            });
+            })
+            .await?;
         }
         self.emit(Event::PassCompleted {
             pass: p.pass.clone(),
             sessions: report.sessions_consumed.len(),
-        });
+        })
+        .await?;
+        Ok(())
     }
 
     /// Consolidates the pending sessions now, ignoring the gates, and stores the
@@ -888,7 +902,7 @@ impl Dream {
             return Ok(DryRun {
                 plan: None,
                 diff: String::new(),
-                report: self.skip(SkipReason::AnotherPassRunning, name),
+                report: self.skip(SkipReason::AnotherPassRunning, name).await?,
             });
         };
         let pass = self.ids.next(self.now());
@@ -900,7 +914,7 @@ impl Dream {
                 return Ok(DryRun {
                     plan: None,
                     diff: String::new(),
-                    report: self.skip(reason, name),
+                    report: self.skip(reason, name).await?,
                 });
             }
         };
@@ -927,7 +941,8 @@ impl Dream {
         .await?;
         self.emit(Event::PlanStored {
             plan: prepared.pass.clone(),
-        });
+        })
+        .await?;
         let mut report = preview(&prepared);
         report.pending = self
             .pending_count(None)

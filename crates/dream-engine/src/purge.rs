@@ -297,7 +297,7 @@ impl Dream {
         let done = Op::delete(layout::purge_key(), stored);
         self.commit(lease, &record.id, vec![self.audit_op(entry), done])
             .await?;
-        self.announce_purged(&actions);
+        self.announce_purged(&actions).await?;
         Ok(report)
     }
 
@@ -382,7 +382,7 @@ impl Dream {
         let pass = self.ids.next(self.now());
         self.commit_actions(lease, &pass, &actions, vec![self.audit_op(entry)])
             .await?;
-        self.announce_purged(&actions);
+        self.announce_purged(&actions).await?;
         Ok(report)
     }
 
@@ -423,7 +423,7 @@ impl Dream {
         let pass = self.ids.next(self.now());
         self.commit_actions(lease, &pass, &actions, vec![self.audit_op(entry)])
             .await?;
-        self.announce_purged(&actions);
+        self.announce_purged(&actions).await?;
         Ok(report)
     }
 
@@ -679,14 +679,15 @@ impl Dream {
         Ok(())
     }
 
-    fn announce_purged(&self, actions: &[Action]) {
+    async fn announce_purged(&self, actions: &[Action]) -> Result<()> {
         for a in actions {
             if a.key.namespace.as_str() == layout::MEMORIES
                 && let Ok(memory) = MemoryId::new(a.key.id.as_str())
             {
-                self.emit(Event::MemoryPurged { memory });
+                self.emit(Event::MemoryPurged { memory }).await?;
             }
         }
+        Ok(())
     }
 }
 

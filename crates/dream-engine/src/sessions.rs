@@ -172,7 +172,8 @@ impl Dream {
         self.emit(Event::SessionLogged {
             session: id.clone(),
             redactions,
-        });
+        })
+        .await?;
         if self.options.auto_dream {
             let this = self.clone();
             let logged = id.clone();

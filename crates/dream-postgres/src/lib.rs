@@ -65,7 +65,10 @@
 //!   added batches (`S.batches`, `S.write_batch`); a version 1 store migrates on
 //!   open, and processes of the older build that already have it open keep
 //!   working (their functions are unchanged), but an older build can no longer
-//!   open it.
+//!   open it. Version 3 added change notices: a statement trigger on `S.records`
+//!   sends an empty `NOTIFY` on the schema's own channel (`dream_` and the md5
+//!   of the schema name; channels are database-wide), which
+//!   `PostgresStore::watch_changes` hears on a dedicated `LISTEN` connection.
 //! - **`list_versions`** is `list`'s query without the value column: the same
 //!   `COLLATE "C"` order, cursor and clamped limit.
 //!

@@ -6,7 +6,7 @@
 //! than [`SCHEMA_VERSION`] is refused.
 
 /// The schema version this build writes and understands.
-pub(crate) const SCHEMA_VERSION: i32 = 2;
+pub(crate) const SCHEMA_VERSION: i32 = 3;
 
 /// What `meta.format` holds: foreign tables named `meta` are refused.
 pub(crate) const FORMAT: &str = "dream-postgres";
@@ -328,8 +328,28 @@ END
 $fn$;
 "#;
 
+/// Version 2 → 3: change notices. After every statement that changes
+/// `S.records`, a trigger sends an empty `NOTIFY` on the schema's channel
+/// ([`CHANNEL_SQL`]), delivered when the transaction commits; readers waiting
+/// for changes wake early ([`crate::PostgresStore::watch_changes`]). Older
+/// builds' functions are unchanged and notify too.
+const V3: &str = r#"
+CREATE FUNCTION @S.notify_change() RETURNS trigger LANGUAGE plpgsql AS $fn$
+BEGIN
+  PERFORM pg_notify('dream_' || md5(TG_TABLE_SCHEMA), '');
+  RETURN NULL;
+END
+$fn$;
+CREATE TRIGGER notify_change AFTER INSERT OR UPDATE OR DELETE ON @S.records
+  FOR EACH STATEMENT EXECUTE FUNCTION @S.notify_change();
+"#;
+
+/// The name of a schema's notice channel (`$1`: the schema), as the trigger
+/// computes it: NOTIFY channels are database-wide, so each schema has its own.
+pub(crate) const CHANNEL_SQL: &str = "SELECT 'dream_' || md5($1::text)";
+
 /// Every migration, in order.
-const MIGRATIONS: &[&str] = &[V1, V2];
+const MIGRATIONS: &[&str] = &[V1, V2, V3];
 
 /// `"schema"`, quoted. The name was validated (`[a-z_][a-z0-9_]*`).
 pub(crate) fn quoted(schema: &str) -> String {

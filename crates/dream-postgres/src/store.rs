@@ -10,9 +10,10 @@ use dream_core::{
     Page, Precondition, Record, RecordId, RecordStore, StoreError, StoreInfo, Version,
     VersionEntry, VersionPage, Write, async_trait,
 };
+use tokio::sync::{oneshot, watch};
 use tokio_postgres::error::SqlState;
 use tokio_postgres::types::ToSql;
-use tokio_postgres::{NoTls, Row};
+use tokio_postgres::{AsyncMessage, NoTls, Row};
 
 use crate::config::PostgresConfig;
 use crate::error::{Kind, epoch_error, kind, map_pg, map_pool, unexpected_reply, unknown_outcome};
@@ -45,6 +46,10 @@ const ATTEMPTS: u32 = 5;
 /// `Debug` shows the server, database, schema and epoch; never a password.
 pub struct PostgresStore {
     pool: Pool,
+    /// For the dedicated `LISTEN` connection of [`PostgresStore::watch_changes`].
+    pg: tokio_postgres::Config,
+    /// Its TLS connector, the pool's (none without TLS).
+    tls: Option<MakeRustls>,
     sql: Sql,
     schema: String,
     epoch: String,
@@ -85,6 +90,79 @@ enum Attempt {
 type Params<'a> = [&'a (dyn ToSql + Sync)];
 
 type BoxFuture<'a, T> = std::pin::Pin<Box<dyn std::future::Future<Output = T> + Send + 'a>>;
+
+/// Listens on `schema`'s channel, counting notices into `tx`, until every
+/// receiver is gone. The first session's outcome goes to `ready` (once `LISTEN`
+/// is in force); after a lost connection it reconnects every second and counts
+/// the reconnect as a change.
+async fn listen(
+    pg: tokio_postgres::Config,
+    tls: Option<MakeRustls>,
+    schema: String,
+    tx: watch::Sender<u64>,
+    mut ready: Option<oneshot::Sender<Result<(), tokio_postgres::Error>>>,
+) {
+    loop {
+        let outcome = match &tls {
+            Some(tls) => listen_session(&pg, tls.clone(), &schema, &tx, &mut ready).await,
+            None => listen_session(&pg, NoTls, &schema, &tx, &mut ready).await,
+        };
+        if let Some(ready) = ready.take() {
+            let _ = ready.send(outcome.map(|_| ()));
+            return;
+        }
+        tracing::debug!(schema = %schema, "change listener lost its connection; reconnecting");
+        tokio::select! {
+            () = tx.closed() => return,
+            () = tokio::time::sleep(Duration::from_secs(1)) => {}
+        }
+        tx.send_modify(|n| *n += 1);
+    }
+}
+
+/// One connection's life: `LISTEN`, then count notices until it ends (`Ok`
+/// when every receiver is gone).
+async fn listen_session<T>(
+    pg: &tokio_postgres::Config,
+    tls: T,
+    schema: &str,
+    tx: &watch::Sender<u64>,
+    ready: &mut Option<oneshot::Sender<Result<(), tokio_postgres::Error>>>,
+) -> Result<(), tokio_postgres::Error>
+where
+    T: tokio_postgres::tls::MakeTlsConnect<tokio_postgres::Socket>,
+    T::Stream: Send + 'static,
+{
+    let (client, mut connection) = pg.connect(tls).await?;
+    let drive = async {
+        loop {
+            match std::future::poll_fn(|cx| connection.poll_message(cx)).await {
+                Some(Ok(AsyncMessage::Notification(_))) => tx.send_modify(|n| *n += 1),
+                Some(Ok(_)) => {}
+                Some(Err(e)) => return Err(e),
+                None => return Ok(()),
+            }
+        }
+    };
+    let subscribe = async {
+        let channel: String = client
+            .query_one(schema::CHANNEL_SQL, &[&schema])
+            .await?
+            .get(0);
+        client
+            .batch_execute(&format!("LISTEN \"{channel}\""))
+            .await?;
+        if let Some(ready) = ready.take() {
+            let _ = ready.send(Ok(()));
+        }
+        std::future::pending::<Result<(), tokio_postgres::Error>>().await
+    };
+    tokio::select! {
+        outcome = drive => outcome,
+        outcome = subscribe => outcome,
+        () = tx.closed() => Ok(()),
+    }
+}
 
 fn random_hex() -> String {
     format!("{:032x}", rand::random::<u128>())
@@ -142,13 +220,15 @@ impl PostgresStore {
         let manager_config = ManagerConfig {
             recycling_method: RecyclingMethod::Fast,
         };
-        let manager = match &config.tls {
-            Some(settings) => Manager::from_config(
-                pg,
-                MakeRustls::new(settings).map_err(|e| StoreError::backend(false, e))?,
-                manager_config,
-            ),
-            None => Manager::from_config(pg, NoTls, manager_config),
+        let tls = match &config.tls {
+            Some(settings) => {
+                Some(MakeRustls::new(settings).map_err(|e| StoreError::backend(false, e))?)
+            }
+            None => None,
+        };
+        let manager = match &tls {
+            Some(tls) => Manager::from_config(pg.clone(), tls.clone(), manager_config),
+            None => Manager::from_config(pg.clone(), NoTls, manager_config),
         };
         let pool = Pool::builder(manager)
             .max_size(config.pool_size)
@@ -160,6 +240,8 @@ impl PostgresStore {
             .map_err(|e| StoreError::backend(false, e))?;
         let mut store = PostgresStore {
             pool,
+            pg,
+            tls,
             sql: Sql::new(&config.schema),
             schema: config.schema.clone(),
             epoch: String::new(),
@@ -194,6 +276,28 @@ impl PostgresStore {
             "opened PostgreSQL store"
         );
         Ok(store)
+    }
+
+    /// A counter that moves soon after any process changes this store: a trigger
+    /// notifies the schema's channel at every commit that wrote records, and a
+    /// dedicated connection `LISTEN`s (reconnecting on its own, counting a
+    /// reconnect as a change) until every receiver is dropped. A notice says only
+    /// "look again": it carries nothing, and readers still read the store.
+    pub async fn watch_changes(&self) -> Result<watch::Receiver<u64>, StoreError> {
+        let (tx, rx) = watch::channel(0);
+        let (ready_tx, ready) = oneshot::channel();
+        tokio::spawn(listen(
+            self.pg.clone(),
+            self.tls.clone(),
+            self.schema.clone(),
+            tx,
+            Some(ready_tx),
+        ));
+        match ready.await {
+            Ok(Ok(())) => Ok(rx),
+            Ok(Err(e)) => Err(self.fail("watch", None, &e)),
+            Err(_) => Err(StoreError::backend(true, "the change listener stopped")),
+        }
     }
 
     fn fail(&self, op: &'static str, key: Option<&Key>, err: &tokio_postgres::Error) -> StoreError {
@@ -1080,7 +1184,7 @@ impl RecordStore for PostgresStore {
             .pool
             .get()
             .await
-            .map_err(|e| map_pool(op, &e, self.password.as_deref()))?;
+            .map_err(|e| map_pool(op, &e, &self.server, self.password.as_deref()))?;
         let q = quoted(&self.schema);
         client
             .batch_execute(&format!("VACUUM {q}.records"))

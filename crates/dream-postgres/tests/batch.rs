@@ -49,7 +49,9 @@ fn a_version_1_store_migrates_to_batches() {
     drop(store);
     // Back to what schema version 1 created.
     common::execute(&format!(
-        "DROP FUNCTION \"{schema}\".write_batch; DROP TABLE \"{schema}\".batches; \
+        "DROP TRIGGER notify_change ON \"{schema}\".records; \
+         DROP FUNCTION \"{schema}\".notify_change; \
+         DROP FUNCTION \"{schema}\".write_batch; DROP TABLE \"{schema}\".batches; \
          UPDATE \"{schema}\".meta SET schema_version = 1"
     ))
     .unwrap();
@@ -80,7 +82,7 @@ fn a_version_1_store_migrates_to_batches() {
         }
     })
     .unwrap();
-    assert_eq!(version, 2);
+    assert_eq!(version, 3, "migrated through batches to change notices");
 }
 
 /// Calls the batch function directly, as a resend after a lost connection does.

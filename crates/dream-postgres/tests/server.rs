@@ -417,3 +417,50 @@ fn passwords_never_show() {
         }
     }
 }
+
+#[test]
+fn every_commit_that_writes_from_another_handle_wakes_a_change_watcher() {
+    let Some((schema, _guard)) =
+        setup("every_commit_that_writes_from_another_handle_wakes_a_change_watcher")
+    else {
+        return;
+    };
+    let Some((elsewhere, _guard2)) = setup("a second schema for the change watcher") else {
+        return;
+    };
+    let rt = runtime();
+    rt.block_on(async {
+        let reader = common::open(&schema).await;
+        let writer = common::open(&schema).await;
+        let other = common::open(&elsewhere).await;
+        let mut changes = reader.watch_changes().await.unwrap();
+        other
+            .put(&key("x"), Bytes::from_static(b"1"), Write::any())
+            .await
+            .unwrap();
+        assert!(
+            tokio::time::timeout(Duration::from_millis(500), changes.changed())
+                .await
+                .is_err(),
+            "another schema's write woke the watcher"
+        );
+        let v = writer
+            .put(&key("k"), Bytes::from_static(b"1"), Write::absent())
+            .await
+            .unwrap();
+        assert!(
+            tokio::time::timeout(Duration::from_secs(10), changes.changed())
+                .await
+                .is_ok(),
+            "a put wakes it"
+        );
+        changes.borrow_and_update();
+        writer.delete(&key("k"), Write::matches(v)).await.unwrap();
+        assert!(
+            tokio::time::timeout(Duration::from_secs(10), changes.changed())
+                .await
+                .is_ok(),
+            "a delete wakes it"
+        );
+    });
+}

@@ -33,6 +33,12 @@ impl Keys {
         self.join(&["epoch"])
     }
 
+    /// The pub/sub channel every write publishes on (the write scripts name it
+    /// as the epoch key, `KEYS[1]`, followed by `:changes`).
+    pub(crate) fn changes(&self) -> String {
+        format!("{}:changes", self.epoch())
+    }
+
     /// The store-wide version counter (integer).
     pub(crate) fn version(&self) -> String {
         self.join(&["version"])

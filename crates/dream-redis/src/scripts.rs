@@ -3,7 +3,10 @@
 //! script and retries, so a flushed script cache is recovered transparently.
 //!
 //! Every script except `open` starts by checking the store's epoch (KEYS[1]
-//! against ARGV[1]) and answers with an array whose first element is a status:
+//! against ARGV[1]) and answers with an array whose first element is a status.
+//! A script that wrote publishes an empty message on the channel
+//! `Keys::changes` (the epoch key followed by `:changes`), so readers waiting
+//! for changes wake early ([`crate::RedisStore::watch_changes`]). Statuses:
 
 use std::sync::LazyLock;
 
@@ -79,6 +82,7 @@ if not cur then
   redis.call('ZADD', KEYS[4], 0, ARGV[6])
   redis.call('SADD', KEYS[3], ARGV[5])
 end
+redis.call('PUBLISH', KEYS[1] .. ':changes', '')
 return {0, v}
 "#;
 
@@ -90,6 +94,7 @@ if not cur then return {0, 0} end
 redis.call('DEL', KEYS[4])
 redis.call('ZREM', KEYS[3], ARGV[5])
 if redis.call('ZCARD', KEYS[3]) == 0 then redis.call('SREM', KEYS[2], ARGV[4]) end
+redis.call('PUBLISH', KEYS[1] .. ':changes', '')
 return {0, 1}
 "#;
 
@@ -160,6 +165,7 @@ for i = 0, n - 1 do
     out[#out + 1] = 0
   end
 end
+redis.call('PUBLISH', KEYS[1] .. ':changes', '')
 return out
 "#;
 

@@ -10,8 +10,10 @@ use dream_core::{
     Page, Precondition, Record, RecordId, RecordStore, StoreError, StoreInfo, Version,
     VersionEntry, VersionPage, Write, async_trait,
 };
-use redis::aio::{ConnectionManager, ConnectionManagerConfig};
+use futures_util::StreamExt as _;
+use redis::aio::{ConnectionManager, ConnectionManagerConfig, PubSub};
 use redis::{ErrorKind, RedisError, ScriptInvocation, TlsCertificates, Value};
+use tokio::sync::watch;
 
 use crate::config::{RedisConfig, describe_addr};
 use crate::error::{
@@ -53,6 +55,8 @@ const READ_ATTEMPTS: u32 = 5;
 /// `Debug` shows the server, database, prefix and epoch; never a password.
 pub struct RedisStore {
     conn: ConnectionManager,
+    /// For the dedicated pub/sub connection of [`RedisStore::watch_changes`].
+    client: redis::Client,
     keys: Keys,
     prefix: String,
     epoch: String,
@@ -135,6 +139,48 @@ fn version_of(value: &Value) -> Option<Version> {
         .map(Version)
 }
 
+/// A pub/sub connection subscribed to `channel`.
+async fn subscribe(client: &redis::Client, channel: &str) -> Result<PubSub, RedisError> {
+    let mut pubsub = client.get_async_pubsub().await?;
+    pubsub.subscribe(channel).await?;
+    Ok(pubsub)
+}
+
+/// Counts the messages on `channel` into `tx` until every receiver is gone;
+/// after a lost connection, subscribes again (every second) and counts that too.
+async fn listen(
+    client: redis::Client,
+    channel: String,
+    mut pubsub: PubSub,
+    tx: watch::Sender<u64>,
+) {
+    loop {
+        {
+            let mut messages = pubsub.on_message();
+            loop {
+                tokio::select! {
+                    () = tx.closed() => return,
+                    message = messages.next() => match message {
+                        Some(_) => tx.send_modify(|n| *n += 1),
+                        None => break,
+                    },
+                }
+            }
+        }
+        tracing::debug!(%channel, "change channel lost; subscribing again");
+        pubsub = loop {
+            tokio::select! {
+                () = tx.closed() => return,
+                () = tokio::time::sleep(Duration::from_secs(1)) => {}
+            }
+            if let Ok(pubsub) = subscribe(&client, &channel).await {
+                break pubsub;
+            }
+        };
+        tx.send_modify(|n| *n += 1);
+    }
+}
+
 fn random_hex() -> String {
     format!("{:032x}", rand::random::<u128>())
 }
@@ -186,7 +232,7 @@ impl RedisStore {
             .set_factor(2)
             .set_number_of_retries(2)
             .set_max_delay(2_000);
-        let conn = ConnectionManager::new_with_config(client, manager)
+        let conn = ConnectionManager::new_with_config(client.clone(), manager)
             .await
             .map_err(|e| match certificate_refused(&server, &e) {
                 Some(refused) => StoreError::backend(false, refused),
@@ -195,6 +241,7 @@ impl RedisStore {
         let keys = Keys::new(&config.prefix);
         let mut store = RedisStore {
             conn,
+            client,
             keys,
             prefix: config.prefix.clone(),
             epoch: String::new(),
@@ -397,6 +444,21 @@ impl RedisStore {
             cursor = next;
         }
         Ok(deleted)
+    }
+
+    /// A counter that moves soon after any process writes to this store: every
+    /// write script publishes on the store's channel, and a dedicated pub/sub
+    /// connection (reconnecting on its own, counting a reconnect as a change)
+    /// listens until every receiver is dropped. A wake-up says only "look again":
+    /// messages carry nothing, and readers still read the store.
+    pub async fn watch_changes(&self) -> Result<watch::Receiver<u64>, StoreError> {
+        let channel = self.keys.changes();
+        let pubsub = subscribe(&self.client, &channel)
+            .await
+            .map_err(|e| self.fail("watch", None, e))?;
+        let (tx, rx) = watch::channel(0);
+        tokio::spawn(listen(self.client.clone(), channel, pubsub, tx));
+        Ok(rx)
     }
 
     fn fail(&self, op: &'static str, key: Option<&Key>, err: RedisError) -> StoreError {

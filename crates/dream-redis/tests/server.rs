@@ -930,3 +930,94 @@ async fn batches_over_the_script_budget_are_chunked_and_report_what_applied() {
     ));
     assert_eq!(store.get(&key("small", "a")).await.unwrap(), None);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_write_from_another_handle_wakes_a_change_watcher_and_a_restart_does_too() {
+    let options = ServerOptions {
+        appendonly: true,
+        ..ServerOptions::default()
+    };
+    let Some(server) = private("watch_changes", options).await else {
+        return;
+    };
+    let url = server.url();
+    let reader = common::open(&url, "watch").await;
+    let writer = common::open(&url, "watch").await;
+    let other = common::open(&url, "elsewhere").await;
+    let mut changes = reader.watch_changes().await.unwrap();
+    let woken = |changes: &mut tokio::sync::watch::Receiver<u64>| {
+        let mut changes = changes.clone();
+        async move {
+            tokio::time::timeout(Duration::from_secs(10), changes.changed())
+                .await
+                .is_ok()
+        }
+    };
+    // A write to another store (another prefix) is not this store's change.
+    other
+        .put(&key("ns", "x"), Bytes::from_static(b"1"), Write::any())
+        .await
+        .unwrap();
+    assert!(
+        tokio::time::timeout(Duration::from_millis(500), changes.changed())
+            .await
+            .is_err(),
+        "another prefix's write woke the watcher"
+    );
+    let k = key("ns", "k");
+    let v = writer
+        .put(&k, Bytes::from_static(b"1"), Write::absent())
+        .await
+        .unwrap();
+    assert!(woken(&mut changes).await, "a put wakes it");
+    changes.borrow_and_update();
+    writer.delete(&k, Write::matches(v)).await.unwrap();
+    assert!(woken(&mut changes).await, "a delete wakes it");
+    changes.borrow_and_update();
+    writer
+        .write_batch(
+            &[dream_core::BatchOp::put(
+                k.clone(),
+                Bytes::from_static(b"2"),
+                dream_core::Precondition::Absent,
+            )],
+            None,
+        )
+        .await
+        .unwrap();
+    assert!(woken(&mut changes).await, "a batch wakes it");
+    changes.borrow_and_update();
+    // The server restarts: the watcher subscribes again and says so.
+    let _server = blocking(move || {
+        let mut server = server;
+        server.crash();
+        server.start_again();
+        server
+    })
+    .await;
+    assert!(
+        tokio::time::timeout(Duration::from_secs(20), changes.changed())
+            .await
+            .is_ok(),
+        "a reconnect counts as a change"
+    );
+    changes.borrow_and_update();
+    // The writer's connection comes back on its own (retryable errors meanwhile).
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        match writer
+            .put(&key("ns", "after"), Bytes::from_static(b"3"), Write::any())
+            .await
+        {
+            Ok(_) => break,
+            Err(e) if e.is_retryable() && Instant::now() < deadline => {
+                tokio::time::sleep(Duration::from_millis(200)).await;
+            }
+            Err(e) => panic!("{e}"),
+        }
+    }
+    assert!(
+        woken(&mut changes).await,
+        "writes after the restart wake it"
+    );
+}

@@ -341,8 +341,8 @@ fn clauses(n: &str) -> impl Iterator<Item = Range<usize>> + '_ {
 /// in the same sentence or in the framing around it.
 fn sentence_around(n: &str, clause: Range<usize>) -> Range<usize> {
     let b = n.as_bytes();
-    let lo = crate::secrets::floor_boundary(n, clause.start.saturating_sub(300));
-    let hi = crate::secrets::floor_boundary(n, (clause.end + 300).min(n.len()));
+    let lo = crate::normalize::floor_boundary(n, clause.start.saturating_sub(300));
+    let hi = crate::normalize::floor_boundary(n, (clause.end + 300).min(n.len()));
     let s = memchr::memrchr(b'\n', &b[lo..clause.start]).map_or(lo, |p| lo + p + 1);
     let e = memchr::memchr(b'\n', &b[clause.end..hi]).map_or(hi, |p| clause.end + p);
     s..e.max(clause.end)

@@ -135,16 +135,17 @@ async fn auto_dream_does_not_count_the_session_being_logged() {
         min_hours: 0,
         ..seed_options()
     });
-    let mut events = h.dream.subscribe();
+    let mut events = h.dream.subscribe(None).with_poll(Duration::from_millis(20));
     h.dream.log_session(user("We use Vitest.")).await.unwrap();
     h.dream.log_session(user("Call me Sam.")).await.unwrap();
     // With the second session, only one *other* session is pending: skipped.
     let mut skipped = 0;
     while skipped < 2 {
-        match tokio::time::timeout(Duration::from_secs(10), events.recv())
+        match tokio::time::timeout(Duration::from_secs(10), events.next())
             .await
             .unwrap()
             .unwrap()
+            .event
         {
             Event::PassSkipped { .. } => skipped += 1,
             Event::PassCompleted { .. } => panic!("a pass counted the session being logged"),
@@ -156,10 +157,11 @@ async fn auto_dream_does_not_count_the_session_being_logged() {
         .await
         .unwrap();
     loop {
-        match tokio::time::timeout(Duration::from_secs(10), events.recv())
+        match tokio::time::timeout(Duration::from_secs(10), events.next())
             .await
             .unwrap()
             .unwrap()
+            .event
         {
             Event::PassCompleted { sessions, .. } => {
                 assert_eq!(sessions, 3);
@@ -445,7 +447,7 @@ async fn dry_run_stores_a_plan_that_applies_exactly_once_unless_stale() {
 #[tokio::test]
 async fn events_and_audit_cover_every_change_without_text() {
     let h = Harness::new(quick());
-    let mut events = h.dream.subscribe();
+    let mut events = h.dream.subscribe(None).with_poll(Duration::from_millis(20));
     h.dream
         .log_session(user("Call me Sam. We use Vitest here, not Jest."))
         .await
@@ -454,9 +456,7 @@ async fn events_and_audit_cover_every_change_without_text() {
     assert_eq!(report.created.len(), 2);
     assert!(report.consolidator.contains("offline"));
     let mut seen = Vec::new();
-    while let Ok(e) = events.try_recv() {
-        seen.push(e);
-    }
+    seen.extend(events.poll().await.unwrap().into_iter().map(|e| e.event));
     assert!(matches!(seen[0], Event::SessionLogged { .. }));
     assert_eq!(
         seen.iter()

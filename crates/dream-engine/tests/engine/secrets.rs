@@ -21,7 +21,7 @@ async fn a_pasted_api_key_reaches_no_byte_of_the_store_or_the_model() {
          "metadata": {"nested": {"deeper": [format!("backup key {MODEL_LEAK}")]}}, "evidence": [{"session": "S1", "message": 0}]}
     ]})));
     let h = Harness::new(quick()).with_model(&model);
-    let mut events = h.dream.subscribe();
+    let mut events = h.dream.subscribe(None);
     let session = h
         .dream
         .log_session(vec![
@@ -67,9 +67,11 @@ async fn a_pasted_api_key_reaches_no_byte_of_the_store_or_the_model() {
 
     // Nor any event.
     let mut seen = Vec::new();
-    while let Ok(e) = events.try_recv() {
-        seen.push(e);
-    }
+    seen.extend(events.poll().await.unwrap().into_iter().map(|e| e.event));
+    assert!(
+        seen.len() >= 3,
+        "the session, the pass and its memories are in the feed"
+    );
     let events_text = serde_json::to_string(&seen).unwrap();
     for secret in [OPENAI_KEY, GITHUB_TOKEN, MODEL_LEAK] {
         assert!(!events_text.contains(secret));
