@@ -195,7 +195,11 @@ async fn bump(store: &dyn RecordStore) {
 
 /// A store of `n` facts `f000…` about `topicN`, at generation 1.
 async fn filled(n: usize) -> Arc<Counting> {
-    let store = Counting::new(MemoryStore::new());
+    filled_in(MemoryStore::new(), n).await
+}
+
+async fn filled_in(inner: MemoryStore, n: usize) -> Arc<Counting> {
+    let store = Counting::new(inner);
     for i in 0..n {
         put_fact(
             &*store,
@@ -429,4 +433,25 @@ async fn a_purge_leaves_no_trace_of_the_text_in_the_persisted_index() {
             .any(|(_, v)| v.windows(5).any(|w| w == &lower.as_bytes()[..5])),
         "not even its stem"
     );
+}
+
+#[tokio::test]
+async fn the_index_is_chunked_under_the_value_size_limit() {
+    let max = 8 * 1024;
+    let store = filled_in(MemoryStore::new().with_max_value_size(max), 300).await;
+    let key = SealKey::generate();
+    let before = recall_over(&store, persisting(Some(key.clone())))
+        .recall("topic99", &scope(), 5)
+        .await
+        .unwrap();
+    let records = recall_records(&*store).await;
+    assert!(records.len() > 3, "{} records", records.len());
+    assert!(records.iter().all(|(_, v)| v.len() <= max));
+    store.reset();
+    let after = recall_over(&store, persisting(Some(key)))
+        .recall("topic99", &scope(), 5)
+        .await
+        .unwrap();
+    assert_eq!(lines(&before), lines(&after));
+    assert_eq!(store.gets() + store.lists(), 0, "loaded, not rebuilt");
 }
