@@ -34,6 +34,7 @@ pub async fn mcp(global: &Global, args: McpArgs) -> Outcome {
     }
     let mut options = RecallOptions {
         seal,
+        persist: true,
         ..RecallOptions::default()
     };
     if let Some(model) = model {

@@ -54,8 +54,11 @@ pub async fn recall(global: &Global, args: RecallArgs) -> Outcome {
     let config = global.file_config()?;
     let store = global.open_store(&config, false).await?;
     let scope = global.scope(&config)?;
+    // The CLI has a seal key, or an encrypted store: the persisted index is
+    // authenticated either way.
     let mut options = RecallOptions {
         seal: global.seal_key(&config)?,
+        persist: true,
         ..RecallOptions::default()
     };
     if let Some(model) = global.model(&config)? {

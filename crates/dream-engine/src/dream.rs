@@ -7,7 +7,6 @@ use std::fmt;
 use std::sync::Arc;
 
 use chrono::{DateTime, Utc};
-use dream_core::store::MAX_LIST_LIMIT;
 use dream_core::{
     Clock, Entry, Key, LanguageModel, Memory, MemoryId, Namespace, Record, RecordId, RecordStore,
     Scope, SessionId, SystemClock, Write, parse_memory,
@@ -145,7 +144,7 @@ impl Dream {
             scope: options.scope.clone(),
             options: Arc::new(options),
             consolidator: Arc::new(RuleBasedConsolidator::new()),
-            scanners: Arc::new(Scanners::new()),
+            scanners: Arc::default(),
             ids: Arc::new(IdGen::default()),
             feed,
             seal: None,
@@ -223,32 +222,23 @@ impl Dream {
     }
 
     pub(crate) async fn read_generation(&self) -> Result<(u64, Option<Record>)> {
-        let key = layout::generation_key();
-        match self.store.get(&key).await? {
-            None => Ok((0, None)),
-            Some(record) => {
-                let value = std::str::from_utf8(&record.value)
-                    .ok()
-                    .and_then(|s| s.trim().parse::<u64>().ok())
-                    .ok_or_else(|| DreamError::corrupt(&key, "not an ASCII decimal number"))?;
-                Ok((value, Some(record)))
-            }
-        }
+        layout::read_generation(&*self.store).await
     }
 
     /// Every entry of a namespace, page by page.
     pub(crate) async fn list_all(&self, ns: &'static str) -> Result<Vec<Entry>> {
-        let ns = layout::namespace(ns);
-        let mut out = Vec::new();
-        let mut after: Option<RecordId> = None;
-        loop {
-            let page = self.store.list(&ns, after.as_ref(), MAX_LIST_LIMIT).await?;
-            out.extend(page.entries);
-            match page.next {
-                Some(next) => after = Some(next),
-                None => return Ok(out),
-            }
-        }
+        layout::list_all(&*self.store, ns, usize::MAX).await
+    }
+
+    /// Deletes of every record of the persisted recall index: a commit that
+    /// removes text for good (`forget --purge`) removes what was derived from it.
+    pub(crate) async fn derived_deletes(&self) -> Result<Vec<Op>> {
+        Ok(self
+            .list_all(layout::RECALL)
+            .await?
+            .into_iter()
+            .map(|e| Op::delete(layout::key(layout::RECALL, e.id), &e.record))
+            .collect())
     }
 
     /// Every id of a namespace, page by page, without reading values.
@@ -256,20 +246,8 @@ impl Dream {
         &self,
         ns: &'static str,
     ) -> Result<std::collections::HashSet<RecordId>> {
-        let ns = layout::namespace(ns);
-        let mut out = std::collections::HashSet::new();
-        let mut after: Option<RecordId> = None;
-        loop {
-            let page = self
-                .store
-                .list_versions(&ns, after.as_ref(), MAX_LIST_LIMIT)
-                .await?;
-            out.extend(page.entries.into_iter().map(|e| e.id));
-            match page.next {
-                Some(next) => after = Some(next),
-                None => return Ok(out),
-            }
-        }
+        let entries = layout::list_versions_all(&*self.store, ns, usize::MAX).await?;
+        Ok(entries.into_iter().map(|e| e.id).collect())
     }
 
     /// The entries of `ns` whose ids start with `prefix` (a valid id itself).

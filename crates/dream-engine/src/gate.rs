@@ -229,8 +229,9 @@ pub(crate) fn validate_fields(m: &Memory) -> Result<(), String> {
     Ok(())
 }
 
-/// The parts of a memory a proposer controls, as JSON for the recursive scan.
-fn proposal_json(m: &Memory) -> Value {
+/// The parts of a memory a proposer controls, as JSON for the recursive scan:
+/// what the write gate scans and what recall scans again, in one shape.
+pub(crate) fn proposal_json(m: &Memory) -> Value {
     json!({
         "name": m.name,
         "description": m.description,

@@ -12,15 +12,22 @@
 //! | `state`      | `generation`, `success-<scope key>` | ASCII decimal; JSON |
 //! | `journal`    | `current`, `purge`                  | JSON journal of the apply in flight; the scope purge in flight |
 //! | `feed`       | the entry number, 20 digits         | JSON [`FeedEntry`](crate::FeedEntry): ids, never text |
+//! | `recall`     | `manifest`, `<lineage>-<generation>-<n>` | the persisted recall index: JSON manifest, binary chunks |
 //!
 //! `state/generation` is an ASCII decimal `u64` bumped by every memory mutation.
 //! Every mutation is made under the lease on lock `dream`, each write fenced.
+//! `recall` is derived from `memories` (see `recall::persist`): written under the
+//! same lease, ignored when stale, and removed with every `forget --purge`.
 
+use std::future::Future;
 use std::sync::Mutex;
 
 use chrono::{DateTime, Utc};
-use dream_core::{Key, LockName, Namespace, RecordId, Scope};
+use dream_core::store::{MAX_LIST_LIMIT, VersionEntry};
+use dream_core::{Entry, Key, LockName, Namespace, Record, RecordId, RecordStore, Scope};
 use sha2::{Digest, Sha256};
+
+use crate::error::{DreamError, Result};
 
 /// Memories, as Markdown.
 pub const MEMORIES: &str = "memories";
@@ -42,6 +49,8 @@ pub const STATE: &str = "state";
 pub const JOURNAL: &str = "journal";
 /// The change feed (see [`crate::Subscription`]).
 pub const FEED: &str = "feed";
+/// The persisted recall index (derived from `memories`; rebuilt when absent).
+pub const RECALL: &str = "recall";
 /// Id of the generation record in `state`.
 pub const GENERATION: &str = "generation";
 /// Id of the journal record in `journal`.
@@ -88,6 +97,7 @@ pub const NAMESPACES: &[(&str, ScopeOf)] = &[
     (STATE, ScopeOf::IdHash),
     (JOURNAL, ScopeOf::Journal),
     (FEED, ScopeOf::Kept),
+    (RECALL, ScopeOf::Derived),
 ];
 
 /// How a scope purge treats `name`, if the layout declares it.
@@ -123,6 +133,88 @@ pub fn fixed_key(ns: &'static str, id: &'static str) -> Key {
 /// The generation record.
 pub fn generation_key() -> Key {
     fixed_key(STATE, GENERATION)
+}
+
+/// Reads the generation: `(value, record)`, `(0, None)` when absent. A record
+/// that is not an ASCII decimal is [`DreamError::Corrupt`] for every reader — the
+/// engine and recall alike: nothing guesses a generation, so nothing can trust a
+/// view (or a persisted index) keyed by a guessed one.
+pub(crate) async fn read_generation(store: &dyn RecordStore) -> Result<(u64, Option<Record>)> {
+    let key = generation_key();
+    match store.get(&key).await? {
+        None => Ok((0, None)),
+        Some(record) => {
+            let value = std::str::from_utf8(&record.value)
+                .ok()
+                .and_then(|s| s.trim().parse::<u64>().ok())
+                .ok_or_else(|| DreamError::corrupt(&key, "not an ASCII decimal number"))?;
+            Ok((value, Some(record)))
+        }
+    }
+}
+
+/// Every item of a namespace, page by page (`page(after)` fetches one page and
+/// its cursor), stopping once more than `max` items are read: a result longer
+/// than `max` means the namespace holds more.
+async fn all_pages<T, F, Fut>(mut page: F, max: usize) -> Result<Vec<T>>
+where
+    F: FnMut(Option<RecordId>) -> Fut,
+    Fut: Future<Output = std::result::Result<(Vec<T>, Option<RecordId>), dream_core::StoreError>>,
+{
+    let mut out = Vec::new();
+    let mut after: Option<RecordId> = None;
+    loop {
+        let (items, next) = page(after.take()).await?;
+        out.extend(items);
+        match next {
+            Some(next) if out.len() <= max => after = Some(next),
+            _ => return Ok(out),
+        }
+    }
+}
+
+/// Every entry (id, value, version) of `ns`, sorted by id; more than `max`
+/// entries when the namespace holds more than `max`.
+pub(crate) async fn list_all(
+    store: &dyn RecordStore,
+    ns: &'static str,
+    max: usize,
+) -> Result<Vec<Entry>> {
+    let ns = namespace(ns);
+    all_pages(
+        |after| {
+            let ns = &ns;
+            async move {
+                let page = store.list(ns, after.as_ref(), MAX_LIST_LIMIT).await?;
+                Ok((page.entries, page.next))
+            }
+        },
+        max,
+    )
+    .await
+}
+
+/// Every id and version of `ns` without the values, sorted by id; more than
+/// `max` entries when the namespace holds more than `max`.
+pub(crate) async fn list_versions_all(
+    store: &dyn RecordStore,
+    ns: &'static str,
+    max: usize,
+) -> Result<Vec<VersionEntry>> {
+    let ns = namespace(ns);
+    all_pages(
+        |after| {
+            let ns = &ns;
+            async move {
+                let page = store
+                    .list_versions(ns, after.as_ref(), MAX_LIST_LIMIT)
+                    .await?;
+                Ok((page.entries, page.next))
+            }
+        },
+        max,
+    )
+    .await
 }
 
 /// The journal record.

@@ -495,6 +495,7 @@ impl Dream {
         if let Some(h) = hash {
             audit = audit.hash(h);
         }
+        ops.extend(self.derived_deletes().await?);
         ops.push(self.audit_op(audit));
         let (generation, gen_record) = self.read_generation().await?;
         ops.push(self.bump_op(generation, gen_record.as_ref()));

@@ -1,6 +1,9 @@
-//! The engine's use of `dream-scan`: one scanner per mode, built once per handle.
+//! The engine's use of `dream-scan`: one scanner per mode, built once per handle
+//! on first use (a command that reads only — `list`, `show`, `stats` — never
+//! pays for building one).
 
 use std::borrow::Cow;
+use std::sync::OnceLock;
 
 use dream_core::ModelError;
 use dream_scan::{Category, Finding, Mode, Report, Scanner, Verdict};
@@ -8,10 +11,11 @@ use serde_json::Value;
 
 use crate::records::FindingInfo;
 
-/// The scanners a [`crate::Dream`] uses.
+/// The scanners a [`crate::Dream`] uses, each built when first needed.
+#[derive(Default)]
 pub(crate) struct Scanners {
-    transcript: Scanner,
-    memory: Scanner,
+    transcript: OnceLock<Scanner>,
+    memory: OnceLock<Scanner>,
 }
 
 impl std::fmt::Debug for Scanners {
@@ -97,37 +101,39 @@ fn convert(report: Report) -> Scan {
 }
 
 impl Scanners {
-    pub fn new() -> Self {
-        Scanners {
-            transcript: Scanner::new(Mode::Transcript),
-            memory: Scanner::new(Mode::Memory),
-        }
+    fn transcript_scanner(&self) -> &Scanner {
+        self.transcript
+            .get_or_init(|| Scanner::new(Mode::Transcript))
+    }
+
+    fn memory_scanner(&self) -> &Scanner {
+        self.memory.get_or_init(|| Scanner::new(Mode::Memory))
     }
 
     /// Scans transcript text.
     pub fn transcript(&self, text: &str) -> Scan {
-        convert(self.transcript.scan(text))
+        convert(self.transcript_scanner().scan(text))
     }
 
     /// Redacts the secrets of transcript text.
     pub fn redact_transcript<'a>(&self, text: &'a str) -> Cow<'a, str> {
-        self.transcript.redact(text)
+        self.transcript_scanner().redact(text)
     }
 
     /// Scans every string and key of a proposed memory's JSON, at every depth.
     pub fn memory_json(&self, value: &Value) -> Scan {
-        convert(self.memory.scan_json(value))
+        convert(self.memory_scanner().scan_json(value))
     }
 
     /// Redacts the secrets of memory text.
     pub fn redact_memory<'a>(&self, text: &'a str) -> Cow<'a, str> {
-        self.memory.redact(text)
+        self.memory_scanner().redact(text)
     }
 
     /// Redacts every string and key of a JSON value, at every depth, including
     /// values the scanner judges secret by their key (`"password": "…"`).
     pub fn redact_json(&self, value: &Value) -> Value {
-        self.memory.redact_json(value)
+        self.memory_scanner().redact_json(value)
     }
 }
 

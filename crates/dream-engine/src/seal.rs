@@ -29,6 +29,8 @@ use crate::records::SessionRecord;
 const SEAL_PREFIX: &str = "seal: v1:";
 /// Domain separation for the MAC input.
 const DOMAIN: &[u8] = b"dream-seal-v1\0";
+/// Domain separation for tags over derived state.
+const DERIVED_DOMAIN: &[u8] = b"dream-derived-v1\0";
 
 /// A 32-byte key that seals one store's memories. Its bytes never appear in
 /// `Debug`, logs or errors.
@@ -54,13 +56,33 @@ impl SealKey {
     }
 
     fn mac(&self, id: &str, unsealed: &[u8]) -> Hmac<Sha256> {
+        self.mac_in(DOMAIN, id, unsealed)
+    }
+
+    fn mac_in(&self, domain: &[u8], id: &str, unsealed: &[u8]) -> Hmac<Sha256> {
         let mut mac =
             Hmac::<Sha256>::new_from_slice(self.0.as_slice()).expect("HMAC takes any key length");
-        mac.update(DOMAIN);
+        mac.update(domain);
         mac.update(id.as_bytes());
         mac.update(b"\0");
         mac.update(unsealed);
         mac
+    }
+
+    /// A tag over state the engine derives and keeps in the store (the persisted
+    /// recall index), under `label`; never equal to a memory's or a session's seal.
+    pub(crate) fn tag(&self, label: &str, bytes: &[u8]) -> [u8; 32] {
+        self.mac_in(DERIVED_DOMAIN, label, bytes)
+            .finalize()
+            .into_bytes()
+            .into()
+    }
+
+    /// Whether `tag` is [`SealKey::tag`] of `label` and `bytes`.
+    pub(crate) fn verify_tag(&self, label: &str, bytes: &[u8], tag: &[u8]) -> bool {
+        self.mac_in(DERIVED_DOMAIN, label, bytes)
+            .verify_slice(tag)
+            .is_ok()
     }
 
     /// The seal of a logged session: over its id, scope, time and messages (the

@@ -135,7 +135,7 @@ fn forget_in_one_process_is_not_admitted_by_the_next_recall_in_another() {
             .await
             .unwrap();
         let before = recall.recall("tests", &scope, 5).await.unwrap();
-        assert_eq!(before.generation, Some(1));
+        assert_eq!(before.generation, 1);
         assert_eq!(
             before.verdict_of("vitest").map(|r| r.verdict),
             Some(Verdict::Used),
@@ -157,7 +157,7 @@ fn forget_in_one_process_is_not_admitted_by_the_next_recall_in_another() {
 
     rt.block_on(async {
         let after = recall.recall("tests", &scope, 5).await.unwrap();
-        assert_eq!(after.generation, Some(2));
+        assert_eq!(after.generation, 2);
         assert!(after.verdict_of("vitest").is_none(), "{after}");
         assert!(after.used().all(|m| m.id.as_str() != "vitest"));
         assert_eq!(

@@ -39,7 +39,7 @@ pub(crate) struct AnalyzeConfig {
 }
 
 /// A record that passed the scan and validation.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub(crate) struct Valid {
     pub memory: Arc<Memory>,
     /// `metadata.subject` when it is a string, else the name; case-folded,
@@ -64,7 +64,7 @@ impl Valid {
 }
 
 /// What steps 2 and 3 of the firewall decided for a record.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub(crate) enum Outcome {
     /// Passed the scan and validation.
     Valid(Valid),
@@ -76,10 +76,13 @@ pub(crate) enum Outcome {
 }
 
 /// One analysed record.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub(crate) struct Doc {
     pub id: RecordId,
     pub version: Version,
+    /// SHA-256 of the record's bytes: a record read again with the same bytes
+    /// keeps its analysis, whatever its version.
+    pub hash: [u8; 32],
     pub outcome: Outcome,
     /// Distinct term ids (see `Vocabulary`) with their frequency per field, sorted.
     pub terms: Vec<(u32, [u16; FIELDS])>,
@@ -110,6 +113,7 @@ pub(crate) fn analyze(
     config: &AnalyzeConfig,
     vocab: &RwLock<Vocabulary>,
 ) -> Doc {
+    let hash: [u8; 32] = Sha256::digest(bytes).into();
     let (text, utf8) = match std::str::from_utf8(bytes) {
         Ok(text) => (std::borrow::Cow::Borrowed(text), true),
         Err(_) => (String::from_utf8_lossy(bytes), false),
@@ -144,6 +148,7 @@ pub(crate) fn analyze(
             return Doc {
                 id,
                 version,
+                hash,
                 outcome,
                 terms,
                 lengths,
@@ -195,6 +200,7 @@ pub(crate) fn analyze(
     Doc {
         id,
         version,
+        hash,
         outcome,
         terms,
         lengths,
@@ -253,14 +259,7 @@ fn tokenised(fields: [&str; FIELDS], config: &AnalyzeConfig, vocab: &mut Vocabul
 /// status, dates, numbers and flags are typed by the codec and hold no text.
 /// Returns the report and whether the record's own id was flagged.
 fn scan_memory(scanner: &Scanner, record: &RecordId, memory: &Memory) -> (Report, bool) {
-    let fields = serde_json::json!({
-        "name": memory.name,
-        "description": memory.description,
-        "content": memory.content,
-        "tags": memory.tags,
-        "metadata": serde_json::Value::Object(memory.metadata.clone()),
-    });
-    let mut report = scanner.scan_json(&fields);
+    let mut report = scanner.scan_json(&crate::gate::proposal_json(memory));
     let id_flagged = merge_ids(scanner, &mut report, record.as_str());
     let mut ids = format!("{} {}", memory.id, memory.scope);
     for id in &memory.supersedes {

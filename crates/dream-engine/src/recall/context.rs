@@ -131,7 +131,7 @@ mod tests {
             records,
             ranker: Ranker::Lexical,
             retried: false,
-            generation: Some(1),
+            generation: 1,
         }
     }
 

@@ -81,9 +81,11 @@ pub(crate) struct Hit {
 /// The index for one generation of the store.
 #[derive(Debug)]
 pub(crate) struct Index {
-    /// The `state/generation` read before the listing this index was built from;
-    /// `None` when it was unreadable (then every recall rebuilds).
-    pub generation: Option<u64>,
+    /// The `state/generation` read before the listing this index was built from.
+    pub generation: u64,
+    /// Which line of indexes it descends from: an index refreshed from another
+    /// keeps its lineage (and its vocabulary); one built from nothing gets a new one.
+    pub lineage: u64,
     /// Every record of the namespace, sorted by id.
     pub docs: Vec<Arc<Doc>>,
     /// Memory id → valid records that claim to supersede it.
@@ -109,7 +111,8 @@ impl Index {
     /// Builds the index from analysed records sorted by id, whose term ids refer
     /// to `vocab`.
     pub fn build(
-        generation: Option<u64>,
+        generation: u64,
+        lineage: u64,
         docs: Vec<Arc<Doc>>,
         vocab: Arc<RwLock<Vocabulary>>,
         params: &RankParams,
@@ -198,6 +201,7 @@ impl Index {
 
         Index {
             generation,
+            lineage,
             prior,
             successors,
             subjects,

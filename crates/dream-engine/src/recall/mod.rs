@@ -54,460 +54,36 @@
 //! `<id>@<version>:<verdict>:<reason>`.
 
 mod analyze;
+mod codec;
 pub mod context;
 mod firewall;
 mod index;
+mod persist;
 mod picker;
+mod refresh;
 pub mod tokenize;
+mod types;
 mod vocab;
 
 use std::collections::HashSet;
 use std::fmt;
-use std::sync::{Arc, RwLock};
-use std::time::Duration;
+use std::sync::{Arc, OnceLock};
 
-use dream_core::store::MAX_LIST_LIMIT;
-use dream_core::{
-    Clock, Key, LanguageModel, Memory, Namespace, RecordId, RecordStore, Scope, StoreError, Version,
-};
-use dream_scan::{Mode, Scanner};
-use sha2::Digest;
+use dream_core::{Clock, Memory, RecordStore, Scope};
+use dream_scan::Scanner;
 
-use analyze::{AnalyzeConfig, Doc, Outcome};
+use analyze::{AnalyzeConfig, Outcome};
 use firewall::Firewall;
 pub use index::RankParams;
 use index::{Hit, Index};
 pub use picker::MAX_PICKS;
 pub use tokenize::Language;
 use tokenize::LanguageSet;
-use vocab::Vocabulary;
-
-/// Namespace holding memories (Markdown records, id = memory id).
-pub const MEMORIES_NAMESPACE: &str = "memories";
-/// Namespace of the generation counter.
-pub const STATE_NAMESPACE: &str = "state";
-/// Record id of the generation counter: ASCII decimal u64, absent = 0.
-pub const GENERATION_ID: &str = "generation";
-/// Largest `limit` accepted.
-pub const MAX_LIMIT: usize = 100;
-/// Longest query accepted, in bytes.
-pub const MAX_QUERY_BYTES: usize = 4096;
-
-/// Reason codes, one per cause. Each verdict's reason starts with one.
-pub mod codes {
-    /// Admitted: scanned clean, valid, current, in scope, unopposed, grounded.
-    pub const SAFE_FACT: &str = "safe-fact";
-    /// Instruction-shaped text somewhere in the record.
-    pub const INSTRUCTION: &str = "instruction";
-    /// Secret-shaped text somewhere in the record.
-    pub const SECRET: &str = "secret";
-    /// Suspicious text, quarantined because `quarantine_suspicious` is set.
-    pub const SUSPICIOUS: &str = "suspicious";
-    /// The Markdown codec refused the record.
-    pub const MALFORMED: &str = "malformed";
-    /// The record is not UTF-8.
-    pub const UNREADABLE: &str = "unreadable";
-    /// The record's id does not match the memory's id.
-    pub const INVALID_ID: &str = "invalid-id";
-    /// A field is empty or out of its domain.
-    pub const INVALID_FIELD: &str = "invalid-field";
-    /// The dates contradict each other.
-    pub const INVALID_DATE: &str = "invalid-date";
-    /// Replaced by a successor of the same scope, or marked superseded.
-    pub const SUPERSEDED: &str = "superseded";
-    /// Withdrawn.
-    pub const REVOKED: &str = "revoked";
-    /// Past its expiry, or marked expired.
-    pub const EXPIRED: &str = "expired";
-    /// Belongs to another scope.
-    pub const OTHER_SCOPE: &str = "other-scope";
-    /// POLICY reason when the top record was held at scope.
-    pub const HELD_AT_SCOPE: &str = "held-at-scope";
-    /// A local record replaced only by successors of other scopes.
-    pub const CROSS_SCOPE_CURRENT_STATE: &str = "cross-scope-current-state";
-    /// Disagrees with another current record about the same subject.
-    pub const CONFLICT: &str = "conflict";
-    /// No provenance.
-    pub const UNGROUNDED: &str = "ungrounded";
-    /// Held: the record does not carry this store's seal (a hand edit, a planted
-    /// file, a record from another store) until a person confirms it.
-    pub const UNVERIFIED: &str = "unverified";
-    /// Held: the memory rests only on tool, assistant or system text, or is a
-    /// standing order that sends data out, until a person confirms it.
-    pub const UNCONFIRMED_SOURCE: &str = "unconfirmed-source";
-    /// Confidence below the threshold.
-    pub const LOW_CONFIDENCE: &str = "low-confidence";
-    /// Admitted, but `limit` records were already used.
-    pub const OVER_LIMIT: &str = "over-limit";
-    /// POLICY reason when no candidate was found.
-    pub const NO_CANDIDATES: &str = "no-candidates";
-}
-
-/// Why a record got its verdict: a code from [`codes`] and an optional detail
-/// (rule ids, paths, ids, codec errors — never flagged text).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Reason {
-    /// The cause.
-    pub code: &'static str,
-    /// More about it, printable and bounded.
-    pub detail: Option<String>,
-}
-
-impl Reason {
-    /// A reason; the detail is made printable and bounded.
-    pub fn new(code: &'static str, detail: Option<String>) -> Self {
-        Reason {
-            code,
-            detail: detail.map(|d| printable(&d, 300)),
-        }
-    }
-}
-
-impl fmt::Display for Reason {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match &self.detail {
-            Some(detail) => write!(f, "{} ({detail})", self.code),
-            None => f.write_str(self.code),
-        }
-    }
-}
-
-/// One record's verdict.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Verdict {
-    /// Admitted and handed on.
-    Used,
-    /// Not current, not grounded, or over the limit.
-    Ignored,
-    /// Instruction- or secret-shaped.
-    Quarantined,
-    /// Malformed, invalid, or cross-scope current state.
-    Rejected,
-    /// Belongs to another scope.
-    Held,
-    /// Disagrees with another current record about the same subject: escalate.
-    Conflict,
-}
-
-impl Verdict {
-    /// The lowercase word.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Used => "used",
-            Self::Ignored => "ignored",
-            Self::Quarantined => "quarantined",
-            Self::Rejected => "rejected",
-            Self::Held => "held",
-            Self::Conflict => "conflict",
-        }
-    }
-}
-
-impl fmt::Display for Verdict {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-/// The verdict of a whole result, as its `POLICY:` line states it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum PolicyVerdict {
-    /// At least one record is used and none conflicts.
-    Used,
-    /// Nothing used; everything was ignored or held (or nothing was found).
-    Ignored,
-    /// Nothing used; something was quarantined.
-    Quarantined,
-    /// Nothing used or quarantined; something was rejected.
-    Rejected,
-    /// Two current records disagree: escalate.
-    Conflict,
-}
-
-impl PolicyVerdict {
-    /// The lowercase word.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Used => "used",
-            Self::Ignored => "ignored",
-            Self::Quarantined => "quarantined",
-            Self::Rejected => "rejected",
-            Self::Conflict => "conflict",
-        }
-    }
-}
-
-/// The `POLICY:` line of a result.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Policy {
-    /// The overall verdict (see the module docs for the precedence).
-    pub verdict: PolicyVerdict,
-    /// The reason of the best-ranked record with that verdict.
-    pub reason: Reason,
-    /// When nothing was used: `nothing admitted: …`.
-    pub diagnosis: Option<String>,
-}
-
-impl fmt::Display for Policy {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "POLICY: {} — {}", self.verdict.as_str(), self.reason)?;
-        if let Some(diagnosis) = &self.diagnosis {
-            write!(f, "; {diagnosis}")?;
-        }
-        Ok(())
-    }
-}
-
-/// One record's verdict and reason.
-#[derive(Debug, Clone)]
-pub struct RecordVerdict {
-    /// The record.
-    pub id: RecordId,
-    /// Its version.
-    pub version: Version,
-    /// What the firewall decided.
-    pub verdict: Verdict,
-    /// Why.
-    pub reason: Reason,
-    /// Its BM25F score (0 for records added by the conflict rule or the picker).
-    pub score: f32,
-    /// The memory, only for `used` and `conflict` records.
-    pub memory: Option<Arc<Memory>>,
-    /// The scanner flagged the id itself; [`RecordVerdict::shown_id`] hides it.
-    pub id_flagged: bool,
-}
-
-impl RecordVerdict {
-    /// The id as shown to people and models: the id, or `record-<sha256 prefix>`
-    /// when the id itself is instruction- or secret-shaped.
-    pub fn shown_id(&self) -> String {
-        shown_id(&self.id, self.id_flagged)
-    }
-}
-
-/// `id`, or `record-<sha256 prefix>` when the scanner flagged it.
-pub(crate) fn shown_id(id: &RecordId, flagged: bool) -> String {
-    if flagged {
-        let digest = sha2::Sha256::digest(id.as_str().as_bytes());
-        let hex: String = digest[..8].iter().map(|b| format!("{b:02x}")).collect();
-        format!("record-{hex}")
-    } else {
-        id.to_string()
-    }
-}
-
-impl fmt::Display for RecordVerdict {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "{}@{}:{}:{}",
-            self.shown_id(),
-            self.version.0,
-            self.verdict,
-            self.reason
-        )
-    }
-}
-
-/// How the candidate set was chosen.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Ranker {
-    /// BM25F.
-    Lexical,
-    /// The picker model chose the candidates.
-    Model {
-        /// The model's key-free description.
-        model: String,
-    },
-    /// A picker is configured but failed; BM25F was used.
-    LexicalFallback {
-        /// Why the picker failed.
-        reason: String,
-    },
-}
-
-/// What a recall returns.
-#[derive(Debug, Clone)]
-pub struct RecallResult {
-    /// The `POLICY:` line.
-    pub policy: Policy,
-    /// One verdict per candidate, in rank order, then conflicting records found
-    /// outside the candidates.
-    pub records: Vec<RecordVerdict>,
-    /// How candidates were chosen.
-    pub ranker: Ranker,
-    /// Whether the bounded retry with a broader query ran.
-    pub retried: bool,
-    /// The generation the index was built at (`None`: unreadable).
-    pub generation: Option<u64>,
-}
-
-impl RecallResult {
-    /// The admitted memories, best first.
-    pub fn used(&self) -> impl Iterator<Item = &Memory> {
-        self.records
-            .iter()
-            .filter(|r| r.verdict == Verdict::Used)
-            .filter_map(|r| r.memory.as_deref())
-    }
-
-    /// The verdict of record `id`, if it was judged.
-    pub fn verdict_of(&self, id: &str) -> Option<&RecordVerdict> {
-        self.records.iter().find(|r| r.id.as_str() == id)
-    }
-
-    /// The admitted memories rendered as context (see [`context`]).
-    pub fn to_context(&self) -> String {
-        context::render(self)
-    }
-}
-
-impl fmt::Display for RecallResult {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        writeln!(f, "{}", self.policy)?;
-        for record in &self.records {
-            writeln!(f, "{record}")?;
-        }
-        Ok(())
-    }
-}
-
-/// The optional picker model (the two-model pattern).
-#[derive(Debug, Clone)]
-pub struct PickerOptions {
-    /// A cheap model.
-    pub model: Arc<dyn LanguageModel>,
-    /// Longest wait for its answer; past it, lexical ranking is used.
-    pub timeout: Duration,
-    /// Most manifest lines shown (lexical hits first, then the most recently
-    /// updated eligible memories).
-    pub manifest_size: usize,
-    /// Output token limit of the pick.
-    pub max_tokens: u32,
-}
-
-impl PickerOptions {
-    /// Defaults around `model`: 10 s timeout, 100 manifest lines, 256 tokens.
-    pub fn new(model: Arc<dyn LanguageModel>) -> Self {
-        PickerOptions {
-            model,
-            timeout: Duration::from_secs(10),
-            manifest_size: 100,
-            max_tokens: 256,
-        }
-    }
-}
-
-/// Approximate heap bytes of a built index (see [`Recall::index_bytes`]).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct IndexBytes {
-    /// Number of postings (distinct terms per document, summed).
-    pub postings: usize,
-    /// Postings, per-document factors and analysed terms.
-    pub ranking: usize,
-    /// The vocabulary's terms and word cache.
-    pub vocabulary: usize,
-    /// The vocabulary's trigram index (0 with sub-words off).
-    pub subwords: usize,
-}
-
-impl IndexBytes {
-    /// Everything counted.
-    pub fn total(&self) -> usize {
-        self.ranking + self.vocabulary + self.subwords
-    }
-}
-
-/// How recall ranks and judges.
-#[derive(Debug, Clone)]
-pub struct RecallOptions {
-    /// BM25F parameters.
-    pub rank: RankParams,
-    /// Languages detected, stemmed and stop-worded (default: all supported).
-    pub languages: Vec<Language>,
-    /// Language of texts without any stop-word hit (default English).
-    pub default_language: Language,
-    /// Candidates judged from this scope (and from undecodable records) per recall;
-    /// at least `limit` (default 20).
-    pub candidate_pool: usize,
-    /// Candidates judged from other scopes per recall, so a foreign record that
-    /// ranks high is reported as held (default 5).
-    pub other_scope_pool: usize,
-    /// Records below this confidence are ignored as `low-confidence` (default 0.5).
-    pub min_confidence: f64,
-    /// Quarantine records the scanner finds merely suspicious (default false:
-    /// they are admitted, fenced as data, with a note in the reason).
-    pub quarantine_suspicious: bool,
-    /// Most index terms one query word may expand to in the broader retry
-    /// (default 64).
-    pub retry_expansion: usize,
-    /// Sub-word matching (default on): each query word also matches, at a lower
-    /// weight ([`RankParams::subword_weight`]), the indexed terms that hold it or
-    /// that it holds (`tests` ↔ `Vitest`, `PostgreSQL` ↔ `Postgres`) and those a
-    /// typo away. Off: only the words' own stems match.
-    pub subwords: bool,
-    /// Most records indexed; a larger namespace is an error (default 1,000,000).
-    pub max_memories: usize,
-    /// The optional picker model.
-    pub picker: Option<PickerOptions>,
-    /// The store's seal key: a memory whose seal does not verify is `held`
-    /// (`unverified`) until a person confirms it. `None` (the default): the
-    /// store's records are trusted as they are. See [`crate::SealKey`].
-    pub seal: Option<crate::SealKey>,
-}
-
-impl Default for RecallOptions {
-    fn default() -> Self {
-        RecallOptions {
-            rank: RankParams::default(),
-            languages: Language::ALL.to_vec(),
-            default_language: Language::English,
-            candidate_pool: 20,
-            other_scope_pool: 5,
-            min_confidence: 0.5,
-            quarantine_suspicious: false,
-            retry_expansion: 64,
-            subwords: true,
-            max_memories: 1_000_000,
-            picker: None,
-            seal: None,
-        }
-    }
-}
-
-/// Why a recall could not run. Never shows a value.
-#[derive(Debug, thiserror::Error)]
-#[non_exhaustive]
-pub enum RecallError {
-    /// The store failed (after one retry when retryable).
-    #[error("could not read the memory store: {0}")]
-    Store(#[from] StoreError),
-    /// `limit` is 0 or over [`MAX_LIMIT`].
-    #[error("recall limit {limit} is outside 1..={max}")]
-    InvalidLimit {
-        /// The limit asked for.
-        limit: usize,
-        /// The largest accepted.
-        max: usize,
-    },
-    /// The query is longer than [`MAX_QUERY_BYTES`].
-    #[error("query of {len} bytes is over the limit of {max} bytes")]
-    QueryTooLong {
-        /// Its length.
-        len: usize,
-        /// The cap.
-        max: usize,
-    },
-    /// The namespace holds more records than [`RecallOptions::max_memories`].
-    #[error("the store holds more than {max} memories")]
-    TooManyMemories {
-        /// The cap.
-        max: usize,
-    },
-    /// Building the index failed (its task panicked or was cancelled).
-    #[error("building the recall index failed")]
-    IndexBuild,
-}
+pub use types::{
+    IndexBytes, MAX_LIMIT, MAX_QUERY_BYTES, PickerOptions, Policy, PolicyVerdict, Ranker, Reason,
+    RecallError, RecallOptions, RecallResult, RecordVerdict, Verdict, codes,
+};
+pub(crate) use types::{printable, shown_id};
 
 /// Recall over one store: owns the in-memory index and the firewall.
 pub struct Recall {
@@ -515,8 +91,12 @@ pub struct Recall {
     clock: Arc<dyn Clock>,
     options: RecallOptions,
     analyze: AnalyzeConfig,
-    scanner: Arc<Scanner>,
-    vocab: Arc<RwLock<Vocabulary>>,
+    /// Built on first use: a recall served from a persisted index needs none.
+    scanner: Arc<OnceLock<Scanner>>,
+    /// [`RecallOptions::persist`], on a store with leases and fenced writes.
+    persist: bool,
+    /// What a persisted index must have been made with (see `persist`).
+    fingerprint: String,
     index: tokio::sync::Mutex<Option<Arc<Index>>>,
 }
 
@@ -529,51 +109,26 @@ impl fmt::Debug for Recall {
     }
 }
 
-fn memories_namespace() -> Namespace {
-    Namespace::new(MEMORIES_NAMESPACE).unwrap_or_else(|_| unreachable!("valid namespace"))
-}
-
-fn generation_key() -> Key {
-    Key::new(
-        Namespace::new(STATE_NAMESPACE).unwrap_or_else(|_| unreachable!("valid namespace")),
-        RecordId::new(GENERATION_ID).unwrap_or_else(|_| unreachable!("valid id")),
-    )
-}
-
-/// Escapes control characters and bounds `text` to `max` characters.
-pub(crate) fn printable(text: &str, max: usize) -> String {
-    let mut out = String::with_capacity(text.len().min(max * 2));
-    for (count, c) in text.chars().enumerate() {
-        if count == max {
-            out.push('…');
-            break;
-        }
-        if c.is_control() || dream_core::model::is_line_break(c) {
-            out.extend(c.escape_default());
-        } else {
-            out.push(c);
-        }
-    }
-    out
-}
-
 impl Recall {
     /// Recall over `store`, reading time from `clock`.
     pub fn new(store: Arc<dyn RecordStore>, clock: Arc<dyn Clock>, options: RecallOptions) -> Self {
         let mut languages = LanguageSet::of(&options.languages);
         languages.insert(options.default_language);
+        let analyze = AnalyzeConfig {
+            languages,
+            default_language: options.default_language,
+            quarantine_suspicious: options.quarantine_suspicious,
+            seal: options.seal.clone(),
+        };
+        let capabilities = store.info().capabilities;
         Recall {
-            analyze: AnalyzeConfig {
-                languages,
-                default_language: options.default_language,
-                quarantine_suspicious: options.quarantine_suspicious,
-                seal: options.seal.clone(),
-            },
+            fingerprint: persist::fingerprint(&analyze),
+            persist: options.persist && capabilities.leases && capabilities.fenced_writes,
+            analyze,
             store,
             clock,
             options,
-            scanner: Arc::new(Scanner::new(Mode::Memory)),
-            vocab: Arc::new(RwLock::new(Vocabulary::default())),
+            scanner: Arc::default(),
             index: tokio::sync::Mutex::new(None),
         }
     }
@@ -653,9 +208,12 @@ impl Recall {
             )
         });
         tracing::debug!(
-            generation = ?index.generation,
+            generation = index.generation,
             judged = records.len(),
-            used = records.iter().filter(|r| r.verdict == Verdict::Used).count(),
+            used = records
+                .iter()
+                .filter(|r| r.verdict == Verdict::Used)
+                .count(),
             retried,
             policy = policy.verdict.as_str(),
             "recall"
@@ -705,90 +263,6 @@ impl Recall {
             scope,
             now,
             min_confidence: self.options.min_confidence,
-        }
-    }
-
-    /// The index for the store's current generation, rebuilt when it changed.
-    /// Records whose version is unchanged keep their analysis.
-    async fn index(&self) -> Result<Arc<Index>, RecallError> {
-        let generation = self.read_generation().await?;
-        let mut slot = self.index.lock().await;
-        if let (Some(index), Some(_)) = (&*slot, generation)
-            && index.generation == generation
-        {
-            return Ok(index.clone());
-        }
-        let entries = self.list_all().await?;
-        let old = slot.clone();
-        let scanner = self.scanner.clone();
-        let config = self.analyze.clone();
-        let params = self.options.rank;
-        let subwords = self.options.subwords;
-        let vocab = self.vocab.clone();
-        let built = tokio::task::spawn_blocking(move || {
-            let docs = analyse_all(entries, old.as_deref(), &scanner, &config, &vocab);
-            if subwords {
-                vocab
-                    .write()
-                    .unwrap_or_else(|e| e.into_inner())
-                    .index_grams();
-            }
-            Index::build(generation, docs, vocab, &params)
-        })
-        .await
-        .map_err(|_| RecallError::IndexBuild)?;
-        let built = Arc::new(built);
-        *slot = Some(built.clone());
-        Ok(built)
-    }
-
-    async fn read_generation(&self) -> Result<Option<u64>, RecallError> {
-        let key = generation_key();
-        let record = match self.store.get(&key).await {
-            Err(e) if e.is_retryable() => self.store.get(&key).await?,
-            other => other?,
-        };
-        let Some(record) = record else {
-            return Ok(Some(0));
-        };
-        let parsed = std::str::from_utf8(&record.value)
-            .ok()
-            .and_then(|s| s.trim().parse::<u64>().ok());
-        if parsed.is_none() {
-            tracing::warn!("state/generation is not a decimal number; recall rebuilds every time");
-        }
-        Ok(parsed)
-    }
-
-    async fn list_all(&self) -> Result<Vec<(RecordId, dream_core::Record)>, RecallError> {
-        let namespace = memories_namespace();
-        let mut out = Vec::new();
-        let mut after: Option<RecordId> = None;
-        loop {
-            let page = match self
-                .store
-                .list(&namespace, after.as_ref(), MAX_LIST_LIMIT)
-                .await
-            {
-                Err(e) if e.is_retryable() => {
-                    self.store
-                        .list(&namespace, after.as_ref(), MAX_LIST_LIMIT)
-                        .await?
-                }
-                other => other?,
-            };
-            for entry in page.entries {
-                out.push((entry.id, entry.record));
-            }
-            if out.len() > self.options.max_memories {
-                return Err(RecallError::TooManyMemories {
-                    max: self.options.max_memories,
-                });
-            }
-            match page.next {
-                Some(next) => after = Some(next),
-                None => return Ok(out),
-            }
         }
     }
 
@@ -991,74 +465,6 @@ impl Recall {
 /// Most words of one query given sub-word relatives (a long query pasted as a
 /// question costs at most this many vocabulary look-ups).
 const MAX_EXPANDED_WORDS: usize = 32;
-
-/// Records analysed on one thread before the work is split across cores.
-const PARALLEL_THRESHOLD: usize = 512;
-
-/// Analyses every listed record, reusing the analysis of each record whose
-/// version is unchanged since `old`. Both listings are sorted by id, so they are
-/// walked together. New records are analysed on every available core; the
-/// vocabulary is locked only while one record is tokenised, so a recall still on
-/// the previous index never waits for a whole build.
-fn analyse_all(
-    entries: Vec<(RecordId, dream_core::Record)>,
-    old: Option<&Index>,
-    scanner: &Scanner,
-    config: &AnalyzeConfig,
-    vocab: &RwLock<Vocabulary>,
-) -> Vec<Arc<Doc>> {
-    let previous = old.map(|o| o.docs.as_slice()).unwrap_or(&[]);
-    let mut p = 0usize;
-    let mut docs: Vec<Option<Arc<Doc>>> = Vec::with_capacity(entries.len());
-    let mut todo: Vec<(usize, RecordId, dream_core::Record)> = Vec::new();
-    for (i, (id, record)) in entries.into_iter().enumerate() {
-        while p < previous.len() && previous[p].id < id {
-            p += 1;
-        }
-        match previous.get(p) {
-            Some(doc) if doc.id == id && doc.version == record.version => {
-                docs.push(Some(doc.clone()));
-            }
-            _ => {
-                docs.push(None);
-                todo.push((i, id, record));
-            }
-        }
-    }
-    let analyse = |(i, id, record): (usize, RecordId, dream_core::Record)| {
-        let doc = analyze::analyze(id, record.version, &record.value, scanner, config, vocab);
-        (i, Arc::new(doc))
-    };
-    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let done: Vec<(usize, Arc<Doc>)> = if threads > 1 && todo.len() > PARALLEL_THRESHOLD {
-        let chunk = todo.len().div_ceil(threads);
-        let mut chunks: Vec<Vec<_>> = Vec::new();
-        let mut rest = todo.into_iter();
-        loop {
-            let part: Vec<_> = rest.by_ref().take(chunk).collect();
-            if part.is_empty() {
-                break;
-            }
-            chunks.push(part);
-        }
-        std::thread::scope(|scope| {
-            let handles: Vec<_> = chunks
-                .into_iter()
-                .map(|part| scope.spawn(move || part.into_iter().map(analyse).collect::<Vec<_>>()))
-                .collect();
-            handles
-                .into_iter()
-                .flat_map(|h| h.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
-                .collect()
-        })
-    } else {
-        todo.into_iter().map(analyse).collect()
-    };
-    for (i, doc) in done {
-        docs[i] = Some(doc);
-    }
-    docs.into_iter().flatten().collect()
-}
 
 /// Whether a candidate set is empty or holds only undecodable records.
 fn unusable(index: &Index, hits: &[Hit]) -> bool {

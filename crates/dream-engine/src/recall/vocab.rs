@@ -13,6 +13,7 @@
 
 use std::collections::HashMap;
 
+use super::codec::{Reader, Writer};
 use super::tokenize::{self, Language};
 
 /// Interned index terms.
@@ -303,6 +304,54 @@ impl Vocabulary {
                 });
             }
         }
+    }
+
+    /// Writes the terms and the surface forms (the word cache and the trigram
+    /// index are rebuilt from them).
+    pub fn write_to(&self, w: &mut Writer) {
+        w.u32(u32::try_from(self.names.len()).unwrap_or(u32::MAX));
+        for name in &self.names {
+            w.str(name);
+        }
+        w.u32(u32::try_from(self.surfaces.len()).unwrap_or(u32::MAX));
+        for (form, term) in &self.surfaces {
+            w.str(form);
+            w.u32(*term);
+        }
+    }
+
+    /// Reads what [`Vocabulary::write_to`] wrote; `None` when it is malformed.
+    pub fn read_from(r: &mut Reader<'_>) -> Option<Vocabulary> {
+        let mut v = Vocabulary::default();
+        let n = r.count(4)?;
+        v.names.reserve(n);
+        v.ids.reserve(n);
+        for id in 0..n {
+            let name: Box<str> = Box::from(r.str()?);
+            if v.ids
+                .insert(name.clone(), u32::try_from(id).ok()?)
+                .is_some()
+            {
+                return None;
+            }
+            v.names.push(name);
+        }
+        let n = r.count(8)?;
+        v.surfaces.reserve(n);
+        v.surface_ids.reserve(n);
+        for index in 0..n {
+            let form: Box<str> = Box::from(r.str()?);
+            let term = r.u32()?;
+            if term as usize >= v.names.len()
+                || v.surface_ids
+                    .insert(form.clone(), u32::try_from(index).ok()?)
+                    .is_some()
+            {
+                return None;
+            }
+            v.surfaces.push((form, term));
+        }
+        Some(v)
     }
 
     /// Up to `cap` term ids whose term starts with `prefix` (a linear scan, used

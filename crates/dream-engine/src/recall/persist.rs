@@ -1,0 +1,298 @@
+//! The recall index kept in the store, so a new process does not analyse every
+//! record again (namespace [`layout::RECALL`]).
+//!
+//! What is kept: every record's analysis — its firewall outcome (scan and
+//! validation), its terms, the SHA-256 of its bytes — and the vocabulary the terms
+//! refer to, written as chunks under the store's value-size limit, plus one
+//! `manifest` naming the chunks, the generation they were built at, the
+//! *fingerprint* (the scanner's and the recall code's build, the languages, the
+//! suspicious-text policy and the seal key's identity), the payload's length and
+//! SHA-256, and, with a seal key, an HMAC over all of it. Records go through the
+//! store like any other, so an encrypted store encrypts them.
+//!
+//! Trust: a manifest whose fingerprint differs, whose MAC does not verify, whose
+//! chunks are missing, or whose payload does not hash or decode is ignored and
+//! the index is rebuilt from the records — a record's firewall outcome is reused
+//! only under the same fingerprint and for the same bytes (same version, or a
+//! re-read with the same SHA-256). Without a seal key nothing authenticates the
+//! manifest but the store itself: persist only on a store that authenticates its
+//! records (an encrypted store) or with a seal key (see
+//! [`RecallOptions::persist`](super::RecallOptions::persist)).
+//!
+//! Writing takes the store lease (lock `dream`, never waiting: a busy lock skips
+//! the write), checks that the generation is still the one the index was built
+//! at and that no journal is in flight, and writes fenced: so a write never
+//! lands after a `forget --purge`, which removes every record of the namespace in
+//! its own journaled commit. A rebuild after the manifest is gone starts from a
+//! fresh vocabulary, so no word of a purged memory is written back.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use dream_core::{Bytes, RecordId, RecordStore, Write};
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+
+use super::analyze::{AnalyzeConfig, Doc};
+use super::codec::{Reader, Writer};
+use super::vocab::Vocabulary;
+use crate::layout;
+use crate::lease::HeldLease;
+use crate::seal::SealKey;
+
+/// The payload's format; bumped when the codec changes.
+const FORMAT: u32 = 1;
+/// Id of the manifest record.
+const MANIFEST: &str = "manifest";
+/// Largest chunk written, whatever the store accepts.
+const MAX_CHUNK: usize = 4 << 20;
+/// Room left under the store's limit for an encryption layer's framing.
+const CHUNK_MARGIN: usize = 1024;
+/// Lease held while writing.
+const WRITE_TTL: Duration = Duration::from_secs(30);
+/// MAC label of the manifest.
+const MAC_LABEL: &str = "recall-index-manifest";
+/// MAC label of the seal key's identity in the fingerprint.
+const KEY_ID_LABEL: &str = "recall-index-key-id";
+
+/// What the manifest says.
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Manifest {
+    format: u32,
+    fingerprint: String,
+    generation: u64,
+    lineage: u64,
+    chunks: Vec<String>,
+    len: usize,
+    sha256: String,
+    #[serde(default)]
+    mac: Option<String>,
+}
+
+impl Manifest {
+    /// The bytes the MAC covers: every field but the MAC.
+    fn signed(&self) -> Vec<u8> {
+        let mut w = Writer::default();
+        w.u32(self.format);
+        w.str(&self.fingerprint);
+        w.str(&self.generation.to_string());
+        w.str(&self.lineage.to_string());
+        w.u32(u32::try_from(self.chunks.len()).unwrap_or(u32::MAX));
+        for c in &self.chunks {
+            w.str(c);
+        }
+        w.str(&self.len.to_string());
+        w.str(&self.sha256);
+        w.0
+    }
+}
+
+/// A persisted index read back.
+pub(crate) struct Snapshot {
+    /// The generation it was built at.
+    pub generation: u64,
+    /// Its lineage (see `Index::lineage`).
+    pub lineage: u64,
+    /// Every record's analysis, sorted by id.
+    pub docs: Vec<Arc<Doc>>,
+    /// The vocabulary the terms refer to.
+    pub vocab: Vocabulary,
+}
+
+/// The fingerprint of everything an analysis depends on besides the record.
+pub(crate) fn fingerprint(config: &AnalyzeConfig) -> String {
+    let mut h = Sha256::new();
+    h.update(FORMAT.to_le_bytes());
+    h.update(env!("DREAM_ANALYSIS_FINGERPRINT").as_bytes());
+    h.update(config.languages.0.to_le_bytes());
+    h.update(config.default_language.bit().to_le_bytes());
+    h.update([u8::from(config.quarantine_suspicious)]);
+    match &config.seal {
+        Some(key) => {
+            h.update([1]);
+            h.update(key.tag(KEY_ID_LABEL, b""));
+        }
+        None => h.update([0]),
+    }
+    hex::encode(&h.finalize()[..16])
+}
+
+/// Why a persisted index was not used (for the log; the caller rebuilds).
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) enum Unusable {
+    /// None was written, or it was removed.
+    Absent,
+    /// It exists but is not trusted: stale fingerprint, bad MAC, missing or
+    /// altered chunks, undecodable payload.
+    Rejected(&'static str),
+}
+
+/// Reads the persisted index. Store errors count as unusable too: recall then
+/// rebuilds from the records, as it would without one.
+pub(crate) async fn load(
+    store: &dyn RecordStore,
+    fingerprint: &str,
+    seal: Option<&SealKey>,
+) -> Result<Snapshot, Unusable> {
+    let manifest_key = layout::fixed_key(layout::RECALL, MANIFEST);
+    let record = match store.get(&manifest_key).await {
+        Ok(Some(record)) => record,
+        Ok(None) => return Err(Unusable::Absent),
+        Err(_) => return Err(Unusable::Rejected("manifest unreadable")),
+    };
+    let manifest: Manifest = serde_json::from_slice(&record.value)
+        .map_err(|_| Unusable::Rejected("manifest malformed"))?;
+    if manifest.format != FORMAT || manifest.fingerprint != fingerprint {
+        return Err(Unusable::Rejected(
+            "made by another scanner, code or configuration",
+        ));
+    }
+    if let Some(key) = seal {
+        let tag = manifest.mac.as_deref().and_then(|t| hex::decode(t).ok());
+        if !tag.is_some_and(|t| key.verify_tag(MAC_LABEL, &manifest.signed(), &t)) {
+            return Err(Unusable::Rejected(
+                "manifest not sealed by this store's key",
+            ));
+        }
+    }
+    let mut payload = Vec::with_capacity(manifest.len.min(1 << 30));
+    for chunk in &manifest.chunks {
+        let id = RecordId::new(chunk.as_str()).map_err(|_| Unusable::Rejected("bad chunk id"))?;
+        match store.get(&layout::key(layout::RECALL, id)).await {
+            Ok(Some(record)) => payload.extend_from_slice(&record.value),
+            _ => return Err(Unusable::Rejected("chunk missing")),
+        }
+    }
+    if payload.len() != manifest.len || hex::encode(Sha256::digest(&payload)) != manifest.sha256 {
+        return Err(Unusable::Rejected("payload altered"));
+    }
+    let mut r = Reader::new(&payload);
+    let vocab = Vocabulary::read_from(&mut r).ok_or(Unusable::Rejected("vocabulary malformed"))?;
+    let n = r.count(1).ok_or(Unusable::Rejected("payload malformed"))?;
+    let mut docs = Vec::with_capacity(n);
+    for _ in 0..n {
+        let doc = r.doc().ok_or(Unusable::Rejected("record malformed"))?;
+        if doc.terms.iter().any(|(t, _)| *t as usize >= vocab.len())
+            || docs.last().is_some_and(|d: &Arc<Doc>| d.id >= doc.id)
+        {
+            return Err(Unusable::Rejected("record malformed"));
+        }
+        docs.push(Arc::new(doc));
+    }
+    if !r.done() {
+        return Err(Unusable::Rejected("payload malformed"));
+    }
+    Ok(Snapshot {
+        generation: manifest.generation,
+        lineage: manifest.lineage,
+        docs,
+        vocab,
+    })
+}
+
+/// What [`save`] did.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) enum Saved {
+    /// Written.
+    Written,
+    /// Skipped: the lease was busy, the generation moved on, a journal is in
+    /// flight, or the store has no leases.
+    Skipped,
+}
+
+/// The payload of an index: its vocabulary, then every record's analysis.
+pub(crate) fn encode(docs: &[Arc<Doc>], vocab: &Vocabulary) -> Vec<u8> {
+    let mut w = Writer::default();
+    vocab.write_to(&mut w);
+    w.u32(u32::try_from(docs.len()).unwrap_or(u32::MAX));
+    for doc in docs {
+        w.doc(doc);
+    }
+    w.0
+}
+
+/// Writes the payload of the index built at `generation` (see the module docs
+/// for when it is skipped). Chunks are written before the manifest that names
+/// them; the previous chunks are removed after it.
+pub(crate) async fn save(
+    store: &Arc<dyn RecordStore>,
+    generation: u64,
+    lineage: u64,
+    payload: Vec<u8>,
+    fingerprint: &str,
+    seal: Option<&SealKey>,
+) -> crate::Result<Saved> {
+    let info = store.info();
+    if !info.capabilities.leases || !info.capabilities.fenced_writes {
+        return Ok(Saved::Skipped);
+    }
+    let chunk_size = info
+        .capabilities
+        .max_value_size
+        .saturating_sub(CHUNK_MARGIN)
+        .clamp(1, MAX_CHUNK);
+    let tag = format!("{lineage:016x}-{generation}");
+    let chunks: Vec<String> = (0..payload.len().div_ceil(chunk_size))
+        .map(|i| format!("{tag}-{i}"))
+        .collect();
+    let mut manifest = Manifest {
+        format: FORMAT,
+        fingerprint: fingerprint.to_owned(),
+        generation,
+        lineage,
+        chunks,
+        len: payload.len(),
+        sha256: hex::encode(Sha256::digest(&payload)),
+        mac: None,
+    };
+    if let Some(key) = seal {
+        manifest.mac = Some(hex::encode(key.tag(MAC_LABEL, &manifest.signed())));
+    }
+    let manifest_bytes = serde_json::to_vec(&manifest).map_err(|e| {
+        crate::DreamError::invalid("recall index", format!("manifest not serialisable: {e}"))
+    })?;
+
+    let Some(lease) = HeldLease::try_take(store, &layout::dream_lock(), WRITE_TTL).await? else {
+        return Ok(Saved::Skipped);
+    };
+    let result = async {
+        let (current, _) = layout::read_generation(&**store).await?;
+        if current != generation || store.get(&layout::journal_key()).await?.is_some() {
+            return Ok(Saved::Skipped);
+        }
+        let old = layout::list_versions_all(&**store, layout::RECALL, usize::MAX).await?;
+        let write = Write {
+            pre: dream_core::Precondition::Any,
+            fence: Some(lease.fence()),
+        };
+        for (id, bytes) in manifest.chunks.iter().zip(payload.chunks(chunk_size)) {
+            lease.check()?;
+            let key = layout::key(layout::RECALL, RecordId::new(id.as_str())?);
+            store
+                .put(&key, Bytes::copy_from_slice(bytes), write.clone())
+                .await?;
+        }
+        lease.check()?;
+        store
+            .put(
+                &layout::fixed_key(layout::RECALL, MANIFEST),
+                Bytes::from(manifest_bytes),
+                write.clone(),
+            )
+            .await?;
+        for entry in old {
+            let stale = entry.id.as_str() != MANIFEST
+                && !manifest.chunks.iter().any(|c| c == entry.id.as_str());
+            if stale {
+                store
+                    .delete(&layout::key(layout::RECALL, entry.id), write.clone())
+                    .await?;
+            }
+        }
+        Ok(Saved::Written)
+    }
+    .await;
+    lease.release().await;
+    result
+}

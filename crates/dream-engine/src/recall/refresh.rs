@@ -1,0 +1,325 @@
+//! Keeping the index current: the generation is read first; when it changed,
+//! the `memories` namespace is listed by id and version (no values), and only
+//! records whose version changed are read and analysed again.
+
+use std::sync::{Arc, RwLock};
+
+use std::future::Future;
+use std::sync::OnceLock;
+
+use dream_core::{Record, RecordId};
+use dream_scan::{Mode, Scanner};
+use sha2::{Digest, Sha256};
+
+use crate::error::DreamError;
+use crate::layout;
+
+use super::analyze::{self, AnalyzeConfig, Doc};
+use super::index::Index;
+use super::persist::{self, Unusable};
+use super::vocab::Vocabulary;
+use super::{Recall, RecallError};
+
+/// One listed record: its analysis kept from the previous index, or its bytes
+/// read to be analysed (with the previous index's analysis of the same id, kept
+/// when the bytes are the same).
+enum Listed {
+    Kept(Arc<Doc>),
+    Read(RecordId, Record, Option<Arc<Doc>>),
+}
+
+/// Changed records are read one by one while they are at most
+/// `1 / READ_ONE_BY_ONE_FRACTION` of the namespace plus `READ_ONE_BY_ONE_MIN`;
+/// more, and the values are listed page by page.
+const READ_ONE_BY_ONE_FRACTION: usize = 8;
+/// See [`READ_ONE_BY_ONE_FRACTION`].
+const READ_ONE_BY_ONE_MIN: usize = 64;
+
+/// A walk through analyses sorted by id, for ids asked in increasing order.
+struct Walk<'a> {
+    docs: &'a [Arc<Doc>],
+    at: usize,
+}
+
+impl<'a> Walk<'a> {
+    fn new(docs: &'a [Arc<Doc>]) -> Self {
+        Walk { docs, at: 0 }
+    }
+
+    /// The analysis of `id`, if any.
+    fn find(&mut self, id: &RecordId) -> Option<Arc<Doc>> {
+        while self.at < self.docs.len() && self.docs[self.at].id < *id {
+            self.at += 1;
+        }
+        self.docs.get(self.at).filter(|d| d.id == *id).cloned()
+    }
+}
+
+/// Runs a store read, once more when it failed with a retryable error.
+async fn retried<T, F, Fut>(mut read: F) -> Result<T, RecallError>
+where
+    F: FnMut() -> Fut,
+    Fut: Future<Output = Result<T, DreamError>>,
+{
+    match read().await {
+        Err(DreamError::Store(e)) if e.is_retryable() => read().await.map_err(from_engine),
+        other => other.map_err(from_engine),
+    }
+}
+
+/// The recall error for an engine read's error.
+fn from_engine(e: DreamError) -> RecallError {
+    match e {
+        DreamError::Store(e) => RecallError::Store(e),
+        DreamError::Corrupt { key, reason } => RecallError::Corrupt { key, reason },
+        // The shared readers fail only with the two above.
+        other => RecallError::Store(dream_core::StoreError::Corrupt {
+            key: None,
+            reason: other.to_string(),
+        }),
+    }
+}
+
+impl Recall {
+    /// The index for the store's current generation, refreshed when it changed:
+    /// from this process's previous index, or — with [`RecallOptions::persist`]
+    /// (super::RecallOptions::persist) — from the persisted one when it is newer or
+    /// of another lineage, else from nothing. Records whose version is unchanged
+    /// keep their analysis, and so do records read again with the same bytes.
+    pub(super) async fn index(&self) -> Result<Arc<Index>, RecallError> {
+        let generation = self.read_generation().await?;
+        let mut slot = self.index.lock().await;
+        if let Some(index) = &*slot
+            && index.generation == generation
+        {
+            return Ok(index.clone());
+        }
+        let mut base = slot.clone();
+        if self.persist {
+            match persist::load(&*self.store, &self.fingerprint, self.options.seal.as_ref()).await {
+                Ok(snapshot) => {
+                    let ours = base.as_ref().is_some_and(|b| {
+                        b.lineage == snapshot.lineage && b.generation >= snapshot.generation
+                    });
+                    if !ours {
+                        let vocab = Arc::new(RwLock::new(snapshot.vocab));
+                        let loaded = self
+                            .build(snapshot.generation, snapshot.lineage, snapshot.docs, vocab)
+                            .await?;
+                        if loaded.generation == generation {
+                            *slot = Some(loaded.clone());
+                            return Ok(loaded);
+                        }
+                        base = Some(loaded);
+                    }
+                }
+                // Never written, or removed by a purge: start from nothing, so no
+                // word of a purged memory is carried over.
+                Err(Unusable::Absent) => base = None,
+                Err(Unusable::Rejected(why)) => {
+                    tracing::warn!(why, "persisted recall index ignored; rebuilding it");
+                    base = None;
+                }
+            }
+        }
+        let entries = self.listing(base.as_deref()).await?;
+        let (lineage, vocab) = match &base {
+            Some(b) => (b.lineage, b.vocab.clone()),
+            None => (rand::random(), Arc::default()),
+        };
+        let scanner = self.scanner.clone();
+        let config = self.analyze.clone();
+        let analysed = tokio::task::spawn_blocking({
+            let vocab = Arc::clone(&vocab);
+            move || analyse_all(entries, &scanner, &config, &vocab)
+        })
+        .await
+        .map_err(|_| RecallError::IndexBuild)?;
+        let built = self.build(generation, lineage, analysed, vocab).await?;
+        *slot = Some(built.clone());
+        if self.persist {
+            let payload = {
+                let vocab = built.vocab.read().unwrap_or_else(|e| e.into_inner());
+                persist::encode(&built.docs, &vocab)
+            };
+            let saved = persist::save(
+                &self.store,
+                generation,
+                lineage,
+                payload,
+                &self.fingerprint,
+                self.options.seal.as_ref(),
+            )
+            .await;
+            match saved {
+                Ok(saved) => tracing::debug!(?saved, generation, "recall index persisted"),
+                Err(e) => tracing::warn!(error = %e, "recall index not persisted"),
+            }
+        }
+        Ok(built)
+    }
+
+    /// Builds the index over analysed records (extending the vocabulary's
+    /// sub-word index first, when sub-words are on).
+    async fn build(
+        &self,
+        generation: u64,
+        lineage: u64,
+        docs: Vec<Arc<Doc>>,
+        vocab: Arc<RwLock<Vocabulary>>,
+    ) -> Result<Arc<Index>, RecallError> {
+        let params = self.options.rank;
+        let subwords = self.options.subwords;
+        let built = tokio::task::spawn_blocking(move || {
+            if subwords {
+                vocab
+                    .write()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .index_grams();
+            }
+            Index::build(generation, lineage, docs, vocab, &params)
+        })
+        .await
+        .map_err(|_| RecallError::IndexBuild)?;
+        Ok(Arc::new(built))
+    }
+
+    async fn read_generation(&self) -> Result<u64, RecallError> {
+        let (generation, _) = retried(|| layout::read_generation(&*self.store)).await?;
+        Ok(generation)
+    }
+
+    /// Every record of `memories` with its version: unchanged records are taken
+    /// from `old`, changed ones read. Reads one by one when few changed, else lists
+    /// the values page by page.
+    async fn listing(&self, old: Option<&Index>) -> Result<Vec<Listed>, RecallError> {
+        let max = self.options.max_memories;
+        let too_many = || RecallError::TooManyMemories { max };
+        let Some(old) = old else {
+            return self.list_values(&[]).await;
+        };
+        let versions =
+            retried(|| layout::list_versions_all(&*self.store, layout::MEMORIES, max)).await?;
+        if versions.len() > max {
+            return Err(too_many());
+        }
+        // Both listings are sorted by id, so they are walked together.
+        let mut plan: Vec<(RecordId, Option<Arc<Doc>>, bool)> = Vec::with_capacity(versions.len());
+        let mut changed = 0usize;
+        let mut walk = Walk::new(&old.docs);
+        for entry in versions {
+            let previous = walk.find(&entry.id);
+            let same = previous
+                .as_ref()
+                .is_some_and(|doc| doc.version == entry.version);
+            changed += usize::from(!same);
+            plan.push((entry.id, previous, same));
+        }
+        if changed > plan.len() / READ_ONE_BY_ONE_FRACTION + READ_ONE_BY_ONE_MIN {
+            return self.list_values(&old.docs).await;
+        }
+        let mut out = Vec::with_capacity(plan.len());
+        for (id, previous, same) in plan {
+            if let (Some(doc), true) = (&previous, same) {
+                out.push(Listed::Kept(doc.clone()));
+                continue;
+            }
+            let key = layout::key(layout::MEMORIES, id.clone());
+            let record = retried(|| async { Ok(self.store.get(&key).await?) }).await?;
+            // Deleted since the listing: the next generation says so.
+            if let Some(record) = record {
+                out.push(Listed::Read(id, record, previous));
+            }
+        }
+        Ok(out)
+    }
+
+    /// Every record of `memories` read page by page, each with the analysis of
+    /// the same id in `old` (sorted by id).
+    async fn list_values(&self, old: &[Arc<Doc>]) -> Result<Vec<Listed>, RecallError> {
+        let max = self.options.max_memories;
+        let entries = retried(|| layout::list_all(&*self.store, layout::MEMORIES, max)).await?;
+        if entries.len() > max {
+            return Err(RecallError::TooManyMemories { max });
+        }
+        let mut walk = Walk::new(old);
+        Ok(entries
+            .into_iter()
+            .map(|e| {
+                let previous = walk.find(&e.id);
+                Listed::Read(e.id, e.record, previous)
+            })
+            .collect())
+    }
+}
+
+/// Records analysed on one thread before the work is split across cores.
+const PARALLEL_THRESHOLD: usize = 512;
+
+/// Analyses every listed record that was read, unless its bytes are those of
+/// its previous analysis; kept records keep theirs. The scanner is built on
+/// first use. New records are analysed on every available core; the vocabulary is
+/// locked only while one record is tokenised, so a recall still on the previous
+/// index never waits for a whole build.
+fn analyse_all(
+    entries: Vec<Listed>,
+    scanner: &OnceLock<Scanner>,
+    config: &AnalyzeConfig,
+    vocab: &RwLock<Vocabulary>,
+) -> Vec<Arc<Doc>> {
+    let mut docs: Vec<Option<Arc<Doc>>> = Vec::with_capacity(entries.len());
+    let mut todo: Vec<(usize, RecordId, Record, Option<Arc<Doc>>)> = Vec::new();
+    for (i, entry) in entries.into_iter().enumerate() {
+        match entry {
+            Listed::Kept(doc) => docs.push(Some(doc)),
+            Listed::Read(id, record, previous) => {
+                docs.push(None);
+                todo.push((i, id, record, previous));
+            }
+        }
+    }
+    let analyse = |(i, id, record, previous): (usize, RecordId, Record, Option<Arc<Doc>>)| {
+        let hash: [u8; 32] = Sha256::digest(&record.value).into();
+        if let Some(doc) = previous.filter(|d| d.hash == hash) {
+            return (
+                i,
+                Arc::new(Doc {
+                    version: record.version,
+                    ..Doc::clone(&doc)
+                }),
+            );
+        }
+        let scanner = scanner.get_or_init(|| Scanner::new(Mode::Memory));
+        let doc = analyze::analyze(id, record.version, &record.value, scanner, config, vocab);
+        (i, Arc::new(doc))
+    };
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let done: Vec<(usize, Arc<Doc>)> = if threads > 1 && todo.len() > PARALLEL_THRESHOLD {
+        let chunk = todo.len().div_ceil(threads);
+        let mut chunks: Vec<Vec<_>> = Vec::new();
+        let mut rest = todo.into_iter();
+        loop {
+            let part: Vec<_> = rest.by_ref().take(chunk).collect();
+            if part.is_empty() {
+                break;
+            }
+            chunks.push(part);
+        }
+        std::thread::scope(|scope| {
+            let handles: Vec<_> = chunks
+                .into_iter()
+                .map(|part| scope.spawn(move || part.into_iter().map(analyse).collect::<Vec<_>>()))
+                .collect();
+            handles
+                .into_iter()
+                .flat_map(|h| h.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
+                .collect()
+        })
+    } else {
+        todo.into_iter().map(analyse).collect()
+    };
+    for (i, doc) in done {
+        docs[i] = Some(doc);
+    }
+    docs.into_iter().flatten().collect()
+}
