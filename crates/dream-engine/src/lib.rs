@@ -34,6 +34,7 @@ mod journal;
 pub mod layout;
 mod lease;
 mod manage;
+pub mod memory_file;
 mod options;
 mod pass;
 mod plan;
@@ -43,6 +44,7 @@ mod records;
 mod scan;
 mod seal;
 mod sessions;
+pub mod transcripts;
 
 pub use consolidate::{
     Batch, BatchSession, Consolidation, Consolidator, LlmConsolidator, RuleBasedConsolidator,
@@ -70,3 +72,4 @@ pub use records::{
     SessionRecord, SessionStatus, SuccessStamp,
 };
 pub use seal::SealKey;
+pub use sessions::Logged;

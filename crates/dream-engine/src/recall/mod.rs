@@ -54,12 +54,15 @@
 //! `<id>@<version>:<verdict>:<reason>`.
 
 mod analyze;
+mod brief;
 pub mod context;
 mod firewall;
 mod index;
 mod picker;
 pub mod tokenize;
 mod vocab;
+
+pub use brief::estimated_tokens;
 
 use std::collections::HashSet;
 use std::fmt;
