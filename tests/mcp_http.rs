@@ -38,9 +38,10 @@ fn start(cli: &Cli) -> Server {
         .spawn()
         .expect("spawn dream mcp --listen");
     let mut line = String::new();
-    BufReader::new(child.stderr.take().unwrap())
-        .read_line(&mut line)
-        .unwrap();
+    let mut stderr = BufReader::new(child.stderr.take().unwrap());
+    stderr.read_line(&mut line).unwrap();
+    // Keep reading its log, so the server never writes into a closed pipe.
+    std::thread::spawn(move || std::io::copy(&mut stderr, &mut std::io::sink()));
     assert!(!line.contains(TOKEN), "{line}");
     let url = line
         .trim()
@@ -96,14 +97,16 @@ fn post(
     stream
         .set_read_timeout(Some(std::time::Duration::from_secs(60)))
         .unwrap();
-    stream.write_all(head.as_bytes()).unwrap();
-    // A refused body may close the connection before all of it is sent.
-    let _ = stream.write_all(body.as_bytes());
+    // One write, so a server that answers without reading the body does not
+    // reset the connection under its own answer; a refused oversize body may
+    // still close it before all of it is sent.
+    let _ = stream.write_all(format!("{head}{body}").as_bytes());
     let mut raw = Vec::new();
     let _ = stream.read_to_end(&mut raw);
     let raw = String::from_utf8_lossy(&raw);
     let (head, body) = raw.split_once("\r\n\r\n").unwrap_or((&raw, ""));
-    let status = head.split(' ').nth(1).unwrap().parse().unwrap();
+    // No status line: the server closed the connection without an answer.
+    let status = head.split(' ').nth(1).map_or(0, |s| s.parse().unwrap());
     let header = |name: &str| {
         head.lines()
             .filter_map(|l| l.split_once(':'))
@@ -266,7 +269,8 @@ fn only_the_right_token_from_a_local_origin_reaches_the_tools() {
         json!({"messages": [{"role": "user", "content": "x".repeat(2 * 1024 * 1024)}]}),
     );
     let (status, _, _) = post(&server, huge, Some(TOKEN), Some(&session), &[]);
-    assert_eq!(status, 413);
+    // 413, or the connection reset under it when the server stops reading.
+    assert!(status == 413 || status == 0, "{status}");
     assert_eq!(sessions_logged(&cli), 1);
 }
 
