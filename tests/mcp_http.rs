@@ -17,7 +17,6 @@ const PROTOCOL: &str = "2025-06-18";
 
 struct Server {
     child: Child,
-    url: String,
     port: u16,
 }
 
@@ -55,7 +54,7 @@ fn start(cli: &Cli) -> Server {
         .trim_end_matches("/mcp")
         .parse()
         .unwrap();
-    Server { child, url, port }
+    Server { child, port }
 }
 
 /// One JSON-RPC POST over a fresh connection (plain HTTP/1.1, so every header is
