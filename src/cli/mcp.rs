@@ -1,5 +1,7 @@
 //! `dream mcp`: Dream as an MCP server over stdio (crates/dream-mcp). Stdout then
 //! carries only the protocol: no progress bars, no colour; logs go to stderr.
+//! With `--listen`, over streamable HTTP on a loopback address, behind a bearer
+//! token (from a 0600 file or `DREAM_MCP_TOKEN`, never a flag).
 
 use std::sync::Arc;
 
@@ -7,10 +9,11 @@ use clap::Args;
 use dream_core::SystemClock;
 use dream_engine::Dream;
 use dream_engine::recall::{PickerOptions, Recall, RecallOptions};
-use dream_mcp::{DreamServer, McpOptions};
+use dream_mcp::http::TOKEN_ENV;
+use dream_mcp::{BearerToken, DreamServer, HttpOptions, McpOptions};
 
 use super::context::Global;
-use super::{Found, Outcome};
+use super::{CliError, Found, Outcome};
 
 /// `dream mcp [--allow-admin]`.
 #[derive(Debug, Args)]
@@ -19,6 +22,18 @@ pub struct McpArgs {
     /// confirm, apply). Off by default: an agent must not confirm its own memories.
     #[arg(long)]
     pub allow_admin: bool,
+    /// Serve streamable HTTP on this loopback address (e.g. 127.0.0.1:8765) instead of
+    /// stdio. Every request needs `Authorization: Bearer TOKEN`, the token read from
+    /// --token-file or DREAM_MCP_TOKEN.
+    #[arg(long, value_name = "ADDR")]
+    pub listen: Option<std::net::SocketAddr>,
+    /// With --listen: a file (mode 0600) holding the bearer token.
+    #[arg(long, value_name = "PATH", requires = "listen")]
+    pub token_file: Option<std::path::PathBuf>,
+    /// With --listen: a browser origin to admit besides the server's own
+    /// (scheme://host:port); requests with any other Origin get 403.
+    #[arg(long, value_name = "ORIGIN", requires = "listen")]
+    pub allow_origin: Vec<String>,
 }
 
 /// Opens the store like every other command (same --store, --scope, seal key and
@@ -49,6 +64,24 @@ pub async fn mcp(global: &Global, args: McpArgs) -> Outcome {
             allow_admin: args.allow_admin,
         },
     );
-    server.serve_stdio().await?;
+    let Some(listen) = args.listen else {
+        server.serve_stdio().await?;
+        return Ok(Found::Nothing);
+    };
+    let token = match &args.token_file {
+        Some(path) => BearerToken::from_file(path)?,
+        None => BearerToken::from_env()?.ok_or_else(|| {
+            CliError::usage(format!(
+                "--listen needs a bearer token: put it in a file of mode 0600 (--token-file) \
+                 or in {TOKEN_ENV}"
+            ))
+        })?,
+    };
+    let mut options = HttpOptions::new(listen, token);
+    options.extra_origins = args.allow_origin;
+    let http = server.bind_http(options).await?;
+    eprintln!("serving MCP on http://{}/mcp", http.local_addr()?);
+    // Runs until the process is stopped (a lease a pass held then expires).
+    http.run().await?;
     Ok(Found::Nothing)
 }

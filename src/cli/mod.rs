@@ -40,6 +40,7 @@ pub mod rekey;
 pub mod scan;
 pub mod seal;
 pub mod stores;
+pub mod transcripts;
 pub mod transfer;
 
 use std::fmt;
@@ -61,7 +62,8 @@ pub const EXIT_CODES: &str = "\
 Exit codes (every command):
   0    success
   1    the command ran and found something: scan findings, nothing admitted by
-       recall, a quarantined remember or import, a failed doctor check
+       recall, a quarantined remember or import, a failed doctor check, a
+       transcript file `log --from` could not read
   2    an error or a refusal, one line on stderr (causes with -v): bad usage or
        input, an unreadable file, an unreachable store, a wrong key, a refused
        apply (an unknown, used or stale plan; nothing applied), a refused release

@@ -5,6 +5,7 @@ use std::path::PathBuf;
 use clap::Args;
 use dream_core::Message;
 use dream_engine::DreamReport;
+use dream_engine::transcripts::Format;
 
 use super::context::{Global, LlmChoice};
 use super::output::{Style, escape};
@@ -14,8 +15,25 @@ use super::{CliError, Found, Outcome, print_json, read_input, read_piped_stdin};
 #[derive(Debug, Args)]
 pub struct LogArgs {
     /// A session: a JSON array of {"role","content"} messages, or JSONL of them (stdin when
-    /// absent or -; without a file, stdin must not be a terminal).
+    /// absent or -; without a file, stdin must not be a terminal). With --from, the agent's
+    /// transcript: a file, or for claude-code and codex a directory of session files.
     pub file: Option<PathBuf>,
+    /// Read an agent's own transcript format: claude-code (a session .jsonl or a project
+    /// directory), codex (a rollout .jsonl or a directory), openai-chat (a Chat Completions
+    /// `messages` array), anthropic (a Messages API `messages` array). Tool output, hook and
+    /// command output and injected context are logged as tool text, never as the person's;
+    /// thinking is dropped; long sessions are split; a transcript already logged is skipped.
+    #[arg(long, value_name = "FORMAT", value_parser = parse_format)]
+    pub from: Option<Format>,
+    /// With --from: take the transcript's path from a hook's JSON on stdin
+    /// (`{"transcript_path": …}`, as Claude Code's SessionEnd hook passes it).
+    #[arg(long, requires = "from", conflicts_with = "file")]
+    pub hook: bool,
+}
+
+fn parse_format(s: &str) -> Result<Format, String> {
+    s.parse()
+        .map_err(|e: dream_engine::transcripts::TranscriptError| e.to_string())
 }
 
 /// Parses a session: a JSON array of messages, or one message per line.
@@ -42,6 +60,14 @@ pub fn parse_session(text: &str) -> Result<Vec<Message>, CliError> {
 
 /// Logs one session.
 pub async fn log(global: &Global, args: LogArgs) -> Outcome {
+    if let Some(format) = args.from {
+        let path = match (&args.file, args.hook) {
+            (_, true) => super::transcripts::hook_path()?,
+            (Some(file), false) => file.clone(),
+            (None, false) => PathBuf::from("-"),
+        };
+        return super::transcripts::log_from(global, format, &path).await;
+    }
     let text = match &args.file {
         Some(file) => read_input(Some(file))?,
         None => read_piped_stdin(

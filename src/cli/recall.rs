@@ -29,7 +29,7 @@ pub enum RecallFormat {
 #[derive(Debug, Args)]
 pub struct RecallArgs {
     /// What to recall.
-    #[arg(required_unless_present = "queries", conflicts_with = "queries")]
+    #[arg(required_unless_present_any = ["queries", "brief"], conflicts_with_all = ["queries", "brief"])]
     pub query: Option<String>,
     /// JSONL of {"id","query"} (or - for stdin); prints JSONL of {"id","results"}.
     #[arg(long, value_name = "FILE")]
@@ -40,17 +40,23 @@ pub struct RecallArgs {
     /// Output format (single query).
     #[arg(long, value_enum, default_value_t)]
     pub format: RecallFormat,
+    /// No query: the admitted memories that matter most (pinned, then confident and
+    /// recent) within --budget, for a session's start. Prints the context block
+    /// (with --format json, the verdicts).
+    #[arg(long, conflicts_with = "queries")]
+    pub brief: bool,
+    /// With --brief: the most tokens (estimated, about four bytes each) to fill.
+    #[arg(
+        long,
+        default_value_t = 1000,
+        requires = "brief",
+        value_name = "TOKENS"
+    )]
+    pub budget: usize,
 }
 
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct QueryLine {
-    id: Value,
-    query: String,
-}
-
-/// Runs recall.
-pub async fn recall(global: &Global, args: RecallArgs) -> Outcome {
+/// A `Recall` over the store with the seal key and the configured picker, and the scope.
+pub async fn open_recall(global: &Global) -> Result<(Recall, dream_core::Scope), CliError> {
     let config = global.file_config()?;
     let store = global.open_store(&config, false).await?;
     let scope = global.scope(&config)?;
@@ -64,7 +70,30 @@ pub async fn recall(global: &Global, args: RecallArgs) -> Outcome {
     if let Some(model) = global.model(&config)? {
         options.picker = Some(PickerOptions::new(model));
     }
-    let recall = Recall::new(store, Arc::new(SystemClock), options);
+    Ok((Recall::new(store, Arc::new(SystemClock), options), scope))
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct QueryLine {
+    id: Value,
+    query: String,
+}
+
+/// Runs recall.
+pub async fn recall(global: &Global, args: RecallArgs) -> Outcome {
+    let (recall, scope) = open_recall(global).await?;
+    if args.brief {
+        let result = recall.brief(&scope, Some(args.budget)).await?;
+        let admitted = result.records.iter().any(|r| r.verdict == Verdict::Used);
+        match args.format {
+            RecallFormat::Json => print_json(&to_json(&result))?,
+            RecallFormat::Text | RecallFormat::Context => {
+                out!("{}", escape_body(&result.to_context()))?
+            }
+        }
+        return Ok(Found::when(!admitted));
+    }
     if let Some(file) = &args.queries {
         let text = read_input(Some(file))?;
         let mut lines = Vec::new();

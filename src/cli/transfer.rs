@@ -5,26 +5,58 @@ use std::io::Write as _;
 use std::path::PathBuf;
 
 use chrono::{DateTime, Utc};
-use clap::Args;
+use clap::{Args, ValueEnum};
 use dream_core::{Memory, MemoryId};
+use dream_engine::memory_file;
 use dream_engine::{Existing, ImportSource};
 use serde::Deserialize;
 use serde_json::{Map, Value};
 
 use super::context::Global;
 use super::memory::parse_kind;
-use super::output::{Style, escape};
+use super::output::{Style, escape, escape_body};
 use super::{CliError, Found, Outcome, progress, read_input};
 
-/// `dream export [FILE]`.
-#[derive(Debug, Args)]
-pub struct ExportArgs {
-    /// Where to write (stdout when absent or -).
-    pub file: Option<PathBuf>,
+/// What `dream export` writes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, ValueEnum)]
+pub enum ExportFormat {
+    /// Every memory of the scope as one JSON object per line (for `dream import`).
+    #[default]
+    Jsonl,
+    /// The admitted memories as a Markdown section for AGENTS.md.
+    AgentsMd,
+    /// The admitted memories as a Markdown section for CLAUDE.md.
+    ClaudeMd,
 }
 
-/// Writes every memory of the scope as one JSON object per line.
+/// `dream export [FILE]` or `dream export --format agents-md [--into FILE]`.
+#[derive(Debug, Args)]
+pub struct ExportArgs {
+    /// Where to write JSONL (stdout when absent or -).
+    #[arg(conflicts_with = "into")]
+    pub file: Option<PathBuf>,
+    /// jsonl (every memory, for import), or agents-md / claude-md: only what recall
+    /// admits (nothing quarantined, held or secret-bearing), fenced as recalled data,
+    /// between `<!-- dream:begin -->` and `<!-- dream:end -->`.
+    #[arg(long, value_enum, default_value_t)]
+    pub format: ExportFormat,
+    /// With agents-md or claude-md: the Markdown file to update. Only its Dream section
+    /// is replaced (or appended when it has none); every other byte stays as it was.
+    /// Without it, the section is printed.
+    #[arg(long, value_name = "FILE")]
+    pub into: Option<PathBuf>,
+}
+
+/// Writes the scope's memories: JSONL, or a memory file's Dream section.
 pub async fn export(global: &Global, args: ExportArgs) -> Outcome {
+    if args.format != ExportFormat::Jsonl {
+        return export_section(global, args.into.as_deref()).await;
+    }
+    if args.into.is_some() {
+        return Err(CliError::usage(
+            "--into updates a Markdown file: use it with --format agents-md or claude-md",
+        ));
+    }
     let dream = global.open().await?;
     let memories = dream.list().await?;
     let (mut out, write_error): (Box<dyn std::io::Write>, fn(std::io::Error) -> CliError) =
@@ -192,4 +224,61 @@ pub async fn import(global: &Global, args: ImportArgs) -> Outcome {
         outln!("{} {id}: {}", style.bad("rejected"), escape(reason))?;
     }
     Ok(Found::when(!quarantined.is_empty() || !rejected.is_empty()))
+}
+
+/// Prints the Dream section of a memory file, or splices it into `into`.
+async fn export_section(global: &Global, into: Option<&std::path::Path>) -> Outcome {
+    let (recall, scope) = super::recall::open_recall(global).await?;
+    let result = recall.brief(&scope, None).await?;
+    let admitted = result.used().count();
+    let section = memory_file::section(&result);
+    let Some(path) = into else {
+        out!("{}", escape_body(&section))?;
+        return Ok(Found::Nothing);
+    };
+    let shown = escape(&path.display().to_string()).into_owned();
+    let existing = match std::fs::read_to_string(path) {
+        Ok(text) => text,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
+        Err(e) => return Err(CliError::usage(format!("cannot read {shown}: {e}"))),
+    };
+    let updated = memory_file::splice(&existing, &escape_body(&section))
+        .map_err(|e| CliError::usage(format!("{shown}: {e}")))?;
+    write_replacing(path, updated.as_bytes())
+        .map_err(|e| CliError::usage(format!("cannot write {shown}: {e}")))?;
+    eprintln!("wrote {admitted} admitted memories into {shown}");
+    Ok(Found::Nothing)
+}
+
+/// Writes `bytes` to `path` through a temporary file beside it and a rename, so a
+/// reader sees the old file or the new one, never half of one. Keeps the mode of
+/// an existing file.
+fn write_replacing(path: &std::path::Path, bytes: &[u8]) -> std::io::Result<()> {
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => std::path::Path::new("."),
+    };
+    let name = path
+        .file_name()
+        .ok_or_else(|| std::io::Error::other("not a file name"))?;
+    let mut tmp_name = std::ffi::OsString::from(".");
+    tmp_name.push(name);
+    tmp_name.push(format!(".dream-{}.tmp", std::process::id()));
+    let tmp = dir.join(tmp_name);
+    let result = (|| {
+        let mut file = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&tmp)?;
+        if let Ok(meta) = std::fs::metadata(path) {
+            file.set_permissions(meta.permissions())?;
+        }
+        file.write_all(bytes)?;
+        file.sync_all()?;
+        std::fs::rename(&tmp, path)
+    })();
+    if result.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    result
 }

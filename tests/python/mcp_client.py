@@ -1,4 +1,6 @@
-"""Drives `dream mcp` over stdio with the official MCP Python SDK (PyPI `mcp`).
+"""Drives `dream mcp` over stdio and over streamable HTTP (`--listen`, with a
+bearer token) with the official MCP Python SDK (PyPI `mcp`); over HTTP it also
+checks that the missing and the wrong token get 401 and a foreign Origin 403.
 
 Usage: python tests/python/mcp_client.py PATH/TO/dream
 Runs in a temporary working directory with its own DREAM_CONFIG_DIR; exits
@@ -8,11 +10,14 @@ non-zero on the first failed check. `.ci/run` runs it in a venv.
 import asyncio
 import json
 import os
+import secrets
 import sys
 import tempfile
 
+import httpx2
 from mcp import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
+from mcp.client.streamable_http import streamable_http_client
 
 
 def structured(result):
@@ -25,46 +30,118 @@ def is_error(result):
     return getattr(result, "is_error", None) or getattr(result, "isError", None)
 
 
-async def main(dream: str) -> None:
+async def exercise(session) -> None:
+    """The checks every transport passes: tools, a log → dream → recall round trip,
+    the agent's own memory held, bad input refused."""
+    await session.initialize()
+    names = {t.name for t in (await session.list_tools()).tools}
+    assert {"recall", "remember", "log_session", "dream", "list", "show", "history", "stats"} <= names, names
+    assert not names & {"forget", "confirm", "apply"}, names
+
+    await session.call_tool(
+        "log_session", {"messages": [{"role": "user", "content": "Call me Sam."}]}
+    )
+    report = structured(await session.call_tool("dream", {"force": True}))
+    sam = report["created"][0]
+    recalled = structured(await session.call_tool("recall", {"query": "what is the user called"}))
+    verdicts = {r["id"]: r["verdict"] for r in recalled["records"]}
+    assert verdicts.get(sam) == "used", recalled
+    assert recalled["policy"]["line"].startswith("POLICY: used"), recalled
+
+    mine = structured(
+        await session.call_tool(
+            "remember", {"name": "Deploy day", "content": "The billing service deploys on Fridays."}
+        )
+    )
+    recalled = structured(await session.call_tool("recall", {"query": "billing service deploys"}))
+    held = [r for r in recalled["records"] if r["id"] == mine["remembered"]]
+    assert held and held[0]["verdict"] == "held", recalled
+    assert "unconfirmed-source" in held[0]["reason"], held
+
+    bad = await session.call_tool("show", {"id": "../../etc/passwd"})
+    assert is_error(bad), bad
+    bad = await session.call_tool("recall", {"query": 7})
+    assert is_error(bad), bad
+    stats = structured(await session.call_tool("stats", {}))
+    assert stats["memories"] == 2, stats
+
+
+def workspace() -> tuple[str, dict]:
     work = tempfile.mkdtemp(prefix="dream-mcp-py-")
     config = tempfile.mkdtemp(prefix="dream-mcp-py-config-")
     env = {"PATH": os.environ.get("PATH", ""), "DREAM_CONFIG_DIR": config, "NO_COLOR": "1"}
+    return work, env
+
+
+async def over_stdio(dream: str) -> None:
+    work, env = workspace()
     params = StdioServerParameters(command=dream, args=["mcp"], env=env, cwd=work)
     with open(os.devnull, "w") as devnull:
         async with stdio_client(params, errlog=devnull) as (read, write):
             async with ClientSession(read, write) as session:
-                await session.initialize()
-                names = {t.name for t in (await session.list_tools()).tools}
-                assert {"recall", "remember", "log_session", "dream", "list", "show", "history", "stats"} <= names, names
-                assert not names & {"forget", "confirm", "apply"}, names
+                await exercise(session)
+    print("python MCP client over stdio: ok")
 
-                await session.call_tool(
-                    "log_session", {"messages": [{"role": "user", "content": "Call me Sam."}]}
-                )
-                report = structured(await session.call_tool("dream", {"force": True}))
-                sam = report["created"][0]
-                recalled = structured(await session.call_tool("recall", {"query": "what is the user called"}))
-                verdicts = {r["id"]: r["verdict"] for r in recalled["records"]}
-                assert verdicts.get(sam) == "used", recalled
-                assert recalled["policy"]["line"].startswith("POLICY: used"), recalled
 
-                mine = structured(
-                    await session.call_tool(
-                        "remember", {"name": "Deploy day", "content": "The billing service deploys on Fridays."}
-                    )
-                )
-                recalled = structured(await session.call_tool("recall", {"query": "billing service deploys"}))
-                held = [r for r in recalled["records"] if r["id"] == mine["remembered"]]
-                assert held and held[0]["verdict"] == "held", recalled
-                assert "unconfirmed-source" in held[0]["reason"], held
+INITIALIZE = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "py", "version": "0"}},
+}
+ACCEPT = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
 
-                bad = await session.call_tool("show", {"id": "../../etc/passwd"})
-                assert is_error(bad), bad
-                bad = await session.call_tool("recall", {"query": 7})
-                assert is_error(bad), bad
-                stats = structured(await session.call_tool("stats", {}))
-                assert stats["memories"] == 2, stats
-    print("python MCP client: ok")
+
+async def over_http(dream: str) -> None:
+    work, env = workspace()
+    token = secrets.token_hex(24)
+    env["DREAM_MCP_TOKEN"] = token
+    server = await asyncio.create_subprocess_exec(
+        dream, "mcp", "--listen", "127.0.0.1:0", cwd=work, env=env,
+        stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.PIPE,
+    )
+    try:
+        line = (await asyncio.wait_for(server.stderr.readline(), 60)).decode()
+        assert line.startswith("serving MCP on http://127.0.0.1:"), line
+        assert token not in line
+        url = line.strip().removeprefix("serving MCP on ")
+
+        async with httpx2.AsyncClient(timeout=30) as raw:
+            # The missing and the wrong token: 401 before any handler runs.
+            for auth in ({}, {"Authorization": "Bearer " + "0" * 48}, {"Authorization": token}):
+                response = await raw.post(url, json=INITIALIZE, headers={**ACCEPT, **auth})
+                assert response.status_code == 401, (auth.keys(), response.status_code)
+                assert "access-control-allow-origin" not in response.headers
+            # A foreign Origin (a web page; DNS rebinding): 403 even with the token.
+            foreign = {**ACCEPT, "Authorization": f"Bearer {token}", "Origin": "https://evil.example"}
+            response = await raw.post(url, json=INITIALIZE, headers=foreign)
+            assert response.status_code == 403, response.status_code
+
+        # The SDK's own client with a wrong token cannot connect.
+        try:
+            async with httpx2.AsyncClient(headers={"Authorization": "Bearer " + "1" * 48}, timeout=30) as wrong:
+                async with streamable_http_client(url, http_client=wrong) as (read, write):
+                    async with ClientSession(read, write) as session:
+                        await asyncio.wait_for(session.initialize(), 30)
+        except Exception:  # noqa: BLE001 - any failure is the expected refusal
+            pass
+        else:
+            raise AssertionError("a wrong token initialised a session")
+
+        headers = {"Authorization": f"Bearer {token}"}
+        async with httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(30, read=300)) as client:
+            async with streamable_http_client(url, http_client=client) as (read, write):
+                async with ClientSession(read, write) as session:
+                    await exercise(session)
+    finally:
+        server.terminate()
+        await server.wait()
+    print("python MCP client over streamable HTTP: ok")
+
+
+async def main(dream: str) -> None:
+    await over_stdio(dream)
+    await over_http(dream)
 
 
 if __name__ == "__main__":

@@ -35,6 +35,7 @@ mod journal;
 pub mod layout;
 mod lease;
 mod manage;
+pub mod memory_file;
 mod options;
 mod pass;
 mod plan;
@@ -45,6 +46,7 @@ mod records;
 mod scan;
 mod seal;
 mod sessions;
+pub mod transcripts;
 
 pub use consolidate::{
     Batch, BatchSession, Consolidation, Consolidator, LlmConsolidator, RuleBasedConsolidator,
@@ -74,3 +76,4 @@ pub use records::{
     SessionRecord, SessionStatus, SuccessStamp,
 };
 pub use seal::SealKey;
+pub use sessions::Logged;

@@ -51,6 +51,11 @@ pub struct SessionRecord {
     /// Rule ids of other scanner findings (instruction- or suspicious-shaped text).
     #[serde(default)]
     pub flags: Vec<String>,
+    /// For a session imported from an agent's transcript, the hash of the part
+    /// it holds ([`crate::transcripts::Part::source`]): an import skips a part
+    /// already logged in the scope.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source: Option<String>,
     /// The transcript, secrets redacted.
     pub messages: Vec<Message>,
     /// The store's seal over the transcript (see [`crate::SealKey`]); a session
@@ -65,6 +70,9 @@ pub struct SessionRecord {
 pub(crate) struct SessionHeader {
     pub status: SessionStatus,
     pub scope: Scope,
+    pub id: SessionId,
+    #[serde(default)]
+    pub source: Option<String>,
 }
 
 /// Who did something recorded in the audit log.

@@ -12,6 +12,15 @@ use crate::records::{
     Actor, AuditAction, SessionHeader, SessionRecord, SessionStatus, from_json, to_json,
 };
 
+/// What [`Dream::log_transcript`] did with a part.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Logged {
+    /// Logged as this new session.
+    New(SessionId),
+    /// Already logged, as this session; nothing stored.
+    Already(SessionId),
+}
+
 /// One entry of the session log as gather saw it.
 #[derive(Debug, Clone)]
 pub(crate) struct LogEntry {
@@ -87,6 +96,34 @@ impl Dream {
     /// (processes logging at the same instant may overshoot the bound by one each).
     pub async fn log_session(&self, messages: Vec<Message>) -> Result<SessionId> {
         validate(&messages)?;
+        let log = self.session_log().await?;
+        self.log(messages, None, &log).await
+    }
+
+    /// Logs one part of an agent's transcript ([`crate::transcripts::split`]),
+    /// unless a session of this scope already holds a part with the same
+    /// `source` hash: then nothing is stored and that session's id is returned
+    /// as [`Logged::Already`]. Otherwise as [`Dream::log_session`].
+    pub async fn log_transcript(&self, part: crate::transcripts::Part) -> Result<Logged> {
+        validate(&part.messages)?;
+        let log = self.session_log().await?;
+        if let Some(entry) = log.entries.iter().find(|e| {
+            e.header.scope == self.scope && e.header.source.as_ref() == Some(&part.source)
+        }) {
+            return Ok(Logged::Already(entry.header.id.clone()));
+        }
+        self.log(part.messages, Some(part.source), &log)
+            .await
+            .map(Logged::New)
+    }
+
+    /// Redacts, checks the pending bound against `log` and stores a validated session.
+    async fn log(
+        &self,
+        messages: Vec<Message>,
+        source: Option<String>,
+        log: &SessionLog,
+    ) -> Result<SessionId> {
         let mut redactions: Vec<String> = Vec::new();
         let mut flags: Vec<String> = Vec::new();
         let mut clean = Vec::with_capacity(messages.len());
@@ -125,7 +162,6 @@ impl Dream {
             }
             clean.push(Message::new(message.role, content));
         }
-        let log = self.session_log().await?;
         let pending = log.pending(&self.scope).count();
         if pending >= self.options.max_pending {
             return Err(DreamError::PendingFull {
@@ -144,6 +180,7 @@ impl Dream {
             consumed_by: None,
             redactions: redactions.clone(),
             flags: flags.clone(),
+            source,
             messages: clean,
             seal: None,
         };

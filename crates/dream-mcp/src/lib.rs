@@ -26,6 +26,10 @@
 //! # }
 //! ```
 
+pub mod http;
+
+pub use http::{BearerToken, HttpError, HttpOptions, HttpServer};
+
 use std::borrow::Cow;
 use std::fmt::Write as _;
 use std::sync::Arc;

@@ -54,6 +54,7 @@
 //! `<id>@<version>:<verdict>:<reason>`.
 
 mod analyze;
+mod brief;
 mod codec;
 pub mod context;
 mod firewall;
@@ -64,6 +65,8 @@ mod refresh;
 pub mod tokenize;
 mod types;
 mod vocab;
+
+pub use brief::estimated_tokens;
 
 use std::collections::HashSet;
 use std::fmt;

@@ -1,0 +1,85 @@
+//! An OpenAI Chat Completions `messages` array: `system`/`developer` (dropped:
+//! the agent's own instructions), `user`, `assistant` (text, refusals and
+//! `tool_calls`), and `tool`/`function` results.
+
+use dream_core::{Message, Role};
+use serde_json::Value;
+
+use super::{IMAGE_PLACEHOLDER, Pieces, by_kind, str_field, tool_call};
+
+/// One element of the array.
+pub(super) fn message(value: &Value) -> Pieces {
+    let role = match value.get("role").and_then(Value::as_str) {
+        Some("user") => Role::User,
+        Some("assistant") => Role::Assistant,
+        Some("tool" | "function") => Role::Tool,
+        Some("system" | "developer") => return Ok(Vec::new()),
+        Some(other) => return Err(format!("unknown role `{other}`")),
+        None => return Err("a message without a `role`".into()),
+    };
+    let mut pieces = content(role, value.get("content").unwrap_or(&Value::Null))?;
+    if role == Role::Assistant {
+        if let Some(refusal) = value.get("refusal").and_then(Value::as_str) {
+            pieces.push(Message::new(Role::Assistant, refusal));
+        }
+        if let Some(calls) = value.get("tool_calls") {
+            let calls = calls.as_array().ok_or("`tool_calls` is not an array")?;
+            for (i, call) in calls.iter().enumerate() {
+                let function = call
+                    .get("function")
+                    .ok_or_else(|| format!("tool call {}: no `function`", i + 1))?;
+                let name =
+                    str_field(function, "name").map_err(|e| format!("tool call {}: {e}", i + 1))?;
+                pieces.push(tool_call(
+                    name,
+                    function.get("arguments").unwrap_or(&Value::Null),
+                ));
+            }
+        }
+        if let Some(function) = value.get("function_call").filter(|f| !f.is_null()) {
+            let name = str_field(function, "name").map_err(|e| format!("function call: {e}"))?;
+            pieces.push(tool_call(
+                name,
+                function.get("arguments").unwrap_or(&Value::Null),
+            ));
+        }
+    }
+    Ok(pieces)
+}
+
+/// A `content` value: a string, null, or an array of parts.
+fn content(role: Role, content: &Value) -> Pieces {
+    match content {
+        Value::Null => Ok(Vec::new()),
+        Value::String(text) => Ok(vec![Message::new(by_kind(role, text), text.as_str())]),
+        Value::Array(parts) => {
+            let mut pieces = Vec::new();
+            for (i, part) in parts.iter().enumerate() {
+                let kind = part
+                    .get("type")
+                    .and_then(Value::as_str)
+                    .ok_or_else(|| format!("content part {}: no `type`", i + 1))?;
+                match kind {
+                    "text" => {
+                        let text = str_field(part, "text")
+                            .map_err(|e| format!("content part {}: {e}", i + 1))?;
+                        pieces.push(Message::new(by_kind(role, text), text));
+                    }
+                    "image_url" => pieces.push(Message::new(role, IMAGE_PLACEHOLDER)),
+                    "input_audio" => pieces.push(Message::new(role, "[audio]")),
+                    "file" => pieces.push(Message::new(Role::Tool, "[file attached]")),
+                    "refusal" => {
+                        let text = part
+                            .get("refusal")
+                            .and_then(Value::as_str)
+                            .unwrap_or_default();
+                        pieces.push(Message::new(Role::Assistant, text));
+                    }
+                    _ => {}
+                }
+            }
+            Ok(pieces)
+        }
+        _ => Err("`content` is neither a string nor an array of parts".into()),
+    }
+}

@@ -1,0 +1,313 @@
+//! `dream mcp --listen` end to end: the built binary on a loopback port, driven
+//! with plain HTTP/1.1 so every header is the test's choice. A request
+//! without the right bearer token gets 401 and changes nothing; a foreign
+//! `Origin` or `Host` gets 403; non-loopback addresses and missing or exposed
+//! tokens are refused at start; the token never appears in the output.
+
+use std::io::{BufRead as _, BufReader};
+use std::process::{Child, Stdio};
+
+use serde_json::{Value, json};
+
+mod common;
+use common::*;
+
+const TOKEN: &str = "test-token-0123456789abcdef";
+const PROTOCOL: &str = "2025-06-18";
+
+struct Server {
+    child: Child,
+    port: u16,
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn start(cli: &Cli) -> Server {
+    let mut child = cli
+        .command(&["mcp", "--listen", "127.0.0.1:0"])
+        .env("DREAM_MCP_TOKEN", TOKEN)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn dream mcp --listen");
+    let mut line = String::new();
+    let mut stderr = BufReader::new(child.stderr.take().unwrap());
+    stderr.read_line(&mut line).unwrap();
+    // Keep reading its log, so the server never writes into a closed pipe.
+    std::thread::spawn(move || std::io::copy(&mut stderr, &mut std::io::sink()));
+    assert!(!line.contains(TOKEN), "{line}");
+    let url = line
+        .trim()
+        .strip_prefix("serving MCP on ")
+        .unwrap_or_else(|| panic!("unexpected first line: {line}"))
+        .to_owned();
+    let port = url
+        .rsplit(':')
+        .next()
+        .unwrap()
+        .trim_end_matches("/mcp")
+        .parse()
+        .unwrap();
+    Server { child, port }
+}
+
+/// One JSON-RPC POST over a fresh connection (plain HTTP/1.1, so every header is
+/// the test's choice); returns the status, the session header and the JSON-RPC
+/// answer (from a JSON or an SSE body), if any.
+fn post(
+    server: &Server,
+    body: Value,
+    token: Option<&str>,
+    session: Option<&str>,
+    extra: &[(&str, &str)],
+) -> (u16, Option<String>, Option<Value>) {
+    use std::io::{Read as _, Write as _};
+    let body = body.to_string();
+    let mut head = String::from("POST /mcp HTTP/1.1\r\n");
+    let host = format!("127.0.0.1:{}", server.port);
+    let mut headers: Vec<(&str, &str)> = vec![
+        ("content-type", "application/json"),
+        ("accept", "application/json, text/event-stream"),
+        ("mcp-protocol-version", PROTOCOL),
+        ("connection", "close"),
+    ];
+    if !extra.iter().any(|(n, _)| *n == "host") {
+        headers.push(("host", &host));
+    }
+    let bearer = token.map(|t| format!("Bearer {t}"));
+    if let Some(bearer) = &bearer {
+        headers.push(("authorization", bearer));
+    }
+    if let Some(session) = session {
+        headers.push(("mcp-session-id", session));
+    }
+    headers.extend_from_slice(extra);
+    for (name, value) in headers {
+        head.push_str(&format!("{name}: {value}\r\n"));
+    }
+    head.push_str(&format!("content-length: {}\r\n\r\n", body.len()));
+    let mut stream = std::net::TcpStream::connect(("127.0.0.1", server.port)).unwrap();
+    stream
+        .set_read_timeout(Some(std::time::Duration::from_secs(60)))
+        .unwrap();
+    // One write, so a server that answers without reading the body does not
+    // reset the connection under its own answer; a refused oversize body may
+    // still close it before all of it is sent.
+    let _ = stream.write_all(format!("{head}{body}").as_bytes());
+    let mut raw = Vec::new();
+    let _ = stream.read_to_end(&mut raw);
+    let raw = String::from_utf8_lossy(&raw);
+    let (head, body) = raw.split_once("\r\n\r\n").unwrap_or((&raw, ""));
+    // No status line: the server closed the connection without an answer.
+    let status = head.split(' ').nth(1).map_or(0, |s| s.parse().unwrap());
+    let header = |name: &str| {
+        head.lines()
+            .filter_map(|l| l.split_once(':'))
+            .find(|(n, _)| n.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.trim().to_owned())
+    };
+    assert!(header("access-control-allow-origin").is_none(), "{head}");
+    let body = if header("transfer-encoding").is_some_and(|v| v.contains("chunked")) {
+        dechunk(body)
+    } else {
+        body.to_owned()
+    };
+    let answer = body
+        .lines()
+        .filter_map(|l| l.strip_prefix("data:"))
+        .chain(std::iter::once(body.as_str()))
+        .filter_map(|d| serde_json::from_str::<Value>(d.trim()).ok())
+        .find(|v| v.get("id").is_some());
+    (status, header("mcp-session-id"), answer)
+}
+
+/// A chunked body's content.
+fn dechunk(mut body: &str) -> String {
+    let mut out = String::new();
+    while let Some((size, rest)) = body.split_once("\r\n") {
+        let Ok(size) = usize::from_str_radix(size.trim(), 16) else {
+            break;
+        };
+        if size == 0 || rest.len() < size {
+            break;
+        }
+        out.push_str(&rest[..size]);
+        body = rest[size..].trim_start_matches("\r\n");
+    }
+    out
+}
+
+fn initialize() -> Value {
+    json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": PROTOCOL, "capabilities": {},
+        "clientInfo": {"name": "dream-test", "version": "0"}}})
+}
+
+fn call(id: u64, tool: &str, arguments: Value) -> Value {
+    json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+           "params": {"name": tool, "arguments": arguments}})
+}
+
+fn open_session(server: &Server) -> String {
+    let (status, session, answer) = post(server, initialize(), Some(TOKEN), None, &[]);
+    assert_eq!(status, 200, "{answer:?}");
+    let session = session.expect("a session id");
+    let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+    let (status, _, _) = post(server, initialized, Some(TOKEN), Some(&session), &[]);
+    assert_eq!(status, 202);
+    session
+}
+
+fn sessions_logged(cli: &Cli) -> u64 {
+    let stats: Value = serde_json::from_str(&ok(cli.run(&["stats", "--json"]))).unwrap();
+    stats["logged_sessions"].as_u64().unwrap()
+}
+
+#[test]
+fn only_the_right_token_from_a_local_origin_reaches_the_tools() {
+    let cli = Cli::new();
+    let server = start(&cli);
+    let log = |id| {
+        call(
+            id,
+            "log_session",
+            json!({"messages": [{"role": "user", "content": "Call me Sam."}]}),
+        )
+    };
+
+    // No token, a wrong one, a wrong scheme: 401 before anything runs.
+    for token in [None, Some("test-token-0123456789abcdeX"), Some("")] {
+        let (status, session, _) = post(&server, initialize(), token, None, &[]);
+        assert_eq!((status, session), (401, None), "{token:?}");
+    }
+    let session = open_session(&server);
+    let (status, _, _) = post(
+        &server,
+        log(2),
+        Some("wrong-token-0123456789abc"),
+        Some(&session),
+        &[],
+    );
+    assert_eq!(status, 401);
+    let (status, _, _) = post(&server, log(3), None, Some(&session), &[]);
+    assert_eq!(status, 401);
+    assert_eq!(
+        sessions_logged(&cli),
+        0,
+        "an unauthorised call touched the store"
+    );
+
+    // A foreign Origin (a web page) or Host (DNS rebinding): 403, even with the token.
+    let (status, _, _) = post(
+        &server,
+        log(4),
+        Some(TOKEN),
+        Some(&session),
+        &[("origin", "https://evil.example")],
+    );
+    assert_eq!(status, 403);
+    let (status, _, _) = post(
+        &server,
+        initialize(),
+        Some(TOKEN),
+        None,
+        &[("host", "evil.example")],
+    );
+    assert_eq!(status, 403);
+    assert_eq!(sessions_logged(&cli), 0);
+
+    // The server's own origin and the right token: a full round trip.
+    let own = format!("http://127.0.0.1:{}", server.port);
+    let (status, _, answer) = post(
+        &server,
+        log(5),
+        Some(TOKEN),
+        Some(&session),
+        &[("origin", &own)],
+    );
+    assert_eq!(status, 200, "{answer:?}");
+    assert_eq!(sessions_logged(&cli), 1);
+    let (_, _, answer) = post(
+        &server,
+        call(6, "dream", json!({"force": true})),
+        Some(TOKEN),
+        Some(&session),
+        &[],
+    );
+    let created = answer.unwrap()["result"]["structuredContent"]["created"][0]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let (_, _, answer) = post(
+        &server,
+        call(7, "recall", json!({"query": "what is the user called"})),
+        Some(TOKEN),
+        Some(&session),
+        &[],
+    );
+    let records = answer.unwrap()["result"]["structuredContent"]["records"].clone();
+    assert!(
+        records
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|r| r["id"] == created.as_str() && r["verdict"] == "used"),
+        "{records}"
+    );
+
+    // An oversize body is refused while it streams.
+    let huge = call(
+        8,
+        "log_session",
+        json!({"messages": [{"role": "user", "content": "x".repeat(2 * 1024 * 1024)}]}),
+    );
+    let (status, _, _) = post(&server, huge, Some(TOKEN), Some(&session), &[]);
+    // 413, or the connection reset under it when the server stops reading.
+    assert!(status == 413 || status == 0, "{status}");
+    assert_eq!(sessions_logged(&cli), 1);
+}
+
+#[test]
+fn unsafe_listening_is_refused_at_start() {
+    use std::os::unix::fs::PermissionsExt as _;
+    let cli = Cli::new();
+    let wide = cli.run_with(
+        &["mcp", "--listen", "0.0.0.0:0"],
+        None,
+        &[("DREAM_MCP_TOKEN", TOKEN)],
+    );
+    code(&wide, 2);
+    assert!(
+        stderr(&wide).contains("only loopback addresses"),
+        "{}",
+        stderr(&wide)
+    );
+    let bare = cli.run(&["mcp", "--listen", "127.0.0.1:0"]);
+    code(&bare, 2);
+    assert!(
+        stderr(&bare).contains("needs a bearer token"),
+        "{}",
+        stderr(&bare)
+    );
+    std::fs::write(cli.path("token"), TOKEN).unwrap();
+    std::fs::set_permissions(cli.path("token"), std::fs::Permissions::from_mode(0o644)).unwrap();
+    let exposed = cli.run(&["mcp", "--listen", "127.0.0.1:0", "--token-file", "token"]);
+    code(&exposed, 2);
+    assert!(
+        stderr(&exposed).contains("chmod 600"),
+        "{}",
+        stderr(&exposed)
+    );
+    for out in [&wide, &bare, &exposed] {
+        assert!(!stderr(out).contains(TOKEN));
+    }
+    // No flag takes the token itself.
+    let flag = cli.run(&["mcp", "--listen", "127.0.0.1:0", "--token", TOKEN]);
+    code(&flag, 2);
+}
