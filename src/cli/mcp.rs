@@ -47,9 +47,9 @@ pub async fn mcp(global: &Global, args: McpArgs) -> Outcome {
     if let Some(key) = &seal {
         dream = dream.with_seal(key.clone());
     }
+    // Not the persisted index (see `recall::open_recall`).
     let mut options = RecallOptions {
         seal,
-        persist: true,
         ..RecallOptions::default()
     };
     if let Some(model) = model {

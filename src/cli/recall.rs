@@ -60,11 +60,10 @@ pub async fn open_recall(global: &Global) -> Result<(Recall, dream_core::Scope),
     let config = global.file_config()?;
     let store = global.open_store(&config, false).await?;
     let scope = global.scope(&config)?;
-    // The CLI has a seal key, or an encrypted store: the persisted index is
-    // authenticated either way.
+    // Not the persisted index: its refresh trusts the store's versions, and a hand
+    // edit of a dream-fs file keeps its version, so it would skip the seal check.
     let mut options = RecallOptions {
         seal: global.seal_key(&config)?,
-        persist: true,
         ..RecallOptions::default()
     };
     if let Some(model) = global.model(&config)? {

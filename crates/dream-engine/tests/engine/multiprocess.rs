@@ -539,7 +539,7 @@ async fn records_but_bookkeeping(store: &dyn RecordStore) -> Vec<(String, Vec<u8
     use dream_engine::layout;
     let mut out = Vec::new();
     for ns in store.namespaces().await.unwrap() {
-        if [layout::AUDIT, layout::JOURNAL].contains(&ns.as_str()) {
+        if [layout::AUDIT, layout::JOURNAL, layout::FEED].contains(&ns.as_str()) {
             continue;
         }
         for e in store.list(&ns, None, 1000).await.unwrap().entries {
