@@ -376,3 +376,19 @@ fn help_shows_a_commands_own_options_before_the_global_ones() {
     assert!(help[global..].contains("--store"), "{help}");
     assert!(help[global..].contains("--deadline"), "{help}");
 }
+
+/// A blank query is a usage error, said before any store is opened.
+#[test]
+fn a_blank_query_is_a_usage_error() {
+    let cli = Cli::new();
+    for query in ["", "   "] {
+        let out = cli.run(&["recall", query]);
+        code(&out, 2);
+        assert!(
+            stderr(&out).starts_with("error: the query is blank"),
+            "{}",
+            stderr(&out)
+        );
+    }
+    assert!(!cli.path(".dream").exists(), "nothing was created");
+}

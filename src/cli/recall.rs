@@ -81,6 +81,11 @@ struct QueryLine {
 
 /// Runs recall.
 pub async fn recall(global: &Global, args: RecallArgs) -> Outcome {
+    if args.query.as_deref().is_some_and(|q| q.trim().is_empty()) {
+        return Err(CliError::usage(
+            "the query is blank: say what to recall, or use --brief",
+        ));
+    }
     let (recall, scope) = open_recall(global).await?;
     if args.brief {
         let result = recall.brief(&scope, Some(args.budget)).await?;
