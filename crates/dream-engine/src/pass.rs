@@ -114,6 +114,8 @@ pub struct SessionYield {
     pub memories: Vec<MemoryId>,
     /// Quarantine entries made from proposals that cite it.
     pub quarantined: Vec<String>,
+    /// Why it yielded nothing durable; `None` when it yielded something.
+    pub reason: Option<String>,
 }
 
 impl SessionYield {
@@ -128,26 +130,37 @@ fn yields(p: &Prepared) -> Vec<SessionYield> {
     let g = &p.gated;
     p.sessions
         .iter()
-        .map(|(id, _)| SessionYield {
-            session: id.clone(),
-            memories: g
-                .creates
-                .iter()
-                .filter(|c| c.sessions.contains(id))
-                .map(|c| c.memory.id.clone())
-                .chain(
-                    g.updates
-                        .iter()
-                        .filter(|c| c.sessions.contains(id))
-                        .map(|c| c.after.id.clone()),
-                )
-                .collect(),
-            quarantined: g
-                .quarantine
-                .iter()
-                .filter(|q| q.sessions.contains(id))
-                .map(|q| q.id.clone())
-                .collect(),
+        .map(|(id, _)| {
+            let mut y = SessionYield {
+                session: id.clone(),
+                memories: g
+                    .creates
+                    .iter()
+                    .filter(|c| c.sessions.contains(id))
+                    .map(|c| c.memory.id.clone())
+                    .chain(
+                        g.updates
+                            .iter()
+                            .filter(|c| c.sessions.contains(id))
+                            .map(|c| c.after.id.clone()),
+                    )
+                    .collect(),
+                quarantined: g
+                    .quarantine
+                    .iter()
+                    .filter(|q| q.sessions.contains(id))
+                    .map(|q| q.id.clone())
+                    .collect(),
+                reason: None,
+            };
+            if y.is_empty() {
+                y.reason = Some(if p.proposed_from.contains(id) {
+                    "every proposal citing it was refused by the gate (see refused)".to_owned()
+                } else {
+                    "the consolidator found no new lasting statement in it".to_owned()
+                });
+            }
+            y
         })
         .collect()
 }
@@ -197,6 +210,9 @@ pub(crate) struct Prepared {
     pub generation: u64,
     /// The batch: each session with the version gather read.
     pub sessions: Vec<(SessionId, u64)>,
+    /// The sessions of the batch that some proposal of the plan cited.
+    #[serde(default)]
+    pub proposed_from: Vec<SessionId>,
     /// Consumed sessions to trim from the log, oldest first.
     pub trim: Vec<(RecordId, Prior)>,
     pub gated: Gated,
@@ -428,6 +444,24 @@ impl Dream {
             foreign: &orient.foreign,
             sessions: &cited,
         };
+        let plan = &consolidation.plan;
+        let references: Vec<&String> = plan
+            .creates
+            .iter()
+            .flat_map(|c| c.evidence.iter().map(|e| &e.session).chain(&c.sources))
+            .chain(
+                plan.updates
+                    .iter()
+                    .flat_map(|u| u.evidence.iter().map(|e| &e.session).chain(&u.sources)),
+            )
+            .chain(plan.deletes.iter().flat_map(|d| &d.sources))
+            .collect();
+        let proposed_from: Vec<SessionId> = batch
+            .sessions
+            .iter()
+            .filter(|s| references.contains(&&s.reference))
+            .map(|s| s.id.clone())
+            .collect();
         let proposed = consolidation.plan.creates.len()
             + consolidation.plan.updates.len()
             + consolidation.plan.deletes.len()
@@ -470,6 +504,7 @@ impl Dream {
                 usage: consolidation.usage,
                 generation: orient.generation,
                 sessions: session_ids,
+                proposed_from,
                 trim,
                 gated,
                 diff,

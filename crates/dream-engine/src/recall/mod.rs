@@ -160,6 +160,28 @@ impl Recall {
                 max: MAX_QUERY_BYTES,
             });
         }
+        let (result, index) = self.judge_query(query, scope, limit).await?;
+        if self.unchanged(&index, &result.records).await? {
+            return Ok(result);
+        }
+        // A memory about to be shown no longer holds the bytes it was judged on
+        // (a hand edit, a swapped file): judge again over every record read anew.
+        self.reindex().await?;
+        let (result, index) = self.judge_query(query, scope, limit).await?;
+        if self.unchanged(&index, &result.records).await? {
+            Ok(result)
+        } else {
+            Err(RecallError::Changing)
+        }
+    }
+
+    /// [`Recall::recall`] over the current index, and that index.
+    async fn judge_query(
+        &self,
+        query: &str,
+        scope: &Scope,
+        limit: usize,
+    ) -> Result<(RecallResult, Arc<Index>), RecallError> {
         let mut index = self.index().await?;
         let pool = self.options.candidate_pool.max(limit);
         let other_pool = self.options.other_scope_pool;
@@ -221,13 +243,17 @@ impl Recall {
             policy = policy.verdict.as_str(),
             "recall"
         );
-        Ok(RecallResult {
-            policy,
-            records,
-            ranker,
-            retried,
-            generation: index.generation,
-        })
+        let generation = index.generation;
+        Ok((
+            RecallResult {
+                policy,
+                records,
+                ranker,
+                retried,
+                generation,
+            },
+            index,
+        ))
     }
 
     /// Approximate heap bytes of the current index's ranking structures: postings,

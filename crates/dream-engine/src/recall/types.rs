@@ -475,6 +475,10 @@ pub enum RecallError {
     /// Building the index failed (its task panicked or was cancelled).
     #[error("building the recall index failed")]
     IndexBuild,
+    /// A memory to be shown changed again while recall read every record anew:
+    /// nothing is shown from bytes no verdict was made on.
+    #[error("memories changed while recall read them; try again")]
+    Changing,
 }
 
 /// Escapes control characters and bounds `text` to `max` characters.
