@@ -8,8 +8,8 @@ use std::sync::Arc;
 
 use chrono::{DateTime, Utc};
 use dream_core::{
-    Clock, Entry, Key, LanguageModel, Memory, MemoryId, Namespace, Record, RecordId, RecordStore,
-    Scope, SessionId, SystemClock, Write, parse_memory,
+    Clock, Entry, LanguageModel, Memory, MemoryId, Namespace, Record, RecordId, RecordStore, Scope,
+    SessionId, SystemClock, parse_memory,
 };
 
 use crate::consolidate::{Consolidator, LlmConsolidator, RuleBasedConsolidator};
@@ -211,9 +211,22 @@ impl Dream {
         self.clock.now()
     }
 
-    /// Records `event` in the change feed. The one place events enter it.
+    /// Records `event` in the change feed: for an event that is the only record
+    /// of what happened (a pass started or skipped). An event describing writes
+    /// goes with them, through [`Dream::commit`] or [`Dream::write_with_events`].
     pub(crate) async fn emit(&self, event: Event) -> Result<FeedEntry> {
         self.feed.append(self.now(), event).await
+    }
+
+    /// Writes `ops` (unfenced, outside the lease) with the feed entries of
+    /// `events`, together where the store has atomic batches (see
+    /// [`Feed::write_with`]).
+    pub(crate) async fn write_with_events(
+        &self,
+        ops: &[dream_core::BatchOp],
+        events: &[Event],
+    ) -> Result<Vec<FeedEntry>> {
+        self.feed.write_with(self.now(), events, ops, None).await
     }
 
     /// The current generation: bumped by every memory mutation, in any process.
@@ -375,7 +388,7 @@ impl Dream {
             self.options.lease_wait,
         )
         .await?;
-        let rolled = match journal::roll_forward(&self.store, &lease).await {
+        let rolled = match journal::roll_forward(&self.store, &self.feed, &lease).await {
             Ok(None) => None,
             Ok(Some((id, outcome))) => {
                 if let Err(e) = self.after_roll_forward(&lease, id.clone(), outcome).await {
@@ -414,33 +427,39 @@ impl Dream {
         let entry =
             AuditEntry::new(AuditAction::JournalRolledForward, Actor::Engine, reason).pass(&id);
         let op = self.audit_op(entry);
-        self.store
-            .put(
-                &op.key(),
-                op.value.clone().unwrap_or_default().into(),
-                Write::absent().fenced(lease.fence()),
+        self.feed
+            .write_with(
+                self.now(),
+                &[Event::JournalRolledForward { pass: id }],
+                &[op.batch_op()],
+                Some(lease.fence()),
             )
             .await?;
-        self.emit(Event::JournalRolledForward { pass: id }).await?;
         Ok(())
     }
 
-    /// Journals and applies `ops` under `lease`.
+    /// Journals and applies `ops` under `lease`, recording `events` in the change
+    /// feed with them: a crash leaves both or neither (see [`crate::journal`]).
     pub(crate) async fn commit(
         &self,
         lease: &HeldLease,
         id: &str,
         ops: Vec<Op>,
+        events: Vec<Event>,
     ) -> Result<Outcome> {
-        if ops.is_empty() {
+        if ops.is_empty() && events.is_empty() {
             return Ok(Outcome::default());
         }
         let journal = Journal {
             id: id.to_owned(),
             at: self.now(),
             ops,
+            events,
+            feed_after: 0,
         };
-        journal::run(&self.store, lease, &journal).await
+        Ok(journal::run(&self.store, &self.feed, lease, &journal)
+            .await?
+            .0)
     }
 
     /// The op that bumps the generation read as `(generation, record)`.
@@ -477,16 +496,5 @@ impl Dream {
             rules: entry.rules,
             hash: entry.hash,
         }
-    }
-
-    /// Writes an audit record now, outside any journal (for events that change no memory).
-    pub(crate) async fn audit_now(&self, entry: AuditEntry) -> Result<()> {
-        let now = self.now();
-        let record = self.audit_record(entry, now);
-        let key: Key = layout::key(layout::AUDIT, RecordId::new(&record.id)?);
-        self.store
-            .put(&key, to_json(&record), Write::absent())
-            .await?;
-        Ok(())
     }
 }

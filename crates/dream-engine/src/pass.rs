@@ -309,6 +309,7 @@ impl Dream {
 
     async fn pass_failed(&self, pass: &str, error: &DreamError) {
         tracing::warn!(pass, error = %error, "dream pass failed; its sessions stay pending");
+        let mut ops = Vec::new();
         if let DreamError::NothingSurvived { refused } = error {
             for r in refused {
                 let mut entry = AuditEntry::new(
@@ -320,9 +321,7 @@ impl Dream {
                 if let Some(id) = r.target.as_deref().and_then(|t| MemoryId::new(t).ok()) {
                     entry = entry.memory(&id);
                 }
-                if let Err(e) = self.audit_now(entry).await {
-                    tracing::warn!(error = %e, "could not audit a refusal");
-                }
+                ops.push(self.audit_op(entry).batch_op());
             }
         }
         let entry = AuditEntry::new(
@@ -331,15 +330,13 @@ impl Dream {
             format!("pass failed, sessions stay pending: {error}"),
         )
         .pass(pass);
-        if let Err(e) = self.audit_now(entry).await {
-            tracing::warn!(error = %e, "could not audit a failed pass");
-        }
+        ops.push(self.audit_op(entry).batch_op());
         let event = Event::PassFailed {
             pass: pass.to_owned(),
             reason: error.to_string(),
         };
-        if let Err(e) = self.emit(event).await {
-            tracing::warn!(error = %e, "could not record a failed pass in the feed");
+        if let Err(e) = self.write_with_events(&ops, &[event]).await {
+            tracing::warn!(error = %e, "could not audit a failed pass or record it in the feed");
         }
     }
 
@@ -524,7 +521,6 @@ impl Dream {
         let result = self.apply_locked(&lease, claim, prepared, plan).await;
         lease.release().await;
         let mut report = result?;
-        self.announce(prepared, &report).await?;
         report.pending = self.pending_count(None).await?;
         Ok(report)
     }
@@ -775,7 +771,8 @@ impl Dream {
             stamp_record.as_ref(),
         ));
         ops.push(self.bump_op(generation, generation_record.as_ref()));
-        self.commit(lease, &p.pass, ops).await?;
+        let events = pass_events(p, &report);
+        self.commit(lease, &p.pass, ops, events).await?;
         Ok(report)
     }
 
@@ -853,79 +850,6 @@ impl Dream {
         Ok(expired)
     }
 
-    async fn announce(&self, p: &Prepared, report: &DreamReport) -> Result<()> {
-        let g = &p.gated;
-        for c in &g.creates {
-            self.emit(Event::MemoryCreated {
-                memory: c.memory.id.clone(),
-            })
-            .await?;
-        }
-        for c in &g.updates {
-            self.emit(Event::MemoryUpdated {
-                memory: c.after.id.clone(),
-            })
-            .await?;
-        }
-        for c in &g.supersedes {
-            if let Some(by) = &c.by {
-                self.emit(Event::MemorySuperseded {
-                    memory: c.after.id.clone(),
-                    by: by.clone(),
-                })
-                .await?;
-            }
-        }
-        for r in &g.deletes {
-            self.emit(Event::MemoryTrashed {
-                memory: r.memory.id.clone(),
-                why: "deleted".into(),
-            })
-            .await?;
-        }
-        for r in &g.prunes {
-            self.emit(Event::MemoryTrashed {
-                memory: r.memory.id.clone(),
-                why: "pruned".into(),
-            })
-            .await?;
-        }
-        for q in &g.quarantine {
-            self.emit(Event::Quarantined {
-                entry: q.id.clone(),
-                rules: rules_of(q),
-            })
-            .await?;
-        }
-        for r in &g.refused {
-            self.emit(Event::Refused {
-                action: match r.action.as_str() {
-                    "create" => "create",
-                    "update" => "update",
-                    "delete" => "delete",
-                    "supersede" => "supersede",
-                    "prune" => "prune",
-                    _ => "plan",
-                }
-                .into(),
-                reason: r.reason.clone(),
-            })
-            .await?;
-        }
-        if report.trash_expired > 0 {
-            self.emit(Event::TrashExpired {
-                count: report.trash_expired,
-            })
-            .await?;
-        }
-        self.emit(Event::PassCompleted {
-            pass: p.pass.clone(),
-            sessions: report.sessions_consumed.len(),
-        })
-        .await?;
-        Ok(())
-    }
-
     /// Consolidates the pending sessions now, ignoring the gates, and stores the
     /// plan instead of applying it. [`Dream::apply`] applies exactly that plan.
     pub async fn dry_run(&self) -> Result<DryRun> {
@@ -954,11 +878,7 @@ impl Dream {
             }
         };
         let key = layout::key(layout::PLANS, RecordId::new(&prepared.pass)?);
-        self.store
-            .put(&key, to_json(&prepared), dream_core::Write::absent())
-            .await?;
-        self.trim_plans().await?;
-        self.audit_now(
+        let audit = self.audit_op(
             AuditEntry::new(
                 AuditAction::PlanStored,
                 Actor::Engine,
@@ -972,12 +892,16 @@ impl Dream {
                     .collect::<Vec<_>>(),
             )
             .pass(&prepared.pass),
-        )
-        .await?;
-        self.emit(Event::PlanStored {
+        );
+        let ops = [
+            dream_core::BatchOp::put(key, to_json(&prepared), dream_core::Precondition::Absent),
+            audit.batch_op(),
+        ];
+        let event = Event::PlanStored {
             plan: prepared.pass.clone(),
-        })
-        .await?;
+        };
+        self.write_with_events(&ops, &[event]).await?;
+        self.trim_plans().await?;
         let mut report = preview(&prepared);
         report.pending = self
             .pending_count(None)
@@ -1076,4 +1000,70 @@ fn preview(p: &Prepared) -> DreamReport {
         trash_expired: 0,
         rolled_forward: None,
     }
+}
+
+/// The events of an applied pass, in the order they are recorded.
+fn pass_events(p: &Prepared, report: &DreamReport) -> Vec<Event> {
+    let g = &p.gated;
+    let mut events = Vec::new();
+    for c in &g.creates {
+        events.push(Event::MemoryCreated {
+            memory: c.memory.id.clone(),
+        });
+    }
+    for c in &g.updates {
+        events.push(Event::MemoryUpdated {
+            memory: c.after.id.clone(),
+        });
+    }
+    for c in &g.supersedes {
+        if let Some(by) = &c.by {
+            events.push(Event::MemorySuperseded {
+                memory: c.after.id.clone(),
+                by: by.clone(),
+            });
+        }
+    }
+    for r in &g.deletes {
+        events.push(Event::MemoryTrashed {
+            memory: r.memory.id.clone(),
+            why: "deleted".into(),
+        });
+    }
+    for r in &g.prunes {
+        events.push(Event::MemoryTrashed {
+            memory: r.memory.id.clone(),
+            why: "pruned".into(),
+        });
+    }
+    for q in &g.quarantine {
+        events.push(Event::Quarantined {
+            entry: q.id.clone(),
+            rules: rules_of(q),
+        });
+    }
+    for r in &g.refused {
+        events.push(Event::Refused {
+            action: match r.action.as_str() {
+                "create" => "create",
+                "update" => "update",
+                "delete" => "delete",
+                "supersede" => "supersede",
+                "prune" => "prune",
+                _ => "plan",
+            }
+            .into(),
+            reason: r.reason.clone(),
+        });
+    }
+    if report.trash_expired > 0 {
+        events.push(Event::TrashExpired {
+            count: report.trash_expired,
+        });
+    }
+    events.push(Event::PassCompleted {
+        pass: p.pass.clone(),
+        sessions: report.sessions_consumed.len(),
+    });
+    events
 }
