@@ -57,6 +57,7 @@ mod analyze;
 mod brief;
 mod codec;
 pub mod context;
+pub mod eval;
 mod firewall;
 mod index;
 mod persist;
