@@ -130,6 +130,7 @@ fn recall_over(store: Arc<MemoryStore>, mut options: RecallOptions) -> Recall {
                 "mv" => r.max_variants = x as usize,
                 "kind" => r.weights[4] = x,
                 "intent" => r.intent_weight = x,
+                "lang" => r.other_language_weight = x,
                 "name" => r.weights[0] = x,
                 "desc" => r.weights[1] = x,
                 "tags" => r.weights[2] = x,
@@ -227,6 +228,12 @@ impl Bm25 {
 async fn ranked(recall: &Recall, query: &str) -> Vec<String> {
     let scope = Scope::new("p1").unwrap();
     let result = recall.recall(query, &scope, DEPTH).await.unwrap();
+    if std::env::var("RECALL_SCORES").is_ok_and(|q| q == query) {
+        println!("{query:?}:");
+        for r in &result.records {
+            println!("  {} {:.3} {}", r.id, r.score, r.verdict);
+        }
+    }
     eval::ranked_ids(&result, DEPTH)
         .into_iter()
         .map(str::to_owned)
@@ -595,4 +602,53 @@ async fn ties_go_to_confidence_then_recency() {
     let ids: Vec<&str> = r.records.iter().map(|r| r.id.as_str()).collect();
     assert_eq!(ids, ["b-new-sure", "a-old-sure", "c-newest-unsure"], "{r}");
     assert!(r.records.iter().all(|r| r.verdict == Verdict::Used), "{r}");
+}
+
+/// A short record read as another language (`Come!` is an Italian stop word)
+/// holds that language's stem of a name (`nora` → `nor`), which only it has: a
+/// query naming Nora must not rank it first on that rare stem's idf alone, nor
+/// through the compound its apostrophe makes (`nora's` → `noras`).
+#[tokio::test]
+async fn another_languages_stem_of_a_word_does_not_outweigh_the_word() {
+    let at = Utc.with_ymd_and_hms(2026, 3, 2, 9, 0, 0).unwrap();
+    let make = |id: &str, content: &str| {
+        let mut m = Memory::new(
+            MemoryId::new(id).unwrap(),
+            MemoryKind::User,
+            content,
+            "a turn",
+            content,
+            at,
+        );
+        m.scope = Scope::new("p1").unwrap();
+        m.sources = vec![SessionId::new("s1").unwrap()];
+        m.confidence = 0.9;
+        m
+    };
+    let mut memories = vec![
+        make("short", "Nora: Yes! Come!"),
+        make("app", "Nora: I do three runs a week with a training app."),
+        make("knee", "Nora: my knee hurts after eight kilometres."),
+    ];
+    for i in 0..8 {
+        memories.push(make(&format!("filler-{i}"), &format!("Nora: fine {i}")));
+    }
+    let store = store_of(&memories).await;
+    let scope = Scope::new("p1").unwrap();
+    for mode in [false, true] {
+        let recall = recall_over(
+            store.clone(),
+            RecallOptions {
+                subwords: mode,
+                ..RecallOptions::default()
+            },
+        );
+        for (query, want) in [
+            ("what app does Nora use to plan her runs", "app"),
+            ("what caused Nora's knee problem", "knee"),
+        ] {
+            let r = recall.recall(query, &scope, 5).await.unwrap();
+            assert_eq!(r.records[0].id.as_str(), want, "sub-words {mode}: {r}");
+        }
+    }
 }
