@@ -57,6 +57,7 @@ mod analyze;
 mod brief;
 mod codec;
 pub mod context;
+pub mod eval;
 mod firewall;
 mod index;
 mod persist;
@@ -297,8 +298,9 @@ impl Recall {
 
     /// Query terms with their weights: stop words of the query's language dropped
     /// (unless that leaves nothing), each word stemmed in every language present in
-    /// the index (weight 1, or [`RankParams::intent_weight`] for an intent word);
-    /// with [`RecallOptions::subwords`], each word's sub-word relatives too.
+    /// the index (see `Index::word_terms`; times [`RankParams::intent_weight`] for
+    /// an intent word); with [`RecallOptions::subwords`], each word's sub-word
+    /// relatives and adjacent words joined as compounds too.
     fn query_terms(&self, index: &Index, query: &str) -> Vec<(u32, f32)> {
         let mut words = Vec::new();
         tokenize::words(query, &mut words);
@@ -316,8 +318,6 @@ impl Recall {
         } else {
             content
         };
-        let mut languages = index.languages;
-        languages.insert(language);
         let params = &self.options.rank;
         let vocab = index.vocab.read().unwrap_or_else(|e| e.into_inner());
         let mut out: Vec<(u32, f32)> = Vec::new();
@@ -335,22 +335,12 @@ impl Recall {
         for word in kept {
             let intent = tokenize::is_intent_word(word);
             let weight = if intent { params.intent_weight } else { 1.0 };
-            let mut forms: Vec<String> = Vec::new();
-            let mut exact: Vec<u32> = Vec::new();
-            for l in languages.iter() {
-                let stem = tokenize::stem(word, l);
-                if let Some(id) = vocab.lookup(&stem)
-                    && !exact.contains(&id)
-                {
-                    exact.push(id);
-                }
-                if !forms.contains(&stem) {
-                    forms.push(stem);
-                }
+            let stems = index.word_terms(&vocab, word, language, params);
+            for (term, w) in &stems.terms {
+                push(&mut out, *term, weight * w);
             }
-            for term in &exact {
-                push(&mut out, *term, weight);
-            }
+            let exact: Vec<u32> = stems.terms.iter().map(|(t, _)| *t).collect();
+            let mut forms = stems.forms;
             if !expand || intent || expanded == MAX_EXPANDED_WORDS {
                 continue;
             }
@@ -377,7 +367,7 @@ impl Recall {
             });
             similar.truncate(params.max_variants);
             // The word's own stems cap its relatives' idf: the exact word wins.
-            let ceiling = exact.iter().map(|t| index.idf(*t)).fold(0f32, f32::max);
+            let ceiling = stems.idf;
             for s in &similar {
                 let mut w = weight * params.subword_weight * s.similarity;
                 let idf = index.idf(s.term);
@@ -395,10 +385,8 @@ impl Recall {
                 if joined.chars().count() < vocab::MIN_PART_CHARS + 1 {
                     continue;
                 }
-                for l in languages.iter() {
-                    if let Some(term) = vocab.lookup(&tokenize::stem(&joined, l)) {
-                        push(&mut out, term, 1.0);
-                    }
+                for (term, w) in index.word_terms(&vocab, &joined, language, params).terms {
+                    push(&mut out, term, w);
                 }
             }
         }
