@@ -8,8 +8,8 @@ use std::sync::Arc;
 
 use chrono::{DateTime, Utc};
 use dream_core::{
-    Clock, Entry, Key, LanguageModel, Memory, MemoryId, Namespace, Record, RecordId, RecordStore,
-    Scope, SessionId, SystemClock, Write, parse_memory,
+    Clock, Embedder, Entry, Key, LanguageModel, Memory, MemoryId, Namespace, Record, RecordId,
+    RecordStore, Scope, SessionId, SystemClock, Write, parse_memory,
 };
 
 use crate::consolidate::{Consolidator, LlmConsolidator, RuleBasedConsolidator};
@@ -24,6 +24,7 @@ use crate::options::Options;
 use crate::records::{Actor, AuditAction, AuditRecord, to_json};
 use crate::scan::Scanners;
 use crate::seal::SealKey;
+use crate::vectors::Backfiller;
 
 /// Long-term memory over one store, working in one scope.
 ///
@@ -46,6 +47,10 @@ pub struct Dream {
     /// Seals every memory written and checks the seal of every memory read;
     /// `None`: the store is trusted as it is (see [`Dream::with_seal`]).
     pub(crate) seal: Option<SealKey>,
+    /// Computes memory vectors (see [`Dream::with_embedder`]).
+    pub(crate) embedder: Option<Arc<dyn Embedder>>,
+    /// Background backfills of this handle and its clones.
+    pub(crate) backfiller: Arc<Backfiller>,
 }
 
 impl fmt::Debug for Dream {
@@ -148,6 +153,8 @@ impl Dream {
             ids: Arc::new(IdGen::default()),
             feed,
             seal: None,
+            embedder: None,
+            backfiller: Arc::default(),
         })
     }
 
@@ -212,8 +219,11 @@ impl Dream {
     }
 
     /// Records `event` in the change feed. The one place events enter it.
+    /// With an embedder, every event also starts a vector backfill in the background.
     pub(crate) async fn emit(&self, event: Event) -> Result<FeedEntry> {
-        self.feed.append(self.now(), event).await
+        let entry = self.feed.append(self.now(), event).await;
+        self.schedule_backfill();
+        entry
     }
 
     /// The current generation: bumped by every memory mutation, in any process.
@@ -230,15 +240,19 @@ impl Dream {
         layout::list_all(&*self.store, ns, usize::MAX).await
     }
 
-    /// Deletes of every record of the persisted recall index: a commit that
-    /// removes text for good (`forget --purge`) removes what was derived from it.
+    /// Deletes of every record of the derived namespaces (the persisted recall
+    /// index, the vectors): a commit that removes text for good (`forget
+    /// --purge`) removes what was derived from it.
     pub(crate) async fn derived_deletes(&self) -> Result<Vec<Op>> {
-        Ok(self
-            .list_all(layout::RECALL)
-            .await?
-            .into_iter()
-            .map(|e| Op::delete(layout::key(layout::RECALL, e.id), &e.record))
-            .collect())
+        let mut ops = Vec::new();
+        for (ns, how) in layout::NAMESPACES {
+            if *how == layout::ScopeOf::Derived {
+                for e in self.list_all(ns).await? {
+                    ops.push(Op::delete(layout::key(ns, e.id), &e.record));
+                }
+            }
+        }
+        Ok(ops)
     }
 
     /// Every id of a namespace, page by page, without reading values.
