@@ -8,8 +8,8 @@ use std::sync::Arc;
 
 use chrono::{DateTime, Utc};
 use dream_core::{
-    Clock, Entry, LanguageModel, Memory, MemoryId, Namespace, Record, RecordId, RecordStore, Scope,
-    SessionId, SystemClock, parse_memory,
+    Clock, Embedder, Entry, Key, LanguageModel, Memory, MemoryId, Namespace, Record, RecordId,
+    RecordStore, Scope, SessionId, SystemClock, Write, parse_memory,
 };
 
 use crate::consolidate::{Consolidator, LlmConsolidator, RuleBasedConsolidator};
@@ -24,6 +24,7 @@ use crate::options::Options;
 use crate::records::{Actor, AuditAction, AuditRecord, to_json};
 use crate::scan::Scanners;
 use crate::seal::SealKey;
+use crate::vectors::Backfiller;
 
 /// Long-term memory over one store, working in one scope.
 ///
@@ -46,6 +47,10 @@ pub struct Dream {
     /// Seals every memory written and checks the seal of every memory read;
     /// `None`: the store is trusted as it is (see [`Dream::with_seal`]).
     pub(crate) seal: Option<SealKey>,
+    /// Computes memory vectors (see [`Dream::with_embedder`]).
+    pub(crate) embedder: Option<Arc<dyn Embedder>>,
+    /// Background backfills of this handle and its clones.
+    pub(crate) backfiller: Arc<Backfiller>,
 }
 
 impl fmt::Debug for Dream {
@@ -148,6 +153,8 @@ impl Dream {
             ids: Arc::new(IdGen::default()),
             feed,
             seal: None,
+            embedder: None,
+            backfiller: Arc::default(),
         })
     }
 
@@ -214,8 +221,12 @@ impl Dream {
     /// Records `event` in the change feed: for an event that is the only record
     /// of what happened (a pass started or skipped). An event describing writes
     /// goes with them, through [`Dream::commit`] or [`Dream::write_with_events`].
+    /// Every way into the feed also starts a vector backfill when there is an
+    /// embedder ([`Dream::schedule_backfill`]).
     pub(crate) async fn emit(&self, event: Event) -> Result<FeedEntry> {
-        self.feed.append(self.now(), event).await
+        let entry = self.feed.append(self.now(), event).await;
+        self.schedule_backfill();
+        entry
     }
 
     /// Writes `ops` (unfenced, outside the lease) with the feed entries of
@@ -226,7 +237,9 @@ impl Dream {
         ops: &[dream_core::BatchOp],
         events: &[Event],
     ) -> Result<Vec<FeedEntry>> {
-        self.feed.write_with(self.now(), events, ops, None).await
+        let entries = self.feed.write_with(self.now(), events, ops, None).await;
+        self.schedule_backfill();
+        entries
     }
 
     /// The current generation: bumped by every memory mutation, in any process.
@@ -243,15 +256,19 @@ impl Dream {
         layout::list_all(&*self.store, ns, usize::MAX).await
     }
 
-    /// Deletes of every record of the persisted recall index: a commit that
-    /// removes text for good (`forget --purge`) removes what was derived from it.
+    /// Deletes of every record of the derived namespaces (the persisted recall
+    /// index, the vectors): a commit that removes text for good (`forget
+    /// --purge`) removes what was derived from it.
     pub(crate) async fn derived_deletes(&self) -> Result<Vec<Op>> {
-        Ok(self
-            .list_all(layout::RECALL)
-            .await?
-            .into_iter()
-            .map(|e| Op::delete(layout::key(layout::RECALL, e.id), &e.record))
-            .collect())
+        let mut ops = Vec::new();
+        for (ns, how) in layout::NAMESPACES {
+            if *how == layout::ScopeOf::Derived {
+                for e in self.list_all(ns).await? {
+                    ops.push(Op::delete(layout::key(ns, e.id), &e.record));
+                }
+            }
+        }
+        Ok(ops)
     }
 
     /// Every id of a namespace, page by page, without reading values.
@@ -457,9 +474,9 @@ impl Dream {
             events,
             feed_after: 0,
         };
-        Ok(journal::run(&self.store, &self.feed, lease, &journal)
-            .await?
-            .0)
+        let outcome = journal::run(&self.store, &self.feed, lease, &journal).await;
+        self.schedule_backfill();
+        Ok(outcome?.0)
     }
 
     /// The op that bumps the generation read as `(generation, record)`.

@@ -59,10 +59,12 @@ mod codec;
 pub mod context;
 pub mod eval;
 mod firewall;
+mod fusion;
 mod index;
 mod persist;
 mod picker;
 mod refresh;
+mod semantic;
 pub mod tokenize;
 mod types;
 mod vocab;
@@ -78,9 +80,11 @@ use dream_scan::Scanner;
 
 use analyze::{AnalyzeConfig, Outcome};
 use firewall::Firewall;
+pub use fusion::FusionParams;
 pub use index::RankParams;
 use index::{Hit, Index};
 pub use picker::MAX_PICKS;
+pub use semantic::VectorOptions;
 pub use tokenize::Language;
 use tokenize::LanguageSet;
 pub use types::{
@@ -102,6 +106,8 @@ pub struct Recall {
     /// What a persisted index must have been made with (see `persist`).
     fingerprint: String,
     index: tokio::sync::Mutex<Option<Arc<Index>>>,
+    /// The vectors loaded for the current index (with [`RecallOptions::vectors`]).
+    vectors: tokio::sync::Mutex<Option<Arc<semantic::Loaded>>>,
 }
 
 impl fmt::Debug for Recall {
@@ -134,6 +140,7 @@ impl Recall {
             options,
             scanner: Arc::default(),
             index: tokio::sync::Mutex::new(None),
+            vectors: tokio::sync::Mutex::new(None),
         }
     }
 
@@ -206,8 +213,8 @@ impl Recall {
         let hits = match hits {
             Some(hits) => hits,
             None => {
-                let terms = self.query_terms(&index, query);
-                index.rank(&terms, scope, pool, other_pool)
+                self.ranked(&index, query, scope, (pool, other_pool), &mut ranker)
+                    .await
             }
         };
         let now = self.clock.now();
@@ -222,8 +229,12 @@ impl Recall {
             records = self.firewall(&index, scope, now).judge(&hits, limit);
         }
         let policy = firewall::policy(&records, || {
+            let fallback = match &ranker {
+                Ranker::LexicalFallback { reason } => format!("; lexical ranking only: {reason}"),
+                _ => String::new(),
+            };
             format!(
-                "no memory matched the query{} ({} records indexed, {} valid in scope {scope})",
+                "no memory matched the query{} ({} records indexed, {} valid in scope {scope}){fallback}",
                 if retried {
                     " nor the broader retry"
                 } else {
@@ -255,6 +266,56 @@ impl Recall {
             },
             index,
         ))
+    }
+
+    /// The candidates without a picker: BM25F (unless [`RecallOptions::lexical`]
+    /// is off) fused with the vector ranks when [`RecallOptions::vectors`] is set
+    /// (see `fusion`). When the query cannot be embedded, BM25F alone, and
+    /// `ranker` says why.
+    async fn ranked(
+        &self,
+        index: &Index,
+        query: &str,
+        scope: &Scope,
+        (pool, other_pool): (usize, usize),
+        ranker: &mut Ranker,
+    ) -> Vec<Hit> {
+        let lexical = |on: bool| {
+            if on {
+                let terms = self.query_terms(index, query);
+                index.rank(&terms, scope, pool, other_pool)
+            } else {
+                Vec::new()
+            }
+        };
+        let Some(options) = &self.options.vectors else {
+            return lexical(true);
+        };
+        match self.vector_ranks(options, index, query, scope, pool).await {
+            Ok(vector) => {
+                *ranker = Ranker::Hybrid {
+                    embedder: options.embedder.describe(),
+                };
+                let lexical = lexical(self.options.lexical);
+                let lexical_docs: Vec<u32> = lexical.iter().map(|h| h.doc).collect();
+                let lists = [
+                    fusion::Ranked {
+                        docs: &lexical_docs,
+                        weight: options.fusion.lexical_weight,
+                    },
+                    fusion::Ranked {
+                        docs: &vector,
+                        weight: options.fusion.vector_weight,
+                    },
+                ];
+                fusion::fuse(&lists, options.fusion.k, pool + other_pool)
+            }
+            Err(reason) => {
+                tracing::info!(%reason, "recall vectors unavailable; using lexical ranking");
+                *ranker = Ranker::LexicalFallback { reason };
+                lexical(true)
+            }
+        }
     }
 
     /// Approximate heap bytes of the current index's ranking structures: postings,
