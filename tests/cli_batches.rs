@@ -388,7 +388,6 @@ fn sqlite_import_replace_updates_in_place() {
 }
 
 #[test]
-#[ignore = "known failure (issue 20): on Redis, restore --entry answers \"no trash entry\" for an entry trash lists"]
 fn redis_import_replace_updates_in_place() {
     import_replace_is_one_update("redis");
 }
@@ -396,4 +395,53 @@ fn redis_import_replace_updates_in_place() {
 #[test]
 fn postgres_import_replace_updates_in_place() {
     import_replace_is_one_update("postgres");
+}
+
+/// The test server runs without `appendonly` (as CI's does): the persistence
+/// warning is given by the first command on a store, not by every one after it,
+/// and again on a store it has not been given for.
+#[test]
+fn redis_persistence_warning_once_per_store() {
+    let Some(here) = place("redis", "warn_once") else {
+        return;
+    };
+    let cli = Cli::new();
+    let warned = |out: &std::process::Output| stderr(out).contains("appendonly is not enabled");
+    let first = run(
+        &cli,
+        &here,
+        &[
+            "remember",
+            "--name",
+            "A",
+            "--content",
+            "Deploys go out on Fridays.",
+        ],
+        None,
+    );
+    assert!(first.status.success(), "{}", stderr(&first));
+    assert!(
+        warned(&first),
+        "the first command warns: {}",
+        stderr(&first)
+    );
+    for args in [&["list"][..], &["stats"], &["show", "nope"]] {
+        let out = run(&cli, &here, args, None);
+        assert!(!warned(&out), "{args:?} warns again: {}", stderr(&out));
+    }
+    let missing = run(&cli, &here, &["show", "nope"], None);
+    assert!(
+        stderr(&missing).starts_with("error: "),
+        "{}",
+        stderr(&missing)
+    );
+    let Some(other) = place("redis", "warn_once_other") else {
+        return;
+    };
+    let out = run(&cli, &other, &["stats"], None);
+    assert!(
+        warned(&out),
+        "another store is warned about: {}",
+        stderr(&out)
+    );
 }

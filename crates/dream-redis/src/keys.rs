@@ -33,6 +33,12 @@ impl Keys {
         self.join(&["epoch"])
     }
 
+    /// The server persistence settings last warned about (string): the open-time
+    /// warning is given once per store, again only when the settings change.
+    pub(crate) fn persistence_noted(&self) -> String {
+        self.join(&["persistence-noted"])
+    }
+
     /// The pub/sub channel every write publishes on (the write scripts name it
     /// as the epoch key, `KEYS[1]`, followed by `:changes`).
     pub(crate) fn changes(&self) -> String {

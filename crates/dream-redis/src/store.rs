@@ -267,20 +267,28 @@ impl RedisStore {
         let eviction = store.config_get("maxmemory-policy").await?;
         store.info.capabilities.durable =
             appendonly.as_deref() == Some("yes") && fsync.as_deref() == Some("always");
-        if appendonly.as_deref() != Some("yes") {
-            tracing::warn!(
-                server = %store.server,
-                "Redis appendonly is not enabled: a restart can lose acknowledged writes (the epoch check then refuses the store)"
-            );
-        }
-        if eviction
+        let unsafe_eviction = eviction
             .as_deref()
-            .is_some_and(|policy| policy != "noeviction")
-        {
-            tracing::warn!(
-                server = %store.server,
-                "Redis maxmemory-policy is not noeviction: records can be evicted silently"
-            );
+            .is_some_and(|policy| policy != "noeviction");
+        let settings = format!(
+            "appendonly={};maxmemory-policy={}",
+            appendonly.as_deref().unwrap_or("?"),
+            eviction.as_deref().unwrap_or("?")
+        );
+        let unsafe_appendonly = appendonly.as_deref() != Some("yes");
+        if (unsafe_appendonly || unsafe_eviction) && store.first_notice(&settings).await {
+            if unsafe_appendonly {
+                tracing::warn!(
+                    server = %store.server,
+                    "Redis appendonly is not enabled: a restart can lose acknowledged writes (the epoch check then refuses the store)"
+                );
+            }
+            if unsafe_eviction {
+                tracing::warn!(
+                    server = %store.server,
+                    "Redis maxmemory-policy is not noeviction: records can be evicted silently"
+                );
+            }
         }
         tracing::debug!(
             server = %store.server,
@@ -289,6 +297,22 @@ impl RedisStore {
             "opened Redis store"
         );
         Ok(store)
+    }
+
+    /// Whether the persistence `settings` are new to this store: the warning
+    /// about them is then given, once per store (every process and machine sharing
+    /// it), again only when they change. The note lives in the store itself, so a
+    /// restart that loses data also loses the note and the warning comes back.
+    /// A note that cannot be written (a read-only user) counts as new.
+    async fn first_notice(&self, settings: &str) -> bool {
+        let mut conn = self.conn.clone();
+        let before: Result<Option<String>, RedisError> = redis::cmd("SET")
+            .arg(self.keys.persistence_noted())
+            .arg(settings)
+            .arg("GET")
+            .query_async(&mut conn)
+            .await;
+        before.map_or(true, |before| before.as_deref() != Some(settings))
     }
 
     async fn open_epoch(&self, config: &RedisConfig) -> Result<String, StoreError> {
