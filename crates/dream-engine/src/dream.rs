@@ -8,8 +8,8 @@ use std::sync::Arc;
 
 use chrono::{DateTime, Utc};
 use dream_core::{
-    Clock, Embedder, Entry, Key, LanguageModel, Memory, MemoryId, Namespace, Record, RecordId,
-    RecordStore, Scope, SessionId, SystemClock, Write, parse_memory,
+    Clock, Embedder, Entry, LanguageModel, Memory, MemoryId, Namespace, Record, RecordId,
+    RecordStore, Scope, SessionId, SystemClock, parse_memory,
 };
 
 use crate::consolidate::{Consolidator, LlmConsolidator, RuleBasedConsolidator};
