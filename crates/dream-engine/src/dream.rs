@@ -243,17 +243,6 @@ impl Dream {
         layout::list_all(&*self.store, ns, usize::MAX).await
     }
 
-    /// Deletes of every record of the persisted recall index: a commit that
-    /// removes text for good (`forget --purge`) removes what was derived from it.
-    pub(crate) async fn derived_deletes(&self) -> Result<Vec<Op>> {
-        Ok(self
-            .list_all(layout::RECALL)
-            .await?
-            .into_iter()
-            .map(|e| Op::delete(layout::key(layout::RECALL, e.id), &e.record))
-            .collect())
-    }
-
     /// Every id of a namespace, page by page, without reading values.
     pub(crate) async fn list_ids(
         &self,
