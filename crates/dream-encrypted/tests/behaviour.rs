@@ -197,6 +197,8 @@ macro_rules! behaviour_suite {
                     rotation_renews_its_lease,
                     rotation_that_loses_its_lease_stops_and_resumes_later,
                     batches_are_encrypted_and_the_reserved_namespace_refused,
+                    rotation_survives_a_restart_then_drops_the_old_key,
+                    write_counter_survives_restarts,
                 );
             }
         )*
@@ -1208,4 +1210,130 @@ async fn batches_are_encrypted_and_the_reserved_namespace_refused(place: Arc<Pla
         store.list_versions(&reserved.namespace, None, 10).await,
         Err(StoreError::Unsupported { .. })
     ));
+}
+
+async fn rotation_survives_a_restart_then_drops_the_old_key(place: Arc<Place>) {
+    let mut keys = Vec::new();
+    {
+        let store = with_options(&place.open().await, ring1(), EncryptionOptions::default());
+        for ns in ["memories", "sessions", "audit"] {
+            for i in 0..12 {
+                let k = key(ns, &format!("r{i:02}"));
+                store
+                    .put(&k, Bytes::from(format!("{k} body")), Write::absent())
+                    .await
+                    .expect("put");
+                keys.push(k);
+            }
+        }
+    }
+    let options = EncryptionOptions::default().rotation_batch(5);
+    let store = with_options(&place.open().await, ring12(), options.clone());
+    // Interrupt after two pages.
+    let mut pages = 0;
+    let partial = store
+        .rotate(|_| {
+            pages += 1;
+            if pages == 2 {
+                ControlFlow::Break(())
+            } else {
+                ControlFlow::Continue(())
+            }
+        })
+        .await
+        .expect("partial rotation");
+    assert!(!partial.complete);
+    assert_eq!(partial.reencrypted, 10);
+    match store.drop_key(KeyId::new(1)).await {
+        Err(EncryptionError::KeyInUse { records: 26, .. }) => {}
+        other => panic!("dropping key 1 mid-rotation must be refused: {other:?}"),
+    }
+    // A restart in the middle: reopen and resume.
+    drop(store);
+    let store = with_options(&place.open().await, ring12(), options);
+    let done = store
+        .rotate(|_| ControlFlow::Continue(()))
+        .await
+        .expect("resume");
+    assert!(done.complete);
+    assert_eq!((done.reencrypted, done.already_current), (26, 10));
+    store.drop_key(KeyId::new(1)).await.expect("drop key 1");
+    drop(store);
+
+    // Key 1 is gone for good: a store with only key 2 reads everything.
+    let inner = place.open().await;
+    let only2 = encrypted(&inner, ring2_only());
+    for k in &keys {
+        assert_eq!(
+            only2.get(k).await.expect("get").expect("present").value,
+            Bytes::from(format!("{k} body"))
+        );
+    }
+    for k in &keys {
+        let raw = inner.get(k).await.expect("get").expect("present");
+        assert_eq!(&raw.value[5..9], &2u32.to_be_bytes(), "{k}");
+    }
+    assert!(only2.key_usage(KeyId::new(1)).await.expect("usage").retired);
+}
+
+async fn write_counter_survives_restarts(place: Arc<Place>) {
+    let options = EncryptionOptions::default()
+        .write_ceiling(25)
+        .counter_block(10);
+    let mut written = 0;
+    for restart in 0..2 {
+        let store = with_options(&place.open().await, ring1(), options.clone());
+        for i in 0..4 {
+            store
+                .put(
+                    &key("ns", &format!("r{restart}-{i}")),
+                    Bytes::from_static(b"v"),
+                    Write::any(),
+                )
+                .await
+                .expect("put");
+            written += 1;
+        }
+        assert_eq!(
+            store
+                .key_usage(KeyId::new(1))
+                .await
+                .expect("usage")
+                .reserved,
+            10 * (restart + 1),
+            "each instance reserves its own block"
+        );
+    }
+    // Third instance: counts 20..25 remain, then the ceiling.
+    let store = with_options(&place.open().await, ring1(), options.clone());
+    let mut ok = 0;
+    let err = loop {
+        match store
+            .put(
+                &key("ns", &format!("last-{ok}")),
+                Bytes::from_static(b"v"),
+                Write::any(),
+            )
+            .await
+        {
+            Ok(_) => ok += 1,
+            Err(err) => break err,
+        }
+    };
+    assert_eq!(ok, 5);
+    assert!(matches!(
+        EncryptionError::from_store_error(&err),
+        Some(EncryptionError::KeyExhausted { ceiling: 25, .. })
+    ));
+    drop(store);
+    let store = with_options(&place.open().await, ring1(), options);
+    let err = store
+        .put(&key("ns", "after"), Bytes::from_static(b"v"), Write::any())
+        .await
+        .expect_err("still exhausted after a restart");
+    assert!(matches!(
+        EncryptionError::from_store_error(&err),
+        Some(EncryptionError::KeyExhausted { .. })
+    ));
+    assert_eq!(written + ok, 13);
 }
