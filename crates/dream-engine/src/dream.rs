@@ -256,21 +256,6 @@ impl Dream {
         layout::list_all(&*self.store, ns, usize::MAX).await
     }
 
-    /// Deletes of every record of the derived namespaces (the persisted recall
-    /// index, the vectors): a commit that removes text for good (`forget
-    /// --purge`) removes what was derived from it.
-    pub(crate) async fn derived_deletes(&self) -> Result<Vec<Op>> {
-        let mut ops = Vec::new();
-        for (ns, how) in layout::NAMESPACES {
-            if *how == layout::ScopeOf::Derived {
-                for e in self.list_all(ns).await? {
-                    ops.push(Op::delete(layout::key(ns, e.id), &e.record));
-                }
-            }
-        }
-        Ok(ops)
-    }
-
     /// Every id of a namespace, page by page, without reading values.
     pub(crate) async fn list_ids(
         &self,

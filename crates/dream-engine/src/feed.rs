@@ -49,7 +49,10 @@ pub struct FeedEntry {
     /// records of the change it describes, so every record the change wrote holds
     /// a newer version and every earlier write an older one: a reader holding a
     /// record at version `v` knows that `v > version` already reflects this change
-    /// and `v < version` does not. 0 until the entry is stored.
+    /// and `v < version` does not. (The exception: on a store without atomic
+    /// batches, the entry of a change made outside the store lease — a logged
+    /// session, a stored plan — is written after its records.) 0 until the entry
+    /// is stored.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub version: u64,
     /// When it was recorded (the writer's clock).

@@ -29,6 +29,7 @@ use crate::events::Event;
 use crate::journal::Op;
 use crate::layout::{self, ScopeOf};
 use crate::lease::HeldLease;
+use crate::manage::Purged;
 use crate::provenance::{identifying_tokens, token_spans};
 use crate::records::{
     Actor, AuditAction, HistoryRecord, SessionRecord, TrashRecord, from_json, to_json,
@@ -274,7 +275,7 @@ impl Dream {
     ) -> Result<PurgeReport> {
         let actions = self.scope_actions(&record.scope).await?;
         for chunk in actions.chunks(CHUNK) {
-            self.commit_actions(lease, &record.id, chunk, Vec::new())
+            self.commit_actions(lease, &record.id, chunk, Vec::new(), purged_events(chunk))
                 .await?;
             failpoint("purge-after-chunk");
         }
@@ -303,6 +304,60 @@ impl Dream {
         )
         .await?;
         Ok(report)
+    }
+
+    /// Removes a memory for good: the memory, its history and its trash copies
+    /// (of this scope), and the persisted recall index derived from them.
+    pub async fn forget_purge(&self, id: &MemoryId) -> Result<Purged> {
+        let lease = self.lock().await?;
+        let result = self.forget_purge_locked(&lease, id).await;
+        lease.release().await;
+        result
+    }
+
+    async fn forget_purge_locked(&self, lease: &HeldLease, id: &MemoryId) -> Result<Purged> {
+        let mut plan = Plan::default();
+        let versions = self
+            .memory_actions(&mut plan, id, Some(&self.scope))
+            .await?;
+        let Some(newest) = versions.first() else {
+            return Err(DreamError::not_found("memory", id));
+        };
+        self.derived_actions(&mut plan).await?;
+        let actions = plan.into_actions();
+        let count = |ns: &str| {
+            actions
+                .iter()
+                .filter(|a| a.key.namespace.as_str() == ns)
+                .count()
+        };
+        let purged = Purged {
+            memory: count(layout::MEMORIES) > 0,
+            history: count(layout::HISTORY),
+            trash: count(layout::TRASH),
+        };
+        let entry = AuditEntry::new(
+            AuditAction::Purged,
+            Actor::Person,
+            format!(
+                "purged for good: memory {}, {} history versions, {} trash copies",
+                if purged.memory {
+                    "removed"
+                } else {
+                    "already gone"
+                },
+                purged.history,
+                purged.trash
+            ),
+        )
+        .memory(id)
+        .hash(self.rendered(newest).1);
+        // The event even when only trash copies were left: the memory is gone for good.
+        let events = vec![Event::MemoryPurged { memory: id.clone() }];
+        let pass = self.ids.next(self.now());
+        self.commit_actions(lease, &pass, &actions, vec![self.audit_op(entry)], events)
+            .await?;
+        Ok(purged)
     }
 
     /// Removes a memory for good like [`Dream::forget_purge`], and also the
@@ -384,7 +439,8 @@ impl Dream {
         .sessions(&session_ids(&actions))
         .hash(hash);
         let pass = self.ids.next(self.now());
-        self.commit_actions(lease, &pass, &actions, vec![self.audit_op(entry)])
+        let events = purged_events(&actions);
+        self.commit_actions(lease, &pass, &actions, vec![self.audit_op(entry)], events)
             .await?;
         Ok(report)
     }
@@ -424,7 +480,8 @@ impl Dream {
         )
         .sessions(&session_ids(&actions));
         let pass = self.ids.next(self.now());
-        self.commit_actions(lease, &pass, &actions, vec![self.audit_op(entry)])
+        let events = purged_events(&actions);
+        self.commit_actions(lease, &pass, &actions, vec![self.audit_op(entry)], events)
             .await?;
         Ok(report)
     }
@@ -666,27 +723,32 @@ impl Dream {
     }
 
     /// Journals and applies `actions` with `extra` ops and a generation bump,
-    /// recording a `memory-purged` event for each memory removed.
+    /// recording `events` with them.
     async fn commit_actions(
         &self,
         lease: &HeldLease,
         id: &str,
         actions: &[Action],
         extra: Vec<Op>,
+        events: Vec<Event>,
     ) -> Result<()> {
         let mut ops: Vec<Op> = actions.iter().map(Action::op).collect();
         ops.extend(extra);
         let (generation, record) = self.read_generation().await?;
         ops.push(self.bump_op(generation, record.as_ref()));
-        let events = actions
-            .iter()
-            .filter(|a| a.key.namespace.as_str() == layout::MEMORIES)
-            .filter_map(|a| MemoryId::new(a.key.id.as_str()).ok())
-            .map(|memory| Event::MemoryPurged { memory })
-            .collect();
         self.commit(lease, id, ops, events).await?;
         Ok(())
     }
+}
+
+/// A `memory-purged` event for each memory `actions` remove.
+fn purged_events(actions: &[Action]) -> Vec<Event> {
+    actions
+        .iter()
+        .filter(|a| a.key.namespace.as_str() == layout::MEMORIES)
+        .filter_map(|a| MemoryId::new(a.key.id.as_str()).ok())
+        .map(|memory| Event::MemoryPurged { memory })
+        .collect()
 }
 
 fn session_ids(actions: &[Action]) -> Vec<SessionId> {

@@ -7,7 +7,7 @@
 use dream_core::{Message, Role};
 use serde_json::Value;
 
-use super::{IMAGE_PLACEHOLDER, Pieces, by_kind, str_field, tool_call};
+use super::{PartKinds, Pieces, by_kind, openai_parts, tool_call};
 
 /// One line of a rollout.
 pub(super) fn line(value: &Value) -> Pieces {
@@ -72,31 +72,16 @@ fn message(item: &Value) -> Pieces {
         }
         _ => return Err("a message whose `content` is not an array".into()),
     };
-    let mut pieces = Vec::new();
-    for (i, part) in parts.iter().enumerate() {
-        let kind = part
-            .get("type")
-            .and_then(Value::as_str)
-            .ok_or_else(|| format!("content part {}: no `type`", i + 1))?;
-        match kind {
-            "input_text" | "output_text" | "text" => {
-                let text =
-                    str_field(part, "text").map_err(|e| format!("content part {}: {e}", i + 1))?;
-                pieces.push(Message::new(by_kind(role, text), text));
-            }
-            "input_image" => pieces.push(Message::new(role, IMAGE_PLACEHOLDER)),
-            "refusal" => {
-                let text = part
-                    .get("refusal")
-                    .and_then(Value::as_str)
-                    .unwrap_or_default();
-                pieces.push(Message::new(Role::Assistant, text));
-            }
-            _ => {}
-        }
-    }
-    Ok(pieces)
+    openai_parts(role, parts, &PARTS)
 }
+
+/// The content parts of a Responses API message.
+const PARTS: PartKinds = PartKinds {
+    text: &["input_text", "output_text", "text"],
+    image: &["input_image"],
+    audio: &[],
+    file: &[],
+};
 
 /// A tool output: a string, or an object with `output`/`content` text.
 fn output_text(output: &Value) -> String {

@@ -287,6 +287,49 @@ fn anthropic_block(role: Role, block: &Value) -> Result<Option<Message>, String>
 /// What an image becomes.
 const IMAGE_PLACEHOLDER: &str = "[image]";
 
+/// How one OpenAI-style wire format names its content parts' `type`s.
+struct PartKinds {
+    /// Text, read from the part's `text`.
+    text: &'static [&'static str],
+    /// An image: [`IMAGE_PLACEHOLDER`].
+    image: &'static [&'static str],
+    /// Audio: `[audio]`.
+    audio: &'static [&'static str],
+    /// An attached file: `[file attached]`, as tool text.
+    file: &'static [&'static str],
+}
+
+/// The messages of an OpenAI-style array of content parts from `role`: text by
+/// what it is ([`by_kind`]), placeholders for media, refusals as the assistant's;
+/// parts of other types are dropped.
+fn openai_parts(role: Role, parts: &[Value], kinds: &PartKinds) -> Pieces {
+    let mut pieces = Vec::new();
+    for (i, part) in parts.iter().enumerate() {
+        let kind = part
+            .get("type")
+            .and_then(Value::as_str)
+            .ok_or_else(|| format!("content part {}: no `type`", i + 1))?;
+        if kinds.text.contains(&kind) {
+            let text =
+                str_field(part, "text").map_err(|e| format!("content part {}: {e}", i + 1))?;
+            pieces.push(Message::new(by_kind(role, text), text));
+        } else if kinds.image.contains(&kind) {
+            pieces.push(Message::new(role, IMAGE_PLACEHOLDER));
+        } else if kinds.audio.contains(&kind) {
+            pieces.push(Message::new(role, "[audio]"));
+        } else if kinds.file.contains(&kind) {
+            pieces.push(Message::new(Role::Tool, "[file attached]"));
+        } else if kind == "refusal" {
+            let text = part
+                .get("refusal")
+                .and_then(Value::as_str)
+                .unwrap_or_default();
+            pieces.push(Message::new(Role::Assistant, text));
+        }
+    }
+    Ok(pieces)
+}
+
 /// A tool call as assistant text: the agent chose to run it.
 fn tool_call(name: &str, input: &Value) -> Message {
     let input = match input {

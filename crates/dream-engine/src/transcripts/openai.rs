@@ -5,7 +5,7 @@
 use dream_core::{Message, Role};
 use serde_json::Value;
 
-use super::{IMAGE_PLACEHOLDER, Pieces, by_kind, str_field, tool_call};
+use super::{PartKinds, Pieces, by_kind, openai_parts, str_field, tool_call};
 
 /// One element of the array.
 pub(super) fn message(value: &Value) -> Pieces {
@@ -47,39 +47,20 @@ pub(super) fn message(value: &Value) -> Pieces {
     Ok(pieces)
 }
 
+/// The content parts of a Chat Completions message.
+const PARTS: PartKinds = PartKinds {
+    text: &["text"],
+    image: &["image_url"],
+    audio: &["input_audio"],
+    file: &["file"],
+};
+
 /// A `content` value: a string, null, or an array of parts.
 fn content(role: Role, content: &Value) -> Pieces {
     match content {
         Value::Null => Ok(Vec::new()),
         Value::String(text) => Ok(vec![Message::new(by_kind(role, text), text.as_str())]),
-        Value::Array(parts) => {
-            let mut pieces = Vec::new();
-            for (i, part) in parts.iter().enumerate() {
-                let kind = part
-                    .get("type")
-                    .and_then(Value::as_str)
-                    .ok_or_else(|| format!("content part {}: no `type`", i + 1))?;
-                match kind {
-                    "text" => {
-                        let text = str_field(part, "text")
-                            .map_err(|e| format!("content part {}: {e}", i + 1))?;
-                        pieces.push(Message::new(by_kind(role, text), text));
-                    }
-                    "image_url" => pieces.push(Message::new(role, IMAGE_PLACEHOLDER)),
-                    "input_audio" => pieces.push(Message::new(role, "[audio]")),
-                    "file" => pieces.push(Message::new(Role::Tool, "[file attached]")),
-                    "refusal" => {
-                        let text = part
-                            .get("refusal")
-                            .and_then(Value::as_str)
-                            .unwrap_or_default();
-                        pieces.push(Message::new(Role::Assistant, text));
-                    }
-                    _ => {}
-                }
-            }
-            Ok(pieces)
-        }
+        Value::Array(parts) => openai_parts(role, parts, &PARTS),
         _ => Err("`content` is neither a string nor an array of parts".into()),
     }
 }

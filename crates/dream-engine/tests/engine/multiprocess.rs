@@ -1,6 +1,7 @@
-//! Several processes on one store — dream-fs, dream-sqlite and dream-redis (a
-//! private `redis-server`): passes racing while sessions are logged, and
-//! processes killed at every failpoint of apply.
+//! Several processes on one store — dream-fs, dream-sqlite, dream-redis (a
+//! private `redis-server`) and, for the apply crash test, dream-postgres (a
+//! schema of its own on `DREAM_TEST_POSTGRES_URL`): passes racing while sessions
+//! are logged, and processes killed at every failpoint of apply.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -80,6 +81,33 @@ impl RedisServer {
     }
 }
 
+impl Drop for Place {
+    fn drop(&mut self) {
+        if self.backend == "postgres" {
+            let location = self.location.clone();
+            // Its own runtime on its own thread: drops may run inside a runtime.
+            let _ = std::thread::spawn(move || {
+                let rt = tokio::runtime::Builder::new_current_thread()
+                    .enable_all()
+                    .build()
+                    .unwrap();
+                rt.block_on(async { postgres_store(&location).await.destroy().await })
+            })
+            .join();
+        }
+    }
+}
+
+/// The PostgreSQL store at `url#schema`.
+async fn postgres_store(location: &str) -> dream_postgres::PostgresStore {
+    let (url, schema) = location.split_once('#').expect("url#schema");
+    let config = dream_postgres::PostgresConfig::from_url(url)
+        .unwrap()
+        .with_schema(schema)
+        .unwrap();
+    dream_postgres::PostgresStore::open(config).await.unwrap()
+}
+
 impl Drop for RedisServer {
     fn drop(&mut self) {
         let _ = self.child.kill();
@@ -120,6 +148,18 @@ impl Place {
                     return None;
                 }
             },
+            "postgres" => match std::env::var("DREAM_TEST_POSTGRES_URL") {
+                Ok(url) => format!("{url}#dream_engine_{:016x}", rand::random::<u64>()),
+                Err(_) => {
+                    if std::env::var("DREAM_REQUIRE_POSTGRES").is_ok_and(|v| v == "1") {
+                        panic!("DREAM_TEST_POSTGRES_URL is required (DREAM_REQUIRE_POSTGRES=1)");
+                    }
+                    eprintln!(
+                        "\n*** SKIPPED: DREAM_TEST_POSTGRES_URL is not set for the {backend} test ***\n"
+                    );
+                    return None;
+                }
+            },
             other => panic!("unknown backend {other}"),
         };
         Some(Place {
@@ -151,6 +191,7 @@ async fn open_store(backend: &str, location: &str) -> Arc<dyn RecordStore> {
                 .unwrap();
             Arc::new(dream_redis::RedisStore::open(config).await.unwrap())
         }
+        "postgres" => Arc::new(postgres_store(location).await),
         other => panic!("unknown backend {other}"),
     }
 }
@@ -568,6 +609,15 @@ fn sqlite_a_process_killed_at_each_failpoint_of_apply_leaves_a_consistent_store(
     crash(
         "multiprocess::sqlite_a_process_killed_at_each_failpoint_of_apply_leaves_a_consistent_store",
         "sqlite",
+    );
+}
+
+#[cfg(feature = "failpoints")]
+#[test]
+fn postgres_a_process_killed_at_each_failpoint_of_apply_leaves_a_consistent_store() {
+    crash(
+        "multiprocess::postgres_a_process_killed_at_each_failpoint_of_apply_leaves_a_consistent_store",
+        "postgres",
     );
 }
 

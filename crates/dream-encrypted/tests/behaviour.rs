@@ -1,8 +1,17 @@
-//! `EncryptedStore` over the in-memory reference store: confidentiality, tamper
-//! detection through the inner store's API, the reserved namespace, the write
-//! counter, rotation and dropping keys.
+//! `EncryptedStore`'s behaviour, one suite over every inner store — the
+//! in-memory reference store, dream-fs, SQLite, Redis and PostgreSQL:
+//! confidentiality and tamper detection through the inner store's API, the
+//! reserved namespace, the write counter across reopenings, batched rotation
+//! (re-keying) and dropping keys. Each test is a function of the [`Place`] that
+//! opens its inner store; [`behaviour_suite!`] instantiates every test per
+//! backend. Redis and PostgreSQL come from `DREAM_TEST_REDIS_URL` and
+//! `DREAM_TEST_POSTGRES_URL`, each test in its own prefix or schema, destroyed
+//! afterwards; without a server a test says SKIPPED and returns, unless
+//! `DREAM_REQUIRE_REDIS=1` / `DREAM_REQUIRE_POSTGRES=1` makes that a failure.
+//! (dream-fs's own files are looked at in `fs_behaviour.rs`.)
 
 use std::collections::HashMap;
+use std::future::Future;
 use std::ops::ControlFlow;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -22,19 +31,199 @@ use dream_encrypted::{
 mod common;
 use common::{assert_corrupt, key, material, ring1, ring12};
 
+/// An inner store as the tests see it.
+type Inner = Arc<dyn RecordStore>;
+
+/// Where one test's inner store lives. [`Place::open`] opens it again each time,
+/// as a restarted process would.
+enum Place {
+    Memory(Arc<MemoryStore>),
+    Fs(tempfile::TempDir),
+    Sqlite(tempfile::TempDir),
+    Redis { url: String, prefix: String },
+    Postgres { url: String, schema: String },
+}
+
+/// `None` (after saying so) when `var` names no server; a failure instead when
+/// `require` is set to 1.
+fn server_url(var: &str, require: &str, default: Option<&str>) -> Option<String> {
+    let url = std::env::var(var).ok().or(default.map(str::to_owned));
+    let required = std::env::var(require).is_ok_and(|v| v == "1");
+    match url {
+        Some(url) => Some(url),
+        None if required => panic!("{var} is not set and {require}=1"),
+        None => {
+            eprintln!("\n*** SKIPPED: {var} is not set ***\n");
+            None
+        }
+    }
+}
+
+/// A fresh random name for a prefix or schema.
+fn fresh_name(kind: &str) -> String {
+    let n: u64 = rand::random();
+    format!("dream_enc_{kind}_{n:016x}")
+}
+
+impl Place {
+    fn memory() -> Option<Place> {
+        Some(Place::Memory(Arc::new(MemoryStore::new())))
+    }
+
+    fn fs() -> Option<Place> {
+        Some(Place::Fs(tempfile::tempdir().expect("tempdir")))
+    }
+
+    fn sqlite() -> Option<Place> {
+        Some(Place::Sqlite(tempfile::tempdir().expect("tempdir")))
+    }
+
+    fn redis() -> Option<Place> {
+        let url = server_url("DREAM_TEST_REDIS_URL", "DREAM_REQUIRE_REDIS", None)?;
+        Some(Place::Redis {
+            url,
+            prefix: fresh_name("redis"),
+        })
+    }
+
+    fn postgres() -> Option<Place> {
+        let url = server_url("DREAM_TEST_POSTGRES_URL", "DREAM_REQUIRE_POSTGRES", None)?;
+        Some(Place::Postgres {
+            url,
+            schema: fresh_name("pg"),
+        })
+    }
+
+    /// Opens the inner store (again).
+    async fn open(&self) -> Inner {
+        match self {
+            Place::Memory(store) => store.clone(),
+            Place::Fs(dir) => Arc::new(
+                dream_fs::FsStore::open(dir.path().join("store"))
+                    .await
+                    .expect("open dream-fs"),
+            ),
+            Place::Sqlite(dir) => Arc::new(
+                dream_sqlite::SqliteStore::open(dir.path().join("store.sqlite"))
+                    .await
+                    .expect("open SQLite"),
+            ),
+            Place::Redis { url, prefix } => Arc::new(self::open_redis(url, prefix).await),
+            Place::Postgres { url, schema } => Arc::new(self::open_postgres(url, schema).await),
+        }
+    }
+
+    /// Removes what a server-backed store left behind.
+    async fn destroy(self) {
+        match self {
+            Place::Redis { url, prefix } => {
+                open_redis(&url, &prefix)
+                    .await
+                    .destroy()
+                    .await
+                    .expect("destroy");
+            }
+            Place::Postgres { url, schema } => {
+                open_postgres(&url, &schema)
+                    .await
+                    .destroy()
+                    .await
+                    .expect("destroy");
+            }
+            _ => {}
+        }
+    }
+}
+
+async fn open_redis(url: &str, prefix: &str) -> dream_redis::RedisStore {
+    let config = dream_redis::RedisConfig::from_url(url)
+        .expect("Redis URL")
+        .with_prefix(prefix)
+        .expect("prefix");
+    dream_redis::RedisStore::open(config)
+        .await
+        .expect("open Redis")
+}
+
+async fn open_postgres(url: &str, schema: &str) -> dream_postgres::PostgresStore {
+    let config = dream_postgres::PostgresConfig::from_url(url)
+        .expect("PostgreSQL URL")
+        .with_schema(schema)
+        .expect("schema");
+    dream_postgres::PostgresStore::open(config)
+        .await
+        .expect("open PostgreSQL")
+}
+
+/// Runs `test` on a fresh place from `make` on its own multi-thread runtime,
+/// then destroys the place.
+fn run<T, Fut>(make: fn() -> Option<Place>, test: T)
+where
+    T: FnOnce(Arc<Place>) -> Fut,
+    Fut: Future<Output = ()>,
+{
+    let Some(place) = make() else { return };
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(4)
+        .enable_all()
+        .build()
+        .expect("runtime");
+    runtime.block_on(async {
+        let place = Arc::new(place);
+        test(place.clone()).await;
+        if let Ok(place) = Arc::try_unwrap(place) {
+            place.destroy().await;
+        }
+    });
+}
+
+/// One `#[test]` per behaviour, per backend.
+macro_rules! behaviour_suite {
+    ($($backend:ident),* $(,)?) => {
+        $(
+            mod $backend {
+                behaviour_suite!(@tests $backend;
+                    inner_store_sees_only_ciphertext,
+                    reserved_namespace_is_refused_and_hidden,
+                    max_value_size_is_inner_minus_overhead,
+                    every_tamper_kind_is_one_corrupt_error,
+                    write_ceiling_refuses_encryption_and_persists,
+                    counter_blocks_persist_across_reopen,
+                    racing_instances_share_the_ceiling_exactly,
+                    rotation_moves_every_record_then_the_old_key_can_go,
+                    rotation_refuses_while_another_holds_the_lock_and_stops_on_corrupt_records,
+                    rotation_never_clobbers_a_concurrent_write_or_resurrects_a_delete,
+                    debug_and_errors_never_show_key_material,
+                    rotation_renews_its_lease,
+                    rotation_that_loses_its_lease_stops_and_resumes_later,
+                    batches_are_encrypted_and_the_reserved_namespace_refused,
+                    rotation_survives_a_restart_then_drops_the_old_key,
+                    write_counter_survives_restarts,
+                );
+            }
+        )*
+    };
+    (@tests $backend:ident; $($test:ident),* $(,)?) => {
+        $(
+            #[test]
+            fn $test() {
+                super::run(super::Place::$backend, |p| super::$test(p));
+            }
+        )*
+    };
+}
+
+behaviour_suite!(memory, fs, sqlite, redis, postgres);
+
 fn ring2_only() -> KeyRing {
     KeyRing::new(KeyId::new(2), material(0x22))
 }
 
-fn encrypted(inner: &Arc<MemoryStore>, ring: KeyRing) -> EncryptedStore<Arc<MemoryStore>> {
+fn encrypted(inner: &Inner, ring: KeyRing) -> EncryptedStore<Inner> {
     EncryptedStore::new(inner.clone(), ring)
 }
 
-fn with_options(
-    inner: &Arc<MemoryStore>,
-    ring: KeyRing,
-    options: EncryptionOptions,
-) -> EncryptedStore<Arc<MemoryStore>> {
+fn with_options(inner: &Inner, ring: KeyRing, options: EncryptionOptions) -> EncryptedStore<Inner> {
     EncryptedStore::with_options(inner.clone(), ring, options)
 }
 
@@ -43,9 +232,8 @@ fn encryption_error(err: &StoreError) -> &EncryptionError {
         .unwrap_or_else(|| panic!("not an encryption error: {err:?}"))
 }
 
-#[tokio::test]
-async fn inner_store_sees_only_ciphertext() {
-    let inner = Arc::new(MemoryStore::new());
+async fn inner_store_sees_only_ciphertext(place: Arc<Place>) {
+    let inner = place.open().await;
     let store = encrypted(&inner, ring1());
     let k = key("memories", "01HZZZPHRASE");
     let phrase = b"name: favourite-editor\nthe user's editor is emacs-violet-narwhal";
@@ -82,9 +270,8 @@ async fn inner_store_sees_only_ciphertext() {
     assert_ne!(raw2.value, raw.value);
 }
 
-#[tokio::test]
-async fn reserved_namespace_is_refused_and_hidden() {
-    let inner = Arc::new(MemoryStore::new());
+async fn reserved_namespace_is_refused_and_hidden(place: Arc<Place>) {
+    let inner = place.open().await;
     let store = encrypted(&inner, ring1());
     store
         .put(
@@ -138,13 +325,15 @@ async fn reserved_namespace_is_refused_and_hidden() {
     );
 }
 
-#[tokio::test]
-async fn max_value_size_is_inner_minus_overhead() {
-    let inner = Arc::new(MemoryStore::new().with_max_value_size(4096));
+async fn max_value_size_is_inner_minus_overhead(place: Arc<Place>) {
+    let inner = place.open().await;
     let store = encrypted(&inner, ring1());
-    let max = 4096 - OVERHEAD;
+    let max = inner.info().capabilities.max_value_size - OVERHEAD;
     assert_eq!(store.info().capabilities.max_value_size, max);
-    assert_eq!(store.info().name, "encrypted(memory)");
+    assert_eq!(
+        store.info().name,
+        format!("encrypted({})", inner.info().name)
+    );
     let k = key("ns", "k");
     store
         .put(&k, Bytes::from(vec![7u8; max]), Write::any())
@@ -166,9 +355,8 @@ async fn max_value_size_is_inner_minus_overhead() {
 }
 
 /// Every failure kind, made by writing doctored bytes with the inner store's API.
-#[tokio::test]
-async fn every_tamper_kind_is_one_corrupt_error() {
-    let inner = Arc::new(MemoryStore::new());
+async fn every_tamper_kind_is_one_corrupt_error(place: Arc<Place>) {
+    let inner = place.open().await;
     let store = encrypted(&inner, ring12());
     let a = key("memories", "a");
     let b = key("memories", "b");
@@ -282,9 +470,8 @@ async fn every_tamper_kind_is_one_corrupt_error() {
     );
 }
 
-#[tokio::test]
-async fn write_ceiling_refuses_encryption_and_persists() {
-    let inner = Arc::new(MemoryStore::new());
+async fn write_ceiling_refuses_encryption_and_persists(place: Arc<Place>) {
+    let inner = place.open().await;
     let options = EncryptionOptions::default()
         .write_ceiling(5)
         .counter_block(2);
@@ -319,6 +506,7 @@ async fn write_ceiling_refuses_encryption_and_persists() {
 
     // A fresh instance (a restart, another process) sees the persisted count.
     drop(store);
+    let inner = place.open().await;
     let reopened = with_options(&inner, ring1(), options.clone());
     let err = reopened
         .put(&key("ns", "k6"), Bytes::from_static(b"v"), Write::any())
@@ -344,9 +532,8 @@ async fn write_ceiling_refuses_encryption_and_persists() {
     rotated.drop_key(KeyId::new(1)).await.expect("drop key 1");
 }
 
-#[tokio::test]
-async fn counter_blocks_persist_across_reopen() {
-    let inner = Arc::new(MemoryStore::new());
+async fn counter_blocks_persist_across_reopen(place: Arc<Place>) {
+    let inner = place.open().await;
     let options = EncryptionOptions::default().counter_block(10);
     let first = with_options(&inner, ring1(), options.clone());
     for i in 0..3 {
@@ -368,6 +555,7 @@ async fn counter_blocks_persist_across_reopen() {
         10
     );
     drop(first);
+    let inner = place.open().await;
     let second = with_options(&inner, ring1(), options);
     assert_eq!(
         second
@@ -401,9 +589,8 @@ async fn counter_blocks_persist_across_reopen() {
 
 /// Two instances sharing one inner store, racing until the key is exhausted:
 /// every count is used exactly once and the ceiling is never passed.
-#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-async fn racing_instances_share_the_ceiling_exactly() {
-    let inner = Arc::new(MemoryStore::new());
+async fn racing_instances_share_the_ceiling_exactly(place: Arc<Place>) {
+    let inner = place.open().await;
     let options = EncryptionOptions::default()
         .write_ceiling(100)
         .counter_block(3);
@@ -460,7 +647,7 @@ async fn racing_instances_share_the_ceiling_exactly() {
     assert_eq!(listed.entries.len(), 100);
 }
 
-async fn fill(store: &EncryptedStore<Arc<MemoryStore>>, layout: &[(&str, usize)]) -> Vec<Key> {
+async fn fill(store: &EncryptedStore<Inner>, layout: &[(&str, usize)]) -> Vec<Key> {
     let mut keys = Vec::new();
     for (ns, n) in layout {
         for i in 0..*n {
@@ -475,9 +662,8 @@ async fn fill(store: &EncryptedStore<Arc<MemoryStore>>, layout: &[(&str, usize)]
     keys
 }
 
-#[tokio::test]
-async fn rotation_moves_every_record_then_the_old_key_can_go() {
-    let inner = Arc::new(MemoryStore::new());
+async fn rotation_moves_every_record_then_the_old_key_can_go(place: Arc<Place>) {
+    let inner = place.open().await;
     let old = encrypted(&inner, ring1());
     let keys = fill(&old, &[("audit", 40), ("memories", 150), ("sessions", 60)]).await;
     drop(old);
@@ -586,9 +772,10 @@ async fn rotation_moves_every_record_then_the_old_key_can_go() {
     ));
 }
 
-#[tokio::test]
-async fn rotation_refuses_while_another_holds_the_lock_and_stops_on_corrupt_records() {
-    let inner = Arc::new(MemoryStore::new());
+async fn rotation_refuses_while_another_holds_the_lock_and_stops_on_corrupt_records(
+    place: Arc<Place>,
+) {
+    let inner = place.open().await;
     let old = encrypted(&inner, ring1());
     fill(&old, &[("memories", 3)]).await;
     let store = encrypted(&inner, ring12());
@@ -647,7 +834,7 @@ enum Interference {
 /// another process would.
 #[derive(Debug)]
 struct Interfering {
-    inner: Arc<MemoryStore>,
+    inner: Inner,
     actions: Mutex<HashMap<Key, Interference>>,
 }
 
@@ -732,16 +919,15 @@ impl Interfering {
     }
 }
 
-#[tokio::test]
-async fn rotation_never_clobbers_a_concurrent_write_or_resurrects_a_delete() {
-    let inner = Arc::new(MemoryStore::new());
+async fn rotation_never_clobbers_a_concurrent_write_or_resurrects_a_delete(place: Arc<Place>) {
+    let inner = place.open().await;
     let old = encrypted(&inner, ring1());
     fill(&old, &[("memories", 3)]).await;
     let updated = key("memories", "r0001");
     let deleted = key("memories", "r0002");
 
     // The bytes a concurrent writer (holding key 2) puts at `updated`.
-    let scratch = Arc::new(MemoryStore::new());
+    let scratch: Inner = Arc::new(MemoryStore::new());
     let writer = encrypted(&scratch, ring12());
     writer
         .put(&updated, Bytes::from_static(b"newer value"), Write::any())
@@ -813,9 +999,8 @@ async fn rotation_never_clobbers_a_concurrent_write_or_resurrects_a_delete() {
         .expect("nothing left under key 1");
 }
 
-#[tokio::test]
-async fn debug_and_errors_never_show_key_material() {
-    let inner = Arc::new(MemoryStore::new());
+async fn debug_and_errors_never_show_key_material(place: Arc<Place>) {
+    let inner = place.open().await;
     let m = KeyMaterial::generate().expect("rng");
     let b64 = m.to_base64().to_string();
     let store = EncryptedStore::new(inner.clone(), KeyRing::new(KeyId::new(4), m));
@@ -874,9 +1059,8 @@ fn key_from_environment_variable() {
 }
 
 /// A rotation slower than its lease TTL keeps the lease by renewing it.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn rotation_renews_its_lease() {
-    let inner = Arc::new(MemoryStore::new());
+async fn rotation_renews_its_lease(place: Arc<Place>) {
+    let inner = place.open().await;
     let old = encrypted(&inner, ring1());
     let keys = fill(&old, &[("memories", 8)]).await;
     let stalls = keys
@@ -917,9 +1101,8 @@ async fn rotation_renews_its_lease() {
 
 /// A rotation stalled past its lease, whose lock another process then took,
 /// stops with `LockLost`; its stalled write is refused and nothing is lost.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn rotation_that_loses_its_lease_stops_and_resumes_later() {
-    let inner = Arc::new(MemoryStore::new());
+async fn rotation_that_loses_its_lease_stops_and_resumes_later(place: Arc<Place>) {
+    let inner = place.open().await;
     let old = encrypted(&inner, ring1());
     let keys = fill(&old, &[("memories", 3)]).await;
     let stalled = keys[1].clone();
@@ -952,8 +1135,8 @@ async fn rotation_that_loses_its_lease_stops_and_resumes_later() {
         matches!(err, EncryptionError::Store(StoreError::LockLost { .. })),
         "{err:?}"
     );
-    // The page's batch was refused whole (the in-memory store's batches are
-    // atomic): the stalled record and its page-mates are still under key 1.
+    // The page's batch was refused whole (its fence was lost before the batch
+    // began): the stalled record and its page-mates are still under key 1.
     for k in &keys {
         let raw = inner.get(k).await.expect("get").expect("present");
         assert_eq!(&raw.value[5..9], &1u32.to_be_bytes(), "{k}");
@@ -978,10 +1161,9 @@ async fn rotation_that_loses_its_lease_stops_and_resumes_later() {
 
 /// A batch is encrypted value by value; the inner store sees only ciphertext,
 /// and the reserved namespace is refused before anything is written.
-#[tokio::test]
-async fn batches_are_encrypted_and_the_reserved_namespace_refused() {
+async fn batches_are_encrypted_and_the_reserved_namespace_refused(place: Arc<Place>) {
     use dream_core::{BatchOp, BatchOutcome};
-    let inner = Arc::new(MemoryStore::new());
+    let inner = place.open().await;
     let store = encrypted(&inner, ring1());
     let phrase = &b"the user's editor is emacs-violet-narwhal"[..];
     let (a, b) = (key("memories", "a"), key("memories", "b"));
@@ -1028,4 +1210,130 @@ async fn batches_are_encrypted_and_the_reserved_namespace_refused() {
         store.list_versions(&reserved.namespace, None, 10).await,
         Err(StoreError::Unsupported { .. })
     ));
+}
+
+async fn rotation_survives_a_restart_then_drops_the_old_key(place: Arc<Place>) {
+    let mut keys = Vec::new();
+    {
+        let store = with_options(&place.open().await, ring1(), EncryptionOptions::default());
+        for ns in ["memories", "sessions", "audit"] {
+            for i in 0..12 {
+                let k = key(ns, &format!("r{i:02}"));
+                store
+                    .put(&k, Bytes::from(format!("{k} body")), Write::absent())
+                    .await
+                    .expect("put");
+                keys.push(k);
+            }
+        }
+    }
+    let options = EncryptionOptions::default().rotation_batch(5);
+    let store = with_options(&place.open().await, ring12(), options.clone());
+    // Interrupt after two pages.
+    let mut pages = 0;
+    let partial = store
+        .rotate(|_| {
+            pages += 1;
+            if pages == 2 {
+                ControlFlow::Break(())
+            } else {
+                ControlFlow::Continue(())
+            }
+        })
+        .await
+        .expect("partial rotation");
+    assert!(!partial.complete);
+    assert_eq!(partial.reencrypted, 10);
+    match store.drop_key(KeyId::new(1)).await {
+        Err(EncryptionError::KeyInUse { records: 26, .. }) => {}
+        other => panic!("dropping key 1 mid-rotation must be refused: {other:?}"),
+    }
+    // A restart in the middle: reopen and resume.
+    drop(store);
+    let store = with_options(&place.open().await, ring12(), options);
+    let done = store
+        .rotate(|_| ControlFlow::Continue(()))
+        .await
+        .expect("resume");
+    assert!(done.complete);
+    assert_eq!((done.reencrypted, done.already_current), (26, 10));
+    store.drop_key(KeyId::new(1)).await.expect("drop key 1");
+    drop(store);
+
+    // Key 1 is gone for good: a store with only key 2 reads everything.
+    let inner = place.open().await;
+    let only2 = encrypted(&inner, ring2_only());
+    for k in &keys {
+        assert_eq!(
+            only2.get(k).await.expect("get").expect("present").value,
+            Bytes::from(format!("{k} body"))
+        );
+    }
+    for k in &keys {
+        let raw = inner.get(k).await.expect("get").expect("present");
+        assert_eq!(&raw.value[5..9], &2u32.to_be_bytes(), "{k}");
+    }
+    assert!(only2.key_usage(KeyId::new(1)).await.expect("usage").retired);
+}
+
+async fn write_counter_survives_restarts(place: Arc<Place>) {
+    let options = EncryptionOptions::default()
+        .write_ceiling(25)
+        .counter_block(10);
+    let mut written = 0;
+    for restart in 0..2 {
+        let store = with_options(&place.open().await, ring1(), options.clone());
+        for i in 0..4 {
+            store
+                .put(
+                    &key("ns", &format!("r{restart}-{i}")),
+                    Bytes::from_static(b"v"),
+                    Write::any(),
+                )
+                .await
+                .expect("put");
+            written += 1;
+        }
+        assert_eq!(
+            store
+                .key_usage(KeyId::new(1))
+                .await
+                .expect("usage")
+                .reserved,
+            10 * (restart + 1),
+            "each instance reserves its own block"
+        );
+    }
+    // Third instance: counts 20..25 remain, then the ceiling.
+    let store = with_options(&place.open().await, ring1(), options.clone());
+    let mut ok = 0;
+    let err = loop {
+        match store
+            .put(
+                &key("ns", &format!("last-{ok}")),
+                Bytes::from_static(b"v"),
+                Write::any(),
+            )
+            .await
+        {
+            Ok(_) => ok += 1,
+            Err(err) => break err,
+        }
+    };
+    assert_eq!(ok, 5);
+    assert!(matches!(
+        EncryptionError::from_store_error(&err),
+        Some(EncryptionError::KeyExhausted { ceiling: 25, .. })
+    ));
+    drop(store);
+    let store = with_options(&place.open().await, ring1(), options);
+    let err = store
+        .put(&key("ns", "after"), Bytes::from_static(b"v"), Write::any())
+        .await
+        .expect_err("still exhausted after a restart");
+    assert!(matches!(
+        EncryptionError::from_store_error(&err),
+        Some(EncryptionError::KeyExhausted { .. })
+    ));
+    assert_eq!(written + ok, 13);
 }
