@@ -47,7 +47,8 @@ use crate::normalize::Normalized;
 use crate::structure::nz;
 use crate::{Category, Finding, Severity};
 
-/// Lead-ins before the verb of a clause.
+/// Lead-ins before the verb of a clause, including a short bracketed tag
+/// (`(hidden)`, `[internal]`).
 const LEAD: &str = r"(?:(?:\([^()\n]{1,24}\)|\[[^\[\]\n]{1,24}\])\s*|(?:please|pls|kindly|now|also|then|and|so|just|first(?:\ thing)?|next|finally|immediately|urgent(?:ly)?|important|todo|to-do|note|nb|ps|p\.s\.|attention|action(?:\ required)?|reminder|hey|hi|ok|okay|step\ \d+|(?:as\ )?(?:a|the)\ (?:first|next|final)\ step|before\ (?:anything\ else|you\ (?:reply|answer|respond|continue|proceed|do\ anything)|replying|answering|responding)|go\ ahead\ and|make\ sure\ (?:to|you)|be\ sure\ to|you\ (?:must|should|need\ to|have\ to|are\ to)|(?:the\ )?(?:agent|assistant|ai|bot|model)|bitte|por\ favor|per\ favore|s'il\ (?:te|vous)\ plait|(?:when|once|after|before|as\ soon\ as|while)\ [^,.\n]{1,80},(?:\ and)?)[\s,:!\-—*>\]]+)*";
 
 /// Agent-action verbs (English, German, French, Spanish, Italian, Portuguese) at
@@ -209,13 +210,14 @@ static ACCOUNT_CHANGED: LazyLock<Regex> = LazyLock::new(|| {
     .expect("account change regex compiles")
 });
 
+/// A verb of paying or redirecting money (six languages), read on the original text.
 static PAY_VERB: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"(?i)\b(?:pay|paying|send (?:the )?(?:payment|money|funds)|transfer|wire|settle|remit|route|redirect|zahle|zahlen|überweise|überweisen|paye|payez|paga|pague|vire|virez)\b")
         .expect("pay verb regex compiles")
 });
 
-/// A named file (with its extension) or sensitive path as the object of a send,
-/// attach, upload or forward: "attach the file tax-return-2024.pdf … and send it
+/// A file named with its extension as the object of a send, attach, upload or
+/// forward: "attach the file tax-return-2024.pdf … and send it
 /// to …". A reader is asked for "your CV"; an agent for the user's file by name.
 static NAMED_FILE: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(
