@@ -17,6 +17,10 @@
 //!   record, then one recall) beside `list_and_decode` (list and `parse_memory`
 //!   every record, nothing else); `refresh_one_change` rewrites one memory, bumps
 //!   the generation and recalls (the incremental rebuild).
+//! - `index/<n>`: `cold_persisted` is `cold_build` with the persisted index present
+//!   (a fresh `Recall`, as in a new process, with `RecallOptions::persist`: it
+//!   loads the index, ranks, and reads again only the memories it shows), to
+//!   compare with `cold_build` (no persisted state) at the same size.
 //!
 //! Run: `cargo bench -p dream-engine --bench recall -- --warm-up-time 1 --measurement-time 3`.
 
@@ -334,6 +338,21 @@ fn bench_index(c: &mut Criterion) {
                     Arc::new(SystemClock),
                     RecallOptions::default(),
                 );
+                black_box(rt.block_on(recall.recall(&queries[0], &scope, 5)).unwrap())
+            })
+        });
+        // No seal key: the records are trusted as they are, as in `cold_build`,
+        // so both judge the same way (the manifest's MAC is not what is measured).
+        let persisting = || RecallOptions {
+            persist: true,
+            ..RecallOptions::default()
+        };
+        // The first process writes the persisted index.
+        let first = Recall::new(store.clone(), Arc::new(SystemClock), persisting());
+        rt.block_on(first.recall(&queries[0], &scope, 5)).unwrap();
+        group.bench_function(BenchmarkId::new("cold_persisted", n), |b| {
+            b.iter(|| {
+                let recall = Recall::new(store.clone(), Arc::new(SystemClock), persisting());
                 black_box(rt.block_on(recall.recall(&queries[0], &scope, 5)).unwrap())
             })
         });

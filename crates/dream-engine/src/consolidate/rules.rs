@@ -140,7 +140,7 @@ struct Statement {
 
 static PREAMBLE: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(
-        r"(?i)^(?:(?:ok(?:ay)?|so|also|and|btw|by the way|actually|no|nope|well|hey|fyi|note|correction|to be clear|just so you know)\b[,:!]?\s*)+",
+        r"(?i)^(?:(?:ok(?:ay)?|so|also|and|btw|by the way|actually|no|nope|well|hey|fyi|note|correction|to be clear|just so you know|personally)\b[,:!]?\s*)+",
     )
     .expect("static regex")
 });
@@ -163,8 +163,23 @@ static NAME_END: LazyLock<Regex> = LazyLock::new(|| {
 static MY_NAME: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"(?i)^(?:my name is|my name's)\s+(.+)$").expect("static regex"));
 static PREFER: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"(?i)^i\s+(?:really\s+|strongly\s+)?(prefer|like|love|hate|dislike|don't like|do not like|can't stand)\s+(.+)$")
+    Regex::new(r"(?i)^(?:i\s+(?:really\s+|strongly\s+)?(?P<verb>prefer|like|love|hate|dislike|don't like|do not like|can't stand)|i'd (?P<rather>rather))\s+(?P<value>.+)$")
         .expect("static regex")
+});
+/// "I'm a vim person", "I'm a Rust fan": what the person is, as a preference.
+static KIND_OF_PERSON: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(
+        r"(?i)^i'?m an?\s+([\p{L}\p{N}+#.-]+(?:\s+[\p{L}\p{N}+#.-]+)?)\s+(person|fan|user)\b",
+    )
+    .expect("static regex")
+});
+/// A name given in passing: "It's Aiyana — that's what I'd like you to use for
+/// me", "You can just use Femi, that's what my friends call me".
+static NAME_IN_PASSING: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(
+        r"^(?:[Ii]t's|[Ii]t is|(?:[Yy]ou can\s+)?(?:[Jj]ust\s+)?[Uu]se)\s+(\p{Lu}[\p{L}'-]+)\b.*\b(?:call me|(?:use|call) for me|go by)\b",
+    )
+    .expect("static regex")
 });
 static USES: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(
@@ -201,7 +216,7 @@ static FROM_NOW_ON: LazyLock<Regex> = LazyLock::new(|| {
 });
 static DECIDED: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(
-        r"(?i)^(?:we|the team|team|everyone)(?:'ve| have)?\s+(?:\w+\s+)?(?:decided|agreed|chosen|chose|committed)(?:\s+\w+)?\s+(?:to|that|on)\s+(.+)$",
+        r"(?i)^(?:we|the team|team|everyone)(?:'ve| have)?\s+(?:\w+\s+)?(?:decided|agreed|chosen|chose|committed)(?:\s+\w+)?\s+(?:to|that|on)\s+(.+)$|^we(?:'re| are| will|'ll)\s+((?:dropping|deprecating|removing|sunsetting|retiring|freezing)\s+.+)$",
     )
     .expect("static regex")
 });
@@ -217,7 +232,7 @@ static REMEMBER: LazyLock<Regex> = LazyLock::new(|| {
 });
 static FACT: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(
-        r"(?i)^(?:the\s+|our\s+|my\s+)?([\p{L}\p{N}][\p{L}\p{N} ._/-]{0,60}?)\s+(owns|handles|runs on|listens on|lives (?:in|at|on)|(?:is|are) hosted (?:on|at|in)|deploys to|(?:is|are) deployed to|uses|targets|requires|depends on|stores|ships|is|are)\s+(.{1,200})$",
+        r"(?i)^(?:the\s+|our\s+|my\s+)?([\p{L}\p{N}][\p{L}\p{N} ._/'’-]{0,60}?)\s+(owns|handles|runs (?:on|in)|listens on|lives (?:in|at|on)|(?:is|are) hosted (?:on|at|in)|deploys (?:to|on)|deploy (?:to|on)|(?:is|are) deployed to|(?:is|are) (?:generated|handled|owned|maintained|run|managed) by|signs? off on|must (?:stay|live|run) in|comes? from|goes? (?:in|to|into)|expires? after|takes|uses|targets|requires|depends on|stores|ships|is|are)\s+(.{1,200})$",
     )
     .expect("static regex")
 });
@@ -274,6 +289,9 @@ static CLAUSE: LazyLock<Regex> = LazyLock::new(|| {
     )
     .expect("static regex")
 });
+/// A code name in backticks (`` `ledger-worker` ``).
+static BACKTICKED: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"`[^`\s]{2,80}`").expect("static regex"));
 static ISO_DATE: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"\d{4}-\d{2}-\d{2}").expect("static regex"));
 static SENTENCE_END: LazyLock<Regex> =
@@ -454,6 +472,7 @@ fn recognise_fact(sentence: &str, session: &BatchSession, message: usize) -> Opt
         .captures(sentence)
         .or_else(|| MY_NAME.captures(sentence))
         .or_else(|| NAME_IS.captures(sentence))
+        .or_else(|| NAME_IN_PASSING.captures(sentence))
     {
         let value = clean(&NAME_END.replace(&c[1], ""))?;
         if value.split_whitespace().count() > 3 || starts_with_any(&value, NOT_A_NAME) {
@@ -469,15 +488,18 @@ fn recognise_fact(sentence: &str, session: &BatchSession, message: usize) -> Opt
         ));
     }
     if let Some(c) = PREFER.captures(sentence) {
-        let verb = c[1].to_lowercase();
-        let value = clean(&absolute_days(&c[2], session.created_at))?;
-        // "I like that" says nothing lasting.
-        if starts_with_any(&value, PRONOUNS) {
+        let value = clean(&absolute_days(&c["value"], session.created_at))?;
+        // "I like that" says nothing lasting; "I'd rather you …" does.
+        let rather = c.name("rather").is_some();
+        if starts_with_any(&value, PRONOUNS) && !(rather && starts_with_any(&value, &["you"])) {
             return None;
         }
-        let verb = match verb.as_str() {
-            "don't like" | "do not like" | "can't stand" => "dislikes".to_owned(),
-            v => format!("{v}s"),
+        let verb = match c.name("verb").map(|v| v.as_str().to_lowercase()) {
+            None => "would rather".to_owned(),
+            Some(v) if matches!(v.as_str(), "don't like" | "do not like" | "can't stand") => {
+                "dislikes".to_owned()
+            }
+            Some(v) => format!("{v}s"),
         };
         return Some(make(
             Rule::Preference,
@@ -485,6 +507,16 @@ fn recognise_fact(sentence: &str, session: &BatchSession, message: usize) -> Opt
             MemoryKind::User,
             format!("Preference: {}", short(&value, 60)),
             format!("The user {verb} {value}."),
+        ));
+    }
+    if let Some(c) = KIND_OF_PERSON.captures(sentence) {
+        let value = format!("{} {}", clean(&c[1])?, c[2].to_lowercase());
+        return Some(make(
+            Rule::Preference,
+            (words(&value), ids_in(&value)),
+            MemoryKind::User,
+            format!("Preference: {}", short(&value, 60)),
+            format!("The user is a {value}."),
         ));
     }
     if let Some(c) = SWITCHED
@@ -526,7 +558,8 @@ fn recognise_fact(sentence: &str, session: &BatchSession, message: usize) -> Opt
         .captures(sentence)
         .or_else(|| DECIDED.captures(sentence))
     {
-        let value = clean(&absolute_days(&c[1], session.created_at))?;
+        let value = c.get(1).or_else(|| c.get(2))?.as_str();
+        let value = clean(&absolute_days(value, session.created_at))?;
         return Some(make(
             Rule::Decision,
             decision_subject(&value),
@@ -574,7 +607,7 @@ fn fact(sentence: &str, session: &BatchSession, message: usize) -> Option<Statem
     let (head, verb, value) = (&c[1], c[2].to_lowercase(), &c[3]);
     // A sentence that names something ("Falcon owns billing" counts its first
     // word) ...
-    if identifying_in(sentence).is_empty() {
+    if identifying_in(sentence).is_empty() && !BACKTICKED.is_match(sentence) {
         return None;
     }
     // ... told apart from others by what it names past its first word's capital
@@ -652,6 +685,17 @@ fn recognise_all(sentence: &str, session: &BatchSession, message: usize) -> Vec<
             .collect();
         if parts.len() >= 2 {
             return parts;
+        }
+    }
+    // Two statements joined by a bare "and" ("Prod runs in eu-west-1 and DR is
+    // in eu-central-1"): only when each half is one.
+    for (at, joiner) in sentence.match_indices(" and ") {
+        let (first, second) = (&sentence[..at], &sentence[at + joiner.len()..]);
+        if let (Some(a), Some(b)) = (
+            recognise(first, session, message),
+            recognise(second, session, message),
+        ) {
+            return vec![a, b];
         }
     }
     recognise(sentence, session, message).into_iter().collect()

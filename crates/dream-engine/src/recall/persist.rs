@@ -14,7 +14,9 @@
 //! chunks are missing, or whose payload does not hash or decode is ignored and
 //! the index is rebuilt from the records — a record's firewall outcome is reused
 //! only under the same fingerprint and for the same bytes (same version, or a
-//! re-read with the same SHA-256). Without a seal key nothing authenticates the
+//! re-read with the same SHA-256), and no memory is shown on it before its record
+//! is read again and found to hash the same (see `refresh`: a hand edit of a
+//! dream-fs file changes neither the generation nor, always, the listed version). Without a seal key nothing authenticates the
 //! manifest but the store itself: persist only on a store that authenticates its
 //! records (an encrypted store) or with a seal key (see
 //! [`RecallOptions::persist`](super::RecallOptions::persist)).
