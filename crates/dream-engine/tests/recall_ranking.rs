@@ -130,6 +130,9 @@ fn recall_over(store: Arc<MemoryStore>, mut options: RecallOptions) -> Recall {
                 "mv" => r.max_variants = x as usize,
                 "kind" => r.weights[4] = x,
                 "intent" => r.intent_weight = x,
+                "fbt" => r.feedback_terms = x as usize,
+                "fbd" => r.feedback_docs = x as usize,
+                "fbw" => r.feedback_weight = x,
                 "lang" => r.other_language_weight = x,
                 "name" => r.weights[0] = x,
                 "desc" => r.weights[1] = x,
@@ -445,17 +448,27 @@ fn gain_over_bm25(table: &Table) -> f64 {
 async fn long_conversation_recall_at_10_beats_plain_bm25() {
     let run = score("conversation.jsonl", "conversation_queries.jsonl").await;
     print("Long conversation (233 turns)", &run.table);
-    // The target is +8 points; this guards what is reached on dev.
+    // The target: +8 points over plain BM25 (+10.1 reached on dev).
     let gain = gain_over_bm25(&run.table);
-    assert!(gain >= 5.0, "dev R@10 gain over bm25: {gain:.1} points");
+    assert!(gain >= 8.0, "dev R@10 gain over bm25: {gain:.1} points");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn multi_session_dialogues_recall_at_10_beats_plain_bm25() {
     let run = score("dialogues.jsonl", "dialogue_queries.jsonl").await;
     print("Multi-session dialogues (220 turns)", &run.table);
+    // Written after the ranking was tuned elsewhere: +4.8 points on dev (the
+    // issue's +8 is not reached here); this guards what is.
     let gain = gain_over_bm25(&run.table);
-    assert!(gain >= 0.0, "dev R@10 gain over bm25: {gain:.1} points");
+    assert!(gain >= 4.0, "dev R@10 gain over bm25: {gain:.1} points");
+    let bm25 = get(&run.table, "dev", "all", "bm25");
+    let subword = get(&run.table, "dev", "all", "subword");
+    assert!(
+        subword.mrr() >= bm25.mrr(),
+        "dev MRR {} < {}",
+        subword.mrr(),
+        bm25.mrr()
+    );
 }
 
 /// The new-user session: the offline pass stored the decision, and a
