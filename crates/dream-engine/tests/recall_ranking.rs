@@ -4,8 +4,8 @@
 //!
 //! - `bm25`: a minimal single-field BM25 (k1 1.2, b 0.75) written here, over the
 //!   same tokenisation (stop words dropped, Snowball stems), as the baseline;
-//! - `lexical`: the real [`Recall`] (BM25F, kind field, intent words, tie-breaks)
-//!   with sub-words off;
+//! - `lexical`: the real [`Recall`] (BM25F, kind field, intent words, one idf per
+//!   query word, pseudo-relevance feedback, tie-breaks) with sub-words off;
 //! - `subword`: the real [`Recall`] with sub-words on (the default).
 //!
 //! Every mode ranks through the real codec, scanner, index and firewall over a
