@@ -4,7 +4,8 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use clap::{Args, ValueEnum};
-use dream_core::SystemClock;
+use dream_core::{MemoryId, SystemClock};
+use dream_engine::recall::eval::{self, Metrics};
 use dream_engine::recall::{PickerOptions, Recall, RecallOptions, RecallResult, Verdict};
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -34,10 +35,15 @@ pub struct RecallArgs {
     /// JSONL of {"id","query"} (or - for stdin); prints JSONL of {"id","results"}.
     #[arg(long, value_name = "FILE")]
     pub queries: Option<PathBuf>,
+    /// With --queries: JSONL of {"id","gold":[memory ids],"kind"} naming the
+    /// memories each query should find; prints recall@1/5/10 and MRR per kind
+    /// (the ranked records, whatever their verdict; --limit below 10 caps them).
+    #[arg(long, value_name = "FILE")]
+    pub gold: Option<PathBuf>,
     /// Candidates ranked before the firewall judges them (1 to 100).
     #[arg(long, default_value_t = 10)]
     pub limit: usize,
-    /// Output format (single query).
+    /// Output format (single query, or the metrics of --gold).
     #[arg(long, value_enum, default_value_t)]
     pub format: RecallFormat,
     /// No query: the admitted memories that matter most (pinned, then confident and
@@ -81,6 +87,100 @@ struct QueryLine {
     query: String,
 }
 
+/// One line of a `--gold` file.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct GoldLine {
+    id: Value,
+    gold: Vec<String>,
+    #[serde(default)]
+    kind: Option<String>,
+}
+
+/// Reads a JSONL file of `T`, naming the first malformed line.
+fn read_lines<T: serde::de::DeserializeOwned>(
+    file: &std::path::Path,
+    expected: &str,
+) -> Result<Vec<T>, CliError> {
+    let text = read_input(Some(file))?;
+    let mut lines = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        if line.trim().is_empty() {
+            continue;
+        }
+        let parsed: T = serde_json::from_str(line)
+            .map_err(|e| CliError::usage(format!("line {}: expected {expected}: {e}", i + 1)))?;
+        lines.push(parsed);
+    }
+    Ok(lines)
+}
+
+/// The gold memories and kind of each query, checked against the queries: every
+/// query has exactly one gold line and every gold line a query.
+fn gold_of(
+    queries: &[QueryLine],
+    file: &std::path::Path,
+) -> Result<Vec<(Vec<String>, String)>, CliError> {
+    let lines: Vec<GoldLine> = read_lines(file, "{\"id\",\"gold\":[ids],\"kind\"}")?;
+    for (i, line) in lines.iter().enumerate() {
+        if lines[..i].iter().any(|l| l.id == line.id) {
+            return Err(CliError::usage(format!(
+                "gold: id {} appears twice",
+                line.id
+            )));
+        }
+        if !queries.iter().any(|q| q.id == line.id) {
+            return Err(CliError::usage(format!(
+                "gold: id {} names no query",
+                line.id
+            )));
+        }
+        if let Some(bad) = line
+            .gold
+            .iter()
+            .find(|g| MemoryId::new(g.as_str()).is_err())
+        {
+            return Err(CliError::usage(format!(
+                "gold: id {}: {} is not a memory id",
+                line.id,
+                escape(bad)
+            )));
+        }
+    }
+    queries
+        .iter()
+        .map(|q| {
+            let line = lines
+                .iter()
+                .find(|l| l.id == q.id)
+                .ok_or_else(|| CliError::usage(format!("gold: query {} has no gold line", q.id)))?;
+            let kind = line.kind.clone().unwrap_or_else(|| Metrics::ALL.to_owned());
+            Ok((line.gold.clone(), kind))
+        })
+        .collect()
+}
+
+/// The metrics as JSON: each group's queries, recall@1/5/10 (percent) and MRR.
+fn metrics_json(metrics: &Metrics, limit: usize) -> Value {
+    let groups: serde_json::Map<String, Value> = metrics
+        .groups
+        .iter()
+        .map(|(group, s)| {
+            (
+                group.clone(),
+                json!({
+                    "queries": s.queries,
+                    "recall_at_1": s.recall_at(1),
+                    "recall_at_5": s.recall_at(5),
+                    "recall_at_10": s.recall_at(10),
+                    "mrr": s.mrr(),
+                }),
+            )
+        })
+        .collect();
+    json!({ "limit": limit, "groups": groups })
+}
+
 /// Runs recall.
 pub async fn recall(global: &Global, args: RecallArgs) -> Outcome {
     if args.query.as_deref().is_some_and(|q| q.trim().is_empty()) {
@@ -88,6 +188,28 @@ pub async fn recall(global: &Global, args: RecallArgs) -> Outcome {
             "the query is blank: say what to recall, or use --brief",
         ));
     }
+    // Input errors are said before any store is opened.
+    if args.gold.is_some() && args.queries.is_none() {
+        return Err(CliError::usage(
+            "--gold scores a batch: give the queries with --queries FILE",
+        ));
+    }
+    let batch = match &args.queries {
+        Some(file) => {
+            let lines: Vec<QueryLine> = read_lines(file, "{\"id\",\"query\"}")?;
+            let gold = match &args.gold {
+                Some(_) if args.format == RecallFormat::Context => {
+                    return Err(CliError::usage(
+                        "--gold prints metrics: use --format text or json",
+                    ));
+                }
+                Some(gold) => Some(gold_of(&lines, gold)?),
+                None => None,
+            };
+            Some((lines, gold))
+        }
+        None => None,
+    };
     let (recall, scope) = open_recall(global).await?;
     if args.brief {
         let result = recall.brief(&scope, Some(args.budget)).await?;
@@ -100,20 +222,26 @@ pub async fn recall(global: &Global, args: RecallArgs) -> Outcome {
         }
         return Ok(Found::when(!admitted));
     }
-    if let Some(file) = &args.queries {
-        let text = read_input(Some(file))?;
-        let mut lines = Vec::new();
-        for (i, line) in text.lines().enumerate() {
-            if line.trim().is_empty() {
-                continue;
+    if let Some((lines, gold)) = batch {
+        if let Some(gold) = gold {
+            let bar = progress(lines.len() as u64, "recall");
+            let mut metrics = Metrics::default();
+            for (line, (gold, kind)) in lines.iter().zip(&gold) {
+                let result = recall.recall(&line.query, &scope, args.limit).await?;
+                metrics.add(kind, &eval::ranked_ids(&result, args.limit), gold);
+                bar.inc(1);
             }
-            let parsed: QueryLine = serde_json::from_str(line).map_err(|e| {
-                CliError::usage(format!(
-                    "line {}: expected {{\"id\",\"query\"}}: {e}",
-                    i + 1
-                ))
-            })?;
-            lines.push(parsed);
+            bar.finish_and_clear();
+            match args.format {
+                RecallFormat::Json => print_json(&metrics_json(&metrics, args.limit))?,
+                _ => out!(
+                    "recall of {} queries (limit {}):\n{}",
+                    lines.len(),
+                    args.limit,
+                    escape_body(&metrics.to_markdown())
+                )?,
+            }
+            return Ok(Found::Nothing);
         }
         let bar = progress(lines.len() as u64, "recall");
         for line in lines {

@@ -8,8 +8,10 @@
 //!   read `state/generation` from the store first, so they make the same store call
 //!   and the same thread hop.
 //! - Before the groups, per size: per-call p50/p90 latency of 320 recalls each with
-//!   sub-words on and off, interleaved so both see the same machine load
-//!   (`latency at <n> …`).
+//!   sub-words on, on without pseudo-relevance feedback, and off, interleaved so
+//!   all see the same machine load (`latency at <n> …`).
+//! - `recall_no_feedback/<n>`: sub-words on, feedback off
+//!   (`RankParams::feedback_terms = 0`): what the second ranking costs.
 //! - `recall_lexical/<n>`: the same recall with sub-word matching off
 //!   (`RecallOptions::subwords = false`); the index's size with and without
 //!   sub-words is printed once per size (`index bytes …`).
@@ -240,6 +242,11 @@ fn bench_recall(c: &mut Criterion) {
             },
         );
         rt.block_on(lexical.recall(&queries[0], &scope, 5)).unwrap();
+        let mut options = RecallOptions::default();
+        options.rank.feedback_terms = 0;
+        let no_feedback = Recall::new(store.clone(), Arc::new(SystemClock), options);
+        rt.block_on(no_feedback.recall(&queries[0], &scope, 5))
+            .unwrap();
         let on = rt.block_on(recall.index_bytes()).unwrap();
         let off = rt.block_on(lexical.index_bytes()).unwrap();
         eprintln!(
@@ -262,23 +269,18 @@ off {} (ranking {}, vocabulary {}); ratio {:.3}",
             "index bytes at {n}: before the kind field (estimate) {before}; sub-words on / before {:.3}",
             on.total() as f64 / before as f64
         );
-        // Per-call latency percentiles, sub-words on and off interleaved so both
-        // see the same machine load (the criterion groups below report means).
-        let mut on_times = Vec::new();
-        let mut off_times = Vec::new();
+        // Per-call latency percentiles, the three configurations interleaved
+        // (rotating which goes first) so all see the same machine load (the
+        // criterion groups below report means).
+        let configs = [&recall, &no_feedback, &lexical];
+        let mut times: [Vec<f64>; 3] = Default::default();
         for round in 0..10 {
             for (k, q) in queries.iter().enumerate() {
-                let first_on = (round + k) % 2 == 0;
-                for on in [first_on, !first_on] {
-                    let r = if on { &recall } else { &lexical };
+                for j in 0..configs.len() {
+                    let c = (round + k + j) % configs.len();
                     let start = std::time::Instant::now();
-                    black_box(rt.block_on(r.recall(q, &scope, 5)).unwrap());
-                    let took = start.elapsed().as_secs_f64() * 1e6;
-                    if on {
-                        on_times.push(took);
-                    } else {
-                        off_times.push(took);
-                    }
+                    black_box(rt.block_on(configs[c].recall(q, &scope, 5)).unwrap());
+                    times[c].push(start.elapsed().as_secs_f64() * 1e6);
                 }
             }
         }
@@ -286,19 +288,33 @@ off {} (ranking {}, vocabulary {}); ratio {:.3}",
             v.sort_by(f64::total_cmp);
             v[((v.len() - 1) as f64 * p).round() as usize]
         };
+        let [on_times, no_feedback_times, off_times] = &mut times;
         eprintln!(
-            "latency at {n} ({} calls each): sub-words on p50 {:.0} µs p90 {:.0} µs; off p50 {:.0} µs p90 {:.0} µs",
+            "latency at {n} ({} calls each): sub-words on p50 {:.0} µs p90 {:.0} µs; \
+on without feedback p50 {:.0} µs p90 {:.0} µs; off p50 {:.0} µs p90 {:.0} µs",
             on_times.len(),
-            pct(&mut on_times, 0.5),
-            pct(&mut on_times, 0.9),
-            pct(&mut off_times, 0.5),
-            pct(&mut off_times, 0.9)
+            pct(on_times, 0.5),
+            pct(on_times, 0.9),
+            pct(no_feedback_times, 0.5),
+            pct(no_feedback_times, 0.9),
+            pct(off_times, 0.5),
+            pct(off_times, 0.9)
         );
         let mut i = 0usize;
         group.bench_function(BenchmarkId::new("recall", n), |b| {
             b.iter(|| {
                 i = (i + 1) % queries.len();
                 black_box(rt.block_on(recall.recall(&queries[i], &scope, 5)).unwrap())
+            })
+        });
+        let mut i = 0usize;
+        group.bench_function(BenchmarkId::new("recall_no_feedback", n), |b| {
+            b.iter(|| {
+                i = (i + 1) % queries.len();
+                black_box(
+                    rt.block_on(no_feedback.recall(&queries[i], &scope, 5))
+                        .unwrap(),
+                )
             })
         });
         let mut i = 0usize;

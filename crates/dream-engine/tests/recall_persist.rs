@@ -295,6 +295,63 @@ async fn a_new_process_loads_the_persisted_index_instead_of_reading_every_record
     assert_eq!(store.version_lists(), 0, "the generation did not change");
 }
 
+/// The sub-word index (surface forms, trigrams) and the `kind` field survive the
+/// round trip: a new process loading the persisted index finds words inside words
+/// and typos exactly as the process that wrote it, and a sub-word-only query
+/// finds nothing with sub-words off.
+#[tokio::test]
+async fn a_loaded_index_matches_sub_words_as_the_one_that_was_written() {
+    let store = filled(200).await;
+    put_fact(&*store, "vitest", "The project uses Vitest, not Jest.").await;
+    put_fact(&*store, "pg", "Production runs PostgreSQL 16.").await;
+    bump(&*store).await;
+    let key = SealKey::generate();
+    let queries = [
+        "how should I write tests",
+        "which postgres version",
+        "postgrsql",
+        "a project decision",
+    ];
+    let warm = recall_over(&store, persisting(Some(key.clone())));
+    let mut before = Vec::new();
+    for q in queries {
+        before.push(lines(&warm.recall(q, &scope(), 5).await.unwrap()));
+    }
+    assert!(!recall_records(&*store).await.is_empty(), "persisted");
+
+    store.reset();
+    let cold = recall_over(&store, persisting(Some(key.clone())));
+    for (q, before) in queries.iter().zip(&before) {
+        let after = cold.recall(q, &scope(), 5).await.unwrap();
+        assert_eq!(&lines(&after), before, "{q}");
+        if *q != "a project decision" {
+            assert!(
+                ["vitest", "pg"].contains(&after.records[0].id.as_str()),
+                "{q}: {after}"
+            );
+        } else {
+            // Every fact is a project decision: the kind field matches them all
+            // (a full candidate pool), not only the two that say "project".
+            assert_eq!(after.records.len(), 20, "{after}");
+        }
+    }
+    assert_eq!(store.gets(), 0, "no memory read");
+    assert_eq!(store.lists(), 0, "no memory listed");
+
+    let off = recall_over(
+        &store,
+        RecallOptions {
+            subwords: false,
+            ..persisting(Some(key))
+        },
+    );
+    let result = off
+        .recall("how should I write tests", &scope(), 5)
+        .await
+        .unwrap();
+    assert!(result.verdict_of("vitest").is_none(), "{result}");
+}
+
 #[tokio::test]
 async fn a_record_poisoned_after_the_index_was_persisted_is_quarantined_in_a_new_process() {
     let store = filled(300).await;

@@ -14,6 +14,12 @@
 //! variant, whose idf is also capped at that of the word's own stems so an exact
 //! word always outweighs its sub-word relatives. Equal scores go to the more
 //! confident, then the more recently updated record, then the smaller id.
+//!
+//! Pseudo-relevance feedback ([`RankParams::feedback_terms`]): a first ranking's
+//! best valid records of the scope lend the query their most telling terms
+//! (summed idf, weighted by rank; neither unique to one record nor in more than a
+//! tenth of them), at [`RankParams::feedback_weight`] at most, and the second
+//! ranking is returned. It only orders candidates: the firewall judges each.
 
 use std::cmp::Ordering;
 use std::collections::HashMap;
@@ -49,6 +55,16 @@ pub struct RankParams {
     /// Weight of a query's intent words (`tell`, `remember`, `use`, …), kept but
     /// not allowed to outweigh what the query is about.
     pub intent_weight: f32,
+    /// Pseudo-relevance feedback: how many terms of the best-ranked records are
+    /// added to the query for a second ranking (0 = off). Finds what the query's
+    /// own words only name around: the record that says how next to the one that
+    /// says what.
+    pub feedback_terms: usize,
+    /// How many of the best-ranked valid records of the scope feed back.
+    pub feedback_docs: usize,
+    /// Query weight of the best feedback term (the others in proportion), below
+    /// the query's own words.
+    pub feedback_weight: f32,
 }
 
 impl Default for RankParams {
@@ -62,6 +78,9 @@ impl Default for RankParams {
             subword_idf_cap: true,
             other_language_weight: 0.6,
             intent_weight: 0.3,
+            feedback_terms: 5,
+            feedback_docs: 3,
+            feedback_weight: 0.3,
         }
     }
 }
@@ -121,6 +140,7 @@ pub(crate) struct Index {
     /// Tie-break order per document: more confident, then more recent, first.
     prior: Vec<u32>,
     k1: f32,
+    feedback: (usize, usize, f32),
 }
 
 impl Index {
@@ -228,6 +248,11 @@ impl Index {
             factors,
             postings,
             k1: params.k1.max(0.0),
+            feedback: (
+                params.feedback_terms,
+                params.feedback_docs,
+                params.feedback_weight,
+            ),
             docs,
         }
     }
@@ -351,8 +376,47 @@ impl Index {
     /// `pool` hits that are valid records of `scope` or of unknown scope
     /// (undecodable records, which the firewall rejects) and at most `other_pool`
     /// hits from other scopes, best first; equal scores go to the more confident,
-    /// then the more recently updated record, then the smaller record id.
+    /// then the more recently updated record, then the smaller record id. With
+    /// [`RankParams::feedback_terms`], the query is first extended with the most
+    /// telling terms of its best-ranked records (pseudo-relevance feedback).
     pub fn rank(
+        &self,
+        terms: &[(u32, f32)],
+        scope: &Scope,
+        pool: usize,
+        other_pool: usize,
+    ) -> Vec<Hit> {
+        let (n_terms, n_docs, weight) = self.feedback;
+        if n_terms == 0 || n_docs == 0 || weight <= 0.0 {
+            return self.rank_once(terms, scope, pool, other_pool);
+        }
+        let first = self.rank_once(terms, scope, n_docs, 0);
+        let mut gain: HashMap<u32, f32> = HashMap::new();
+        let n = self.docs.len();
+        // Only records that passed the scan and validation, of this scope, feed
+        // back; a term in one record only, or in more than a tenth, adds nothing.
+        let feeding = first
+            .iter()
+            .filter(|h| self.in_scope(h.doc, scope) && self.docs[h.doc as usize].valid().is_some());
+        for (r, hit) in feeding.enumerate() {
+            for (term, _) in &self.docs[hit.doc as usize].terms {
+                let df = self.df(*term);
+                if df < 2 || df * 10 > n || terms.iter().any(|(t, _)| t == term) {
+                    continue;
+                }
+                *gain.entry(*term).or_default() += self.idf(*term) / (r as f32 + 1.0);
+            }
+        }
+        let mut gain: Vec<(u32, f32)> = gain.into_iter().collect();
+        gain.sort_unstable_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+        gain.truncate(n_terms);
+        let best = gain.first().map_or(1.0, |g| g.1);
+        let mut expanded = terms.to_vec();
+        expanded.extend(gain.into_iter().map(|(t, g)| (t, weight * g / best)));
+        self.rank_once(&expanded, scope, pool, other_pool)
+    }
+
+    fn rank_once(
         &self,
         terms: &[(u32, f32)],
         scope: &Scope,

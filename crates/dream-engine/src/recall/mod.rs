@@ -11,7 +11,8 @@
 //! 1. **Candidate set**: the top-K by BM25F (or the picker's choice) over the
 //!    query's stems and, with [`RecallOptions::subwords`], their sub-word relatives
 //!    in the index's vocabulary (words inside words, typos; weighted below the
-//!    exact word, see `index`). When it is
+//!    exact word, see `index`), re-ranked once with terms of its best records
+//!    (pseudo-relevance feedback, [`RankParams::feedback_terms`]). When it is
 //!    empty, or every candidate is undecodable, one bounded retry runs with a
 //!    broader query (stop words kept, every stem also matched as a prefix and by its
 //!    indexed prefixes); if that still yields nothing the result carries a
