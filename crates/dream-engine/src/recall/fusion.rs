@@ -284,7 +284,10 @@ mod tests {
         let query = [1.0, 0.4, 0.0, 0.0];
         let ranked = set.rank(&query, &FusionParams::default(), 10, 0);
         assert_eq!(ranked[..3], [0, 3, 6], "topic 0 first: {ranked:?}");
-        assert!(!ranked.contains(&1) && !ranked.contains(&2), "other topics are below the floor");
+        assert!(
+            !ranked.contains(&1) && !ranked.contains(&2),
+            "other topics are below the floor"
+        );
         let raw = FusionParams {
             center: false,
             min_similarity: -1.0,
