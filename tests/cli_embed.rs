@@ -229,3 +229,81 @@ fn the_embedder_is_chosen_by_a_flag_never_by_a_config_file() {
     let out = cli.run(&["--embedder", "compatible", "recall", "anything"]);
     assert!(stderr(&out).contains("--embedding-url"), "{}", stderr(&out));
 }
+
+#[test]
+fn vectors_of_an_encrypted_store_are_encrypted() {
+    const KEY: &str = "AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8=";
+    let (url, embedded) = serve_embeddings();
+    let cli = Cli::new();
+    let args = |extra: &[&str]| -> Vec<String> {
+        [
+            "--store",
+            "fs:enc",
+            "--encrypt",
+            "--embedder",
+            "compatible",
+            "--embedding-url",
+            url.as_str(),
+            "--embedding-model",
+            "toy-concepts",
+            "--embedding-dims",
+            "4",
+        ]
+        .iter()
+        .chain(extra)
+        .map(|s| s.to_string())
+        .collect()
+    };
+    let run = |extra: &[&str]| {
+        let all = args(extra);
+        cli.run_with(
+            &all.iter().map(String::as_str).collect::<Vec<_>>(),
+            None,
+            &[("DREAM_KEY", KEY)],
+        )
+    };
+    ok(run(&[
+        "remember",
+        "--name",
+        "Test runner",
+        "--content",
+        "The project uses Vitest, not Jest",
+    ]));
+    assert!(embedded.load(Ordering::SeqCst) >= 1);
+    let files = tree_bytes(&cli.path("enc"));
+    assert!(
+        files
+            .iter()
+            .any(|(path, _)| path.to_string_lossy().contains("vectors")),
+        "a vector is stored: {:?}",
+        files.iter().map(|(p, _)| p).collect::<Vec<_>>()
+    );
+    for (path, bytes) in &files {
+        let text = String::from_utf8_lossy(bytes);
+        assert!(
+            !text.contains("toy-concepts") && !text.contains("Vitest"),
+            "plaintext on disk in {path:?}"
+        );
+    }
+    let out = run(&["recall", "which tool checks our specs", "--format", "json"]);
+    let result: Value = serde_json::from_str(&stdout(&out)).unwrap();
+    assert_eq!(result["ranker"]["kind"], "hybrid", "{result}");
+    assert_eq!(result["records"][0]["name"], "Test runner", "{result}");
+}
+
+/// Every file under `dir` with its bytes.
+fn tree_bytes(dir: &std::path::Path) -> Vec<(std::path::PathBuf, Vec<u8>)> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for entry in std::fs::read_dir(&d).expect("read_dir") {
+            let path = entry.expect("entry").path();
+            if path.is_dir() {
+                stack.push(path);
+            } else {
+                out.push((path.clone(), std::fs::read(&path).expect("read")));
+            }
+        }
+    }
+    out
+}
