@@ -2,7 +2,7 @@
 //!
 //! A config file in the working directory is untrusted (anyone who can write a
 //! repository can plant one), so it may set only the store, the scope, the model
-//! name and limits. A base URL, an API key, a password, a key file or the choice
+//! and embedding model names, the embedding dimension and limits. A base URL, an API key, a password, a key file or the choice
 //! of a remote provider are refused with an error naming the key: those come only
 //! from flags and the environment.
 
@@ -21,6 +21,9 @@ const FORBIDDEN: &[&str] = &[
     "key-file",
     "password",
     "llm",
+    "embedder",
+    "embedding_url",
+    "embedding-url",
     "redis_url",
     "token",
     "secret",
@@ -36,6 +39,10 @@ pub struct FileConfig {
     pub scope: Option<String>,
     /// Model name for the provider chosen with `--llm`.
     pub model: Option<String>,
+    /// Embedding model name for the embedder chosen with `--embedder`.
+    pub embedding_model: Option<String>,
+    /// Dimension of that model's vectors.
+    pub embedding_dims: Option<usize>,
     /// Engine limits.
     #[serde(default)]
     pub limits: Limits,

@@ -31,6 +31,21 @@ pub enum LlmChoice {
     Compatible,
 }
 
+/// Which embedding model computes memory vectors for recall by meaning.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, ValueEnum)]
+pub enum EmbedderChoice {
+    /// No embedder, no vectors, no network: recall ranks by words.
+    #[default]
+    None,
+    /// OpenAI's embeddings endpoint (key from OPENAI_API_KEY).
+    Openai,
+    /// An OpenAI-compatible embeddings server at --embedding-url (Ollama, vLLM,
+    /// llama.cpp server, text-embeddings-inference; optional key from DREAM_COMPATIBLE_API_KEY).
+    Compatible,
+    /// Ollama's native /api/embed at --embedding-url.
+    Ollama,
+}
+
 /// Options every command takes.
 #[derive(Debug, Clone, Args)]
 #[command(next_help_heading = "Global options")]
@@ -61,6 +76,19 @@ pub struct Global {
     /// A base URL for --llm (announced before the first call).
     #[arg(long, global = true, value_name = "URL")]
     pub base_url: Option<String>,
+    /// The embedding model for recall by meaning: none (default, no network),
+    /// openai, compatible or ollama. Memory text is sent to it (announced).
+    #[arg(long, global = true, value_enum)]
+    pub embedder: Option<EmbedderChoice>,
+    /// The embedding model name for --embedder.
+    #[arg(long, global = true, value_name = "NAME")]
+    pub embedding_model: Option<String>,
+    /// The dimension of the embedding model's vectors.
+    #[arg(long, global = true, value_name = "N")]
+    pub embedding_dims: Option<usize>,
+    /// The embedding server's base URL for --embedder (announced before the first call).
+    #[arg(long, global = true, value_name = "URL")]
+    pub embedding_url: Option<String>,
     /// Seconds one attempt of a model call may take (default 60).
     #[arg(long, global = true, value_name = "SECS")]
     pub timeout: Option<u64>,
@@ -141,6 +169,23 @@ impl Global {
         super::models::build(choice, name, self.base_url.clone(), limits)
     }
 
+    /// The embedder chosen with `--embedder`, if any; where memory text goes is
+    /// announced on stderr now, before any call.
+    pub fn embedder(
+        &self,
+        config: &FileConfig,
+    ) -> Result<Option<Arc<dyn dream_core::Embedder>>, CliError> {
+        let spec = super::models::EmbedderSpec {
+            model: self
+                .embedding_model
+                .clone()
+                .or_else(|| config.embedding_model.clone()),
+            dimensions: self.embedding_dims.or(config.embedding_dims),
+            base_url: self.embedding_url.clone(),
+        };
+        super::models::build_embedder(self.embedder.unwrap_or_default(), spec)
+    }
+
     /// Engine options: the scope and `dream.toml`'s limits over the defaults.
     pub fn options(&self, config: &FileConfig) -> Result<Options, CliError> {
         let mut options = Options {
@@ -200,6 +245,9 @@ impl Global {
         }
         if let Some(model) = self.model(&config)? {
             dream = dream.with_model(model);
+        }
+        if let Some(embedder) = self.embedder(&config)? {
+            dream = dream.with_embedder(embedder);
         }
         Ok(dream)
     }

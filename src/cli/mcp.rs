@@ -8,7 +8,7 @@ use std::sync::Arc;
 use clap::Args;
 use dream_core::SystemClock;
 use dream_engine::Dream;
-use dream_engine::recall::{PickerOptions, Recall, RecallOptions};
+use dream_engine::recall::{PickerOptions, Recall, RecallOptions, VectorOptions};
 use dream_mcp::http::TOKEN_ENV;
 use dream_mcp::{BearerToken, DreamServer, HttpOptions, McpOptions};
 
@@ -56,6 +56,11 @@ pub async fn mcp(global: &Global, args: McpArgs) -> Outcome {
     if let Some(model) = model {
         options.picker = Some(PickerOptions::new(model.clone()));
         dream = dream.with_model(model);
+    }
+    // A long-lived server: every write starts a vector backfill in the background.
+    if let Some(embedder) = global.embedder(&config)? {
+        options.vectors = Some(VectorOptions::new(embedder.clone()));
+        dream = dream.with_embedder(embedder);
     }
     let recall = Recall::new(store, Arc::new(SystemClock), options);
     let server = DreamServer::new(

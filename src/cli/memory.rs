@@ -119,6 +119,7 @@ pub async fn remember(global: &Global, args: RememberArgs) -> Outcome {
         let report = dream
             .import(vec![memory], true, dream_engine::ImportSource::Person)
             .await?;
+        super::models::settle_vectors(&dream).await;
         if args.json {
             print_json(&serde_json::json!({
                 "imported": report.imported, "quarantined": report.quarantined,
@@ -140,7 +141,9 @@ pub async fn remember(global: &Global, args: RememberArgs) -> Outcome {
     let mut new =
         NewMemory::new(kind, input.name, input.content).with_description(input.description);
     new.tags = input.tags;
-    match dream.remember(new).await? {
+    let remembered = dream.remember(new).await?;
+    super::models::settle_vectors(&dream).await;
+    match remembered {
         Remembered::Stored(memory) => {
             if args.json {
                 print_json(&serde_json::json!({ "remembered": memory.id }))?;

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use dream_core::LanguageModel;
 
 use super::CliError;
-use super::context::LlmChoice;
+use super::context::{EmbedderChoice, LlmChoice};
 
 /// Environment variable with an optional key for `--llm compatible`.
 #[cfg(feature = "llm")]
@@ -115,4 +115,120 @@ pub fn build(
             "this dream was built without feature `llm`; rebuild with --features llm",
         )),
     }
+}
+
+/// The embedding model chosen with `--embedder`: its name, dimension and base URL.
+#[derive(Debug, Clone, Default)]
+pub struct EmbedderSpec {
+    /// `--embedding-model` or `embedding_model` in `dream.toml`.
+    pub model: Option<String>,
+    /// `--embedding-dims` or `embedding_dims` in `dream.toml`.
+    pub dimensions: Option<usize>,
+    /// `--embedding-url`.
+    pub base_url: Option<String>,
+}
+
+/// Builds the chosen embedder; `None` when none is chosen (the default: no
+/// vectors, no network). Always announces on stderr where memory text is sent.
+#[cfg(feature = "llm")]
+pub fn build_embedder(
+    choice: EmbedderChoice,
+    spec: EmbedderSpec,
+) -> Result<Option<Arc<dyn dream_core::Embedder>>, CliError> {
+    use dream_core::Embedder;
+    use dream_llm::{ApiKey, EmbedderConfig};
+    let EmbedderSpec {
+        model,
+        dimensions,
+        base_url,
+    } = spec;
+    if choice == EmbedderChoice::None {
+        if base_url.is_some() {
+            return Err(CliError::usage(
+                "--embedding-url needs --embedder openai, compatible or ollama",
+            ));
+        }
+        return Ok(None);
+    }
+    let dimensions = dimensions.ok_or_else(|| {
+        CliError::usage("--embedder needs --embedding-dims (or embedding_dims in dream.toml)")
+    })?;
+    let model = model.ok_or_else(|| {
+        CliError::usage("--embedder needs --embedding-model (or embedding_model in dream.toml)")
+    })?;
+    let url = || {
+        base_url
+            .clone()
+            .ok_or_else(|| CliError::usage("--embedder compatible and ollama need --embedding-url"))
+    };
+    let config = match choice {
+        EmbedderChoice::None => unreachable!("handled above"),
+        EmbedderChoice::Openai => {
+            let config = EmbedderConfig::openai(model, dimensions).http(|c| c.api_key_from_env());
+            match &base_url {
+                Some(url) => config.http(|c| c.base_url(url.clone())),
+                None => config,
+            }
+        }
+        EmbedderChoice::Compatible => {
+            let config = EmbedderConfig::openai_compatible(model, url()?, dimensions);
+            match std::env::var_os(COMPATIBLE_KEY_ENV) {
+                Some(_) => {
+                    let key = ApiKey::from_env(COMPATIBLE_KEY_ENV)?;
+                    config.http(|c| c.api_key(key))
+                }
+                None => config,
+            }
+        }
+        EmbedderChoice::Ollama => EmbedderConfig::ollama(model, url()?, dimensions),
+    };
+    let embedder = config.http(|c| c.redact_with(redact_secrets)).build()?;
+    let line = embedder.announcement().unwrap_or_else(|| {
+        format!(
+            "embedder {} sends memory text to {}",
+            embedder.describe(),
+            embedder.endpoint()
+        )
+    });
+    eprintln!("{line}");
+    Ok(Some(Arc::new(embedder)))
+}
+
+/// Without the `llm` feature no embedder exists.
+#[cfg(not(feature = "llm"))]
+pub fn build_embedder(
+    choice: EmbedderChoice,
+    _: EmbedderSpec,
+) -> Result<Option<Arc<dyn dream_core::Embedder>>, CliError> {
+    match choice {
+        EmbedderChoice::None => Ok(None),
+        _ => Err(CliError::usage(
+            "this dream was built without feature `llm`; rebuild with --features llm",
+        )),
+    }
+}
+
+/// Longest wait, after a write, for its memory vectors.
+const SETTLE_VECTORS: std::time::Duration = std::time::Duration::from_secs(60);
+
+/// Waits, a bounded time, for the vector backfill a write started in the
+/// background, then checks nothing is left (a failed background run is retried
+/// once here), so a command that wrote leaves its vectors stored; says so when
+/// it could not. The write itself is already committed.
+pub async fn settle_vectors(dream: &dream_engine::Dream) {
+    if !dream.has_embedder() {
+        return;
+    }
+    let settle = async {
+        dream.backfill_idle().await;
+        dream.backfill_vectors().await
+    };
+    let why = match tokio::time::timeout(SETTLE_VECTORS, settle).await {
+        Ok(Ok(_)) => return,
+        Ok(Err(e)) => e.to_string(),
+        Err(_) => format!("still computing after {} s", SETTLE_VECTORS.as_secs()),
+    };
+    eprintln!(
+        "note: memory vectors not updated ({why}); recall ranks by words until a later write backfills them"
+    );
 }

@@ -157,6 +157,7 @@ pub async fn dream(global: &Global, args: DreamArgs) -> Outcome {
         return Ok(Found::Nothing);
     }
     let report = dream.dream(args.force).await;
+    super::models::settle_vectors(&dream).await;
     spinner.finish_and_clear();
     print_report(&report?, args.json)
 }

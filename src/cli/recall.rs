@@ -6,7 +6,9 @@ use std::sync::Arc;
 use clap::{Args, ValueEnum};
 use dream_core::{MemoryId, SystemClock};
 use dream_engine::recall::eval::{self, Metrics};
-use dream_engine::recall::{PickerOptions, Recall, RecallOptions, RecallResult, Verdict};
+use dream_engine::recall::{
+    PickerOptions, Ranker, Recall, RecallOptions, RecallResult, VectorOptions, Verdict,
+};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
@@ -76,6 +78,9 @@ pub async fn open_recall(global: &Global) -> Result<(Recall, dream_core::Scope),
     };
     if let Some(model) = global.model(&config)? {
         options.picker = Some(PickerOptions::new(model));
+    }
+    if let Some(embedder) = global.embedder(&config)? {
+        options.vectors = Some(VectorOptions::new(embedder));
     }
     Ok((Recall::new(store, Arc::new(SystemClock), options), scope))
 }
@@ -274,6 +279,12 @@ pub fn to_json(result: &RecallResult) -> Value {
         "policy": { "verdict": result.policy.verdict.as_str(), "reason": result.policy.reason.to_string(),
                     "diagnosis": result.policy.diagnosis },
         "retried": result.retried,
+        "ranker": match &result.ranker {
+            Ranker::Lexical => json!({ "kind": "lexical" }),
+            Ranker::Model { model } => json!({ "kind": "model", "model": model }),
+            Ranker::Hybrid { embedder } => json!({ "kind": "hybrid", "embedder": embedder }),
+            Ranker::LexicalFallback { reason } => json!({ "kind": "lexical-fallback", "reason": reason }),
+        },
         "records": result.records.iter().map(|r| json!({
             "id": r.id.as_str(),
             "score": r.score,
@@ -287,6 +298,9 @@ pub fn to_json(result: &RecallResult) -> Value {
 
 fn print_text(result: &RecallResult) -> Result<(), CliError> {
     let style = Style::detect();
+    if let Ranker::LexicalFallback { reason } = &result.ranker {
+        eprintln!("note: ranked by words only: {}", escape(reason));
+    }
     outln!("{}", escape(&result.policy.to_string()))?;
     let mut rows = Vec::new();
     for r in &result.records {

@@ -125,6 +125,20 @@ impl Dream {
         self
     }
 
+    /// Whether the handle has an embedder.
+    pub fn has_embedder(&self) -> bool {
+        self.embedder.is_some()
+    }
+
+    /// Waits until no background backfill of this handle runs or is pending.
+    pub async fn backfill_idle(&self) {
+        while self.backfiller.running.load(Ordering::SeqCst)
+            || self.backfiller.pending.load(Ordering::SeqCst)
+        {
+            tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+        }
+    }
+
     /// Computes and stores the vector of every memory whose vector is missing or
     /// stale (another model, dimension or text), and removes the vectors of
     /// memories that are gone. Runs outside the lease: a memory written meanwhile

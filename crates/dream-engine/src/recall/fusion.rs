@@ -269,44 +269,38 @@ mod tests {
     }
 
     #[test]
-    fn centring_removes_the_shared_direction() {
-        // Every vector shares a large first component; the hub is almost only that.
-        let mut pairs = vec![
-            (0, 0, vec![1.0, 0.6, 0.0, 0.0]),
-            (1, 0, vec![1.0, 0.0, 0.6, 0.0]),
-            (2, 0, vec![1.0, 0.0, 0.0, 0.6]),
-            (3, 0, vec![1.0, 0.05, 0.05, 0.05]),
-            (4, 1, vec![1.0, 0.6, 0.0, 0.0]),
-        ];
-        // More of topics 1 and 2, so the scope has enough vectors to centre on.
-        for doc in 5..10 {
-            pairs.push((doc, 0, vec![1.0, 0.0, 0.6, 0.6]));
+    fn centring_ranks_by_what_sets_a_record_apart() {
+        // Three topics of three records each share a large first component; the
+        // hub (9) is almost only that component.
+        let mut items = Vec::new();
+        for doc in 0..9u32 {
+            let mut v = vec![1.0, 0.0, 0.0, 0.0];
+            v[1 + (doc % 3) as usize] = 0.6;
+            items.push((doc, 0, v));
         }
-        let set = VectorSet::new(pairs, 4);
+        items.push((9, 0, vec![1.0, 0.05, 0.05, 0.05]));
+        items.push((10, 1, vec![1.0, 0.6, 0.0, 0.0]));
+        let set = VectorSet::new(items, 4);
+        let query = [1.0, 0.4, 0.0, 0.0];
+        let ranked = set.rank(&query, &FusionParams::default(), 10, 0);
+        assert_eq!(ranked[..3], [0, 3, 6], "topic 0 first: {ranked:?}");
+        assert!(
+            !ranked.contains(&1) && !ranked.contains(&2),
+            "other topics are below the floor"
+        );
         let raw = FusionParams {
             center: false,
             min_similarity: -1.0,
             ..FusionParams::default()
         };
-        // A query about nothing in particular, plus a little of topic 0.
-        let query = [1.0, 0.1, 0.0, 0.0];
+        let all = set.rank(&query, &raw, 10, 0);
+        assert_eq!(all.len(), 10);
+        assert!(all.iter().position(|d| *d == 9) < all.iter().position(|d| *d == 1));
         assert_eq!(
-            set.rank(&query, &raw, 4, 0)[0],
-            3,
-            "raw cosine favours the hub"
-        );
-        let centred = FusionParams::default();
-        let ranked = set.rank(&query, &centred, 4, 0);
-        assert_eq!(ranked.first(), Some(&0), "{ranked:?}");
-        assert!(
-            !ranked.contains(&3),
-            "the hub is below the floor: {ranked:?}"
-        );
-        assert_eq!(
-            set.rank(&query, &centred, 4, 1),
-            vec![4],
+            set.rank(&query, &FusionParams::default(), 4, 1),
+            vec![10],
             "another group, too small to centre"
         );
-        assert!(set.rank(&[1.0], &centred, 4, 0).is_empty());
+        assert!(set.rank(&[1.0], &FusionParams::default(), 4, 0).is_empty());
     }
 }
