@@ -41,7 +41,7 @@ enum Command {
     /// Remember one memory (pinned), through the same write gate as a dream.
     Remember(memory::RememberArgs),
     /// List the scope's memories.
-    List(memory::JsonFlag),
+    List(cli::output::FormatArg),
     /// Show one memory.
     Show(memory::ShowArgs),
     /// Forget a memory (to the trash), or purge it with --purge.
@@ -56,7 +56,7 @@ enum Command {
     /// (--matching TEXT); --dry-run lists what would go.
     Purge(cli::purge::PurgeArgs),
     /// List the trash.
-    Trash(memory::JsonFlag),
+    Trash(cli::output::FormatArg),
     /// List, release or drop quarantined proposals.
     Quarantine(memory::QuarantineArgs),
     /// Read the audit log.
@@ -64,7 +64,7 @@ enum Command {
     /// The store's change feed (every process's events), from a cursor; --follow waits for more.
     Events(cli::events::EventsArgs),
     /// Counts for the scope.
-    Stats(memory::JsonFlag),
+    Stats(cli::output::FormatArg),
     /// Import memories from JSONL through the write gate.
     Import(transfer::ImportArgs),
     /// Export the scope's memories as JSONL.
@@ -78,7 +78,7 @@ enum Command {
     /// A self-contained, offline walk-through in a temporary store.
     Demo,
     /// Check the store, its persistence, the key and the model configuration.
-    Doctor,
+    Doctor(doctor::DoctorArgs),
     /// Serve Dream to an agent over MCP on stdio (stdout carries only the protocol).
     #[cfg(feature = "mcp")]
     Mcp(cli::mcp::McpArgs),
@@ -123,7 +123,7 @@ fn main() -> ExitCode {
             Command::Rekey(args) => rekey::rekey(&global, args).await,
             Command::Key(args) => rekey::key(args).await,
             Command::Demo => demo::demo().await,
-            Command::Doctor => doctor::doctor(&global).await,
+            Command::Doctor(args) => doctor::doctor(&global, args).await,
             #[cfg(feature = "mcp")]
             Command::Mcp(args) => cli::mcp::mcp(&global, args).await,
             Command::Scan(_) => unreachable!("handled before the runtime starts"),

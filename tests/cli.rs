@@ -137,7 +137,7 @@ fn log_dream_list_show_recall_forget_restore() {
     ok(cli.run(&["restore", id]));
     assert_eq!(list_json(&cli, "fs:.dream").len(), 2);
     ok(cli.run(&["history", id]));
-    let audit = ok(cli.run(&["audit", "--since", "1h", "--json"]));
+    let audit = ok(cli.run(&["audit", "--since", "1h", "--format", "jsonl"]));
     assert!(audit.lines().count() >= 5, "{audit}");
     assert!(
         !audit.contains("Vitest"),

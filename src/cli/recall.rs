@@ -19,8 +19,10 @@ pub enum RecallFormat {
     /// The POLICY line and a verdict per record, for people.
     #[default]
     Text,
-    /// One JSON object.
+    /// One JSON object (with --queries, one JSON array of the per-query objects).
     Json,
+    /// One JSON object a line: the default with --queries.
+    Jsonl,
     /// Only admitted memories, framed as recalled data for the next session.
     Context,
 }
@@ -31,15 +33,16 @@ pub struct RecallArgs {
     /// What to recall.
     #[arg(required_unless_present_any = ["queries", "brief"], conflicts_with_all = ["queries", "brief"])]
     pub query: Option<String>,
-    /// JSONL of {"id","query"} (or - for stdin); prints JSONL of {"id","results"}.
+    /// JSONL of {"id","query"} (or - for stdin); prints JSONL of {"id","results"}
+    /// (with --format json, one array of them; text and context are refused).
     #[arg(long, value_name = "FILE")]
     pub queries: Option<PathBuf>,
     /// Candidates ranked before the firewall judges them (1 to 100).
     #[arg(long, default_value_t = 10)]
     pub limit: usize,
-    /// Output format (single query).
-    #[arg(long, value_enum, default_value_t)]
-    pub format: RecallFormat,
+    /// Output format: text (the default), json, jsonl or context.
+    #[arg(long, value_enum)]
+    pub format: Option<RecallFormat>,
     /// No query: the admitted memories that matter most (pinned, then confident and
     /// recent) within --budget, for a session's start. Prints the context block
     /// (with --format json, the verdicts).
@@ -90,8 +93,8 @@ pub async fn recall(global: &Global, args: RecallArgs) -> Outcome {
     if args.brief {
         let result = recall.brief(&scope, Some(args.budget)).await?;
         let admitted = result.records.iter().any(|r| r.verdict == Verdict::Used);
-        match args.format {
-            RecallFormat::Json => print_json(&to_json(&result))?,
+        match args.format.unwrap_or_default() {
+            RecallFormat::Json | RecallFormat::Jsonl => print_json(&to_json(&result))?,
             RecallFormat::Text | RecallFormat::Context => {
                 out!("{}", escape_body(&result.to_context()))?
             }
@@ -99,6 +102,12 @@ pub async fn recall(global: &Global, args: RecallArgs) -> Outcome {
         return Ok(Found::when(!admitted));
     }
     if let Some(file) = &args.queries {
+        let format = args.format.unwrap_or(RecallFormat::Jsonl);
+        if matches!(format, RecallFormat::Text | RecallFormat::Context) {
+            return Err(CliError::usage(
+                "--queries prints JSON: use --format jsonl (the default) or json",
+            ));
+        }
         let text = read_input(Some(file))?;
         let mut lines = Vec::new();
         for (i, line) in text.lines().enumerate() {
@@ -114,6 +123,7 @@ pub async fn recall(global: &Global, args: RecallArgs) -> Outcome {
             lines.push(parsed);
         }
         let bar = progress(lines.len() as u64, "recall");
+        let mut all = Vec::new();
         for line in lines {
             let result = recall.recall(&line.query, &scope, args.limit).await?;
             let results: Vec<Value> = result
@@ -122,17 +132,24 @@ pub async fn recall(global: &Global, args: RecallArgs) -> Outcome {
                 .map(|r| json!({ "id": r.id.as_str(), "score": r.score, "verdict": r.verdict.as_str() }))
                 .collect();
             bar.inc(1);
-            bar.suspend(|| print_json(&json!({ "id": line.id, "results": results })))?;
+            let row = json!({ "id": line.id, "results": results });
+            match format {
+                RecallFormat::Json => all.push(row),
+                _ => bar.suspend(|| print_json(&row))?,
+            }
         }
         bar.finish_and_clear();
+        if format == RecallFormat::Json {
+            print_json(&all)?;
+        }
         return Ok(Found::Nothing);
     }
     let query = args.query.as_deref().unwrap_or_default();
     let result = recall.recall(query, &scope, args.limit).await?;
     let admitted = result.records.iter().any(|r| r.verdict == Verdict::Used);
-    match args.format {
+    match args.format.unwrap_or_default() {
         RecallFormat::Context => out!("{}", escape_body(&result.to_context()))?,
-        RecallFormat::Json => print_json(&to_json(&result))?,
+        RecallFormat::Json | RecallFormat::Jsonl => print_json(&to_json(&result))?,
         RecallFormat::Text => print_text(&result)?,
     }
     Ok(Found::when(!admitted))
