@@ -569,4 +569,41 @@ fn key_new_writes_a_private_key_file_and_never_overwrites() {
     let mut list = with_key.to_vec();
     list.push("list");
     assert!(ok(cli.run(&list)).contains("Codename"));
+
+    // `doctor` names the key's source and whether it opens the store.
+    let mut doctor = with_key.to_vec();
+    doctor.push("doctor");
+    let report = ok(cli.run(&doctor));
+    assert!(
+        report.contains("key: from --key-file store.key; it opens the store"),
+        "{report}"
+    );
+    ok(cli.run(&["key", "new", "--out", "other.key"]));
+    let wrong = cli.run(&["--encrypt", "--key-file", "other.key", "doctor"]);
+    code(&wrong, 1);
+    assert!(
+        stdout(&wrong)
+            .contains("FAIL key: from --key-file other.key; the store did not open with it"),
+        "{}",
+        stdout(&wrong)
+    );
+    let env_key = std::fs::read_to_string(cli.path("store.key")).unwrap();
+    let from_env = ok(cli.run_with(
+        &["--encrypt", "doctor"],
+        None,
+        &[("DREAM_KEY", env_key.trim())],
+    ));
+    assert!(from_env.contains("key: from DREAM_KEY"), "{from_env}");
+    let without = cli.run(&["doctor"]);
+    code(&without, 1);
+    assert!(
+        stdout(&without).contains("key: none"),
+        "{}",
+        stdout(&without)
+    );
+    assert!(
+        stdout(&without).contains("this store is encrypted: pass --encrypt"),
+        "{}",
+        stdout(&without)
+    );
 }
