@@ -6,7 +6,7 @@
 
 use std::process::ExitCode;
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 
 mod cli;
 
@@ -84,8 +84,71 @@ enum Command {
     Mcp(cli::mcp::McpArgs),
 }
 
+/// The global options `scan` and `demo` do not use (they open no store and call
+/// no model): not offered in their help, and refused when given.
+const UNUSED_BY_SCAN_AND_DEMO: [&str; 10] = [
+    "store",
+    "redis_url_file",
+    "encrypt",
+    "key_file",
+    "scope",
+    "llm",
+    "model",
+    "base_url",
+    "timeout",
+    "deadline",
+];
+
+/// The command line, with the options a command does not use hidden from its help
+/// (a subcommand's own hidden copy of a global option stops it being propagated).
+fn command() -> clap::Command {
+    let mut command = Cli::command();
+    let unused: Vec<clap::Arg> = command
+        .get_arguments()
+        .filter(|arg| UNUSED_BY_SCAN_AND_DEMO.contains(&arg.get_id().as_str()))
+        .map(|arg| arg.clone().global(false).hide(true))
+        .collect();
+    for name in ["scan", "demo"] {
+        command = command.mut_subcommand(name, |sub| sub.args(unused.clone()));
+    }
+    command
+}
+
+/// Refuses an option `scan` or `demo` does not use, given before or after the
+/// command's name: it would do nothing.
+fn refuse_unused(matches: &clap::ArgMatches) {
+    let Some((name, sub)) = matches.subcommand() else {
+        return;
+    };
+    if !matches!(name, "scan" | "demo") {
+        return;
+    }
+    let given = |m: &clap::ArgMatches, id: &str| {
+        m.value_source(id) == Some(clap::parser::ValueSource::CommandLine)
+    };
+    if let Some(id) = UNUSED_BY_SCAN_AND_DEMO
+        .iter()
+        .find(|id| given(matches, id) || given(sub, id))
+    {
+        command()
+            .error(
+                clap::error::ErrorKind::ArgumentConflict,
+                format!(
+                    "--{} does nothing for `dream {name}`: it opens no store and calls no model",
+                    id.replace('_', "-")
+                ),
+            )
+            .exit();
+    }
+}
+
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let matches = command().get_matches();
+    refuse_unused(&matches);
+    let cli = match Cli::from_arg_matches(&matches) {
+        Ok(cli) => cli,
+        Err(e) => e.exit(),
+    };
     let verbose = cli.global.verbose > 0;
     init_tracing(cli.global.verbose);
     if let Command::Scan(args) = cli.command {

@@ -473,6 +473,97 @@ fn demo_shows_redaction_quarantine_and_verdicts() {
     );
 }
 
+/// The demo's last line names a command, and that command works.
+#[test]
+fn demo_ends_with_a_command_that_works() {
+    let cli = Cli::new();
+    let out = ok(cli.run(&["demo"]));
+    let last = out.lines().last().expect("a last line");
+    let named = last
+        .split('`')
+        .nth(1)
+        .unwrap_or_else(|| panic!("a `dream …` command in {last:?}"));
+    let args: Vec<&str> = named.split_whitespace().collect();
+    assert_eq!(args[0], "dream", "{last}");
+    ok(cli.run(&args[1..]));
+}
+
+/// The README installs `dream` with one command, naming features that exist.
+#[test]
+fn readme_installs_dream_with_one_command() {
+    let root = env!("CARGO_MANIFEST_DIR");
+    let readme = std::fs::read_to_string(format!("{root}/README.md")).unwrap();
+    let manifest = std::fs::read_to_string(format!("{root}/Cargo.toml")).unwrap();
+    let install = readme
+        .lines()
+        .find(|l| l.starts_with("cargo install --path . --locked"))
+        .expect("an install command in the README");
+    let features = install
+        .split_whitespace()
+        .skip_while(|w| *w != "--features")
+        .nth(1)
+        .expect("the features it builds");
+    for feature in features.split(',') {
+        let line = manifest
+            .lines()
+            .find(|l| l.starts_with(&format!("{feature} = [")))
+            .unwrap_or_else(|| panic!("feature {feature} in Cargo.toml"));
+        if feature == "full" {
+            for needed in [
+                "cli",
+                "sqlite",
+                "redis",
+                "postgres",
+                "encryption",
+                "llm",
+                "mcp",
+            ] {
+                assert!(
+                    line.contains(&format!("\"{needed}\"")),
+                    "{needed} in {line}"
+                );
+            }
+        }
+    }
+    assert!(
+        readme.contains("\ndream demo "),
+        "the demo runs the installed dream"
+    );
+}
+
+/// `scan` and `demo` open no store and call no model: their help does not offer
+/// those options, and giving one is a usage error.
+#[test]
+fn options_a_command_does_not_use_are_not_offered() {
+    let cli = Cli::new();
+    for command in ["scan", "demo"] {
+        let help = ok(cli.run(&[command, "--help"]));
+        for option in ["--store", "--llm", "--encrypt", "--scope", "--timeout"] {
+            assert!(
+                !help.contains(option),
+                "{command} --help offers {option}: {help}"
+            );
+        }
+        assert!(help.contains("--verbose"), "{help}");
+    }
+    assert!(ok(cli.run(&["list", "--help"])).contains("--store"));
+    let out = cli.run_with(&["scan", "--store", "fs:x"], Some("plain text"), &[]);
+    code(&out, 2);
+    assert!(
+        stderr(&out).contains("--store does nothing for `dream scan`"),
+        "{}",
+        stderr(&out)
+    );
+    let out = cli.run(&["--llm", "openai", "demo"]);
+    code(&out, 2);
+    assert!(
+        stderr(&out).contains("--llm does nothing for `dream demo`"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(!cli.path(".dream").exists());
+}
+
 #[test]
 fn a_read_never_creates_a_store_and_errors_name_what_is_missing() {
     let cli = Cli::new();
