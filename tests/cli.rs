@@ -698,3 +698,36 @@ fn key_new_writes_a_private_key_file_and_never_overwrites() {
         stdout(&without)
     );
 }
+
+/// A dream pass names its stages (sessions read, the consolidator, the writes) on
+/// a terminal, here a pseudo-terminal from util-linux `script`, and prints none
+/// of them when stderr is not a terminal.
+#[test]
+fn a_pass_shows_its_stages_on_a_terminal_only() {
+    let cli = Cli::new();
+    cli.log("From now on we deploy on Fridays.");
+    let piped = cli.run(&["dream", "--force"]);
+    code(&piped, 0);
+    assert!(!stderr(&piped).contains("dreaming:"), "{}", stderr(&piped));
+    cli.log("We use Vitest for unit tests.");
+    let line = format!("{} dream --force", env!("CARGO_BIN_EXE_dream"));
+    let out = std::process::Command::new("script")
+        .args(["-qec", &line, "/dev/null"])
+        .current_dir(cli.dir.path())
+        .env("DREAM_CONFIG_DIR", cli.config.path())
+        .env("NO_COLOR", "1")
+        .env_remove("DREAM_KEY")
+        .stdin(std::process::Stdio::null())
+        .output()
+        .expect("util-linux script");
+    let shown = stdout(&out);
+    assert!(out.status.success(), "{shown}");
+    for stage in [
+        "dreaming: read 1 pending sessions",
+        "dreaming: consolidating (offline)",
+        "dreaming: writing ",
+    ] {
+        assert!(shown.contains(stage), "{stage:?} in {shown}");
+    }
+    assert!(shown.contains("dream pass"), "the report follows: {shown}");
+}

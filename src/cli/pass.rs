@@ -4,8 +4,8 @@ use std::path::PathBuf;
 
 use clap::Args;
 use dream_core::Message;
-use dream_engine::DreamReport;
 use dream_engine::transcripts::Format;
+use dream_engine::{DreamReport, PassStage};
 
 use super::context::{Global, LlmChoice};
 use super::output::{FormatArg, Style, escape};
@@ -124,18 +124,33 @@ pub struct DreamArgs {
 
 /// Runs a pass, or a dry run.
 pub async fn dream(global: &Global, args: DreamArgs) -> Outcome {
-    let dream = global.open().await?;
+    // On a terminal (stderr), a line for each stage as it starts and a spinner
+    // while it runs; elsewhere nothing is drawn.
     let spinner = indicatif::ProgressBar::new_spinner();
     spinner.set_draw_target(indicatif::ProgressDrawTarget::stderr());
     let verb = if args.dry_run { "planning" } else { "dreaming" };
     let remote = global
         .llm
         .is_some_and(|choice| choice != LlmChoice::Offline);
-    spinner.set_message(if remote {
-        format!("{verb}: waiting for the model (retries are reported; --deadline caps the wait)")
-    } else {
-        verb.to_owned()
-    });
+    let shown = spinner.clone();
+    let dream = global
+        .open()
+        .await?
+        .with_progress(std::sync::Arc::new(move |stage| {
+            let line = match stage {
+                PassStage::SessionsRead { sessions } => {
+                    format!("{verb}: read {sessions} pending sessions")
+                }
+                PassStage::Consolidating if remote => format!(
+                    "{verb}: waiting for the model (retries are reported; --deadline caps the wait)"
+                ),
+                PassStage::Consolidating => format!("{verb}: consolidating (offline)"),
+                PassStage::Writing { records } => format!("{verb}: writing {records} records"),
+            };
+            shown.println(&line);
+            shown.set_message(line);
+        }));
+    spinner.set_message(format!("{verb}: reading the store"));
     spinner.enable_steady_tick(std::time::Duration::from_millis(120));
     if args.dry_run {
         let gates = dream.check_gates(None).await;

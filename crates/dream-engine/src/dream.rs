@@ -46,6 +46,8 @@ pub struct Dream {
     /// Seals every memory written and checks the seal of every memory read;
     /// `None`: the store is trusted as it is (see [`Dream::with_seal`]).
     pub(crate) seal: Option<SealKey>,
+    /// Told each stage of a pass as it starts (see [`Dream::with_progress`]).
+    pub(crate) progress: Option<crate::pass::PassProgress>,
 }
 
 impl fmt::Debug for Dream {
@@ -148,7 +150,15 @@ impl Dream {
             ids: Arc::new(IdGen::default()),
             feed,
             seal: None,
+            progress: None,
         })
+    }
+
+    /// The same handle telling `progress` each stage of a pass as it starts
+    /// (sessions read, the consolidator at work, the writes), for a progress display.
+    pub fn with_progress(mut self, progress: crate::pass::PassProgress) -> Self {
+        self.progress = Some(progress);
+        self
     }
 
     /// The same handle sealing every memory it writes with `key`, and treating a
