@@ -731,3 +731,52 @@ fn a_pass_shows_its_stages_on_a_terminal_only() {
     }
     assert!(shown.contains("dream pass"), "the report follows: {shown}");
 }
+
+#[test]
+fn a_pass_accounts_for_every_session_and_says_how_many_wait() {
+    let cli = Cli::new();
+    // 22 sessions, two more than the default batch of 20: even ones state a
+    // fact, odd ones are chatter.
+    for i in 0..22 {
+        let text = if i % 2 == 0 {
+            format!("Remember that service {i} listens on port {}.", 8000 + i)
+        } else {
+            "Thanks, that helps.".to_owned()
+        };
+        cli.log(&text);
+    }
+    let report: Value =
+        serde_json::from_str(&ok(cli.run(&["dream", "--force", "--json"]))).unwrap();
+    assert_eq!(report["sessions_consumed"].as_array().unwrap().len(), 20);
+    assert_eq!(report["pending"], 2, "{report}");
+    let yields = report["yields"].as_array().unwrap();
+    assert_eq!(yields.len(), 20);
+    for y in yields {
+        let empty = y["memories"].as_array().unwrap().is_empty();
+        assert_eq!(empty, y["reason"].is_string(), "{y}");
+    }
+    let nothing = yields.iter().filter(|y| y["reason"].is_string()).count();
+    assert_eq!(nothing, 10, "{report}");
+    assert!(
+        yields
+            .iter()
+            .filter_map(|y| y["reason"].as_str())
+            .all(|r| r.contains("no new lasting statement")),
+        "{report}"
+    );
+    let stats: Value = serde_json::from_str(&ok(cli.run(&["stats", "--json"]))).unwrap();
+    assert_eq!(stats["pending_sessions"], 2, "{stats}");
+    assert!(ok(cli.run(&["stats"])).contains("2 pending"));
+
+    // The readable summary says the same; a restatement yields nothing durable.
+    cli.log("Remember that service 0 listens on port 8000.");
+    let out = ok(cli.run(&["dream", "--force"]));
+    assert!(out.contains("sessions consumed 3"), "{out}");
+    assert!(out.contains("sessions pending  0"), "{out}");
+    assert_eq!(
+        out.matches("nothing durable: the consolidator found no new lasting statement")
+            .count(),
+        2,
+        "{out}"
+    );
+}

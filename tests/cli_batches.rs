@@ -247,25 +247,21 @@ fn identifiers_stay_apart(backend: &str) {
 }
 
 #[test]
-#[ignore = "known failure (issue 16): the offline pass keeps no memory of \"Service X listens on port 8080.\" and drops one team statement"]
 fn fs_statements_differing_in_an_identifier_stay_apart() {
     identifiers_stay_apart("fs");
 }
 
 #[test]
-#[ignore = "known failure (issue 16): the offline pass keeps no memory of \"Service X listens on port 8080.\" and drops one team statement"]
 fn sqlite_statements_differing_in_an_identifier_stay_apart() {
     identifiers_stay_apart("sqlite");
 }
 
 #[test]
-#[ignore = "known failure (issue 16): the offline pass keeps no memory of \"Service X listens on port 8080.\" and drops one team statement"]
 fn redis_statements_differing_in_an_identifier_stay_apart() {
     identifiers_stay_apart("redis");
 }
 
 #[test]
-#[ignore = "known failure (issue 16): the offline pass keeps no memory of \"Service X listens on port 8080.\" and drops one team statement"]
 fn postgres_statements_differing_in_an_identifier_stay_apart() {
     identifiers_stay_apart("postgres");
 }

@@ -1,9 +1,15 @@
-//! A provider's error body that echoes a secret-shaped string: the `dream` binary,
-//! pointed at a local HTTP server, never shows it unredacted — not on stderr, not in
-//! the log, not in the audit record.
+//! The `dream` binary pointed at a local HTTP server speaking the OpenAI-compatible
+//! wire format:
+//!
+//! - a provider's error body that echoes a secret-shaped string is never shown
+//!   unredacted — not on stderr, not in the log, not in the audit record;
+//! - an answer that parses but of which the gate drops every action fails the
+//!   pass and leaves its sessions pending, to be consolidated again.
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpListener;
+
+use serde_json::{Value, json};
 
 mod common;
 use common::*;
@@ -13,18 +19,12 @@ fn fake_token() -> String {
     ["ghp", "_", "R8xK2mQ9vL4tN7wB3", "cY6hJ1dF5gS0pZ8aE2u"].concat()
 }
 
-/// Serves every request on a fresh loopback port with HTTP 400 and a JSON error body
-/// whose message carries `token`; returns the base URL.
-fn serve_error_echoing(token: &str) -> String {
+/// Serves every request on a fresh loopback port with `status` (e.g. `200 OK`)
+/// and the JSON `body`; returns the base URL.
+fn serve(status: &'static str, body: Value) -> String {
     let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
     let url = format!("http://{}/v1", listener.local_addr().expect("addr"));
-    let body = serde_json::json!({
-        "error": {
-            "type": "invalid_request_error",
-            "message": format!("unknown field in request; credential {token} is not valid here"),
-        }
-    })
-    .to_string();
+    let body = body.to_string();
     std::thread::spawn(move || {
         for stream in listener.incoming() {
             let Ok(mut stream) = stream else { continue };
@@ -43,12 +43,57 @@ fn serve_error_echoing(token: &str) -> String {
             let _ = reader.read_exact(&mut request);
             let _ = write!(
                 stream,
-                "HTTP/1.1 400 Bad Request\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+                "HTTP/1.1 {status}\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
                 body.len()
             );
         }
     });
     url
+}
+
+/// Serves HTTP 400 with a JSON error body whose message carries `token`.
+fn serve_error_echoing(token: &str) -> String {
+    serve(
+        "400 Bad Request",
+        json!({
+            "error": {
+                "type": "invalid_request_error",
+                "message": format!("unknown field in request; credential {token} is not valid here"),
+            }
+        }),
+    )
+}
+
+/// Serves a successful chat completion whose assistant message is `text`.
+fn serve_answer(text: &str) -> String {
+    serve(
+        "200 OK",
+        json!({
+            "id": "chatcmpl-7QyqpwdfhqwajicIEznoc6Q47XAyW",
+            "object": "chat.completion",
+            "created": 1_741_569_952,
+            "model": "local-model",
+            "choices": [{
+                "index": 0,
+                "message": {"role": "assistant", "content": text, "refusal": null},
+                "logprobs": null,
+                "finish_reason": "stop"
+            }],
+            "usage": {"prompt_tokens": 120, "completion_tokens": 40, "total_tokens": 160}
+        }),
+    )
+}
+
+/// The arguments that point the binary at the model served at `url`.
+fn llm(url: &str) -> [&str; 6] {
+    [
+        "--llm",
+        "compatible",
+        "--base-url",
+        url,
+        "--model",
+        "local-model",
+    ]
 }
 
 #[test]
@@ -86,4 +131,38 @@ fn a_provider_error_echoing_a_secret_is_redacted_everywhere() {
         !audit.contains(&token[4..]),
         "the token is audited: {audit}"
     );
+}
+
+#[test]
+fn a_plan_whose_every_action_is_dropped_fails_and_leaves_its_sessions_pending() {
+    // It parses, but every action is dropped: a name of the wrong type, metadata
+    // nested too deep, an update that is not a list.
+    let deep = json!({"a": {"b": {"c": {"d": {"e": {"f": {"g": {"h": {"i": 1}}}}}}}}});
+    let plan = json!({
+        "create": [
+            {"name": 7, "kind": "project", "content": "We use Vitest."},
+            {"name": "Runner", "kind": "project", "content": "We use Vitest.",
+             "metadata": deep, "evidence": [{"session": "S1", "message": 0}]}
+        ],
+        "update": "everything"
+    });
+    let url = serve_answer(&plan.to_string());
+    let cli = Cli::new();
+    cli.log("We use Vitest.");
+    let mut args = llm(&url).to_vec();
+    args.extend(["dream", "--force"]);
+    let out = cli.run(&args);
+    let err = stderr(&out);
+    assert_ne!(out.status.code(), Some(0), "the pass fails: {err}");
+    assert!(err.contains("stay pending"), "{err}");
+    let stats: Value = serde_json::from_str(&ok(cli.run(&["stats", "--json"]))).unwrap();
+    assert_eq!(stats["pending_sessions"], 1, "{stats}");
+    assert_eq!(ok(cli.run(&["list", "--json"])).trim(), "[]");
+
+    // The offline pass then consolidates the session the failed pass left.
+    let out = ok(cli.run(&["dream", "--force"]));
+    assert!(out.contains("sessions consumed 1"), "{out}");
+    assert!(out.contains("sessions pending  0"), "{out}");
+    let listed = ok(cli.run(&["list", "--json"]));
+    assert!(listed.contains("Vitest"), "{listed}");
 }

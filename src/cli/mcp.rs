@@ -47,9 +47,10 @@ pub async fn mcp(global: &Global, args: McpArgs) -> Outcome {
     if let Some(key) = &seal {
         dream = dream.with_seal(key.clone());
     }
-    // Not the persisted index (see `recall::open_recall`).
+    // The persisted index, as `recall::open_recall` uses it.
     let mut options = RecallOptions {
         seal,
+        persist: true,
         ..RecallOptions::default()
     };
     if let Some(model) = model {

@@ -262,7 +262,8 @@ fn print_report_text(report: &DreamReport) -> Result<(), CliError> {
     outln!("  sessions consumed {}", report.sessions_consumed.len())?;
     for y in &report.yields {
         if y.is_empty() {
-            outln!("    {}  nothing durable", y.session)?;
+            let reason = y.reason.as_deref().unwrap_or_default();
+            outln!("    {}  nothing durable: {}", y.session, escape(reason))?;
         } else {
             let mut what: Vec<String> = y.memories.iter().map(|m| m.to_string()).collect();
             what.extend(y.quarantined.iter().map(|q| format!("quarantined {q}")));

@@ -63,10 +63,12 @@ pub async fn open_recall(global: &Global) -> Result<(Recall, dream_core::Scope),
     let config = global.file_config()?;
     let store = global.open_store(&config, false).await?;
     let scope = global.scope(&config)?;
-    // Not the persisted index: its refresh trusts the store's versions, and a hand
-    // edit of a dream-fs file keeps its version, so it would skip the seal check.
+    // The persisted index: the CLI has a seal key, or an encrypted store, so it is
+    // authenticated either way; recall reads every memory it shows again, so a
+    // hand edit that keeps its version is judged on its own bytes.
     let mut options = RecallOptions {
         seal: global.seal_key(&config)?,
+        persist: true,
         ..RecallOptions::default()
     };
     if let Some(model) = global.model(&config)? {

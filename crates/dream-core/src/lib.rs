@@ -1,9 +1,10 @@
 //! Dream's core: validated ids, the memory and session model, the Markdown codec,
 //! the transcript sanitizer, the store contract every backend implements, the
-//! language-model seam and an injectable clock. No I/O happens here.
+//! language-model and embedding seams and an injectable clock. No I/O happens here.
 
 pub mod clock;
 pub mod display;
+pub mod embed;
 pub mod failpoint;
 pub mod id;
 pub mod llm;
@@ -17,6 +18,7 @@ pub mod testing;
 pub use async_trait::async_trait;
 pub use bytes::Bytes;
 pub use clock::{Clock, ManualClock, SystemClock};
+pub use embed::{EmbedError, Embedder};
 pub use id::{InvalidId, LockName, MemoryId, Namespace, RecordId, Scope, SessionId};
 pub use llm::{Completion, CompletionRequest, LanguageModel, ModelError, TokenUsage};
 pub use markdown::{CodecError, parse_memory, render_memory};

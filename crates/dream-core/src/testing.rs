@@ -1,5 +1,6 @@
 //! Test doubles (feature `testing`): an in-memory [`RecordStore`] with real leases
-//! and fences, and a [`ScriptedModel`] that replays given answers in order.
+//! and fences, a [`ScriptedModel`] that replays given answers in order, and a
+//! deterministic [`HashEmbedder`].
 
 use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -10,6 +11,7 @@ use bytes::Bytes;
 use chrono::{DateTime, Utc};
 
 use crate::clock::{Clock, SystemClock};
+use crate::embed::{EmbedError, Embedder};
 use crate::id::{LockName, Namespace, RecordId};
 use crate::llm::{Completion, CompletionRequest, LanguageModel, ModelError, TokenUsage};
 use crate::store::{
@@ -391,5 +393,142 @@ impl LanguageModel for ScriptedModel {
             .unwrap_or_else(|e| e.into_inner())
             .pop_front();
         next.unwrap_or(Err(ModelError::ScriptExhausted))
+    }
+}
+
+/// A deterministic embedder: each text becomes the unit-length sum of its
+/// character trigrams (lowercased, words padded with spaces), each trigram
+/// hashed (FNV-1a) to one of `dimensions` slots with a hashed sign. Texts that
+/// share trigrams get close vectors; nothing is looked up or canned. Clones share
+/// the switches and the call count.
+#[derive(Debug, Clone)]
+pub struct HashEmbedder {
+    dimensions: usize,
+    failing: Arc<std::sync::atomic::AtomicBool>,
+    delay: Arc<Mutex<Option<Duration>>>,
+    calls: Arc<std::sync::atomic::AtomicUsize>,
+}
+
+impl HashEmbedder {
+    /// An embedder of `dimensions` (at least 1).
+    pub fn new(dimensions: usize) -> Self {
+        HashEmbedder {
+            dimensions: dimensions.max(1),
+            failing: Arc::default(),
+            delay: Arc::default(),
+            calls: Arc::default(),
+        }
+    }
+
+    /// While `on`, every call fails with a transport error.
+    pub fn set_failing(&self, on: bool) {
+        self.failing.store(on, std::sync::atomic::Ordering::SeqCst);
+    }
+
+    /// Every later call waits `delay` first (`None`: no wait).
+    pub fn set_delay(&self, delay: Option<Duration>) {
+        *self.delay.lock().unwrap_or_else(|e| e.into_inner()) = delay;
+    }
+
+    /// Calls made so far (failed ones included).
+    pub fn calls(&self) -> usize {
+        self.calls.load(std::sync::atomic::Ordering::SeqCst)
+    }
+
+    /// The vector of one text (what [`Embedder::embed`] returns for it).
+    pub fn vector(&self, text: &str) -> Vec<f32> {
+        let mut vector = vec![0f32; self.dimensions];
+        for word in text
+            .split(|c: char| !c.is_alphanumeric())
+            .filter(|w| !w.is_empty())
+        {
+            let padded: Vec<char> = format!(" {} ", word.to_lowercase()).chars().collect();
+            for gram in padded.windows(3) {
+                let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+                for c in gram {
+                    for byte in c.to_string().bytes() {
+                        hash ^= u64::from(byte);
+                        hash = hash.wrapping_mul(0x0100_0000_01b3);
+                    }
+                }
+                let slot = (hash % self.dimensions as u64) as usize;
+                let sign = if hash >> 63 == 0 { 1.0 } else { -1.0 };
+                vector[slot] += sign;
+            }
+        }
+        if vector.iter().all(|x| *x == 0.0) {
+            // A text without a word still gets a usable (constant) vector.
+            vector[0] = 1.0;
+        }
+        crate::embed::normalized(vector)
+    }
+}
+
+#[async_trait]
+impl Embedder for HashEmbedder {
+    fn model(&self) -> &str {
+        "hash-trigram"
+    }
+
+    fn dimensions(&self) -> usize {
+        self.dimensions
+    }
+
+    fn describe(&self) -> String {
+        format!("test:hash-trigram/{}", self.dimensions)
+    }
+
+    async fn embed(&self, texts: &[String]) -> Result<Vec<Vec<f32>>, EmbedError> {
+        self.calls.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        crate::embed::check_texts(texts)?;
+        let delay = *self.delay.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(delay) = delay {
+            tokio::time::sleep(delay).await;
+        }
+        if self.failing.load(std::sync::atomic::Ordering::SeqCst) {
+            return Err(EmbedError::Model(ModelError::Transport(
+                "the test embedder is switched to fail".to_owned(),
+            )));
+        }
+        Ok(texts.iter().map(|t| self.vector(t)).collect())
+    }
+}
+
+#[cfg(test)]
+mod hash_embedder_tests {
+    use super::*;
+
+    fn cosine(a: &[f32], b: &[f32]) -> f32 {
+        a.iter().zip(b).map(|(x, y)| x * y).sum()
+    }
+
+    #[tokio::test]
+    async fn similar_texts_are_closer_than_unrelated_ones() {
+        let e = HashEmbedder::new(384);
+        let v = e
+            .embed(&[
+                "The project uses Vitest".to_owned(),
+                "tests run with vitest".to_owned(),
+                "Deploys go to Fly.io on Fridays".to_owned(),
+            ])
+            .await
+            .unwrap();
+        crate::embed::check_vectors(&v, 3, 384).unwrap();
+        assert!(cosine(&v[0], &v[1]) > cosine(&v[0], &v[2]) + 0.1);
+        assert_eq!(v[0], e.vector("the project USES vitest"));
+    }
+
+    #[tokio::test]
+    async fn the_switches_work() {
+        let e = HashEmbedder::new(8);
+        e.set_failing(true);
+        assert!(matches!(
+            e.embed(&["x".to_owned()]).await,
+            Err(EmbedError::Model(ModelError::Transport(_)))
+        ));
+        e.set_failing(false);
+        assert_eq!(e.embed(&["".to_owned()]).await.unwrap()[0][0], 1.0);
+        assert_eq!(e.calls(), 2);
+        assert!(e.embed(&[]).await.is_err());
     }
 }

@@ -8,8 +8,8 @@ use std::sync::Arc;
 
 use chrono::{DateTime, Utc};
 use dream_core::{
-    Clock, Entry, Key, LanguageModel, Memory, MemoryId, Namespace, Record, RecordId, RecordStore,
-    Scope, SessionId, SystemClock, Write, parse_memory,
+    Clock, Embedder, Entry, LanguageModel, Memory, MemoryId, Namespace, Record, RecordId,
+    RecordStore, Scope, SessionId, SystemClock, parse_memory,
 };
 
 use crate::consolidate::{Consolidator, LlmConsolidator, RuleBasedConsolidator};
@@ -24,6 +24,7 @@ use crate::options::Options;
 use crate::records::{Actor, AuditAction, AuditRecord, to_json};
 use crate::scan::Scanners;
 use crate::seal::SealKey;
+use crate::vectors::Backfiller;
 
 /// Long-term memory over one store, working in one scope.
 ///
@@ -48,6 +49,10 @@ pub struct Dream {
     pub(crate) seal: Option<SealKey>,
     /// Told each stage of a pass as it starts (see [`Dream::with_progress`]).
     pub(crate) progress: Option<crate::pass::PassProgress>,
+    /// Computes memory vectors (see [`Dream::with_embedder`]).
+    pub(crate) embedder: Option<Arc<dyn Embedder>>,
+    /// Background backfills of this handle and its clones.
+    pub(crate) backfiller: Arc<Backfiller>,
 }
 
 impl fmt::Debug for Dream {
@@ -151,6 +156,8 @@ impl Dream {
             feed,
             seal: None,
             progress: None,
+            embedder: None,
+            backfiller: Arc::default(),
         })
     }
 
@@ -221,9 +228,28 @@ impl Dream {
         self.clock.now()
     }
 
-    /// Records `event` in the change feed. The one place events enter it.
+    /// Records `event` in the change feed: for an event that is the only record
+    /// of what happened (a pass started or skipped). An event describing writes
+    /// goes with them, through [`Dream::commit`] or [`Dream::write_with_events`].
+    /// Every way into the feed also starts a vector backfill when there is an
+    /// embedder ([`Dream::schedule_backfill`]).
     pub(crate) async fn emit(&self, event: Event) -> Result<FeedEntry> {
-        self.feed.append(self.now(), event).await
+        let entry = self.feed.append(self.now(), event).await;
+        self.schedule_backfill();
+        entry
+    }
+
+    /// Writes `ops` (unfenced, outside the lease) with the feed entries of
+    /// `events`, together where the store has atomic batches (see
+    /// [`Feed::write_with`]).
+    pub(crate) async fn write_with_events(
+        &self,
+        ops: &[dream_core::BatchOp],
+        events: &[Event],
+    ) -> Result<Vec<FeedEntry>> {
+        let entries = self.feed.write_with(self.now(), events, ops, None).await;
+        self.schedule_backfill();
+        entries
     }
 
     /// The current generation: bumped by every memory mutation, in any process.
@@ -240,15 +266,19 @@ impl Dream {
         layout::list_all(&*self.store, ns, usize::MAX).await
     }
 
-    /// Deletes of every record of the persisted recall index: a commit that
-    /// removes text for good (`forget --purge`) removes what was derived from it.
+    /// Deletes of every record of the derived namespaces (the persisted recall
+    /// index, the vectors): a commit that removes text for good (`forget
+    /// --purge`) removes what was derived from it.
     pub(crate) async fn derived_deletes(&self) -> Result<Vec<Op>> {
-        Ok(self
-            .list_all(layout::RECALL)
-            .await?
-            .into_iter()
-            .map(|e| Op::delete(layout::key(layout::RECALL, e.id), &e.record))
-            .collect())
+        let mut ops = Vec::new();
+        for (ns, how) in layout::NAMESPACES {
+            if *how == layout::ScopeOf::Derived {
+                for e in self.list_all(ns).await? {
+                    ops.push(Op::delete(layout::key(ns, e.id), &e.record));
+                }
+            }
+        }
+        Ok(ops)
     }
 
     /// Every id of a namespace, page by page, without reading values.
@@ -385,7 +415,7 @@ impl Dream {
             self.options.lease_wait,
         )
         .await?;
-        let rolled = match journal::roll_forward(&self.store, &lease).await {
+        let rolled = match journal::roll_forward(&self.store, &self.feed, &lease).await {
             Ok(None) => None,
             Ok(Some((id, outcome))) => {
                 if let Err(e) = self.after_roll_forward(&lease, id.clone(), outcome).await {
@@ -424,33 +454,39 @@ impl Dream {
         let entry =
             AuditEntry::new(AuditAction::JournalRolledForward, Actor::Engine, reason).pass(&id);
         let op = self.audit_op(entry);
-        self.store
-            .put(
-                &op.key(),
-                op.value.clone().unwrap_or_default().into(),
-                Write::absent().fenced(lease.fence()),
+        self.feed
+            .write_with(
+                self.now(),
+                &[Event::JournalRolledForward { pass: id }],
+                &[op.batch_op()],
+                Some(lease.fence()),
             )
             .await?;
-        self.emit(Event::JournalRolledForward { pass: id }).await?;
         Ok(())
     }
 
-    /// Journals and applies `ops` under `lease`.
+    /// Journals and applies `ops` under `lease`, recording `events` in the change
+    /// feed with them: a crash leaves both or neither (see [`crate::journal`]).
     pub(crate) async fn commit(
         &self,
         lease: &HeldLease,
         id: &str,
         ops: Vec<Op>,
+        events: Vec<Event>,
     ) -> Result<Outcome> {
-        if ops.is_empty() {
+        if ops.is_empty() && events.is_empty() {
             return Ok(Outcome::default());
         }
         let journal = Journal {
             id: id.to_owned(),
             at: self.now(),
             ops,
+            events,
+            feed_after: 0,
         };
-        journal::run(&self.store, lease, &journal).await
+        let outcome = journal::run(&self.store, &self.feed, lease, &journal).await;
+        self.schedule_backfill();
+        Ok(outcome?.0)
     }
 
     /// The op that bumps the generation read as `(generation, record)`.
@@ -487,16 +523,5 @@ impl Dream {
             rules: entry.rules,
             hash: entry.hash,
         }
-    }
-
-    /// Writes an audit record now, outside any journal (for events that change no memory).
-    pub(crate) async fn audit_now(&self, entry: AuditEntry) -> Result<()> {
-        let now = self.now();
-        let record = self.audit_record(entry, now);
-        let key: Key = layout::key(layout::AUDIT, RecordId::new(&record.id)?);
-        self.store
-            .put(&key, to_json(&record), Write::absent())
-            .await?;
-        Ok(())
     }
 }

@@ -67,6 +67,9 @@ pub enum DreamError {
     /// The language model failed; the sessions stay pending.
     #[error("consolidation failed: {0}")]
     Model(#[from] ModelError),
+    /// The embedder failed; the vectors stay as they were and the next backfill retries.
+    #[error("embedding failed: {0}")]
+    Embedding(String),
     /// The consolidator's answer could not be turned into a plan; the sessions stay pending.
     #[error("consolidation failed: {0}")]
     Consolidation(String),

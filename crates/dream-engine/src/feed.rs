@@ -9,15 +9,24 @@
 //! appenders trim entries beyond [`crate::Options::feed_retain`]. A reader asking
 //! for entries after a cursor the feed no longer holds gets
 //! [`DreamError::Resync`], never a silent skip. The feed works with the store
-//! contract as it is: the same put, list and delete every backend offers, and an
-//! encrypted store encrypts its entries like any record.
+//! contract as it is: the same put, list, delete and batch every backend offers,
+//! and an encrypted store encrypts its entries like any record.
+//!
+//! An event is written with the change it describes, so that a crash can neither
+//! lose nor invent it ([`Feed::write_with`]): on a store with atomic batches the
+//! entries go first in the change's own batch; elsewhere a journaled change keeps
+//! its events in the journal, which appends them (marked with the journal's id,
+//! so a roll-forward appends each once) before the change's records are written.
+//! Every entry carries its own record's version ([`FeedEntry::version`]).
 
 use std::collections::VecDeque;
 use std::sync::Arc;
 use std::time::Duration;
 
 use chrono::{DateTime, Utc};
-use dream_core::{Key, RecordId, RecordStore, StoreError, Write};
+use dream_core::{
+    BatchOp, BatchOutcome, Fence, Key, Precondition, RecordId, RecordStore, StoreError, Write,
+};
 use serde::{Deserialize, Serialize};
 use tokio::sync::{Mutex, watch};
 
@@ -35,11 +44,27 @@ pub struct FeedEntry {
     /// Its position: 1 for the first event a store ever recorded, then one more
     /// for each. The cursor to resume after it.
     pub seq: u64,
+    /// The store version of the entry's own record. The entry is written before
+    /// (or, on a store with atomic batches, in one batch with and before) the
+    /// records of the change it describes, so every record the change wrote holds
+    /// a newer version and every earlier write an older one: a reader holding a
+    /// record at version `v` knows that `v > version` already reflects this change
+    /// and `v < version` does not. 0 until the entry is stored.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub version: u64,
     /// When it was recorded (the writer's clock).
     pub at: DateTime<Utc>,
+    /// The journaled change that appended it, so that rolling the journal forward
+    /// appends each of its events once (see [`Feed::resume`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub commit: Option<String>,
     /// What happened.
     #[serde(flatten)]
     pub event: Event,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 /// The record id of entry `seq`.
@@ -102,33 +127,173 @@ impl Feed {
         }
     }
 
-    /// Records `event` as the next entry and returns it.
+    /// Records `event` as the next entry and returns it. For an event that
+    /// describes no other write (a change written with others goes through
+    /// [`Feed::write_with`]).
     pub async fn append(&self, at: DateTime<Utc>, event: Event) -> Result<FeedEntry> {
+        let mut entries = self.append_all(at, &[event], None, None).await?;
+        Ok(entries.pop().expect("one event, one entry"))
+    }
+
+    /// Appends `events` in order, each as the next entry, marked with `commit`
+    /// and written under `fence` when given.
+    pub async fn append_all(
+        &self,
+        at: DateTime<Utc>,
+        events: &[Event],
+        commit: Option<&str>,
+        fence: Option<&Fence>,
+    ) -> Result<Vec<FeedEntry>> {
         let mut tail = self.tail.lock().await;
         *tail = self.newest_after(*tail).await?;
-        let mut entry = FeedEntry {
-            seq: *tail + 1,
-            at,
-            event,
-        };
-        loop {
-            match self
-                .store
-                .put(&entry_key(entry.seq), to_json(&entry), Write::absent())
-                .await
-            {
-                Ok(_) => break,
-                Err(StoreError::Conflict { .. }) => {
-                    *tail = self.newest_after(entry.seq).await?;
-                    entry.seq = *tail + 1;
+        let mut out = Vec::with_capacity(events.len());
+        for event in events {
+            let mut entry = FeedEntry {
+                seq: *tail + 1,
+                version: 0,
+                at,
+                commit: commit.map(str::to_owned),
+                event: event.clone(),
+            };
+            loop {
+                let write = Write {
+                    pre: Precondition::Absent,
+                    fence: fence.cloned(),
+                };
+                match self
+                    .store
+                    .put(&entry_key(entry.seq), to_json(&entry), write)
+                    .await
+                {
+                    Ok(version) => {
+                        entry.version = version.0;
+                        break;
+                    }
+                    Err(StoreError::Conflict { .. }) => {
+                        *tail = self.newest_after(entry.seq).await?;
+                        entry.seq = *tail + 1;
+                    }
+                    Err(e) => return Err(e.into()),
+                }
+            }
+            *tail = entry.seq;
+            out.push(entry);
+        }
+        let newest = *tail;
+        drop(tail);
+        self.trim(newest).await?;
+        Ok(out)
+    }
+
+    /// Writes `ops` under `fence` together with an entry for each of `events`, so
+    /// that no crash separates the change from its events. On a store with atomic
+    /// batches: one batch, the entries first (another appender taking their
+    /// numbers rejects the whole batch, and it is renumbered and written again).
+    /// Elsewhere the ops are written first, then the entries: a crash between the
+    /// two loses the events, never invents them (a change that must not lose them
+    /// is journaled, see [`crate::journal`]). The caller keeps `ops` plus
+    /// `events` within [`dream_core::store::MAX_BATCH_OPS`].
+    pub async fn write_with(
+        &self,
+        at: DateTime<Utc>,
+        events: &[Event],
+        ops: &[BatchOp],
+        fence: Option<Fence>,
+    ) -> Result<Vec<FeedEntry>> {
+        if !self.store.info().capabilities.atomic_batches {
+            if !ops.is_empty() {
+                self.store.write_batch(ops, fence.clone()).await?;
+            }
+            return self.append_all(at, events, None, fence.as_ref()).await;
+        }
+        let mut tail = self.tail.lock().await;
+        *tail = self.newest_after(*tail).await?;
+        let (entries, outcomes) = loop {
+            let entries: Vec<FeedEntry> = events
+                .iter()
+                .zip(*tail + 1..)
+                .map(|(event, seq)| FeedEntry {
+                    seq,
+                    version: 0,
+                    at,
+                    commit: None,
+                    event: event.clone(),
+                })
+                .collect();
+            let batch: Vec<BatchOp> = entries
+                .iter()
+                .map(|e| BatchOp::put(entry_key(e.seq), to_json(e), Precondition::Absent))
+                .chain(ops.iter().cloned())
+                .collect();
+            match self.store.write_batch(&batch, fence.clone()).await {
+                Ok(outcomes) => break (entries, outcomes),
+                Err(StoreError::Conflict { key, .. })
+                    if key.namespace.as_str() == layout::FEED && !entries.is_empty() =>
+                {
+                    *tail = self.newest_after(entries[0].seq).await?;
                 }
                 Err(e) => return Err(e.into()),
             }
+        };
+        let entries: Vec<FeedEntry> = entries
+            .into_iter()
+            .zip(outcomes)
+            .map(|(mut entry, outcome)| {
+                if let BatchOutcome::Put(version) = outcome {
+                    entry.version = version.0;
+                }
+                entry
+            })
+            .collect();
+        if let Some(last) = entries.last() {
+            *tail = last.seq;
         }
-        *tail = entry.seq;
+        let newest = *tail;
         drop(tail);
-        self.trim(entry.seq).await?;
-        Ok(entry)
+        self.trim(newest).await?;
+        Ok(entries)
+    }
+
+    /// The newest entry's number (0: the feed is empty).
+    pub async fn newest(&self) -> Result<u64> {
+        let mut tail = self.tail.lock().await;
+        *tail = self.newest_after(*tail).await?;
+        Ok(*tail)
+    }
+
+    /// Appends those of `events` that the journaled change `commit` has not
+    /// appended yet: it appends them in order, each marked with `commit`, after
+    /// entry `after`, so the entries after `after` marked `commit` are a prefix
+    /// of `events`. For rolling a journal forward.
+    pub async fn resume(
+        &self,
+        at: DateTime<Utc>,
+        events: &[Event],
+        commit: &str,
+        after: u64,
+        fence: &Fence,
+    ) -> Result<Vec<FeedEntry>> {
+        let mut done = 0;
+        let mut cursor = Some(after);
+        loop {
+            let page = match self.read(cursor, MAX_FEED_PAGE).await {
+                Ok(page) => page,
+                // Trimmed past `after`: what is left is read from the oldest entry.
+                Err(DreamError::Resync { .. }) if cursor == Some(after) => {
+                    cursor = None;
+                    continue;
+                }
+                Err(e) => return Err(e),
+            };
+            let Some(last) = page.last() else { break };
+            cursor = Some(last.seq);
+            done += page
+                .iter()
+                .filter(|e| e.seq > after && e.commit.as_deref() == Some(commit))
+                .count();
+        }
+        let rest = events.get(done..).unwrap_or_default();
+        self.append_all(at, rest, Some(commit), Some(fence)).await
     }
 
     /// Deletes entries older than the newest `retain`, every `retain / 4` appends.
@@ -170,7 +335,8 @@ impl Feed {
         for item in page.entries {
             let seq = parse_seq(&item.id)?;
             let key = Key::new(ns.clone(), item.id);
-            let entry: FeedEntry = from_json(&key, &item.record)?;
+            let mut entry: FeedEntry = from_json(&key, &item.record)?;
+            entry.version = item.record.version.0;
             if entry.seq != seq {
                 return Err(DreamError::corrupt(
                     &key,
@@ -322,7 +488,9 @@ mod tests {
         // A planted record under entry 2's id holding entry 7.
         let planted = FeedEntry {
             seq: 7,
+            version: 0,
             at: Utc::now(),
+            commit: None,
             event: event(7),
         };
         store
@@ -434,6 +602,86 @@ mod tests {
             .unwrap();
         assert_eq!(entry.seq, 2);
         assert!(sub.wake.is_none());
+    }
+
+    #[tokio::test]
+    async fn resuming_a_journaled_change_appends_only_the_events_it_had_not() {
+        let store: Arc<dyn RecordStore> = Arc::new(MemoryStore::new());
+        let lease = store
+            .try_lease(&layout::dream_lock(), Duration::from_secs(60))
+            .await
+            .unwrap()
+            .unwrap();
+        let f = feed(&store, 100);
+        f.append(Utc::now(), event(0)).await.unwrap();
+        let after = f.newest().await.unwrap();
+        let events: Vec<Event> = (1..=3).map(event).collect();
+        // The dead process appended two of its three events, and another
+        // process appended one of its own in between.
+        f.append_all(Utc::now(), &events[..1], Some("c1"), None)
+            .await
+            .unwrap();
+        f.append(Utc::now(), event(99)).await.unwrap();
+        f.append_all(Utc::now(), &events[1..2], Some("c1"), None)
+            .await
+            .unwrap();
+        let added = f
+            .resume(Utc::now(), &events, "c1", after, &lease.fence())
+            .await
+            .unwrap();
+        assert_eq!(added.len(), 1);
+        assert_eq!(added[0].event, event(3));
+        // Resumed again (a second crash): nothing more.
+        let again = f
+            .resume(Utc::now(), &events, "c1", after, &lease.fence())
+            .await
+            .unwrap();
+        assert!(again.is_empty());
+        let all = f.read(None, 100).await.unwrap();
+        let seen: Vec<Event> = all.iter().map(|e| e.event.clone()).collect();
+        assert_eq!(
+            seen,
+            vec![event(0), event(1), event(99), event(2), event(3)]
+        );
+        // Each entry carries its record's version, increasing with its number.
+        assert!(all.windows(2).all(|w| w[0].version < w[1].version));
+    }
+
+    #[tokio::test]
+    async fn on_an_atomic_store_entries_go_first_in_the_change_s_own_batch() {
+        let store: Arc<dyn RecordStore> = Arc::new(MemoryStore::new());
+        let f = feed(&store, 100);
+        let key = layout::key(layout::STATE, RecordId::new("x").unwrap());
+        let ops = [BatchOp::put(key.clone(), "v", Precondition::Absent)];
+        let entries = f
+            .write_with(Utc::now(), &[event(1)], &ops, None)
+            .await
+            .unwrap();
+        let record = store.get(&key).await.unwrap().unwrap();
+        assert!(record.version.0 > entries[0].version);
+        // A failed precondition rejects the batch: no event without its change.
+        let err = f
+            .write_with(Utc::now(), &[event(2)], &ops, None)
+            .await
+            .unwrap_err();
+        assert!(
+            matches!(err, DreamError::Store(StoreError::Conflict { .. })),
+            "{err}"
+        );
+        assert_eq!(f.read(None, 10).await.unwrap().len(), 1);
+        // Another appender took the next number: the batch is renumbered.
+        let other = feed(&store, 100);
+        other.append(Utc::now(), event(3)).await.unwrap();
+        let ops = [BatchOp::put(
+            key,
+            "w",
+            Precondition::Matches(record.version),
+        )];
+        let entries = f
+            .write_with(Utc::now(), &[event(4)], &ops, None)
+            .await
+            .unwrap();
+        assert_eq!(entries[0].seq, 3);
     }
 
     #[tokio::test]

@@ -808,3 +808,43 @@ impl<'b> Judge<'_, 'b> {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use dream_core::MemoryKind;
+
+    /// A memory whose metadata is nested `levels` deep (the top-level object is 1).
+    fn nested(levels: usize) -> Memory {
+        let mut value = json!("the release review happens on monday");
+        for _ in 1..levels {
+            value = json!({ "n": value });
+        }
+        let mut m = Memory::new(
+            MemoryId::new("m1").unwrap(),
+            MemoryKind::Project,
+            "Release review",
+            "",
+            "the release review happens on monday",
+            Utc::now(),
+        );
+        m.metadata = json!({ "x": value }).as_object().unwrap().clone();
+        m
+    }
+
+    #[test]
+    fn metadata_at_the_gate_limit_passes_the_scanner_and_one_deeper_is_refused() {
+        let scanners = Scanners::default();
+        let at_limit = nested(limits::METADATA_DEPTH);
+        assert_eq!(depth(&Value::Object(at_limit.metadata.clone())), 8);
+        assert!(matches!(
+            admit(&scanners, &at_limit),
+            Ok(Admission::Admit { .. })
+        ));
+        let too_deep = nested(limits::METADATA_DEPTH + 1);
+        match admit(&scanners, &too_deep) {
+            Err(reason) => assert_eq!(reason, "metadata is nested deeper than 8"),
+            Ok(_) => panic!("metadata nested 9 deep was admitted"),
+        }
+    }
+}

@@ -13,6 +13,12 @@
 //! takes the lease rolls the journal forward before doing anything else: each
 //! write is applied when the record still holds its pre-image, skipped when it
 //! already holds its post-image. Opening a store never touches a journal.
+//!
+//! The events of the mutation go with it: in the atomic batch, first
+//! ([`Feed::write_with`]), or in the journal, appended to the change feed right
+//! after the journal is stored and before the records are written, each marked
+//! with the journal's id, so that a roll-forward appends exactly those the dead
+//! process had not ([`Feed::resume`]). No crash loses or invents an event.
 
 use std::sync::Arc;
 
@@ -27,6 +33,8 @@ use dream_core::{
 use serde::{Deserialize, Serialize};
 
 use crate::error::Result;
+use crate::events::Event;
+use crate::feed::{Feed, FeedEntry};
 use crate::layout::{self, hash_bytes};
 use crate::lease::HeldLease;
 use crate::records::{from_json, to_json};
@@ -41,6 +49,7 @@ pub const ATOMIC_APPLY_FAILPOINTS: &[&str] = &["apply-before-batch", "apply-afte
 pub const JOURNALED_APPLY_FAILPOINTS: &[&str] = &[
     "apply-before-journal",
     "apply-after-journal",
+    "apply-after-events",
     "apply-after-records",
     "apply-after-journal-clear",
 ];
@@ -143,7 +152,7 @@ impl Op {
     }
 
     /// The op as a batch operation with its precondition.
-    fn batch_op(&self) -> BatchOp {
+    pub fn batch_op(&self) -> BatchOp {
         let pre = self.precondition();
         match &self.value {
             Some(value) => BatchOp::put(self.key(), Bytes::copy_from_slice(value.as_bytes()), pre),
@@ -161,6 +170,13 @@ pub(crate) struct Journal {
     pub at: DateTime<Utc>,
     /// The writes, in order.
     pub ops: Vec<Op>,
+    /// The events the mutation records in the change feed, in order.
+    #[serde(default)]
+    pub events: Vec<Event>,
+    /// The feed's newest entry when the journal was stored: the mutation's
+    /// events are appended after it.
+    #[serde(default)]
+    pub feed_after: u64,
 }
 
 /// What running a journal did.
@@ -170,34 +186,47 @@ pub(crate) struct Outcome {
     pub mismatches: Vec<Key>,
 }
 
-/// Applies every op fenced by `lease`: as one atomic batch where the store
-/// has them, else journal first, then the batches, then the journal cleared.
-/// The caller holds the lease and has rolled any leftover journal forward.
+/// Applies every op fenced by `lease`, with the journal's events: as one atomic
+/// batch where the store has them, else journal first, then the events, then
+/// the batches, then the journal cleared. The caller holds the lease and has
+/// rolled any leftover journal forward. Returns the feed entries written.
 pub(crate) async fn run(
     store: &Arc<dyn RecordStore>,
+    feed: &Feed,
     lease: &HeldLease,
     journal: &Journal,
-) -> Result<Outcome> {
+) -> Result<(Outcome, Vec<FeedEntry>)> {
     let fence = lease.fence();
-    if store.info().capabilities.atomic_batches && journal.ops.len() <= MAX_BATCH_OPS {
+    let writes = journal.ops.len() + journal.events.len();
+    if store.info().capabilities.atomic_batches && writes <= MAX_BATCH_OPS {
         failpoint("apply-before-batch");
         lease.check()?;
         let batch: Vec<BatchOp> = journal.ops.iter().map(Op::batch_op).collect();
-        store.write_batch(&batch, Some(fence)).await?;
+        let entries = feed
+            .write_with(journal.at, &journal.events, &batch, Some(fence))
+            .await?;
         failpoint("apply-after-batch");
-        return Ok(Outcome::default());
+        return Ok((Outcome::default(), entries));
     }
+    let journal = Journal {
+        feed_after: feed.newest().await?,
+        ..journal.clone()
+    };
     let jkey = layout::journal_key();
     failpoint("apply-before-journal");
     lease.check()?;
     let jversion = store
         .put(
             &jkey,
-            to_json(journal),
+            to_json(&journal),
             Write::absent().fenced(fence.clone()),
         )
         .await?;
     failpoint("apply-after-journal");
+    let entries = feed
+        .append_all(journal.at, &journal.events, Some(&journal.id), Some(&fence))
+        .await?;
+    failpoint("apply-after-events");
     let outcome = apply_batches(store, lease, &journal.ops).await?;
     failpoint("apply-after-records");
     lease.check()?;
@@ -205,13 +234,14 @@ pub(crate) async fn run(
         .delete(&jkey, Write::matches(jversion).fenced(fence))
         .await?;
     failpoint("apply-after-journal-clear");
-    Ok(outcome)
+    Ok((outcome, entries))
 }
 
 /// Rolls a leftover journal forward, if there is one. Only call right after taking
 /// the lease, before anything else. Returns the journal's id and the outcome.
 pub(crate) async fn roll_forward(
     store: &Arc<dyn RecordStore>,
+    feed: &Feed,
     lease: &HeldLease,
 ) -> Result<Option<(String, Outcome)>> {
     let jkey = layout::journal_key();
@@ -220,6 +250,15 @@ pub(crate) async fn roll_forward(
     };
     let journal: Journal = from_json(&jkey, &record)?;
     tracing::info!(journal = %journal.id, ops = journal.ops.len(), "rolling a leftover journal forward");
+    lease.check()?;
+    feed.resume(
+        journal.at,
+        &journal.events,
+        &journal.id,
+        journal.feed_after,
+        &lease.fence(),
+    )
+    .await?;
     let mut outcome = Outcome::default();
     careful_all(store, lease, &journal.ops, &mut outcome).await?;
     lease.check()?;
@@ -338,6 +377,10 @@ mod tests {
     use dream_core::testing::MemoryStore;
     use std::time::Duration;
 
+    fn feed(store: &Arc<dyn RecordStore>) -> Feed {
+        Feed::new(store.clone(), 100)
+    }
+
     fn k(id: &str) -> Key {
         layout::key(layout::STATE, RecordId::new(id).unwrap())
     }
@@ -386,8 +429,10 @@ mod tests {
                 Op::put(k("b"), "newer", Some(&b)),
                 Op::delete(k("c"), &c),
             ],
+            events: Vec::new(),
+            feed_after: 0,
         };
-        let outcome = run(&store, &lease, &journal).await.unwrap();
+        let (outcome, _) = run(&store, &feed(&store), &lease, &journal).await.unwrap();
         assert!(outcome.mismatches.is_empty());
         assert_eq!(value(&store, "a").await.as_deref(), Some("new"));
         assert_eq!(value(&store, "b").await.as_deref(), Some("newer"));
@@ -413,6 +458,8 @@ mod tests {
                 Op::create(k("a"), "new"),
                 Op::put(k("b"), "newer", Some(&b)),
             ],
+            events: Vec::new(),
+            feed_after: 0,
         };
         // A crash after the journal and the first write.
         store
@@ -432,12 +479,20 @@ mod tests {
                 .unwrap()
                 .unwrap(),
         );
-        let (id, outcome) = roll_forward(&store, &lease).await.unwrap().unwrap();
+        let (id, outcome) = roll_forward(&store, &feed(&store), &lease)
+            .await
+            .unwrap()
+            .unwrap();
         assert_eq!(id, "p2");
         assert!(outcome.mismatches.is_empty());
         assert_eq!(value(&store, "a").await.as_deref(), Some("new"));
         assert_eq!(value(&store, "b").await.as_deref(), Some("newer"));
-        assert!(roll_forward(&store, &lease).await.unwrap().is_none());
+        assert!(
+            roll_forward(&store, &feed(&store), &lease)
+                .await
+                .unwrap()
+                .is_none()
+        );
     }
 
     #[tokio::test]
@@ -455,6 +510,8 @@ mod tests {
             id: "p3".into(),
             at: Utc::now(),
             ops: vec![Op::put(k("b"), "newer", Some(&b))],
+            events: Vec::new(),
+            feed_after: 0,
         };
         store
             .put(&layout::journal_key(), to_json(&journal), Write::absent())
@@ -464,7 +521,10 @@ mod tests {
             .put(&k("b"), Bytes::from("tampered"), Write::any())
             .await
             .unwrap();
-        let (_, outcome) = roll_forward(&store, &lease).await.unwrap().unwrap();
+        let (_, outcome) = roll_forward(&store, &feed(&store), &lease)
+            .await
+            .unwrap()
+            .unwrap();
         assert_eq!(outcome.mismatches, vec![k("b")]);
         assert_eq!(value(&store, "b").await.as_deref(), Some("tampered"));
     }
@@ -488,8 +548,12 @@ mod tests {
             id: "p4".into(),
             at: Utc::now(),
             ops: vec![Op::create(k("a"), "new")],
+            events: Vec::new(),
+            feed_after: 0,
         };
-        let err = run(&store, &lease, &journal).await.unwrap_err();
+        let err = run(&store, &feed(&store), &lease, &journal)
+            .await
+            .unwrap_err();
         assert!(matches!(err, DreamError::LockLost { .. }), "{err}");
         assert!(store.get(&k("a")).await.unwrap().is_none());
         assert!(store.get(&layout::journal_key()).await.unwrap().is_none());
@@ -594,8 +658,12 @@ mod tests {
                 Op::create(k("a"), "new"),
                 Op::put(k("b"), "newer", Some(&stale)),
             ],
+            events: Vec::new(),
+            feed_after: 0,
         };
-        let err = run(&store, &lease, &journal).await.unwrap_err();
+        let err = run(&store, &feed(&store), &lease, &journal)
+            .await
+            .unwrap_err();
         assert!(
             matches!(err, DreamError::Store(StoreError::Conflict { .. })),
             "{err}"
@@ -634,8 +702,10 @@ mod tests {
             id: "p6".into(),
             at: Utc::now(),
             ops,
+            events: Vec::new(),
+            feed_after: 0,
         };
-        let outcome = run(&store, &lease, &journal).await.unwrap();
+        let (outcome, _) = run(&store, &feed(&store), &lease, &journal).await.unwrap();
         assert!(outcome.mismatches.is_empty());
         assert_eq!(*inner.journal_seen.lock().unwrap(), vec![true, true]);
         assert_eq!(value(&store, "n999").await.as_deref(), Some("v999"));
@@ -670,8 +740,10 @@ mod tests {
                 Op::create(k("a"), "new"),
                 Op::put(k("b"), "newer", Some(&b)),
             ],
+            events: Vec::new(),
+            feed_after: 0,
         };
-        let outcome = run(&store, &lease, &journal).await.unwrap();
+        let (outcome, _) = run(&store, &feed(&store), &lease, &journal).await.unwrap();
         assert_eq!(outcome.mismatches, vec![k("b")]);
         assert_eq!(value(&store, "a").await.as_deref(), Some("new"));
         assert_eq!(value(&store, "b").await.as_deref(), Some("tampered"));

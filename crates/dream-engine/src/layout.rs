@@ -9,15 +9,18 @@
 //! | `history`    | `<memory key>-<time-ordered>`       | JSON with a prior version's Markdown |
 //! | `audit`      | time-ordered                        | JSON, rule ids and hashes only |
 //! | `plans`      | time-ordered                        | JSON dry-run plans |
-//! | `state`      | `generation`, `success-<scope key>` | ASCII decimal; JSON |
+//! | `state`      | `generation`, `success-<scope key>`, `vectors` | ASCII decimal; JSON; the nonce of the last vector backfill |
 //! | `journal`    | `current`, `purge`                  | JSON journal of the apply in flight; the scope purge in flight |
 //! | `feed`       | the entry number, 20 digits         | JSON [`FeedEntry`](crate::FeedEntry): ids, never text |
 //! | `recall`     | `manifest`, `<lineage>-<generation>-<n>` | the persisted recall index: JSON manifest, binary chunks |
+//! | `vectors`    | the memory id                       | the memory's vector: JSON header line, little-endian `f32`s (see `vectors`) |
 //!
 //! `state/generation` is an ASCII decimal `u64` bumped by every memory mutation.
 //! Every mutation is made under the lease on lock `dream`, each write fenced.
 //! `recall` is derived from `memories` (see `recall::persist`): written under the
 //! same lease, ignored when stale, and removed with every `forget --purge`.
+//! `vectors` is derived from `memories` too, but written outside the lease by a
+//! backfill (an embedder call never holds the lease); every purge removes it.
 
 use std::future::Future;
 use std::sync::Mutex;
@@ -51,6 +54,10 @@ pub const JOURNAL: &str = "journal";
 pub const FEED: &str = "feed";
 /// The persisted recall index (derived from `memories`; rebuilt when absent).
 pub const RECALL: &str = "recall";
+/// Memory vectors (derived from `memories`; backfilled when absent or stale).
+pub const VECTORS: &str = "vectors";
+/// Id of the record in `state` a vector backfill changes (a nonce).
+pub const VECTOR_STAMP: &str = "vectors";
 /// Id of the generation record in `state`.
 pub const GENERATION: &str = "generation";
 /// Id of the journal record in `journal`.
@@ -98,6 +105,7 @@ pub const NAMESPACES: &[(&str, ScopeOf)] = &[
     (JOURNAL, ScopeOf::Journal),
     (FEED, ScopeOf::Kept),
     (RECALL, ScopeOf::Derived),
+    (VECTORS, ScopeOf::Derived),
 ];
 
 /// How a scope purge treats `name`, if the layout declares it.
@@ -133,6 +141,11 @@ pub fn fixed_key(ns: &'static str, id: &'static str) -> Key {
 /// The generation record.
 pub fn generation_key() -> Key {
     fixed_key(STATE, GENERATION)
+}
+
+/// The record a vector backfill changes, so recall reloads its vectors.
+pub fn vector_stamp_key() -> Key {
+    fixed_key(STATE, VECTOR_STAMP)
 }
 
 /// Reads the generation: `(value, record)`, `(0, None)` when absent. A record

@@ -47,6 +47,7 @@ mod scan;
 mod seal;
 mod sessions;
 pub mod transcripts;
+pub mod vectors;
 
 pub use consolidate::{
     Batch, BatchSession, Consolidation, Consolidator, LlmConsolidator, RuleBasedConsolidator,

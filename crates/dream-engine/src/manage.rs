@@ -311,12 +311,11 @@ impl Dream {
                         .hash(q.hash.clone()),
                     ),
                 ];
-                self.commit(lease, &op_id, ops).await?;
-                self.emit(Event::Quarantined {
+                let event = Event::Quarantined {
                     entry: q.id.clone(),
                     rules: scan.rules(),
-                })
-                .await?;
+                };
+                self.commit(lease, &op_id, ops, vec![event]).await?;
                 Ok(Remembered::Quarantined {
                     entry: q.id,
                     rules: scan.rules(),
@@ -351,11 +350,10 @@ impl Dream {
                     ),
                     self.bump_op(generation, record.as_ref()),
                 ];
-                self.commit(lease, &op_id, ops).await?;
-                self.emit(Event::MemoryCreated {
+                let event = Event::MemoryCreated {
                     memory: memory.id.clone(),
-                })
-                .await?;
+                };
+                self.commit(lease, &op_id, ops, vec![event]).await?;
                 Ok(Remembered::Stored(Box::new(memory)))
             }
         }
@@ -384,13 +382,7 @@ impl Dream {
         let lease = self.lock().await?;
         let result = self.forget_locked(&lease, id).await;
         lease.release().await;
-        result?;
-        self.emit(Event::MemoryTrashed {
-            memory: id.clone(),
-            why: "forgotten".into(),
-        })
-        .await?;
-        Ok(())
+        result
     }
 
     async fn forget_locked(&self, lease: &HeldLease, id: &MemoryId) -> Result<()> {
@@ -426,7 +418,12 @@ impl Dream {
             ),
             self.bump_op(generation, gen_record.as_ref()),
         ];
-        self.commit(lease, &self.ids.next(now), ops).await?;
+        let event = Event::MemoryTrashed {
+            memory: id.clone(),
+            why: "forgotten".into(),
+        };
+        self.commit(lease, &self.ids.next(now), ops, vec![event])
+            .await?;
         Ok(())
     }
 
@@ -435,10 +432,7 @@ impl Dream {
         let lease = self.lock().await?;
         let result = self.purge_locked(&lease, id).await;
         lease.release().await;
-        let purged = result?;
-        self.emit(Event::MemoryPurged { memory: id.clone() })
-            .await?;
-        Ok(purged)
+        result
     }
 
     async fn purge_locked(&self, lease: &HeldLease, id: &MemoryId) -> Result<Purged> {
@@ -499,7 +493,9 @@ impl Dream {
         ops.push(self.audit_op(audit));
         let (generation, gen_record) = self.read_generation().await?;
         ops.push(self.bump_op(generation, gen_record.as_ref()));
-        self.commit(lease, &self.ids.next(now), ops).await?;
+        let event = Event::MemoryPurged { memory: id.clone() };
+        self.commit(lease, &self.ids.next(now), ops, vec![event])
+            .await?;
         Ok(Purged {
             memory: current.is_some(),
             history: history_count,
@@ -591,10 +587,7 @@ impl Dream {
         let lease = self.lock().await?;
         let result = self.restore_locked(&lease, id, entry).await;
         lease.release().await;
-        let memory = result?;
-        self.emit(Event::MemoryRestored { memory: id.clone() })
-            .await?;
-        Ok(memory)
+        result
     }
 
     async fn restore_locked(
@@ -677,7 +670,8 @@ impl Dream {
             ),
             self.bump_op(generation, gen_record.as_ref()),
         ]);
-        self.commit(lease, &op_id, ops).await?;
+        let event = Event::MemoryRestored { memory: id.clone() };
+        self.commit(lease, &op_id, ops, vec![event]).await?;
         Ok(memory)
     }
 
@@ -688,20 +682,19 @@ impl Dream {
             let now = self.now();
             let mut ops = Vec::new();
             let expired = self.expiry_ops(now, &mut ops).await?;
+            let mut events = Vec::new();
             if expired > 0 {
                 let (generation, gen_record) = self.read_generation().await?;
                 ops.push(self.bump_op(generation, gen_record.as_ref()));
+                events.push(Event::TrashExpired { count: expired });
             }
-            self.commit(&lease, &self.ids.next(now), ops).await?;
+            self.commit(&lease, &self.ids.next(now), ops, events)
+                .await?;
             Ok::<_, DreamError>(expired)
         }
         .await;
         lease.release().await;
-        let expired = result?;
-        if expired > 0 {
-            self.emit(Event::TrashExpired { count: expired }).await?;
-        }
-        Ok(expired)
+        result
     }
 
     /// The quarantine of this scope, oldest first (secrets redacted).
@@ -739,13 +732,7 @@ impl Dream {
         let lease = self.lock().await?;
         let result = self.release_locked(&lease, entry, note).await;
         lease.release().await;
-        let memory = result?;
-        self.emit(Event::Released {
-            entry: entry.to_owned(),
-            memory: memory.id.clone(),
-        })
-        .await?;
-        Ok(memory)
+        result
     }
 
     async fn release_locked(&self, lease: &HeldLease, entry: &str, note: &str) -> Result<Memory> {
@@ -811,7 +798,12 @@ impl Dream {
         );
         let (generation, gen_record) = self.read_generation().await?;
         ops.push(self.bump_op(generation, gen_record.as_ref()));
-        self.commit(lease, &self.ids.next(now), ops).await?;
+        let event = Event::Released {
+            entry: entry.to_owned(),
+            memory: memory.id.clone(),
+        };
+        self.commit(lease, &self.ids.next(now), ops, vec![event])
+            .await?;
         Ok(memory)
     }
 
@@ -823,12 +815,7 @@ impl Dream {
         let lease = self.lock().await?;
         let result = self.confirm_locked(&lease, id).await;
         lease.release().await;
-        let confirmed = result?;
-        if confirmed != Confirmed::AlreadyTrusted {
-            self.emit(Event::MemoryUpdated { memory: id.clone() })
-                .await?;
-        }
-        Ok(confirmed)
+        result
     }
 
     /// [`Dream::confirm`] for every memory of this scope that is held; the ids
@@ -890,7 +877,9 @@ impl Dream {
         );
         let (generation, gen_record) = self.read_generation().await?;
         ops.push(self.bump_op(generation, gen_record.as_ref()));
-        self.commit(lease, &self.ids.next(now), ops).await?;
+        let event = Event::MemoryUpdated { memory: id.clone() };
+        self.commit(lease, &self.ids.next(now), ops, vec![event])
+            .await?;
         Ok(what)
     }
 
@@ -911,15 +900,15 @@ impl Dream {
                     .hash(q.hash.clone()),
                 ),
             ];
-            self.commit(&lease, &self.ids.next(self.now()), ops).await
+            let event = Event::QuarantineDropped {
+                entry: entry.to_owned(),
+            };
+            self.commit(&lease, &self.ids.next(self.now()), ops, vec![event])
+                .await
         }
         .await;
         lease.release().await;
         result?;
-        self.emit(Event::QuarantineDropped {
-            entry: entry.to_owned(),
-        })
-        .await?;
         Ok(())
     }
 
@@ -1213,8 +1202,8 @@ impl Dream {
                     }
                 }
             };
-            // One write more for the generation.
-            if batch.ops.len() + ops.len() + 1 > MAX_BATCH_OPS {
+            // One write more for the generation, one for each memory's event.
+            if batch.ops.len() + batch.done.len() + ops.len() + 2 > MAX_BATCH_OPS {
                 self.commit_import(lease, &mut batch, report).await?;
             }
             batch.ops.extend(ops);
@@ -1245,34 +1234,27 @@ impl Dream {
             let (generation, gen_record) = self.read_generation().await?;
             ops.push(self.bump_op(generation, gen_record.as_ref()));
         }
-        let outcome = self.commit(lease, &id, ops).await?;
+        let events = batch.done.iter().map(Imported::event).collect();
+        let outcome = self.commit(lease, &id, ops, events).await?;
         batch.id = None;
         for done in std::mem::take(&mut batch.done) {
             match done {
                 Imported::Memory { id, replaced } => {
                     let key = layout::key(layout::MEMORIES, id.clone());
                     if outcome.mismatches.contains(&key) {
+                        // Only a journaled commit skips a write, after its events
+                        // were recorded: the feed names a change that a record
+                        // edited under the lease kept from happening.
                         tracing::warn!(memory = %id, "an imported memory changed under the import; left as it was");
                         continue;
                     }
                     if replaced {
-                        self.emit(Event::MemoryUpdated { memory: id.clone() })
-                            .await?;
                         report.replaced.push(id);
                     } else {
-                        self.emit(Event::MemoryCreated { memory: id.clone() })
-                            .await?;
                         report.imported.push(id);
                     }
                 }
-                Imported::Quarantined { entry, rules } => {
-                    self.emit(Event::Quarantined {
-                        entry: entry.clone(),
-                        rules,
-                    })
-                    .await?;
-                    report.quarantined.push(entry);
-                }
+                Imported::Quarantined { entry, .. } => report.quarantined.push(entry),
             }
         }
         Ok(())
@@ -1301,6 +1283,20 @@ enum Imported {
     Memory { id: MemoryId, replaced: bool },
     /// Held in the quarantine.
     Quarantined { entry: String, rules: Vec<String> },
+}
+
+impl Imported {
+    /// The event that records it.
+    fn event(&self) -> Event {
+        match self {
+            Imported::Memory { id, replaced: true } => Event::MemoryUpdated { memory: id.clone() },
+            Imported::Memory { id, .. } => Event::MemoryCreated { memory: id.clone() },
+            Imported::Quarantined { entry, rules } => Event::Quarantined {
+                entry: entry.clone(),
+                rules: rules.clone(),
+            },
+        }
+    }
 }
 
 /// Whether `imported` says what `stored` says: the same kind, words, tags,

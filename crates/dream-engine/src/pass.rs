@@ -136,6 +136,8 @@ pub struct SessionYield {
     pub memories: Vec<MemoryId>,
     /// Quarantine entries made from proposals that cite it.
     pub quarantined: Vec<String>,
+    /// Why it yielded nothing durable; `None` when it yielded something.
+    pub reason: Option<String>,
 }
 
 impl SessionYield {
@@ -150,26 +152,37 @@ fn yields(p: &Prepared) -> Vec<SessionYield> {
     let g = &p.gated;
     p.sessions
         .iter()
-        .map(|(id, _)| SessionYield {
-            session: id.clone(),
-            memories: g
-                .creates
-                .iter()
-                .filter(|c| c.sessions.contains(id))
-                .map(|c| c.memory.id.clone())
-                .chain(
-                    g.updates
-                        .iter()
-                        .filter(|c| c.sessions.contains(id))
-                        .map(|c| c.after.id.clone()),
-                )
-                .collect(),
-            quarantined: g
-                .quarantine
-                .iter()
-                .filter(|q| q.sessions.contains(id))
-                .map(|q| q.id.clone())
-                .collect(),
+        .map(|(id, _)| {
+            let mut y = SessionYield {
+                session: id.clone(),
+                memories: g
+                    .creates
+                    .iter()
+                    .filter(|c| c.sessions.contains(id))
+                    .map(|c| c.memory.id.clone())
+                    .chain(
+                        g.updates
+                            .iter()
+                            .filter(|c| c.sessions.contains(id))
+                            .map(|c| c.after.id.clone()),
+                    )
+                    .collect(),
+                quarantined: g
+                    .quarantine
+                    .iter()
+                    .filter(|q| q.sessions.contains(id))
+                    .map(|q| q.id.clone())
+                    .collect(),
+                reason: None,
+            };
+            if y.is_empty() {
+                y.reason = Some(if p.proposed_from.contains(id) {
+                    "every proposal citing it was refused by the gate (see refused)".to_owned()
+                } else {
+                    "the consolidator found no new lasting statement in it".to_owned()
+                });
+            }
+            y
         })
         .collect()
 }
@@ -219,6 +232,9 @@ pub(crate) struct Prepared {
     pub generation: u64,
     /// The batch: each session with the version gather read.
     pub sessions: Vec<(SessionId, u64)>,
+    /// The sessions of the batch that some proposal of the plan cited.
+    #[serde(default)]
+    pub proposed_from: Vec<SessionId>,
     /// Consumed sessions to trim from the log, oldest first.
     pub trim: Vec<(RecordId, Prior)>,
     pub gated: Gated,
@@ -315,6 +331,7 @@ impl Dream {
 
     async fn pass_failed(&self, pass: &str, error: &DreamError) {
         tracing::warn!(pass, error = %error, "dream pass failed; its sessions stay pending");
+        let mut ops = Vec::new();
         if let DreamError::NothingSurvived { refused } = error {
             for r in refused {
                 let mut entry = AuditEntry::new(
@@ -326,9 +343,7 @@ impl Dream {
                 if let Some(id) = r.target.as_deref().and_then(|t| MemoryId::new(t).ok()) {
                     entry = entry.memory(&id);
                 }
-                if let Err(e) = self.audit_now(entry).await {
-                    tracing::warn!(error = %e, "could not audit a refusal");
-                }
+                ops.push(self.audit_op(entry).batch_op());
             }
         }
         let entry = AuditEntry::new(
@@ -337,15 +352,13 @@ impl Dream {
             format!("pass failed, sessions stay pending: {error}"),
         )
         .pass(pass);
-        if let Err(e) = self.audit_now(entry).await {
-            tracing::warn!(error = %e, "could not audit a failed pass");
-        }
+        ops.push(self.audit_op(entry).batch_op());
         let event = Event::PassFailed {
             pass: pass.to_owned(),
             reason: error.to_string(),
         };
-        if let Err(e) = self.emit(event).await {
-            tracing::warn!(error = %e, "could not record a failed pass in the feed");
+        if let Err(e) = self.write_with_events(&ops, &[event]).await {
+            tracing::warn!(error = %e, "could not audit a failed pass or record it in the feed");
         }
     }
 
@@ -454,6 +467,24 @@ impl Dream {
             foreign: &orient.foreign,
             sessions: &cited,
         };
+        let plan = &consolidation.plan;
+        let references: Vec<&String> = plan
+            .creates
+            .iter()
+            .flat_map(|c| c.evidence.iter().map(|e| &e.session).chain(&c.sources))
+            .chain(
+                plan.updates
+                    .iter()
+                    .flat_map(|u| u.evidence.iter().map(|e| &e.session).chain(&u.sources)),
+            )
+            .chain(plan.deletes.iter().flat_map(|d| &d.sources))
+            .collect();
+        let proposed_from: Vec<SessionId> = batch
+            .sessions
+            .iter()
+            .filter(|s| references.contains(&&s.reference))
+            .map(|s| s.id.clone())
+            .collect();
         let proposed = consolidation.plan.creates.len()
             + consolidation.plan.updates.len()
             + consolidation.plan.deletes.len()
@@ -496,6 +527,7 @@ impl Dream {
                 usage: consolidation.usage,
                 generation: orient.generation,
                 sessions: session_ids,
+                proposed_from,
                 trim,
                 gated,
                 diff,
@@ -515,7 +547,6 @@ impl Dream {
         let result = self.apply_locked(&lease, claim, prepared, plan).await;
         lease.release().await;
         let mut report = result?;
-        self.announce(prepared, &report).await?;
         report.pending = self.pending_count(None).await?;
         Ok(report)
     }
@@ -766,8 +797,9 @@ impl Dream {
             stamp_record.as_ref(),
         ));
         ops.push(self.bump_op(generation, generation_record.as_ref()));
+        let events = pass_events(p, &report);
         self.stage(PassStage::Writing { records: ops.len() });
-        self.commit(lease, &p.pass, ops).await?;
+        self.commit(lease, &p.pass, ops, events).await?;
         Ok(report)
     }
 
@@ -852,79 +884,6 @@ impl Dream {
         Ok(expired)
     }
 
-    async fn announce(&self, p: &Prepared, report: &DreamReport) -> Result<()> {
-        let g = &p.gated;
-        for c in &g.creates {
-            self.emit(Event::MemoryCreated {
-                memory: c.memory.id.clone(),
-            })
-            .await?;
-        }
-        for c in &g.updates {
-            self.emit(Event::MemoryUpdated {
-                memory: c.after.id.clone(),
-            })
-            .await?;
-        }
-        for c in &g.supersedes {
-            if let Some(by) = &c.by {
-                self.emit(Event::MemorySuperseded {
-                    memory: c.after.id.clone(),
-                    by: by.clone(),
-                })
-                .await?;
-            }
-        }
-        for r in &g.deletes {
-            self.emit(Event::MemoryTrashed {
-                memory: r.memory.id.clone(),
-                why: "deleted".into(),
-            })
-            .await?;
-        }
-        for r in &g.prunes {
-            self.emit(Event::MemoryTrashed {
-                memory: r.memory.id.clone(),
-                why: "pruned".into(),
-            })
-            .await?;
-        }
-        for q in &g.quarantine {
-            self.emit(Event::Quarantined {
-                entry: q.id.clone(),
-                rules: rules_of(q),
-            })
-            .await?;
-        }
-        for r in &g.refused {
-            self.emit(Event::Refused {
-                action: match r.action.as_str() {
-                    "create" => "create",
-                    "update" => "update",
-                    "delete" => "delete",
-                    "supersede" => "supersede",
-                    "prune" => "prune",
-                    _ => "plan",
-                }
-                .into(),
-                reason: r.reason.clone(),
-            })
-            .await?;
-        }
-        if report.trash_expired > 0 {
-            self.emit(Event::TrashExpired {
-                count: report.trash_expired,
-            })
-            .await?;
-        }
-        self.emit(Event::PassCompleted {
-            pass: p.pass.clone(),
-            sessions: report.sessions_consumed.len(),
-        })
-        .await?;
-        Ok(())
-    }
-
     /// Consolidates the pending sessions now, ignoring the gates, and stores the
     /// plan instead of applying it. [`Dream::apply`] applies exactly that plan.
     pub async fn dry_run(&self) -> Result<DryRun> {
@@ -953,11 +912,7 @@ impl Dream {
             }
         };
         let key = layout::key(layout::PLANS, RecordId::new(&prepared.pass)?);
-        self.store
-            .put(&key, to_json(&prepared), dream_core::Write::absent())
-            .await?;
-        self.trim_plans().await?;
-        self.audit_now(
+        let audit = self.audit_op(
             AuditEntry::new(
                 AuditAction::PlanStored,
                 Actor::Engine,
@@ -971,12 +926,16 @@ impl Dream {
                     .collect::<Vec<_>>(),
             )
             .pass(&prepared.pass),
-        )
-        .await?;
-        self.emit(Event::PlanStored {
+        );
+        let ops = [
+            dream_core::BatchOp::put(key, to_json(&prepared), dream_core::Precondition::Absent),
+            audit.batch_op(),
+        ];
+        let event = Event::PlanStored {
             plan: prepared.pass.clone(),
-        })
-        .await?;
+        };
+        self.write_with_events(&ops, &[event]).await?;
+        self.trim_plans().await?;
         let mut report = preview(&prepared);
         report.pending = self
             .pending_count(None)
@@ -1075,4 +1034,70 @@ fn preview(p: &Prepared) -> DreamReport {
         trash_expired: 0,
         rolled_forward: None,
     }
+}
+
+/// The events of an applied pass, in the order they are recorded.
+fn pass_events(p: &Prepared, report: &DreamReport) -> Vec<Event> {
+    let g = &p.gated;
+    let mut events = Vec::new();
+    for c in &g.creates {
+        events.push(Event::MemoryCreated {
+            memory: c.memory.id.clone(),
+        });
+    }
+    for c in &g.updates {
+        events.push(Event::MemoryUpdated {
+            memory: c.after.id.clone(),
+        });
+    }
+    for c in &g.supersedes {
+        if let Some(by) = &c.by {
+            events.push(Event::MemorySuperseded {
+                memory: c.after.id.clone(),
+                by: by.clone(),
+            });
+        }
+    }
+    for r in &g.deletes {
+        events.push(Event::MemoryTrashed {
+            memory: r.memory.id.clone(),
+            why: "deleted".into(),
+        });
+    }
+    for r in &g.prunes {
+        events.push(Event::MemoryTrashed {
+            memory: r.memory.id.clone(),
+            why: "pruned".into(),
+        });
+    }
+    for q in &g.quarantine {
+        events.push(Event::Quarantined {
+            entry: q.id.clone(),
+            rules: rules_of(q),
+        });
+    }
+    for r in &g.refused {
+        events.push(Event::Refused {
+            action: match r.action.as_str() {
+                "create" => "create",
+                "update" => "update",
+                "delete" => "delete",
+                "supersede" => "supersede",
+                "prune" => "prune",
+                _ => "plan",
+            }
+            .into(),
+            reason: r.reason.clone(),
+        });
+    }
+    if report.trash_expired > 0 {
+        events.push(Event::TrashExpired {
+            count: report.trash_expired,
+        });
+    }
+    events.push(Event::PassCompleted {
+        pass: p.pass.clone(),
+        sessions: report.sessions_consumed.len(),
+    });
+    events
 }

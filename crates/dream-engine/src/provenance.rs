@@ -75,6 +75,14 @@ pub(crate) fn identifying_in(text: &str) -> BTreeSet<String> {
     out
 }
 
+/// The identifying tokens of a whole sentence, case-folded: a capital at its
+/// start makes no proper noun ("Service auth-api …").
+pub(crate) fn identifying_in_sentence(text: &str) -> BTreeSet<String> {
+    let mut out = BTreeSet::new();
+    collect(text, true, &mut out);
+    out
+}
+
 /// Judges a memory against the messages it cites. `Err` names why the citations
 /// do not support it.
 pub(crate) fn support(memory: &Memory, cited: &[Cited<'_>]) -> Result<Support, String> {

@@ -295,9 +295,13 @@ impl Dream {
             .sessions(&session_ids(&actions));
         entry.scope = Some(record.scope.clone());
         let done = Op::delete(layout::purge_key(), stored);
-        self.commit(lease, &record.id, vec![self.audit_op(entry), done])
-            .await?;
-        self.announce_purged(&actions).await?;
+        self.commit(
+            lease,
+            &record.id,
+            vec![self.audit_op(entry), done],
+            Vec::new(),
+        )
+        .await?;
         Ok(report)
     }
 
@@ -382,7 +386,6 @@ impl Dream {
         let pass = self.ids.next(self.now());
         self.commit_actions(lease, &pass, &actions, vec![self.audit_op(entry)])
             .await?;
-        self.announce_purged(&actions).await?;
         Ok(report)
     }
 
@@ -423,7 +426,6 @@ impl Dream {
         let pass = self.ids.next(self.now());
         self.commit_actions(lease, &pass, &actions, vec![self.audit_op(entry)])
             .await?;
-        self.announce_purged(&actions).await?;
         Ok(report)
     }
 
@@ -663,7 +665,8 @@ impl Dream {
         })
     }
 
-    /// Journals and applies `actions` with `extra` ops and a generation bump.
+    /// Journals and applies `actions` with `extra` ops and a generation bump,
+    /// recording a `memory-purged` event for each memory removed.
     async fn commit_actions(
         &self,
         lease: &HeldLease,
@@ -675,18 +678,13 @@ impl Dream {
         ops.extend(extra);
         let (generation, record) = self.read_generation().await?;
         ops.push(self.bump_op(generation, record.as_ref()));
-        self.commit(lease, id, ops).await?;
-        Ok(())
-    }
-
-    async fn announce_purged(&self, actions: &[Action]) -> Result<()> {
-        for a in actions {
-            if a.key.namespace.as_str() == layout::MEMORIES
-                && let Ok(memory) = MemoryId::new(a.key.id.as_str())
-            {
-                self.emit(Event::MemoryPurged { memory }).await?;
-            }
-        }
+        let events = actions
+            .iter()
+            .filter(|a| a.key.namespace.as_str() == layout::MEMORIES)
+            .filter_map(|a| MemoryId::new(a.key.id.as_str()).ok())
+            .map(|memory| Event::MemoryPurged { memory })
+            .collect();
+        self.commit(lease, id, ops, events).await?;
         Ok(())
     }
 }

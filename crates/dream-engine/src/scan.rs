@@ -11,6 +11,11 @@ use serde_json::Value;
 
 use crate::records::FindingInfo;
 
+/// How deep the memory scanner follows a memory's JSON: the metadata limit the gate
+/// enforces, plus the one object (name, content, tags, metadata…) that holds it, so
+/// metadata the gate accepts is never refused by the scanner's depth cap.
+const MEMORY_JSON_DEPTH: usize = crate::options::limits::METADATA_DEPTH + 1;
+
 /// The scanners a [`crate::Dream`] uses, each built when first needed.
 #[derive(Default)]
 pub(crate) struct Scanners {
@@ -107,7 +112,8 @@ impl Scanners {
     }
 
     fn memory_scanner(&self) -> &Scanner {
-        self.memory.get_or_init(|| Scanner::new(Mode::Memory))
+        self.memory
+            .get_or_init(|| Scanner::new(Mode::Memory).with_max_json_depth(MEMORY_JSON_DEPTH))
     }
 
     /// Scans transcript text.

@@ -1,7 +1,7 @@
 //! Logging sessions, and reading the session log for the gates and for gather.
 
 use dream_core::store::MAX_LIST_LIMIT;
-use dream_core::{Key, Message, Record, RecordId, Role, SessionId, Write};
+use dream_core::{BatchOp, Key, Message, Precondition, Record, RecordId, Role, SessionId};
 
 use crate::dream::{AuditEntry, Dream};
 use crate::error::{DreamError, Result};
@@ -188,7 +188,6 @@ impl Dream {
         let bytes = to_json(&record);
         let hash = hash_bytes(&bytes);
         let key = layout::key(layout::SESSIONS, id.clone());
-        self.store.put(&key, bytes, Write::absent()).await?;
         let mut rules = redactions.clone();
         rules.extend(flags);
         let reason = if redactions.is_empty() {
@@ -203,14 +202,15 @@ impl Dream {
             .sessions(std::slice::from_ref(&id))
             .rules(rules)
             .hash(hash);
-        if let Err(e) = self.audit_now(entry).await {
-            tracing::warn!(error = %e, "could not audit a logged session");
-        }
-        self.emit(Event::SessionLogged {
+        let ops = [
+            BatchOp::put(key, bytes, Precondition::Absent),
+            self.audit_op(entry).batch_op(),
+        ];
+        let event = Event::SessionLogged {
             session: id.clone(),
             redactions,
-        })
-        .await?;
+        };
+        self.write_with_events(&ops, &[event]).await?;
         if self.options.auto_dream {
             let this = self.clone();
             let logged = id.clone();

@@ -2,8 +2,10 @@
 //! is asked: a refresh lists ids and versions and reads only what changed; a new
 //! `Recall` (a new process) loads the persisted index instead of reading every
 //! record; a record changed since is analysed again (a poisoned one is
-//! quarantined); a tampered, foreign-key or stale index is ignored; and
-//! `forget --purge` leaves no trace of the purged text in the `recall` namespace.
+//! quarantined); a tampered, foreign-key or stale index is ignored;
+//! `forget --purge` leaves no trace of the purged text in the `recall` namespace;
+//! and a hand edit of a dream-fs file that changes neither its listed version nor
+//! the generation is judged on its own bytes, never on a cached verdict.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -227,6 +229,12 @@ fn recall_over(store: &Arc<Counting>, options: RecallOptions) -> Recall {
     Recall::new(store.clone(), Arc::new(SystemClock), options)
 }
 
+/// How many memories a result shows (`used` and `conflict` records): each is
+/// read again before it is shown.
+fn shown(result: &RecallResult) -> usize {
+    result.records.iter().filter(|r| r.memory.is_some()).count()
+}
+
 /// The verdict lines, for comparing two results.
 fn lines(result: &RecallResult) -> String {
     result.to_string()
@@ -262,7 +270,11 @@ async fn a_refresh_lists_versions_and_reads_only_the_changed_records() {
     assert_eq!(second.records[0].id.as_str(), "f300", "{second}");
     assert_eq!(store.lists(), 0, "no value listing");
     assert!(store.version_lists() >= 1);
-    assert_eq!(store.gets(), 2, "only the two changed records are read");
+    assert_eq!(
+        store.gets(),
+        2 + shown(&second),
+        "only the two changed records are read, and what is shown read again"
+    );
 }
 
 #[tokio::test]
@@ -278,7 +290,7 @@ async fn a_new_process_loads_the_persisted_index_instead_of_reading_every_record
     let after = cold.recall("topic42", &scope(), 5).await.unwrap();
     assert_eq!(lines(&before), lines(&after));
     assert_eq!(after.records[0].id.as_str(), "f042");
-    assert_eq!(store.gets(), 0, "no memory read");
+    assert_eq!(store.gets(), shown(&after), "only what is shown is read");
     assert_eq!(store.lists(), 0, "no memory listed");
     assert_eq!(store.version_lists(), 0, "the generation did not change");
 }
@@ -300,7 +312,11 @@ async fn a_record_poisoned_after_the_index_was_persisted_is_quarantined_in_a_new
     let verdict = result.verdict_of("f005").unwrap();
     assert_eq!(verdict.verdict, Verdict::Quarantined, "{result}");
     assert_eq!(store.lists(), 0);
-    assert_eq!(store.gets(), 1, "only the changed record is read");
+    assert_eq!(
+        store.gets(),
+        1 + shown(&result),
+        "only the changed record is read, and what is shown read again"
+    );
 
     // The persisted index now holds the new verdict; the next process agrees.
     let again = recall_over(&store, persisting(Some(key)))
@@ -457,4 +473,95 @@ async fn the_index_is_chunked_under_the_value_size_limit() {
         .unwrap();
     assert_eq!(lines(&before), lines(&after));
     assert_eq!(store.gets() + store.lists(), 0, "loaded, not rebuilt");
+}
+
+/// A hand edit of a dream-fs file, its modification time put back (so listing
+/// versions trusts the sidecar) and no new generation: neither a long-lived
+/// `Recall` nor a new process loading the persisted index shows the memory on
+/// the verdict made before the edit; the record is read again, found unsealed,
+/// and held.
+#[tokio::test]
+async fn a_hand_edit_keeping_version_and_generation_is_judged_on_its_own_bytes() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join(".dream");
+    let store: Arc<dyn RecordStore> = Arc::new(dream_fs::FsStore::open(&root).await.unwrap());
+    let key = SealKey::generate();
+    let dream = Dream::open(
+        store.clone(),
+        Options {
+            scope: scope(),
+            ..Options::default()
+        },
+    )
+    .unwrap()
+    .with_seal(key.clone());
+    let Remembered::Stored(memory) = dream
+        .remember(NewMemory::new(
+            MemoryKind::Project,
+            "Deploys",
+            "We deploy on Fridays after the review.",
+        ))
+        .await
+        .unwrap()
+    else {
+        panic!("stored")
+    };
+    let open = || {
+        Recall::new(
+            store.clone(),
+            Arc::new(SystemClock),
+            persisting(Some(key.clone())),
+        )
+    };
+    let long_lived = open();
+    let before = long_lived
+        .recall("deploy fridays", &scope(), 5)
+        .await
+        .unwrap();
+    assert_eq!(before.records[0].verdict, Verdict::Used, "{before}");
+    assert!(!recall_records(&*store).await.is_empty(), "persisted");
+    let generation = store.get(&generation_key()).await.unwrap().unwrap();
+
+    let file = root.join("memories").join(format!("{}.md", memory.id));
+    let modified = std::fs::metadata(&file).unwrap().modified().unwrap();
+    let text = std::fs::read_to_string(&file).unwrap();
+    std::fs::write(
+        &file,
+        text.replace("after the review", "skipping the review"),
+    )
+    .unwrap();
+    std::fs::File::options()
+        .write(true)
+        .open(&file)
+        .unwrap()
+        .set_modified(modified - Duration::from_secs(60))
+        .unwrap();
+    let ns = Namespace::new("memories").unwrap();
+    let listed = store.list_versions(&ns, None, 10).await.unwrap();
+    assert_eq!(
+        listed.entries[0].version, before.records[0].version,
+        "listed as before"
+    );
+
+    for (who, recall) in [
+        ("a new process", open()),
+        ("the long-lived one", long_lived),
+    ] {
+        let after = recall.recall("deploy fridays", &scope(), 5).await.unwrap();
+        let verdict = after.verdict_of(memory.id.as_str()).unwrap();
+        assert_eq!(verdict.verdict, Verdict::Held, "{who}: {after}");
+        assert!(
+            verdict.reason.to_string().starts_with("unverified"),
+            "{who}: {after}"
+        );
+        assert!(
+            !after.to_context().contains("after the review"),
+            "{who}: {after}"
+        );
+    }
+    assert_eq!(
+        store.get(&generation_key()).await.unwrap().unwrap().value,
+        generation.value,
+        "no new generation"
+    );
 }

@@ -19,15 +19,31 @@ const MAX_ERROR_BODY: usize = 64 << 10;
 
 /// A language model reached over HTTP. Build it with [`ModelConfig`].
 pub struct HttpModel {
-    config: ModelConfig,
-    endpoint: Url,
+    transport: Transport,
     announcement: Option<String>,
-    client: reqwest::Client,
 }
 
 impl fmt::Debug for HttpModel {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("HttpModel")
+            .field("transport", &self.transport)
+            .finish_non_exhaustive()
+    }
+}
+
+/// One provider endpoint: the HTTP client, the key in its header, attempts
+/// with timeouts, retries with backoff (honouring `Retry-After`) within a
+/// deadline, a capped answer and key-free errors. Shared by the chat clients
+/// and the embedding clients.
+pub(crate) struct Transport {
+    pub(crate) config: ModelConfig,
+    pub(crate) endpoint: Url,
+    client: reqwest::Client,
+}
+
+impl fmt::Debug for Transport {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Transport")
             .field("provider", &self.config.provider)
             .field("model", &self.config.model)
             .field("endpoint", &self.endpoint.as_str())
@@ -66,10 +82,44 @@ impl Failure {
 
 impl HttpModel {
     pub(crate) fn new(config: ModelConfig) -> Result<Self, ConfigError> {
+        let path = config.provider.endpoint_path();
+        let transport = Transport::new(config, path)?;
+        let announcement = transport.announcement(path, "model", "prompts");
+        Ok(Self {
+            transport,
+            announcement,
+        })
+    }
+
+    /// The provider.
+    pub fn provider(&self) -> Provider {
+        self.transport.config.provider
+    }
+
+    /// The configured model name.
+    pub fn model(&self) -> &str {
+        &self.transport.config.model
+    }
+
+    /// The full URL every call is sent to (key-free).
+    pub fn endpoint(&self) -> &Url {
+        &self.transport.endpoint
+    }
+
+    /// A line to show before the first call when the base URL is not the
+    /// provider's official one (always, for an OpenAI-compatible server):
+    /// prompts will go to that address.
+    pub fn announcement(&self) -> Option<String> {
+        self.announcement.clone()
+    }
+}
+
+impl Transport {
+    /// A client for `config`, posting to its base URL joined with `path`.
+    pub(crate) fn new(config: ModelConfig, path: &str) -> Result<Self, ConfigError> {
         config.validate()?;
         let base = config.resolved_base_url()?;
-        let endpoint = join(&base, config.provider.endpoint_path());
-        let announcement = announcement(&config, &endpoint);
+        let endpoint = join(&base, path);
         let mut builder = reqwest::Client::builder()
             .connect_timeout(config.connect_timeout)
             .timeout(config.request_timeout)
@@ -85,31 +135,40 @@ impl HttpModel {
         Ok(Self {
             config,
             endpoint,
-            announcement,
             client,
         })
     }
 
-    /// The provider.
-    pub fn provider(&self) -> Provider {
-        self.config.provider
-    }
-
-    /// The configured model name.
-    pub fn model(&self) -> &str {
-        &self.config.model
-    }
-
-    /// The full URL every call is sent to (key-free).
-    pub fn endpoint(&self) -> &Url {
-        &self.endpoint
-    }
-
-    /// A line to show before the first call when the base URL is not the
-    /// provider's official one (always, for an OpenAI-compatible server):
-    /// prompts will go to that address.
-    pub fn announcement(&self) -> Option<String> {
-        self.announcement.clone()
+    /// A line saying where `what` (`prompts`, `memory text`) goes, when the base
+    /// URL is not the provider's official one (always, for an OpenAI-compatible
+    /// server); `path` is the endpoint's path under the official base URL and
+    /// `noun` what sends (`model`, `embedder`).
+    pub(crate) fn announcement(&self, path: &str, noun: &str, what: &str) -> Option<String> {
+        let config = &self.config;
+        let endpoint = &self.endpoint;
+        let default_endpoint = config
+            .provider
+            .default_base_url()
+            .and_then(|b| Url::parse(b).ok())
+            .map(|b| join(&b, path));
+        if default_endpoint.as_ref() == Some(endpoint) {
+            return None;
+        }
+        let plain = if endpoint.scheme() == "http" {
+            " over plain http"
+        } else {
+            ""
+        };
+        let official = if config.provider.default_base_url().is_some() {
+            ", not the provider's official address"
+        } else {
+            ""
+        };
+        Some(format!(
+            "{noun} {}:{} sends {what} to {endpoint}{plain}{official}",
+            config.provider.name(),
+            config.model
+        ))
     }
 
     fn headers(&self) -> Result<HeaderMap, ModelError> {
@@ -219,17 +278,18 @@ impl HttpModel {
 #[async_trait]
 impl LanguageModel for HttpModel {
     fn describe(&self) -> String {
-        format!("{}:{}", self.config.provider.name(), self.config.model)
+        self.transport.describe()
     }
 
     async fn complete(&self, request: &CompletionRequest) -> Result<Completion, ModelError> {
-        let provider = self.config.provider;
+        let config = &self.transport.config;
+        let provider = config.provider;
         wire::check_request(provider, request)?;
-        let body = wire::request_body(provider, &self.config.model, request);
+        let body = wire::request_body(provider, &config.model, request);
         let body = Bytes::from(serde_json::to_vec(&body).map_err(|_| {
             ModelError::InvalidRequest("the request could not be encoded".to_owned())
         })?);
-        if self.config.debug_prompts {
+        if config.debug_prompts {
             tracing::debug!(
                 target: "dream_llm::prompt",
                 model = %self.describe(),
@@ -241,6 +301,41 @@ impl LanguageModel for HttpModel {
             );
         }
         let started = Instant::now();
+        let (answer, retries) = self.transport.call(body).await?;
+        let completion = wire::parse_answer(provider, &config.model, &answer)
+            .map_err(|e| self.transport.fail(e, started))?;
+        if config.debug_prompts {
+            tracing::debug!(
+                target: "dream_llm::prompt",
+                model = %self.describe(),
+                truncated = completion.truncated,
+                answer = %completion.text,
+                "answer"
+            );
+        }
+        tracing::debug!(
+            model = %self.describe(),
+            input_tokens = completion.usage.input,
+            output_tokens = completion.usage.output,
+            truncated = completion.truncated,
+            retries,
+            elapsed_ms = started.elapsed().as_millis() as u64,
+            "model call done"
+        );
+        Ok(completion)
+    }
+}
+
+impl Transport {
+    /// `provider:model`, key-free.
+    pub(crate) fn describe(&self) -> String {
+        format!("{}:{}", self.config.provider.name(), self.config.model)
+    }
+
+    /// Posts `body` until an answer arrives, retrying what is worth a retry
+    /// within the budget and the deadline; returns the answer and the retries made.
+    pub(crate) async fn call(&self, body: Bytes) -> Result<(Bytes, u32), ModelError> {
+        let started = Instant::now();
         let mut waited = Duration::ZERO;
         let mut retry = 0;
         loop {
@@ -250,29 +345,7 @@ impl LanguageModel for HttpModel {
             }
             let limit = left.min(self.config.request_timeout);
             let failure = match self.attempt(body.clone(), limit).await {
-                Ok(answer) => {
-                    let completion = wire::parse_answer(provider, &self.config.model, &answer)
-                        .map_err(|e| self.fail(e, started))?;
-                    if self.config.debug_prompts {
-                        tracing::debug!(
-                            target: "dream_llm::prompt",
-                            model = %self.describe(),
-                            truncated = completion.truncated,
-                            answer = %completion.text,
-                            "answer"
-                        );
-                    }
-                    tracing::debug!(
-                        model = %self.describe(),
-                        input_tokens = completion.usage.input,
-                        output_tokens = completion.usage.output,
-                        truncated = completion.truncated,
-                        retries = retry,
-                        elapsed_ms = started.elapsed().as_millis() as u64,
-                        "model call done"
-                    );
-                    return Ok(completion);
-                }
+                Ok(answer) => return Ok((answer, retry)),
                 Err(failure) => failure,
             };
             if !failure.retryable || retry >= self.config.max_retries {
@@ -310,8 +383,9 @@ impl LanguageModel for HttpModel {
     }
 }
 
-impl HttpModel {
-    fn fail(&self, error: ModelError, started: Instant) -> ModelError {
+impl Transport {
+    /// Logs a failed call (key-free) and returns its error.
+    pub(crate) fn fail(&self, error: ModelError, started: Instant) -> ModelError {
         tracing::warn!(
             model = %self.describe(),
             error = %error,
@@ -328,32 +402,6 @@ fn join(base: &Url, path: &str) -> Url {
     let joined = format!("{}{path}", base.path().trim_end_matches('/'));
     url.set_path(&joined);
     url
-}
-
-fn announcement(config: &ModelConfig, endpoint: &Url) -> Option<String> {
-    let default_endpoint = config
-        .provider
-        .default_base_url()
-        .and_then(|b| Url::parse(b).ok())
-        .map(|b| join(&b, config.provider.endpoint_path()));
-    if default_endpoint.as_ref() == Some(endpoint) {
-        return None;
-    }
-    let plain = if endpoint.scheme() == "http" {
-        " over plain http"
-    } else {
-        ""
-    };
-    let official = if config.provider.default_base_url().is_some() {
-        ", not the provider's official address"
-    } else {
-        ""
-    };
-    Some(format!(
-        "model {}:{} sends prompts to {endpoint}{plain}{official}",
-        config.provider.name(),
-        config.model
-    ))
 }
 
 /// Reads a body, stopping as soon as it passes `cap` bytes.
@@ -507,7 +555,8 @@ mod tests {
                 Duration::from_secs(10),
             )
             .build()
-            .unwrap();
+            .unwrap()
+            .transport;
         for _ in 0..50 {
             let first = model.backoff(0);
             assert!(first >= Duration::from_millis(50) && first <= Duration::from_millis(100));

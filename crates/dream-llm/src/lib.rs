@@ -1,5 +1,7 @@
 //! Dream's language models over HTTP: OpenAI Chat Completions, Anthropic
-//! Messages and OpenAI-compatible servers (Ollama, vLLM, llama.cpp server, …).
+//! Messages and OpenAI-compatible servers (Ollama, vLLM, llama.cpp server, …),
+//! and embedding models ([`EmbedderConfig`]: OpenAI's `/v1/embeddings`, the same
+//! format on compatible servers, Ollama's `/api/embed`) over the same transport.
 //!
 //! This is the only crate in Dream that reaches the network, and only for a
 //! model selected explicitly: nothing here picks a provider because a key is in
@@ -38,6 +40,7 @@
 
 mod client;
 mod config;
+mod embed;
 mod key;
 mod wire;
 
@@ -48,4 +51,5 @@ pub use config::{
     DEFAULT_MAX_RETRIES, DEFAULT_MAX_TOTAL_WAIT, DEFAULT_REQUEST_TIMEOUT, MAX_MODEL_NAME_LEN,
     ModelConfig, ModelSelection, Models, OPENAI_DEFAULT_BASE_URL, Provider, Redactor,
 };
+pub use embed::{DEFAULT_EMBED_BATCH, EmbedWire, EmbedderConfig, HttpEmbedder, MAX_EMBED_REQUEST};
 pub use key::{ANTHROPIC_API_KEY_VAR, ApiKey, MAX_KEY_LEN, OPENAI_API_KEY_VAR};

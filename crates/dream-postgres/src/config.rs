@@ -2,14 +2,11 @@
 //! parsed `tokio_postgres::Config`; nothing here prints it.
 
 use std::fmt;
-use std::io::Read;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::str::FromStr;
 use std::time::Duration;
 
 use dream_core::store::DEFAULT_MAX_VALUE_SIZE;
-use rustls::pki_types::CertificateDer;
-use rustls::pki_types::pem::PemObject;
 use tokio_postgres::config::{Host, SslMode};
 
 /// The environment variable holding the PostgreSQL URL (password included, if any).
@@ -17,9 +14,6 @@ pub const URL_ENV: &str = "DREAM_POSTGRES_URL";
 
 /// The schema used when none is configured.
 pub const DEFAULT_SCHEMA: &str = "dream";
-
-/// Largest CA file accepted, in bytes.
-const MAX_CA_FILE: u64 = 1024 * 1024;
 
 /// Longest schema name accepted (PostgreSQL's identifier limit is 63 bytes).
 const MAX_SCHEMA_LEN: usize = 63;
@@ -355,28 +349,12 @@ fn percent_decode(value: &str) -> String {
     String::from_utf8_lossy(&out).into_owned()
 }
 
-/// Reads and checks a PEM file of CA certificates (at most 1 MiB, at least one).
+/// Reads and checks a PEM file of CA certificates ([`dream_tls::read_ca_file`]).
 fn read_ca_file(path: &str) -> Result<Vec<u8>, ConfigError> {
-    let fail = |reason: String| ConfigError::CaFile {
+    dream_tls::read_ca_file(Path::new(path)).map_err(|e| ConfigError::CaFile {
         path: PathBuf::from(path),
-        reason,
-    };
-    let mut pem = Vec::new();
-    std::fs::File::open(path)
-        .and_then(|file| file.take(MAX_CA_FILE + 1).read_to_end(&mut pem))
-        .map_err(|e| fail(format!("cannot read it: {e}")))?;
-    if pem.len() as u64 > MAX_CA_FILE {
-        return Err(fail("it is larger than 1 MiB".to_owned()));
-    }
-    let mut count = 0;
-    for cert in CertificateDer::pem_slice_iter(&pem) {
-        cert.map_err(|e| fail(format!("it is not valid PEM: {e}")))?;
-        count += 1;
-    }
-    if count == 0 {
-        return Err(fail("it holds no PEM certificate".to_owned()));
-    }
-    Ok(pem)
+        reason: e.reason,
+    })
 }
 
 fn validate_schema(schema: &str) -> Result<(), ConfigError> {

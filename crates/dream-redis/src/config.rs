@@ -10,8 +10,6 @@ use dream_core::store::DEFAULT_MAX_VALUE_SIZE;
 use redis::{ConnectionAddr, ConnectionInfo, IntoConnectionInfo};
 use rustix::fs::{FileType, Mode, OFlags};
 use rustix::io::Errno;
-use rustls::pki_types::CertificateDer;
-use rustls::pki_types::pem::PemObject;
 
 /// The environment variable holding the Redis URL (password included, if any).
 pub const URL_ENV: &str = "DREAM_REDIS_URL";
@@ -19,9 +17,6 @@ pub const URL_ENV: &str = "DREAM_REDIS_URL";
 /// The environment variable naming a PEM file of CA certificates that a
 /// `rediss://` server's certificate must chain to (instead of the public roots).
 pub const CA_FILE_ENV: &str = "DREAM_REDIS_CA_FILE";
-
-/// Largest CA file accepted, in bytes.
-const MAX_CA_FILE: u64 = 1024 * 1024;
 
 /// The key prefix used when none is configured.
 pub const DEFAULT_PREFIX: &str = "dream";
@@ -220,22 +215,7 @@ impl RedisConfig {
                 "a CA file needs a rediss:// (TLS) URL; this one is plain".to_owned(),
             ));
         }
-        let mut pem = Vec::new();
-        std::fs::File::open(path)
-            .and_then(|file| file.take(MAX_CA_FILE + 1).read_to_end(&mut pem))
-            .map_err(|e| fail(format!("cannot read it: {e}")))?;
-        if pem.len() as u64 > MAX_CA_FILE {
-            return Err(fail("it is larger than 1 MiB".to_owned()));
-        }
-        let mut count = 0;
-        for cert in CertificateDer::pem_slice_iter(&pem) {
-            cert.map_err(|e| fail(format!("it is not valid PEM: {e}")))?;
-            count += 1;
-        }
-        if count == 0 {
-            return Err(fail("it holds no PEM certificate".to_owned()));
-        }
-        self.ca = Some(pem);
+        self.ca = Some(dream_tls::read_ca_file(path).map_err(|e| fail(e.reason))?);
         Ok(self)
     }
 

@@ -46,23 +46,10 @@ pub struct CertificateRefused {
 
 /// The certificate failure behind a connection error, if that is what it was.
 pub(crate) fn certificate_refused(server: &str, err: &RedisError) -> Option<CertificateRefused> {
-    let mut next: Option<&(dyn std::error::Error + 'static)> = Some(err);
-    while let Some(current) = next {
-        let inner = current
-            .downcast_ref::<std::io::Error>()
-            .and_then(|io| io.get_ref())
-            .map(|inner| inner as &(dyn std::error::Error + 'static));
-        if let Some(rustls::Error::InvalidCertificate(reason)) =
-            inner.unwrap_or(current).downcast_ref::<rustls::Error>()
-        {
-            return Some(CertificateRefused {
-                server: server.to_owned(),
-                reason: reason.clone(),
-            });
-        }
-        next = current.source();
-    }
-    None
+    dream_tls::invalid_certificate(err).map(|reason| CertificateRefused {
+        server: server.to_owned(),
+        reason,
+    })
 }
 
 /// Whether an error is a connection problem that a later attempt may not have.

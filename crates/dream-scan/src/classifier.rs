@@ -481,6 +481,8 @@ pub mod training {
         "dev4.jsonl",
         "dev5.jsonl",
         "dev6.jsonl",
+        "scan/tool_output_dev.jsonl",
+        "scan/tool_output_blind.jsonl",
     ];
 
     /// The public corpora the trainer reads from the cache that

@@ -577,6 +577,9 @@ pub(crate) fn labelled_sample(text: &str, start: usize) -> bool {
         "as",
         "is",
     ];
+    if declared_sample(text, start) {
+        return true;
+    }
     let from = crate::normalize::floor_boundary(text, start.saturating_sub(80));
     let before = &text[from..start];
     let line = before
@@ -602,6 +605,37 @@ pub(crate) fn labelled_sample(text: &str, start: usize) -> bool {
         }
     }
     false
+}
+
+/// Whether the line around `start` (120 bytes before, 80 after) declares its
+/// token a sample in so many words: "test value", "dummy value", "not a real key",
+/// "for illustration only" — documentation's way of labelling a value in an aside
+/// (`Sample key for the tutorial (test value, not for production): sk-…`). "Test
+/// key" alone is not such a declaration (see [`labelled_sample`]).
+fn declared_sample(text: &str, start: usize) -> bool {
+    const DECLARATIONS: &[&str] = &[
+        "test value",
+        "dummy value",
+        "sample value",
+        "example value",
+        "fake value",
+        "placeholder value",
+        "not a real key",
+        "not a real token",
+        "not a real secret",
+        "not a real credential",
+        "not a real api key",
+        "for illustration",
+        "illustrative value",
+        "documentation only",
+        "for the docs only",
+    ];
+    let from = crate::normalize::floor_boundary(text, start.saturating_sub(120));
+    let to = crate::normalize::floor_boundary(text, (start + 80).min(text.len()));
+    let before = text[from..start].rsplit('\n').next().unwrap_or_default();
+    let after = text[start..to].split('\n').next().unwrap_or_default();
+    let line = format!("{before}{after}").to_ascii_lowercase();
+    DECLARATIONS.iter().any(|d| line.contains(d))
 }
 
 /// The random part of a prefixed token (after its first `-`): letters with digits,

@@ -1475,6 +1475,15 @@ fn tokens_labelled_as_samples_are_documentation_but_test_mode_keys_are_secrets()
         let r = t().scan(&text);
         assert_ne!(r.verdict, Verdict::Secret, "{text}: {:?}", r.findings);
     }
+    // Declared a sample in an aside on its line: "test value", "not a real token".
+    for text in [
+        format!("Sample key for the tutorial (test value, never use in production): {openai}"),
+        format!("Sandbox request (sk_test_ keys here are test values): curl -u {stripe_test}:"),
+        format!("For testing, use {gh} (not a real token)."),
+    ] {
+        let r = t().scan(&text);
+        assert_ne!(r.verdict, Verdict::Secret, "{text}: {:?}", r.findings);
+    }
     // Stripe test-mode keys authenticate against a real account: "test" is no label,
     // and a label that does not reach the token is none either.
     for text in [
@@ -1484,6 +1493,8 @@ fn tokens_labelled_as_samples_are_documentation_but_test_mode_keys_are_secrets()
         format!("For example, my key is {openai}"),
         format!("This example is real: {gh}"),
         format!("example\nGITHUB_TOKEN={gh}"),
+        format!("My test key for the staging run: {stripe_test}"),
+        format!("test values\nOPENAI_API_KEY={openai}"),
     ] {
         let r = t().scan(&text);
         assert_eq!(r.verdict, Verdict::Secret, "{text}: {:?}", r.findings);

@@ -30,7 +30,7 @@ use serde_json::{Map, Value, json};
 use super::{Batch, BatchSession, Consolidation, Consolidator};
 use crate::error::Result;
 use crate::plan::{Citation, Plan, ProposedCreate, ProposedUpdate};
-use crate::provenance::identifying_in;
+use crate::provenance::{identifying_in, identifying_in_sentence};
 
 /// How the offline mode names itself in reports and audit records.
 const LABEL: &str = "rule-based (offline mode)";
@@ -356,12 +356,14 @@ fn decision_subject(text: &str) -> (BTreeSet<String>, BTreeSet<String>) {
     ];
     let mut head = Vec::new();
     let mut previous_is_word = false;
+    // Whole words, so that `2.4.0` and `auth-api` stay one identifier each.
     for w in text
-        .split(|c: char| !c.is_alphanumeric())
+        .split_whitespace()
+        .map(|w| w.trim_matches(|c: char| !c.is_alphanumeric()))
         .filter(|w| !w.is_empty())
     {
         let lw = w.to_lowercase();
-        let number = lw.chars().all(|c| c.is_ascii_digit());
+        let number = lw.starts_with(|c: char| c.is_ascii_digit());
         // A number right after a word names something ("team 7", "node 18");
         // one that opens a clause is a value ("3 times a week").
         if BREAKS.contains(&lw.as_str()) || (number && !previous_is_word) {
@@ -373,10 +375,27 @@ fn decision_subject(text: &str) -> (BTreeSet<String>, BTreeSet<String>) {
     let head = head.join(" ");
     let subject: BTreeSet<String> = words(&head);
     if subject.is_empty() {
-        (words(text), identifying_in(text))
+        (words(text), ids_in(text))
     } else {
-        (subject, identifying_in(&head))
+        (subject, ids_in(&head))
     }
+}
+
+/// The identifiers of a fragment that tell subjects apart: its identifying
+/// tokens (numbers, versions, proper nouns, file and code names) and the
+/// hyphenated names of services and packages (`auth-api`, `billing-v2`).
+fn ids_in(text: &str) -> BTreeSet<String> {
+    let mut ids = identifying_in(text);
+    ids.extend(hyphenated(text));
+    ids
+}
+
+/// The words of `text` joined by an inner hyphen, case-folded.
+fn hyphenated(text: &str) -> impl Iterator<Item = String> + '_ {
+    text.split(|c: char| !c.is_alphanumeric() && c != '-')
+        .map(|w| w.trim_matches('-'))
+        .filter(|w| w.contains('-'))
+        .map(str::to_lowercase)
 }
 
 /// A statement read from one sentence of the person's message `message`. A
@@ -395,7 +414,7 @@ fn recognise(sentence: &str, session: &BatchSession, message: usize) -> Option<S
             Some(Statement {
                 rule: Rule::Note,
                 subject: words(&value),
-                ids: identifying_in(&value),
+                ids: ids_in(&value),
                 kind: MemoryKind::Project,
                 name: format!("Note: {}", short(&value, 60)),
                 description: format!(
@@ -462,7 +481,7 @@ fn recognise_fact(sentence: &str, session: &BatchSession, message: usize) -> Opt
         };
         return Some(make(
             Rule::Preference,
-            (words(&value), identifying_in(&value)),
+            (words(&value), ids_in(&value)),
             MemoryKind::User,
             format!("Preference: {}", short(&value, 60)),
             format!("The user {verb} {value}."),
@@ -529,7 +548,7 @@ fn recognise_fact(sentence: &str, session: &BatchSession, message: usize) -> Opt
         let value = clean(&absolute_days(&c[2], session.created_at))?;
         return Some(make(
             Rule::Feedback,
-            (words(&value), identifying_in(&value)),
+            (words(&value), ids_in(&value)),
             MemoryKind::Feedback,
             format!("Feedback: {} {}", verb.to_lowercase(), short(&value, 50)),
             format!("{verb} {value}."),
@@ -553,10 +572,15 @@ fn fact(sentence: &str, session: &BatchSession, message: usize) -> Option<Statem
     }
     let c = FACT.captures(sentence)?;
     let (head, verb, value) = (&c[1], c[2].to_lowercase(), &c[3]);
-    let ids = identifying_in(sentence);
-    if ids.is_empty() {
+    // A sentence that names something ("Falcon owns billing" counts its first
+    // word) ...
+    if identifying_in(sentence).is_empty() {
         return None;
     }
+    // ... told apart from others by what it names past its first word's capital
+    // ("Service auth-api …" and "The service auth-api …" are one subject).
+    let mut ids = identifying_in_sentence(sentence);
+    ids.extend(hyphenated(sentence));
     // With `is`/`are`, only a value that names something: a number, a code-like
     // name, or a proper noun right at its start ("Our ORM is Prisma").
     if matches!(verb.as_str(), "is" | "are")
@@ -568,8 +592,9 @@ fn fact(sentence: &str, session: &BatchSession, message: usize) -> Option<Statem
         return None;
     }
     let value = clean(value)?;
+    // One word per element: the subject is stored as words joined by spaces.
     let mut subject = words(head);
-    subject.insert(verb.clone());
+    subject.extend(verb.split_whitespace().map(str::to_owned));
     let text = format!("{} {verb} {value}", head.trim());
     Some(Statement {
         rule: Rule::Fact,

@@ -36,7 +36,9 @@ impl Recall {
         scope: &Scope,
         budget: Option<usize>,
     ) -> Result<RecallResult, RecallError> {
-        let index = self.index().await?;
+        // Every record is shown or judged: read every one anew, analyses kept
+        // for the same bytes (see `refresh`).
+        let index = self.reindex().await?;
         let hits: Vec<Hit> = (0..index.docs.len() as u32)
             .filter(|doc| index.in_scope(*doc, scope))
             .map(|doc| Hit { doc, score: 0.0 })

@@ -22,7 +22,7 @@ use std::sync::{Arc, RwLock};
 use dream_core::{MemoryId, Scope};
 
 use super::analyze::{Doc, FIELDS};
-use super::tokenize::LanguageSet;
+use super::tokenize::{self, Language, LanguageSet};
 use super::vocab::Vocabulary;
 
 /// Ranking parameters.
@@ -42,6 +42,10 @@ pub struct RankParams {
     /// Cap a sub-word variant's idf at that of the query word's own stems (when
     /// the index holds them), so a rare relative never outweighs the exact word.
     pub subword_idf_cap: bool,
+    /// Weight of a query word's stem made by another language's stemmer, when
+    /// the stem of the query's own language is indexed (`builder` read as German
+    /// is `build`): a relative of the word, below 1 so the word itself wins.
+    pub other_language_weight: f32,
     /// Weight of a query's intent words (`tell`, `remember`, `use`, …), kept but
     /// not allowed to outweigh what the query is about.
     pub intent_weight: f32,
@@ -56,9 +60,21 @@ impl Default for RankParams {
             subword_weight: 0.6,
             max_variants: 12,
             subword_idf_cap: true,
+            other_language_weight: 0.6,
             intent_weight: 0.3,
         }
     }
+}
+
+/// The indexed terms of one query word: its stem in each language of the index.
+#[derive(Debug, Default)]
+pub(crate) struct WordTerms {
+    /// The word's distinct stems, indexed or not (what sub-words are matched on).
+    pub forms: Vec<String>,
+    /// Indexed stems with their query weight (before the word's own weight).
+    pub terms: Vec<(u32, f32)>,
+    /// The word's idf: that of its most common indexed stem (0 when none is).
+    pub idf: f32,
 }
 
 /// One document's term frequencies, per field.
@@ -250,6 +266,59 @@ impl Index {
         let n = self.docs.len() as f64;
         let df = df as f64;
         (1.0 + (n - df + 0.5) / (df + 0.5)).ln() as f32
+    }
+
+    /// The indexed stems of query `word` in `language` (the query's) and in every
+    /// language of the index. One word has one idf: each stem's weight is scaled
+    /// so its idf counts as at most the word's most common stem's (a stem only
+    /// another language's stemmer makes is rare: `nora` → `nor` in a short
+    /// record read as Italian, and must not outweigh the word as most records
+    /// hold it). When the stem of `language` is indexed, the other stems weigh
+    /// [`RankParams::other_language_weight`].
+    pub fn word_terms(
+        &self,
+        vocab: &Vocabulary,
+        word: &str,
+        language: Language,
+        params: &RankParams,
+    ) -> WordTerms {
+        let mut languages = self.languages;
+        languages.insert(language);
+        let own = vocab
+            .lookup(&tokenize::stem(word, language))
+            .filter(|t| self.df(*t) > 0);
+        let mut out = WordTerms::default();
+        let mut found: Vec<(u32, f32)> = Vec::new();
+        for l in languages.iter() {
+            let stem = tokenize::stem(word, l);
+            if let Some(term) = vocab.lookup(&stem)
+                && self.df(term) > 0
+                && !found.iter().any(|(t, _)| *t == term)
+            {
+                found.push((term, self.idf(term)));
+            }
+            if !out.forms.contains(&stem) {
+                out.forms.push(stem);
+            }
+        }
+        out.idf = found
+            .iter()
+            .map(|(_, idf)| *idf)
+            .fold(f32::INFINITY, f32::min);
+        if !out.idf.is_finite() {
+            out.idf = 0.0;
+        }
+        for (term, idf) in found {
+            let mut weight = 1.0;
+            if own.is_some() && own != Some(term) {
+                weight *= params.other_language_weight.max(0.0);
+            }
+            if idf > out.idf {
+                weight *= out.idf / idf;
+            }
+            out.terms.push((term, weight));
+        }
+        out
     }
 
     /// Number of postings (one per distinct term per document).

@@ -57,11 +57,14 @@ mod analyze;
 mod brief;
 mod codec;
 pub mod context;
+pub mod eval;
 mod firewall;
+mod fusion;
 mod index;
 mod persist;
 mod picker;
 mod refresh;
+mod semantic;
 pub mod tokenize;
 mod types;
 mod vocab;
@@ -77,9 +80,11 @@ use dream_scan::Scanner;
 
 use analyze::{AnalyzeConfig, Outcome};
 use firewall::Firewall;
+pub use fusion::FusionParams;
 pub use index::RankParams;
 use index::{Hit, Index};
 pub use picker::MAX_PICKS;
+pub use semantic::VectorOptions;
 pub use tokenize::Language;
 use tokenize::LanguageSet;
 pub use types::{
@@ -101,6 +106,8 @@ pub struct Recall {
     /// What a persisted index must have been made with (see `persist`).
     fingerprint: String,
     index: tokio::sync::Mutex<Option<Arc<Index>>>,
+    /// The vectors loaded for the current index (with [`RecallOptions::vectors`]).
+    vectors: tokio::sync::Mutex<Option<Arc<semantic::Loaded>>>,
 }
 
 impl fmt::Debug for Recall {
@@ -133,6 +140,7 @@ impl Recall {
             options,
             scanner: Arc::default(),
             index: tokio::sync::Mutex::new(None),
+            vectors: tokio::sync::Mutex::new(None),
         }
     }
 
@@ -160,6 +168,28 @@ impl Recall {
                 max: MAX_QUERY_BYTES,
             });
         }
+        let (result, index) = self.judge_query(query, scope, limit).await?;
+        if self.unchanged(&index, &result.records).await? {
+            return Ok(result);
+        }
+        // A memory about to be shown no longer holds the bytes it was judged on
+        // (a hand edit, a swapped file): judge again over every record read anew.
+        self.reindex().await?;
+        let (result, index) = self.judge_query(query, scope, limit).await?;
+        if self.unchanged(&index, &result.records).await? {
+            Ok(result)
+        } else {
+            Err(RecallError::Changing)
+        }
+    }
+
+    /// [`Recall::recall`] over the current index, and that index.
+    async fn judge_query(
+        &self,
+        query: &str,
+        scope: &Scope,
+        limit: usize,
+    ) -> Result<(RecallResult, Arc<Index>), RecallError> {
         let mut index = self.index().await?;
         let pool = self.options.candidate_pool.max(limit);
         let other_pool = self.options.other_scope_pool;
@@ -183,8 +213,8 @@ impl Recall {
         let hits = match hits {
             Some(hits) => hits,
             None => {
-                let terms = self.query_terms(&index, query);
-                index.rank(&terms, scope, pool, other_pool)
+                self.ranked(&index, query, scope, (pool, other_pool), &mut ranker)
+                    .await
             }
         };
         let now = self.clock.now();
@@ -199,8 +229,12 @@ impl Recall {
             records = self.firewall(&index, scope, now).judge(&hits, limit);
         }
         let policy = firewall::policy(&records, || {
+            let fallback = match &ranker {
+                Ranker::LexicalFallback { reason } => format!("; lexical ranking only: {reason}"),
+                _ => String::new(),
+            };
             format!(
-                "no memory matched the query{} ({} records indexed, {} valid in scope {scope})",
+                "no memory matched the query{} ({} records indexed, {} valid in scope {scope}){fallback}",
                 if retried {
                     " nor the broader retry"
                 } else {
@@ -221,13 +255,67 @@ impl Recall {
             policy = policy.verdict.as_str(),
             "recall"
         );
-        Ok(RecallResult {
-            policy,
-            records,
-            ranker,
-            retried,
-            generation: index.generation,
-        })
+        let generation = index.generation;
+        Ok((
+            RecallResult {
+                policy,
+                records,
+                ranker,
+                retried,
+                generation,
+            },
+            index,
+        ))
+    }
+
+    /// The candidates without a picker: BM25F (unless [`RecallOptions::lexical`]
+    /// is off) fused with the vector ranks when [`RecallOptions::vectors`] is set
+    /// (see `fusion`). When the query cannot be embedded, BM25F alone, and
+    /// `ranker` says why.
+    async fn ranked(
+        &self,
+        index: &Index,
+        query: &str,
+        scope: &Scope,
+        (pool, other_pool): (usize, usize),
+        ranker: &mut Ranker,
+    ) -> Vec<Hit> {
+        let lexical = |on: bool| {
+            if on {
+                let terms = self.query_terms(index, query);
+                index.rank(&terms, scope, pool, other_pool)
+            } else {
+                Vec::new()
+            }
+        };
+        let Some(options) = &self.options.vectors else {
+            return lexical(true);
+        };
+        match self.vector_ranks(options, index, query, scope, pool).await {
+            Ok(vector) => {
+                *ranker = Ranker::Hybrid {
+                    embedder: options.embedder.describe(),
+                };
+                let lexical = lexical(self.options.lexical);
+                let lexical_docs: Vec<u32> = lexical.iter().map(|h| h.doc).collect();
+                let lists = [
+                    fusion::Ranked {
+                        docs: &lexical_docs,
+                        weight: options.fusion.lexical_weight,
+                    },
+                    fusion::Ranked {
+                        docs: &vector,
+                        weight: options.fusion.vector_weight,
+                    },
+                ];
+                fusion::fuse(&lists, options.fusion.k, pool + other_pool)
+            }
+            Err(reason) => {
+                tracing::info!(%reason, "recall vectors unavailable; using lexical ranking");
+                *ranker = Ranker::LexicalFallback { reason };
+                lexical(true)
+            }
+        }
     }
 
     /// Approximate heap bytes of the current index's ranking structures: postings,
@@ -271,8 +359,9 @@ impl Recall {
 
     /// Query terms with their weights: stop words of the query's language dropped
     /// (unless that leaves nothing), each word stemmed in every language present in
-    /// the index (weight 1, or [`RankParams::intent_weight`] for an intent word);
-    /// with [`RecallOptions::subwords`], each word's sub-word relatives too.
+    /// the index (see `Index::word_terms`; times [`RankParams::intent_weight`] for
+    /// an intent word); with [`RecallOptions::subwords`], each word's sub-word
+    /// relatives and adjacent words joined as compounds too.
     fn query_terms(&self, index: &Index, query: &str) -> Vec<(u32, f32)> {
         let mut words = Vec::new();
         tokenize::words(query, &mut words);
@@ -290,8 +379,6 @@ impl Recall {
         } else {
             content
         };
-        let mut languages = index.languages;
-        languages.insert(language);
         let params = &self.options.rank;
         let vocab = index.vocab.read().unwrap_or_else(|e| e.into_inner());
         let mut out: Vec<(u32, f32)> = Vec::new();
@@ -309,22 +396,12 @@ impl Recall {
         for word in kept {
             let intent = tokenize::is_intent_word(word);
             let weight = if intent { params.intent_weight } else { 1.0 };
-            let mut forms: Vec<String> = Vec::new();
-            let mut exact: Vec<u32> = Vec::new();
-            for l in languages.iter() {
-                let stem = tokenize::stem(word, l);
-                if let Some(id) = vocab.lookup(&stem)
-                    && !exact.contains(&id)
-                {
-                    exact.push(id);
-                }
-                if !forms.contains(&stem) {
-                    forms.push(stem);
-                }
+            let stems = index.word_terms(&vocab, word, language, params);
+            for (term, w) in &stems.terms {
+                push(&mut out, *term, weight * w);
             }
-            for term in &exact {
-                push(&mut out, *term, weight);
-            }
+            let exact: Vec<u32> = stems.terms.iter().map(|(t, _)| *t).collect();
+            let mut forms = stems.forms;
             if !expand || intent || expanded == MAX_EXPANDED_WORDS {
                 continue;
             }
@@ -351,7 +428,7 @@ impl Recall {
             });
             similar.truncate(params.max_variants);
             // The word's own stems cap its relatives' idf: the exact word wins.
-            let ceiling = exact.iter().map(|t| index.idf(*t)).fold(0f32, f32::max);
+            let ceiling = stems.idf;
             for s in &similar {
                 let mut w = weight * params.subword_weight * s.similarity;
                 let idf = index.idf(s.term);
@@ -369,10 +446,8 @@ impl Recall {
                 if joined.chars().count() < vocab::MIN_PART_CHARS + 1 {
                     continue;
                 }
-                for l in languages.iter() {
-                    if let Some(term) = vocab.lookup(&tokenize::stem(&joined, l)) {
-                        push(&mut out, term, 1.0);
-                    }
+                for (term, w) in index.word_terms(&vocab, &joined, language, params).terms {
+                    push(&mut out, term, w);
                 }
             }
         }

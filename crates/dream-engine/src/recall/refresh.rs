@@ -1,6 +1,14 @@
 //! Keeping the index current: the generation is read first; when it changed,
 //! the `memories` namespace is listed by id and version (no values), and only
 //! records whose version changed are read and analysed again.
+//!
+//! Versions and the generation change with every write through the store, but not
+//! with a hand edit of a dream-fs file (its version may survive: the store sees
+//! the edit only when it reads the value) nor with a planted or swapped record.
+//! So an analysis is never trusted for what recall shows without the bytes it was
+//! made from: before a memory is shown, its record is read again and hashed
+//! ([`Recall::unchanged`]); when one differs, the index is rebuilt from every
+//! record read anew ([`Recall::reindex`]), analyses kept only for the same bytes.
 
 use std::sync::{Arc, RwLock};
 
@@ -18,7 +26,7 @@ use super::analyze::{self, AnalyzeConfig, Doc};
 use super::index::Index;
 use super::persist::{self, Unusable};
 use super::vocab::Vocabulary;
-use super::{Recall, RecallError};
+use super::{Recall, RecallError, RecordVerdict};
 
 /// One listed record: its analysis kept from the previous index, or its bytes
 /// read to be analysed (with the previous index's analysis of the same id, kept
@@ -123,6 +131,59 @@ impl Recall {
             }
         }
         let entries = self.listing(base.as_deref()).await?;
+        self.rebuild(&mut slot, generation, base, entries).await
+    }
+
+    /// The index rebuilt from every record read anew: an analysis is kept only for
+    /// the same bytes, whatever the versions and the generation say. When nothing
+    /// differs from the current index, it is kept as it is.
+    pub(super) async fn reindex(&self) -> Result<Arc<Index>, RecallError> {
+        let generation = self.read_generation().await?;
+        let mut slot = self.index.lock().await;
+        let base = slot.clone();
+        let entries = self
+            .list_values(base.as_ref().map_or(&[][..], |b| &b.docs))
+            .await?;
+        if let Some(base) = &base
+            && base.generation == generation
+            && same_bytes(&base.docs, &entries)
+        {
+            return Ok(base.clone());
+        }
+        self.rebuild(&mut slot, generation, base, entries).await
+    }
+
+    /// Whether every memory `records` show (`used` and `conflict` ones) still
+    /// holds the bytes `index` analysed it from: each is read again and hashed.
+    pub(super) async fn unchanged(
+        &self,
+        index: &Index,
+        records: &[RecordVerdict],
+    ) -> Result<bool, RecallError> {
+        for record in records.iter().filter(|r| r.memory.is_some()) {
+            let Ok(at) = index.docs.binary_search_by(|d| d.id.cmp(&record.id)) else {
+                return Ok(false);
+            };
+            let key = layout::key(layout::MEMORIES, record.id.clone());
+            let read = retried(|| async { Ok(self.store.get(&key).await?) }).await?;
+            let same = read
+                .is_some_and(|r| <[u8; 32]>::from(Sha256::digest(&r.value)) == index.docs[at].hash);
+            if !same {
+                return Ok(false);
+            }
+        }
+        Ok(true)
+    }
+
+    /// Analyses `entries` over `base` (or from nothing), builds the index for
+    /// `generation`, keeps it in `slot` and, with persistence, writes it.
+    async fn rebuild(
+        &self,
+        slot: &mut Option<Arc<Index>>,
+        generation: u64,
+        base: Option<Arc<Index>>,
+        entries: Vec<Listed>,
+    ) -> Result<Arc<Index>, RecallError> {
         let (lineage, vocab) = match &base {
             Some(b) => (b.lineage, b.vocab.clone()),
             None => (rand::random(), Arc::default()),
@@ -251,6 +312,20 @@ impl Recall {
             })
             .collect())
     }
+}
+
+/// Whether `entries`, every record read, are the records `docs` analysed: the
+/// same ids with the same versions and bytes.
+fn same_bytes(docs: &[Arc<Doc>], entries: &[Listed]) -> bool {
+    docs.len() == entries.len()
+        && docs.iter().zip(entries).all(|(doc, entry)| match entry {
+            Listed::Read(id, record, _) => {
+                *id == doc.id
+                    && record.version == doc.version
+                    && <[u8; 32]>::from(Sha256::digest(&record.value)) == doc.hash
+            }
+            Listed::Kept(kept) => Arc::ptr_eq(kept, doc),
+        })
 }
 
 /// Records analysed on one thread before the work is split across cores.

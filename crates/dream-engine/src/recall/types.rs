@@ -269,9 +269,15 @@ pub enum Ranker {
         /// The model's key-free description.
         model: String,
     },
-    /// A picker is configured but failed; BM25F was used.
+    /// BM25F and vectors, fused by reciprocal rank.
+    Hybrid {
+        /// The embedder's key-free description.
+        embedder: String,
+    },
+    /// A picker or an embedder is configured but failed (the query's embedding
+    /// timed out, for instance); BM25F was used.
     LexicalFallback {
-        /// Why the picker failed.
+        /// Why the picker or the embedder failed.
         reason: String,
     },
 }
@@ -396,6 +402,12 @@ pub struct RecallOptions {
     /// that it holds (`tests` ↔ `Vitest`, `PostgreSQL` ↔ `Postgres`) and those a
     /// typo away. Off: only the words' own stems match.
     pub subwords: bool,
+    /// Lexical (BM25F) ranking (default on). Off with [`RecallOptions::vectors`]
+    /// set, candidates come from vectors alone, unless the query's embedding
+    /// fails: then BM25F ranks all the same.
+    pub lexical: bool,
+    /// Vector ranking fused with the lexical ranks (default none).
+    pub vectors: Option<super::VectorOptions>,
     /// Most records indexed; a larger namespace is an error (default 1,000,000).
     pub max_memories: usize,
     /// The optional picker model.
@@ -425,6 +437,8 @@ impl Default for RecallOptions {
             quarantine_suspicious: false,
             retry_expansion: 64,
             subwords: true,
+            lexical: true,
+            vectors: None,
             max_memories: 1_000_000,
             picker: None,
             persist: false,
@@ -475,6 +489,10 @@ pub enum RecallError {
     /// Building the index failed (its task panicked or was cancelled).
     #[error("building the recall index failed")]
     IndexBuild,
+    /// A memory to be shown changed again while recall read every record anew:
+    /// nothing is shown from bytes no verdict was made on.
+    #[error("memories changed while recall read them; try again")]
+    Changing,
 }
 
 /// Escapes control characters and bounds `text` to `max` characters.

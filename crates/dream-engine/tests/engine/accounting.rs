@@ -30,7 +30,33 @@ async fn a_plan_whose_every_action_is_dropped_leaves_the_batch_pending() {
     let report = h.dream.dream(true).await.unwrap();
     assert_eq!(report.sessions_consumed.len(), 1);
     assert!(report.yields[0].is_empty());
+    let reason = report.yields[0].reason.as_deref().unwrap();
+    assert!(reason.contains("no new lasting statement"), "{reason}");
     assert_eq!(report.pending, 0);
+}
+
+#[tokio::test]
+async fn a_session_whose_proposals_were_all_refused_says_so() {
+    let model = ScriptedModel::new();
+    let h = Harness::new(quick()).with_model(&model);
+    h.dream.log_session(user("We use Vitest.")).await.unwrap();
+    h.dream
+        .log_session(user("The build is slow."))
+        .await
+        .unwrap();
+    // The second create names a port no message holds: the gate refuses it.
+    model.push_text(answer(json!({"create": [
+        {"name": "Runner", "kind": "project", "content": "We use Vitest.",
+         "evidence": [{"session": "S1", "message": 0}]},
+        {"name": "Build", "kind": "project", "content": "The build server listens on port 9417.",
+         "evidence": [{"session": "S2", "message": 0}]},
+    ]})));
+    let report = h.dream.dream(true).await.unwrap();
+    assert_eq!(report.created.len(), 1, "{report:#?}");
+    assert_eq!(report.refused.len(), 1, "{report:#?}");
+    assert!(report.yields[0].reason.is_none(), "{report:#?}");
+    let reason = report.yields[1].reason.as_deref().unwrap();
+    assert!(reason.contains("refused by the gate"), "{reason}");
 }
 
 #[tokio::test]

@@ -398,12 +398,13 @@ fn apply_failpoints(store: &dyn RecordStore) -> Vec<(&'static str, AfterKill)> {
         assert_eq!(dream_engine::ATOMIC_APPLY_FAILPOINTS.len(), 2);
         return points;
     }
-    let [before, after, records, cleared] = dream_engine::JOURNALED_APPLY_FAILPOINTS else {
-        panic!("four journaled failpoints");
+    let [before, after, events, records, cleared] = dream_engine::JOURNALED_APPLY_FAILPOINTS else {
+        panic!("five journaled failpoints");
     };
     let mut points = vec![
         (*before, AfterKill::Redone),
         (*after, AfterKill::RolledForward),
+        (*events, AfterKill::RolledForward),
     ];
     if info.name == "fs" {
         points.push(("fs.batch.after_temp_writes", AfterKill::RolledForward));
@@ -412,6 +413,51 @@ fn apply_failpoints(store: &dyn RecordStore) -> Vec<(&'static str, AfterKill)> {
     points.push((*records, AfterKill::RolledForward));
     points.push((*cleared, AfterKill::Done));
     points
+}
+
+/// The change feed after a pass that a killed process may have begun: one
+/// `memory-created` for each stored memory and no other (none lost, none
+/// invented), one `pass-completed`, and every memory's record newer than its
+/// event's entry.
+#[cfg(feature = "failpoints")]
+async fn check_feed_matches_memories(dream: &Dream, failpoint: &str) {
+    use dream_engine::Event;
+    let feed = dream.subscribe(None).poll().await.unwrap();
+    let mut created: Vec<(String, u64)> = feed
+        .iter()
+        .filter_map(|e| match &e.event {
+            Event::MemoryCreated { memory } => Some((memory.to_string(), e.version)),
+            _ => None,
+        })
+        .collect();
+    created.sort();
+    let ns = dream_engine::layout::namespace(dream_engine::layout::MEMORIES);
+    let stored: Vec<(String, u64)> = dream
+        .store()
+        .list(&ns, None, 1000)
+        .await
+        .unwrap()
+        .entries
+        .into_iter()
+        .map(|e| (e.id.to_string(), e.record.version.0))
+        .collect();
+    let ids = |v: &[(String, u64)]| v.iter().map(|(id, _)| id.clone()).collect::<Vec<_>>();
+    assert_eq!(
+        ids(&created),
+        ids(&stored),
+        "{failpoint}: the feed's memory-created events are not the stored memories"
+    );
+    for ((id, event_version), (_, record_version)) in created.iter().zip(&stored) {
+        assert!(
+            record_version > event_version,
+            "{failpoint}: memory {id} at v{record_version} is not newer than its event v{event_version}"
+        );
+    }
+    let completed = feed
+        .iter()
+        .filter(|e| matches!(e.event, Event::PassCompleted { .. }))
+        .count();
+    assert_eq!(completed, 1, "{failpoint}: pass-completed events");
 }
 
 /// A process killed at each failpoint of apply; a second `Dream`, open before the
@@ -468,6 +514,7 @@ fn crash(test: &str, backend: &'static str) {
             let report = parent.dream(true).await.unwrap();
             let names = check_consistent(&parent).await;
             assert_eq!(names, vec!["fact 0", "fact 1", "fact 2"], "{failpoint}");
+            check_feed_matches_memories(&parent, failpoint).await;
             let stats = parent.stats().await.unwrap();
             assert_eq!(stats.pending_sessions, 0, "{failpoint}");
             assert_eq!(

@@ -234,7 +234,37 @@ mod distinct_identifiers {
         "Remember that the payments worker runs on node {}.",
         "Always tag release {} before deploying.",
         "Service {} listens on port 8080.",
+        "Never deploy {} on a Friday.",
+        "Don't forget: the {} queue is drained nightly by cron.",
     ];
+
+    /// An identifier of one of the kinds that tell subjects apart: a number, a
+    /// version, a proper noun, a hyphenated or snake_case code name.
+    fn identifier() -> impl Strategy<Value = String> {
+        prop_oneof![
+            (1u32..5000).prop_map(|n| n.to_string()),
+            (0u32..10, 0u32..30, 0u32..30).prop_map(|(a, b, c)| format!("{a}.{b}.{c}")),
+            "[A-Z][a-z]{4,8}",
+            "[a-z]{3,8}-(api|worker|v2)",
+            "[a-z]{3,8}_[a-z]{3,6}",
+        ]
+    }
+
+    /// Distinct identifiers (case-folded apart).
+    fn identifiers() -> impl Strategy<Value = Vec<String>> {
+        prop::collection::vec(identifier(), 2..10)
+            .prop_map(|all| {
+                let mut seen = std::collections::BTreeSet::new();
+                all.into_iter()
+                    .filter(|i| seen.insert(i.to_lowercase()))
+                    .collect::<Vec<_>>()
+            })
+            .prop_filter("two or more", |ids| ids.len() >= 2)
+    }
+
+    fn texts(shape: &str, ids: &[String]) -> Vec<String> {
+        ids.iter().map(|i| shape.replace("{}", i)).collect()
+    }
 
     fn plan_for(texts: &[String]) -> dream_engine::Plan {
         let batch = Batch {
@@ -251,23 +281,63 @@ mod distinct_identifiers {
     }
 
     proptest! {
-        #![proptest_config(ProptestConfig::with_cases(64))]
+        #![proptest_config(ProptestConfig::with_cases(96))]
 
         /// N statements over a shared vocabulary with distinct identifiers become N
         /// memories; each restated becomes no more.
         #[test]
         fn distinct_identifiers_are_distinct_memories(
             shape in prop::sample::select(SHAPES.to_vec()),
-            ids in prop::collection::btree_set(1u32..500, 2..12),
+            ids in identifiers(),
             restate in any::<bool>(),
         ) {
-            let mut texts: Vec<String> = ids.iter().map(|n| shape.replace("{}", &n.to_string())).collect();
+            let mut texts = texts(shape, &ids);
             if restate {
                 texts.extend(texts.clone());
             }
             let plan = plan_for(&texts);
             prop_assert_eq!(plan.creates.len(), ids.len(), "{:#?}", plan.creates);
             prop_assert!(plan.creates.iter().all(|c| c.supersedes.is_empty()));
+        }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(12))]
+
+        /// The same across passes, through the engine and its gate: half the
+        /// statements in one pass, the rest and every one restated in a second,
+        /// end as one active memory each, none updated or superseded.
+        #[test]
+        fn distinct_identifiers_stay_apart_across_passes(
+            shape in prop::sample::select(SHAPES.to_vec()),
+            ids in identifiers(),
+        ) {
+            let texts = texts(shape, &ids);
+            let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+            let (memories, second) = rt.block_on(async {
+                let h = Harness::new(quick());
+                let (first, rest) = texts.split_at(texts.len() / 2);
+                for t in first {
+                    h.dream.log_session(user(t)).await.unwrap();
+                }
+                h.dream.dream(true).await.unwrap();
+                h.clock.advance(Duration::days(1));
+                for t in rest.iter().chain(&texts) {
+                    h.dream.log_session(user(t)).await.unwrap();
+                }
+                let second = h.dream.dream(true).await.unwrap();
+                (h.dream.list().await.unwrap(), second)
+            });
+            prop_assert!(second.updated.is_empty(), "{:#?}", second);
+            prop_assert_eq!(memories.len(), ids.len(), "{:#?}", memories);
+            prop_assert!(memories.iter().all(|m| m.status == dream_core::MemoryStatus::Active));
+            for (id, text) in ids.iter().zip(&texts) {
+                let holding = memories
+                    .iter()
+                    .filter(|m| m.content.to_lowercase().contains(&id.to_lowercase()))
+                    .count();
+                prop_assert!(holding >= 1, "{text:?}: {memories:#?}");
+            }
         }
     }
 
@@ -279,5 +349,27 @@ mod distinct_identifiers {
         ]);
         assert_eq!(plan.creates.len(), 2, "{:#?}", plan.creates);
         assert_eq!(plan.creates[1].supersedes, [plan.creates[0].handle.clone()]);
+    }
+
+    /// Across passes, the change keeps the prior statement in history.
+    #[tokio::test]
+    async fn a_change_across_passes_keeps_the_prior_statement_in_history() {
+        let h = Harness::new(quick());
+        h.dream.log_session(user("We use Jest.")).await.unwrap();
+        h.dream.dream(true).await.unwrap();
+        h.clock.advance(Duration::days(1));
+        h.dream
+            .log_session(user("We moved from Jest to Vitest."))
+            .await
+            .unwrap();
+        let report = h.dream.dream(true).await.unwrap();
+        assert!(report.created.is_empty(), "{report:#?}");
+        assert_eq!(report.updated.len(), 1, "{report:#?}");
+        let all = h.dream.list().await.unwrap();
+        assert_eq!(all.len(), 1);
+        assert!(all[0].content.contains("Vitest"), "{all:#?}");
+        let history = h.dream.history(&all[0].id).await.unwrap();
+        assert_eq!(history.len(), 1);
+        assert_eq!(history[0].memory.content, "The project uses Jest.");
     }
 }

@@ -1,0 +1,111 @@
+//! TLS pieces the network stores (dream-redis, dream-postgres) share, so that a
+//! CA file means the same thing, and a refused certificate reads the same, on
+//! every backend. Its own crate rather than a module of dream-core: dream-core
+//! does no I/O and carries no TLS stack, and every store depends on it.
+
+use std::error::Error as StdError;
+use std::io::Read;
+use std::path::Path;
+
+use rustls::pki_types::CertificateDer;
+use rustls::pki_types::pem::PemObject;
+
+/// Largest CA file accepted, in bytes.
+pub const MAX_CA_FILE: u64 = 1024 * 1024;
+
+/// Why a CA file cannot be used. `Display` is the reason alone; the caller names
+/// the file in its own error.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{reason}")]
+pub struct CaFileError {
+    /// Why.
+    pub reason: String,
+}
+
+/// Reads a PEM file of CA certificates: at most [`MAX_CA_FILE`] bytes, every
+/// PEM block valid, at least one certificate. Returns the PEM bytes.
+pub fn read_ca_file(path: &Path) -> Result<Vec<u8>, CaFileError> {
+    let fail = |reason: String| CaFileError { reason };
+    let mut pem = Vec::new();
+    std::fs::File::open(path)
+        .and_then(|file| file.take(MAX_CA_FILE + 1).read_to_end(&mut pem))
+        .map_err(|e| fail(format!("cannot read it: {e}")))?;
+    if pem.len() as u64 > MAX_CA_FILE {
+        return Err(fail("it is larger than 1 MiB".to_owned()));
+    }
+    let mut count = 0;
+    for cert in CertificateDer::pem_slice_iter(&pem) {
+        cert.map_err(|e| fail(format!("it is not valid PEM: {e}")))?;
+        count += 1;
+    }
+    if count == 0 {
+        return Err(fail("it holds no PEM certificate".to_owned()));
+    }
+    Ok(pem)
+}
+
+/// The certificate failure somewhere in `err`'s chain of sources (looking inside
+/// `io::Error`s too, where drivers wrap rustls's error), if that is what it was.
+pub fn invalid_certificate(err: &(dyn StdError + 'static)) -> Option<rustls::CertificateError> {
+    let mut next = Some(err);
+    while let Some(current) = next {
+        let inner = current
+            .downcast_ref::<std::io::Error>()
+            .and_then(|io| io.get_ref())
+            .map(|inner| inner as &(dyn StdError + 'static));
+        if let Some(rustls::Error::InvalidCertificate(reason)) =
+            inner.unwrap_or(current).downcast_ref::<rustls::Error>()
+        {
+            return Some(reason.clone());
+        }
+        next = current.source();
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ca_files_are_checked() {
+        let dir = tempfile::tempdir().unwrap();
+        let err = read_ca_file(&dir.path().join("missing.pem")).unwrap_err();
+        assert!(err.reason.starts_with("cannot read it"), "{err}");
+        let empty = dir.path().join("empty.pem");
+        std::fs::write(&empty, "").unwrap();
+        let err = read_ca_file(&empty).unwrap_err();
+        assert_eq!(err.reason, "it holds no PEM certificate");
+        let broken = dir.path().join("broken.pem");
+        std::fs::write(
+            &broken,
+            "-----BEGIN CERTIFICATE-----\n!!!\n-----END CERTIFICATE-----\n",
+        )
+        .unwrap();
+        let err = read_ca_file(&broken).unwrap_err();
+        assert!(err.reason.contains("not valid PEM"), "{err}");
+        let large = dir.path().join("large.pem");
+        std::fs::write(&large, vec![b'\n'; MAX_CA_FILE as usize + 1]).unwrap();
+        let err = read_ca_file(&large).unwrap_err();
+        assert_eq!(err.reason, "it is larger than 1 MiB");
+    }
+
+    #[test]
+    fn a_certificate_error_is_found_inside_io_errors_and_sources() {
+        let tls = rustls::Error::InvalidCertificate(rustls::CertificateError::UnknownIssuer);
+        let io = std::io::Error::other(tls);
+        assert_eq!(
+            invalid_certificate(&io),
+            Some(rustls::CertificateError::UnknownIssuer)
+        );
+        #[derive(Debug, thiserror::Error)]
+        #[error("connecting failed")]
+        struct Wrapper(#[source] std::io::Error);
+        let wrapped = Wrapper(io);
+        assert_eq!(
+            invalid_certificate(&wrapped),
+            Some(rustls::CertificateError::UnknownIssuer)
+        );
+        assert_eq!(invalid_certificate(&std::io::Error::other("plain")), None);
+    }
+}
