@@ -6,7 +6,7 @@
 
 use std::process::ExitCode;
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 
 mod cli;
 
@@ -41,7 +41,7 @@ enum Command {
     /// Remember one memory (pinned), through the same write gate as a dream.
     Remember(memory::RememberArgs),
     /// List the scope's memories.
-    List(memory::JsonFlag),
+    List(cli::output::FormatArg),
     /// Show one memory.
     Show(memory::ShowArgs),
     /// Forget a memory (to the trash), or purge it with --purge.
@@ -56,7 +56,7 @@ enum Command {
     /// (--matching TEXT); --dry-run lists what would go.
     Purge(cli::purge::PurgeArgs),
     /// List the trash.
-    Trash(memory::JsonFlag),
+    Trash(cli::output::FormatArg),
     /// List, release or drop quarantined proposals.
     Quarantine(memory::QuarantineArgs),
     /// Read the audit log.
@@ -64,7 +64,7 @@ enum Command {
     /// The store's change feed (every process's events), from a cursor; --follow waits for more.
     Events(cli::events::EventsArgs),
     /// Counts for the scope.
-    Stats(memory::JsonFlag),
+    Stats(cli::output::FormatArg),
     /// Import memories from JSONL through the write gate.
     Import(transfer::ImportArgs),
     /// Export the scope's memories as JSONL.
@@ -78,14 +78,77 @@ enum Command {
     /// A self-contained, offline walk-through in a temporary store.
     Demo,
     /// Check the store, its persistence, the key and the model configuration.
-    Doctor,
+    Doctor(doctor::DoctorArgs),
     /// Serve Dream to an agent over MCP on stdio (stdout carries only the protocol).
     #[cfg(feature = "mcp")]
     Mcp(cli::mcp::McpArgs),
 }
 
+/// The global options `scan` and `demo` do not use (they open no store and call
+/// no model): not offered in their help, and refused when given.
+const UNUSED_BY_SCAN_AND_DEMO: [&str; 10] = [
+    "store",
+    "redis_url_file",
+    "encrypt",
+    "key_file",
+    "scope",
+    "llm",
+    "model",
+    "base_url",
+    "timeout",
+    "deadline",
+];
+
+/// The command line, with the options a command does not use hidden from its help
+/// (a subcommand's own hidden copy of a global option stops it being propagated).
+fn command() -> clap::Command {
+    let mut command = Cli::command();
+    let unused: Vec<clap::Arg> = command
+        .get_arguments()
+        .filter(|arg| UNUSED_BY_SCAN_AND_DEMO.contains(&arg.get_id().as_str()))
+        .map(|arg| arg.clone().global(false).hide(true))
+        .collect();
+    for name in ["scan", "demo"] {
+        command = command.mut_subcommand(name, |sub| sub.args(unused.clone()));
+    }
+    command
+}
+
+/// Refuses an option `scan` or `demo` does not use, given before or after the
+/// command's name: it would do nothing.
+fn refuse_unused(matches: &clap::ArgMatches) {
+    let Some((name, sub)) = matches.subcommand() else {
+        return;
+    };
+    if !matches!(name, "scan" | "demo") {
+        return;
+    }
+    let given = |m: &clap::ArgMatches, id: &str| {
+        m.value_source(id) == Some(clap::parser::ValueSource::CommandLine)
+    };
+    if let Some(id) = UNUSED_BY_SCAN_AND_DEMO
+        .iter()
+        .find(|id| given(matches, id) || given(sub, id))
+    {
+        command()
+            .error(
+                clap::error::ErrorKind::ArgumentConflict,
+                format!(
+                    "--{} does nothing for `dream {name}`: it opens no store and calls no model",
+                    id.replace('_', "-")
+                ),
+            )
+            .exit();
+    }
+}
+
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let matches = command().get_matches();
+    refuse_unused(&matches);
+    let cli = match Cli::from_arg_matches(&matches) {
+        Ok(cli) => cli,
+        Err(e) => e.exit(),
+    };
     let verbose = cli.global.verbose > 0;
     init_tracing(cli.global.verbose);
     if let Command::Scan(args) = cli.command {
@@ -123,7 +186,7 @@ fn main() -> ExitCode {
             Command::Rekey(args) => rekey::rekey(&global, args).await,
             Command::Key(args) => rekey::key(args).await,
             Command::Demo => demo::demo().await,
-            Command::Doctor => doctor::doctor(&global).await,
+            Command::Doctor(args) => doctor::doctor(&global, args).await,
             #[cfg(feature = "mcp")]
             Command::Mcp(args) => cli::mcp::mcp(&global, args).await,
             Command::Scan(_) => unreachable!("handled before the runtime starts"),

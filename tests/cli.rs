@@ -137,7 +137,7 @@ fn log_dream_list_show_recall_forget_restore() {
     ok(cli.run(&["restore", id]));
     assert_eq!(list_json(&cli, "fs:.dream").len(), 2);
     ok(cli.run(&["history", id]));
-    let audit = ok(cli.run(&["audit", "--since", "1h", "--json"]));
+    let audit = ok(cli.run(&["audit", "--since", "1h", "--format", "jsonl"]));
     assert!(audit.lines().count() >= 5, "{audit}");
     assert!(
         !audit.contains("Vitest"),
@@ -473,6 +473,97 @@ fn demo_shows_redaction_quarantine_and_verdicts() {
     );
 }
 
+/// The demo's last line names a command, and that command works.
+#[test]
+fn demo_ends_with_a_command_that_works() {
+    let cli = Cli::new();
+    let out = ok(cli.run(&["demo"]));
+    let last = out.lines().last().expect("a last line");
+    let named = last
+        .split('`')
+        .nth(1)
+        .unwrap_or_else(|| panic!("a `dream …` command in {last:?}"));
+    let args: Vec<&str> = named.split_whitespace().collect();
+    assert_eq!(args[0], "dream", "{last}");
+    ok(cli.run(&args[1..]));
+}
+
+/// The README installs `dream` with one command, naming features that exist.
+#[test]
+fn readme_installs_dream_with_one_command() {
+    let root = env!("CARGO_MANIFEST_DIR");
+    let readme = std::fs::read_to_string(format!("{root}/README.md")).unwrap();
+    let manifest = std::fs::read_to_string(format!("{root}/Cargo.toml")).unwrap();
+    let install = readme
+        .lines()
+        .find(|l| l.starts_with("cargo install --path . --locked"))
+        .expect("an install command in the README");
+    let features = install
+        .split_whitespace()
+        .skip_while(|w| *w != "--features")
+        .nth(1)
+        .expect("the features it builds");
+    for feature in features.split(',') {
+        let line = manifest
+            .lines()
+            .find(|l| l.starts_with(&format!("{feature} = [")))
+            .unwrap_or_else(|| panic!("feature {feature} in Cargo.toml"));
+        if feature == "full" {
+            for needed in [
+                "cli",
+                "sqlite",
+                "redis",
+                "postgres",
+                "encryption",
+                "llm",
+                "mcp",
+            ] {
+                assert!(
+                    line.contains(&format!("\"{needed}\"")),
+                    "{needed} in {line}"
+                );
+            }
+        }
+    }
+    assert!(
+        readme.contains("\ndream demo "),
+        "the demo runs the installed dream"
+    );
+}
+
+/// `scan` and `demo` open no store and call no model: their help does not offer
+/// those options, and giving one is a usage error.
+#[test]
+fn options_a_command_does_not_use_are_not_offered() {
+    let cli = Cli::new();
+    for command in ["scan", "demo"] {
+        let help = ok(cli.run(&[command, "--help"]));
+        for option in ["--store", "--llm", "--encrypt", "--scope", "--timeout"] {
+            assert!(
+                !help.contains(option),
+                "{command} --help offers {option}: {help}"
+            );
+        }
+        assert!(help.contains("--verbose"), "{help}");
+    }
+    assert!(ok(cli.run(&["list", "--help"])).contains("--store"));
+    let out = cli.run_with(&["scan", "--store", "fs:x"], Some("plain text"), &[]);
+    code(&out, 2);
+    assert!(
+        stderr(&out).contains("--store does nothing for `dream scan`"),
+        "{}",
+        stderr(&out)
+    );
+    let out = cli.run(&["--llm", "openai", "demo"]);
+    code(&out, 2);
+    assert!(
+        stderr(&out).contains("--llm does nothing for `dream demo`"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(!cli.path(".dream").exists());
+}
+
 #[test]
 fn a_read_never_creates_a_store_and_errors_name_what_is_missing() {
     let cli = Cli::new();
@@ -569,6 +660,76 @@ fn key_new_writes_a_private_key_file_and_never_overwrites() {
     let mut list = with_key.to_vec();
     list.push("list");
     assert!(ok(cli.run(&list)).contains("Codename"));
+
+    // `doctor` names the key's source and whether it opens the store.
+    let mut doctor = with_key.to_vec();
+    doctor.push("doctor");
+    let report = ok(cli.run(&doctor));
+    assert!(
+        report.contains("key: from --key-file store.key; it opens the store"),
+        "{report}"
+    );
+    ok(cli.run(&["key", "new", "--out", "other.key"]));
+    let wrong = cli.run(&["--encrypt", "--key-file", "other.key", "doctor"]);
+    code(&wrong, 1);
+    assert!(
+        stdout(&wrong)
+            .contains("FAIL key: from --key-file other.key; the store did not open with it"),
+        "{}",
+        stdout(&wrong)
+    );
+    let env_key = std::fs::read_to_string(cli.path("store.key")).unwrap();
+    let from_env = ok(cli.run_with(
+        &["--encrypt", "doctor"],
+        None,
+        &[("DREAM_KEY", env_key.trim())],
+    ));
+    assert!(from_env.contains("key: from DREAM_KEY"), "{from_env}");
+    let without = cli.run(&["doctor"]);
+    code(&without, 1);
+    assert!(
+        stdout(&without).contains("key: none"),
+        "{}",
+        stdout(&without)
+    );
+    assert!(
+        stdout(&without).contains("this store is encrypted: pass --encrypt"),
+        "{}",
+        stdout(&without)
+    );
+}
+
+/// A dream pass names its stages (sessions read, the consolidator, the writes) on
+/// a terminal, here a pseudo-terminal from util-linux `script`, and prints none
+/// of them when stderr is not a terminal.
+#[test]
+fn a_pass_shows_its_stages_on_a_terminal_only() {
+    let cli = Cli::new();
+    cli.log("From now on we deploy on Fridays.");
+    let piped = cli.run(&["dream", "--force"]);
+    code(&piped, 0);
+    assert!(!stderr(&piped).contains("dreaming:"), "{}", stderr(&piped));
+    cli.log("We use Vitest for unit tests.");
+    let line = format!("{} dream --force", env!("CARGO_BIN_EXE_dream"));
+    let out = std::process::Command::new("script")
+        .args(["-qec", &line, "/dev/null"])
+        .current_dir(cli.dir.path())
+        .env("DREAM_CONFIG_DIR", cli.config.path())
+        .env("NO_COLOR", "1")
+        .env_remove("DREAM_KEY")
+        .stdin(std::process::Stdio::null())
+        .output()
+        .expect("util-linux script");
+    let shown = stdout(&out);
+    assert!(out.status.success(), "{shown}");
+    for stage in [
+        "dreaming: read 1 pending sessions",
+        "dreaming: consolidating (offline)",
+        "dreaming: writing ",
+    ] {
+        assert!(shown.contains(stage), "{stage:?} in {shown}");
+    }
+    assert!(shown.contains("dream pass"), "the report follows: {shown}");
 }
 
 #[test]

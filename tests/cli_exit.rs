@@ -56,13 +56,13 @@ fn audit_without_since_lists_everything() {
     let table = ok(cli.run(&["audit"]));
     assert!(table.starts_with("WHEN"), "{table}");
     assert!(table.contains("session-logged"), "{table}");
-    let lines = ok(cli.run(&["audit", "--json"]));
+    let lines = ok(cli.run(&["audit", "--format", "jsonl"]));
     let records: Vec<Value> = lines
         .lines()
         .map(|l| serde_json::from_str(l).expect("a JSON line"))
         .collect();
     assert!(records.len() >= 2, "{lines}");
-    let since = ok(cli.run(&["audit", "--since", "1d", "--json"]));
+    let since = ok(cli.run(&["audit", "--since", "1d", "--format", "jsonl"]));
     assert_eq!(since, lines, "everything is from today");
 }
 

@@ -133,7 +133,7 @@ pub async fn demo() -> Outcome {
         style.bold("2. dream (rule-based consolidator, no model)")
     )?;
     let report = dream.dream(true).await?;
-    super::pass::print_report(&report, false)?;
+    super::pass::print_report(&report, Default::default())?;
 
     outln!("\n{}", style.bold("3. memories"))?;
     let mut rows = vec![vec!["ID".into(), "KIND".into(), "NAME".into()]];

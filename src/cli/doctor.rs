@@ -1,9 +1,18 @@
 //! `dream doctor`: checks the store, its persistence, the key and the model
 //! configuration. It sends no data anywhere: no model is called.
 
+use clap::Args;
+
 use super::context::{Global, LlmChoice};
-use super::output::{Style, escape};
+use super::output::{FormatArg, Style, escape};
 use super::{Found, Outcome};
+
+/// `dream doctor [--format text|json|jsonl]`.
+#[derive(Debug, Args)]
+pub struct DoctorArgs {
+    #[command(flatten)]
+    pub output: FormatArg,
+}
 
 /// One check's outcome.
 enum Check {
@@ -14,8 +23,29 @@ enum Check {
     Fail(String),
 }
 
+impl Check {
+    /// The check as `{"status", "check"}` for `--format json`.
+    fn to_json(&self) -> serde_json::Value {
+        let (status, line) = match self {
+            Check::Ok(line) => ("ok", line),
+            Check::Info(line) => ("info", line),
+            Check::Warn(line) => ("warn", line),
+            Check::Fail(line) => ("fail", line),
+        };
+        serde_json::json!({ "status": status, "check": line })
+    }
+}
+
+/// Where `--encrypt`'s key comes from, as people name it.
+fn key_source(global: &Global) -> String {
+    match &global.key_file {
+        Some(path) => format!("--key-file {}", escape(&path.display().to_string())),
+        None => format!("{} (no --key-file)", super::stores::KEY_ENV),
+    }
+}
+
 /// Runs every check and prints one line each; exit 1 when any check failed.
-pub async fn doctor(global: &Global) -> Outcome {
+pub async fn doctor(global: &Global, args: DoctorArgs) -> Outcome {
     let mut checks = Vec::new();
     let config = match global.file_config() {
         Ok(config) => {
@@ -34,7 +64,37 @@ pub async fn doctor(global: &Global) -> Outcome {
         }
     };
     let url = global.store_url(&config);
-    match global.open_store(&config, false).await {
+    let key_loaded = if global.encrypt {
+        match super::stores::load_key(global.key_file.as_deref()) {
+            Ok(_) => true,
+            Err(e) => {
+                checks.push(Check::Fail(format!(
+                    "key: from {}: {e}",
+                    key_source(global)
+                )));
+                false
+            }
+        }
+    } else {
+        checks.push(Check::Info(
+            "key: none (no --encrypt); an encrypted store needs --encrypt with its key".into(),
+        ));
+        false
+    };
+    let opened = global.open_store(&config, false).await;
+    if key_loaded {
+        checks.push(match &opened {
+            Ok(_) => Check::Ok(format!(
+                "key: from {}; it opens the store",
+                key_source(global)
+            )),
+            Err(e) => Check::Fail(format!(
+                "key: from {}; the store did not open with it: {e}",
+                key_source(global)
+            )),
+        });
+    }
+    match opened {
         Ok(store) => {
             let info = store.info();
             let caps = info.capabilities;
@@ -103,17 +163,19 @@ pub async fn doctor(global: &Global) -> Outcome {
             Err(e) => checks.push(Check::Fail(format!("model: {e}"))),
         },
     }
+    let failed = checks.iter().any(|c| matches!(c, Check::Fail(_)));
+    if !args.output.is_text() {
+        let rows: Vec<_> = checks.iter().map(Check::to_json).collect();
+        args.output.list(&rows, || Ok(()))?;
+        return Ok(Found::when(failed));
+    }
     let style = Style::detect();
-    let mut failed = false;
     for check in &checks {
         match check {
             Check::Ok(line) => outln!("{} {line}", style.good("ok  "))?,
             Check::Warn(line) => outln!("{} {line}", style.warn("warn"))?,
             Check::Info(line) => outln!("--   {line}")?,
-            Check::Fail(line) => {
-                failed = true;
-                outln!("{} {line}", style.bad("FAIL"))?;
-            }
+            Check::Fail(line) => outln!("{} {line}", style.bad("FAIL"))?,
         }
     }
     Ok(Found::when(failed))

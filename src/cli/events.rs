@@ -6,7 +6,7 @@ use clap::Args;
 use dream_engine::FeedEntry;
 
 use super::context::Global;
-use super::output::escape;
+use super::output::{FormatArg, escape};
 use super::{Found, Outcome, flush_stdout, print_json};
 
 /// `dream events [--since SEQ] [--follow] [--json]`.
@@ -24,9 +24,10 @@ pub struct EventsArgs {
     /// by notifications, as a fallback).
     #[arg(long, default_value_t = 500, value_parser = clap::value_parser!(u64).range(10..=3_600_000))]
     pub poll_ms: u64,
-    /// Print JSON lines (each with its `seq`, the cursor to resume after it).
-    #[arg(long)]
-    pub json: bool,
+    /// With json or jsonl: one JSON object a line (each with its `seq`, the cursor
+    /// to resume after it); the feed is a stream, so json prints lines too.
+    #[command(flatten)]
+    pub output: FormatArg,
 }
 
 /// Prints the events after `--since`; with `--follow`, waits for more until stopped.
@@ -54,7 +55,7 @@ pub async fn events(global: &Global, args: EventsArgs) -> Outcome {
             return Ok(Found::Nothing);
         }
         for entry in &batch {
-            print_entry(entry, args.json)?;
+            print_entry(entry, !args.output.is_text())?;
         }
         flush_stdout()?;
     }

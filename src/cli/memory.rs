@@ -8,8 +8,8 @@ use dream_engine::{Confirmed, NewMemory, Remembered};
 use serde::Deserialize;
 
 use super::context::Global;
-use super::output::{Style, escape, escape_body, table};
-use super::{CliError, Found, Outcome, print_json, read_piped_stdin};
+use super::output::{FormatArg, Style, escape, escape_body, table};
+use super::{CliError, Found, Outcome, read_piped_stdin};
 
 /// `dream remember`: one memory from flags, or a JSON object on stdin.
 #[derive(Debug, Args)]
@@ -30,9 +30,8 @@ pub struct RememberArgs {
     /// A tag (repeatable).
     #[arg(long = "tag")]
     pub tags: Vec<String>,
-    /// Print the result as JSON.
-    #[arg(long)]
-    pub json: bool,
+    #[command(flatten)]
+    pub output: FormatArg,
 }
 
 /// The kind a memory gets when none is named, on the command line or in JSON.
@@ -120,12 +119,11 @@ pub async fn remember(global: &Global, args: RememberArgs) -> Outcome {
             .import(vec![memory], true, dream_engine::ImportSource::Person)
             .await?;
         super::models::settle_vectors(&dream).await;
-        if args.json {
-            print_json(&serde_json::json!({
-                "imported": report.imported, "quarantined": report.quarantined,
-                "rejected": report.rejected.iter().map(|(_, r)| r).collect::<Vec<_>>(),
-            }))?;
-        } else {
+        let json = serde_json::json!({
+            "imported": report.imported, "quarantined": report.quarantined,
+            "rejected": report.rejected.iter().map(|(_, r)| r).collect::<Vec<_>>(),
+        });
+        args.output.one(&json, || {
             for id in &report.imported {
                 outln!("remembered {id}")?;
             }
@@ -135,7 +133,8 @@ pub async fn remember(global: &Global, args: RememberArgs) -> Outcome {
             for (_, reason) in &report.rejected {
                 outln!("{}: {}", style.bad("refused"), escape(reason))?;
             }
-        }
+            Ok(())
+        })?;
         return Ok(Found::when(report.imported.is_empty()));
     }
     let mut new =
@@ -145,66 +144,55 @@ pub async fn remember(global: &Global, args: RememberArgs) -> Outcome {
     super::models::settle_vectors(&dream).await;
     match remembered {
         Remembered::Stored(memory) => {
-            if args.json {
-                print_json(&serde_json::json!({ "remembered": memory.id }))?;
-            } else {
-                outln!("remembered {}", memory.id)?;
-            }
+            args.output
+                .one(&serde_json::json!({ "remembered": memory.id }), || {
+                    outln!("remembered {}", memory.id)
+                })?;
             Ok(Found::Nothing)
         }
         Remembered::Quarantined { entry, rules } => {
-            if args.json {
-                print_json(&serde_json::json!({ "quarantined": entry, "rules": rules }))?;
-            } else {
+            let json = serde_json::json!({ "quarantined": entry, "rules": rules });
+            args.output.one(&json, || {
                 outln!(
                     "{} as {} (rules: {})",
                     style.bad("quarantined"),
                     escape(&entry),
                     escape(&rules.join(", "))
-                )?;
-            }
+                )
+            })?;
             Ok(Found::Something)
         }
     }
 }
 
-/// `--json` for listing commands.
-#[derive(Debug, Args)]
-pub struct JsonFlag {
-    /// Print JSON instead of a table.
-    #[arg(long)]
-    pub json: bool,
-}
-
 /// Lists the scope's memories.
-pub async fn list(global: &Global, args: JsonFlag) -> Outcome {
+pub async fn list(global: &Global, output: FormatArg) -> Outcome {
     let dream = global.open().await?;
     let memories = dream.list().await?;
-    if args.json {
-        return print_json(&memories).map(|_| Found::Nothing);
-    }
-    let mut rows = vec![vec![
-        "ID".into(),
-        "KIND".into(),
-        "STATUS".into(),
-        "NAME".into(),
-        "DESCRIPTION".into(),
-    ]];
-    for m in &memories {
-        rows.push(vec![
-            m.id.to_string(),
-            m.kind.as_str().into(),
-            format!(
-                "{}{}",
-                m.status.as_str(),
-                if m.pinned { " pinned" } else { "" }
-            ),
-            escape(&m.name).into_owned(),
-            escape(&m.description).into_owned(),
-        ]);
-    }
-    out!("{}", table(&rows))?;
-    outln!("{} memories in scope {}", memories.len(), dream.scope())?;
+    output.list(&memories, || {
+        let mut rows = vec![vec![
+            "ID".into(),
+            "KIND".into(),
+            "STATUS".into(),
+            "NAME".into(),
+            "DESCRIPTION".into(),
+        ]];
+        for m in &memories {
+            rows.push(vec![
+                m.id.to_string(),
+                m.kind.as_str().into(),
+                format!(
+                    "{}{}",
+                    m.status.as_str(),
+                    if m.pinned { " pinned" } else { "" }
+                ),
+                escape(&m.name).into_owned(),
+                escape(&m.description).into_owned(),
+            ]);
+        }
+        out!("{}", table(&rows))?;
+        outln!("{} memories in scope {}", memories.len(), dream.scope())
+    })?;
     Ok(Found::Nothing)
 }
 
@@ -213,9 +201,8 @@ pub async fn list(global: &Global, args: JsonFlag) -> Outcome {
 pub struct ShowArgs {
     /// The memory's id.
     pub id: String,
-    /// Print JSON instead of Markdown.
-    #[arg(long)]
-    pub json: bool,
+    #[command(flatten)]
+    pub output: FormatArg,
 }
 
 /// Shows one memory as Markdown (escaped) or JSON.
@@ -226,12 +213,10 @@ pub async fn show(global: &Global, args: ShowArgs) -> Outcome {
         .get(&id)
         .await?
         .ok_or_else(|| CliError::usage(format!("no memory with id {id}")))?;
-    if args.json {
-        print_json(&memory)?;
-    } else {
+    args.output.one(&memory, || {
         out!("{}", escape_body(&dream_core::render_memory(&memory)))?;
-        outln!()?;
-    }
+        outln!()
+    })?;
     Ok(Found::Nothing)
 }
 
@@ -248,6 +233,8 @@ pub struct ForgetArgs {
     /// numbers and addresses, and its copies in quarantine and plans.
     #[arg(long, requires = "purge")]
     pub with_sources: bool,
+    #[command(flatten)]
+    pub output: FormatArg,
 }
 
 /// Forgets a memory (to the trash) or purges it.
@@ -259,32 +246,40 @@ pub async fn forget(global: &Global, args: ForgetArgs) -> Outcome {
         let count = |map: &std::collections::BTreeMap<String, Vec<String>>, ns: &str| {
             map.get(ns).map_or(0, Vec::len)
         };
-        outln!(
-            "purged {id} with its sources: {} history versions, {} trash copies, \
+        let json = serde_json::json!({ "purged": id, "with_sources": report });
+        args.output.one(&json, || {
+            outln!(
+                "purged {id} with its sources: {} history versions, {} trash copies, \
              {} sessions removed, {} redacted ({} messages), {} quarantined, {} plans",
-            count(&report.removed, "history"),
-            count(&report.removed, "trash"),
-            count(&report.removed, "sessions"),
-            count(&report.redacted, "sessions"),
-            report.messages,
-            count(&report.removed, "quarantine"),
-            count(&report.removed, "plans"),
-        )?;
+                count(&report.removed, "history"),
+                count(&report.removed, "trash"),
+                count(&report.removed, "sessions"),
+                count(&report.redacted, "sessions"),
+                report.messages,
+                count(&report.removed, "quarantine"),
+                count(&report.removed, "plans"),
+            )
+        })?;
     } else if args.purge {
         let purged = dream.forget_purge(&id).await?;
-        outln!(
-            "purged {id}: memory {}, {} history versions, {} trash copies",
-            if purged.memory {
-                "removed"
-            } else {
-                "was already gone"
-            },
-            purged.history,
-            purged.trash
-        )?;
+        let json = serde_json::json!({ "purged": id, "removed": purged });
+        args.output.one(&json, || {
+            outln!(
+                "purged {id}: memory {}, {} history versions, {} trash copies",
+                if purged.memory {
+                    "removed"
+                } else {
+                    "was already gone"
+                },
+                purged.history,
+                purged.trash
+            )
+        })?;
     } else {
         dream.forget(&id).await?;
-        outln!("forgot {id} (restorable with: dream restore {id})")?;
+        args.output.one(&serde_json::json!({ "forgot": id }), || {
+            outln!("forgot {id} (restorable with: dream restore {id})")
+        })?;
     }
     Ok(Found::Nothing)
 }
@@ -294,9 +289,8 @@ pub async fn forget(global: &Global, args: ForgetArgs) -> Outcome {
 pub struct IdArgs {
     /// The memory's id.
     pub id: String,
-    /// Print JSON.
-    #[arg(long)]
-    pub json: bool,
+    #[command(flatten)]
+    pub output: FormatArg,
 }
 
 /// Lists a memory's prior versions.
@@ -304,25 +298,24 @@ pub async fn history(global: &Global, args: IdArgs) -> Outcome {
     let id = MemoryId::new(args.id)?;
     let dream = global.open().await?;
     let entries = dream.history(&id).await?;
-    if args.json {
-        return print_json(&entries).map(|_| Found::Nothing);
-    }
-    let mut rows = vec![vec![
-        "WHEN".into(),
-        "ACTION".into(),
-        "PASS".into(),
-        "NAME".into(),
-    ]];
-    for e in &entries {
-        rows.push(vec![
-            e.at.to_rfc3339(),
-            format!("{:?}", e.action).to_lowercase(),
-            e.pass.clone().unwrap_or_else(|| "-".into()),
-            escape(&e.memory.name).into_owned(),
-        ]);
-    }
-    out!("{}", table(&rows))?;
-    outln!("{} prior versions of {id}", entries.len())?;
+    args.output.list(&entries, || {
+        let mut rows = vec![vec![
+            "WHEN".into(),
+            "ACTION".into(),
+            "PASS".into(),
+            "NAME".into(),
+        ]];
+        for e in &entries {
+            rows.push(vec![
+                e.at.to_rfc3339(),
+                format!("{:?}", e.action).to_lowercase(),
+                e.pass.clone().unwrap_or_else(|| "-".into()),
+                escape(&e.memory.name).into_owned(),
+            ]);
+        }
+        out!("{}", table(&rows))?;
+        outln!("{} prior versions of {id}", entries.len())
+    })?;
     Ok(Found::Nothing)
 }
 
@@ -336,6 +329,8 @@ pub struct RestoreArgs {
     /// goes to history).
     #[arg(long, value_name = "ENTRY")]
     pub entry: Option<String>,
+    #[command(flatten)]
+    pub output: FormatArg,
 }
 
 /// Restores a memory from the trash.
@@ -346,7 +341,10 @@ pub async fn restore(global: &Global, args: RestoreArgs) -> Outcome {
         Some(entry) => dream.restore_entry(&id, entry).await?,
         None => dream.restore(&id).await?,
     };
-    outln!("restored {} ({})", memory.id, escape(&memory.name))?;
+    args.output
+        .one(&serde_json::json!({ "restored": memory }), || {
+            outln!("restored {} ({})", memory.id, escape(&memory.name))
+        })?;
     Ok(Found::Nothing)
 }
 
@@ -360,9 +358,8 @@ pub struct ConfirmArgs {
     /// moved to another place on purpose.
     #[arg(long)]
     pub all: bool,
-    /// Print JSON.
-    #[arg(long)]
-    pub json: bool,
+    #[command(flatten)]
+    pub output: FormatArg,
 }
 
 /// Confirms held memories: a record that does not carry this store's seal (a hand
@@ -378,54 +375,53 @@ pub async fn confirm(global: &Global, args: ConfirmArgs) -> Outcome {
         }
         None => dream.confirm_all().await?,
     };
-    if args.json {
-        let rows: Vec<_> = confirmed
-            .iter()
-            .map(|(id, what)| serde_json::json!({ "id": id, "was": what }))
-            .collect();
-        return print_json(&rows).map(|_| Found::Nothing);
-    }
-    if confirmed.is_empty() {
-        outln!("nothing held: no memory needed confirming")?;
-    }
-    for (id, what) in &confirmed {
-        let note = match what {
-            Confirmed::AlreadyTrusted => "already trusted; nothing changed",
-            Confirmed::WasUnverified => "confirmed (was unverified: sealed now)",
-            Confirmed::WasUnconfirmed => "confirmed (was unconfirmed-source)",
-        };
-        outln!("{id}: {note}")?;
-    }
+    let rows: Vec<_> = confirmed
+        .iter()
+        .map(|(id, what)| serde_json::json!({ "id": id, "was": what }))
+        .collect();
+    args.output.list(&rows, || {
+        if confirmed.is_empty() {
+            outln!("nothing held: no memory needed confirming")?;
+        }
+        for (id, what) in &confirmed {
+            let note = match what {
+                Confirmed::AlreadyTrusted => "already trusted; nothing changed",
+                Confirmed::WasUnverified => "confirmed (was unverified: sealed now)",
+                Confirmed::WasUnconfirmed => "confirmed (was unconfirmed-source)",
+            };
+            outln!("{id}: {note}")?;
+        }
+        Ok(())
+    })?;
     Ok(Found::Nothing)
 }
 
 /// Lists the trash.
-pub async fn trash(global: &Global, args: JsonFlag) -> Outcome {
+pub async fn trash(global: &Global, output: FormatArg) -> Outcome {
     let dream = global.open().await?;
     let entries = dream.trash().await?;
-    if args.json {
-        return print_json(&entries).map(|_| Found::Nothing);
-    }
-    let mut rows = vec![vec![
-        "ENTRY".into(),
-        "MEMORY".into(),
-        "TRASHED".into(),
-        "PURGED AFTER".into(),
-        "REASON".into(),
-        "NAME".into(),
-    ]];
-    for e in &entries {
-        rows.push(vec![
-            e.id.clone(),
-            e.memory.id.to_string(),
-            e.at.to_rfc3339(),
-            e.expires_at.to_rfc3339(),
-            escape(&e.reason).into_owned(),
-            escape(&e.memory.name).into_owned(),
-        ]);
-    }
-    out!("{}", table(&rows))?;
-    outln!("{} in the trash", entries.len())?;
+    output.list(&entries, || {
+        let mut rows = vec![vec![
+            "ENTRY".into(),
+            "MEMORY".into(),
+            "TRASHED".into(),
+            "PURGED AFTER".into(),
+            "REASON".into(),
+            "NAME".into(),
+        ]];
+        for e in &entries {
+            rows.push(vec![
+                e.id.clone(),
+                e.memory.id.to_string(),
+                e.at.to_rfc3339(),
+                e.expires_at.to_rfc3339(),
+                escape(&e.reason).into_owned(),
+                escape(&e.memory.name).into_owned(),
+            ]);
+        }
+        out!("{}", table(&rows))?;
+        outln!("{} in the trash", entries.len())
+    })?;
     Ok(Found::Nothing)
 }
 
@@ -434,9 +430,8 @@ pub async fn trash(global: &Global, args: JsonFlag) -> Outcome {
 pub struct QuarantineArgs {
     #[command(subcommand)]
     action: Option<QuarantineAction>,
-    /// Print JSON.
-    #[arg(long)]
-    json: bool,
+    #[command(flatten)]
+    output: FormatArg,
 }
 
 #[derive(Debug, Subcommand)]
@@ -464,34 +459,37 @@ pub async fn quarantine(global: &Global, args: QuarantineArgs) -> Outcome {
     match args.action.unwrap_or(QuarantineAction::List) {
         QuarantineAction::List => {
             let entries = dream.quarantine().await?;
-            if args.json {
-                return print_json(&entries).map(|_| Found::Nothing);
-            }
-            let mut rows = vec![vec![
-                "ENTRY".into(),
-                "WHEN".into(),
-                "RULES".into(),
-                "NAME".into(),
-            ]];
-            for e in &entries {
-                let rules: Vec<&str> = e.findings.iter().map(|f| f.rule.as_str()).collect();
-                rows.push(vec![
-                    e.id.clone(),
-                    e.at.to_rfc3339(),
-                    rules.join(","),
-                    escape(&e.memory.name).into_owned(),
-                ]);
-            }
-            out!("{}", table(&rows))?;
-            outln!("{} quarantined", entries.len())?;
+            args.output.list(&entries, || {
+                let mut rows = vec![vec![
+                    "ENTRY".into(),
+                    "WHEN".into(),
+                    "RULES".into(),
+                    "NAME".into(),
+                ]];
+                for e in &entries {
+                    let rules: Vec<&str> = e.findings.iter().map(|f| f.rule.as_str()).collect();
+                    rows.push(vec![
+                        e.id.clone(),
+                        e.at.to_rfc3339(),
+                        rules.join(","),
+                        escape(&e.memory.name).into_owned(),
+                    ]);
+                }
+                out!("{}", table(&rows))?;
+                outln!("{} quarantined", entries.len())
+            })?;
         }
         QuarantineAction::Release { id, note } => {
             let memory = dream.release(&id, &note).await?;
-            outln!("released {id} as memory {}", memory.id)?;
+            let json = serde_json::json!({ "released": id, "memory": memory });
+            args.output
+                .one(&json, || outln!("released {id} as memory {}", memory.id))?;
         }
         QuarantineAction::Drop { id } => {
             dream.drop_quarantined(&id).await?;
-            outln!("dropped {id}")?;
+            args.output.one(&serde_json::json!({ "dropped": id }), || {
+                outln!("dropped {id}")
+            })?;
         }
     }
     Ok(Found::Nothing)
@@ -503,9 +501,8 @@ pub struct AuditArgs {
     /// Only records after this: an RFC 3339 time, or an age such as 30m, 24h, 7d.
     #[arg(long)]
     pub since: Option<String>,
-    /// Print JSON lines.
-    #[arg(long)]
-    pub json: bool,
+    #[command(flatten)]
+    pub output: FormatArg,
 }
 
 /// Parses `--since`: RFC 3339, or an age in minutes, hours or days.
@@ -539,82 +536,77 @@ pub async fn audit(global: &Global, args: AuditArgs) -> Outcome {
     };
     let dream = global.open().await?;
     let records = dream.audit(since).await?;
-    if args.json {
-        for record in &records {
-            print_json(record)?;
+    args.output.list(&records, || {
+        let mut rows = vec![vec![
+            "WHEN".into(),
+            "ACTION".into(),
+            "ACTOR".into(),
+            "MEMORY".into(),
+            "RULES".into(),
+            "REASON".into(),
+        ]];
+        for r in &records {
+            rows.push(vec![
+                r.at.to_rfc3339(),
+                serde_json::to_value(r.action)
+                    .ok()
+                    .and_then(|v| v.as_str().map(String::from))
+                    .unwrap_or_default(),
+                serde_json::to_value(r.actor)
+                    .ok()
+                    .and_then(|v| v.as_str().map(String::from))
+                    .unwrap_or_default(),
+                r.memory
+                    .as_ref()
+                    .map(|m| m.to_string())
+                    .unwrap_or_else(|| "-".into()),
+                r.rules.join(","),
+                escape(&r.reason).into_owned(),
+            ]);
         }
-        return Ok(Found::Nothing);
-    }
-    let mut rows = vec![vec![
-        "WHEN".into(),
-        "ACTION".into(),
-        "ACTOR".into(),
-        "MEMORY".into(),
-        "RULES".into(),
-        "REASON".into(),
-    ]];
-    for r in &records {
-        rows.push(vec![
-            r.at.to_rfc3339(),
-            serde_json::to_value(r.action)
-                .ok()
-                .and_then(|v| v.as_str().map(String::from))
-                .unwrap_or_default(),
-            serde_json::to_value(r.actor)
-                .ok()
-                .and_then(|v| v.as_str().map(String::from))
-                .unwrap_or_default(),
-            r.memory
-                .as_ref()
-                .map(|m| m.to_string())
-                .unwrap_or_else(|| "-".into()),
-            r.rules.join(","),
-            escape(&r.reason).into_owned(),
-        ]);
-    }
-    out!("{}", table(&rows))?;
+        out!("{}", table(&rows))
+    })?;
     Ok(Found::Nothing)
 }
 
 /// Prints counts for the scope.
-pub async fn stats(global: &Global, args: JsonFlag) -> Outcome {
+pub async fn stats(global: &Global, output: FormatArg) -> Outcome {
     let dream = global.open().await?;
     let stats = dream.stats().await?;
-    if args.json {
-        return print_json(&stats).map(|_| Found::Nothing);
-    }
-    let rows = vec![
-        vec!["store".into(), escape(&stats.store).into_owned()],
-        vec!["scope".into(), stats.scope.to_string()],
-        vec![
-            "memories".into(),
-            format!(
-                "{} ({} active, {} pinned)",
-                stats.memories, stats.active, stats.pinned
-            ),
-        ],
-        vec![
-            "sessions".into(),
-            format!(
-                "{} pending, {} in the log",
-                stats.pending_sessions, stats.logged_sessions
-            ),
-        ],
-        vec!["quarantined".into(), stats.quarantined.to_string()],
-        vec!["trash".into(), stats.trash.to_string()],
-        vec!["generation".into(), stats.generation.to_string()],
-        vec![
-            "last dream".into(),
-            stats
-                .last_success
-                .map(|t| t.to_rfc3339())
-                .unwrap_or_else(|| "never".into()),
-        ],
-        vec![
-            "consolidator".into(),
-            escape(&stats.consolidator).into_owned(),
-        ],
-    ];
-    out!("{}", table(&rows))?;
+    output.one(&stats, || {
+        let rows = vec![
+            vec!["store".into(), escape(&stats.store).into_owned()],
+            vec!["scope".into(), stats.scope.to_string()],
+            vec![
+                "memories".into(),
+                format!(
+                    "{} ({} active, {} pinned)",
+                    stats.memories, stats.active, stats.pinned
+                ),
+            ],
+            vec![
+                "sessions".into(),
+                format!(
+                    "{} pending, {} in the log",
+                    stats.pending_sessions, stats.logged_sessions
+                ),
+            ],
+            vec!["quarantined".into(), stats.quarantined.to_string()],
+            vec!["trash".into(), stats.trash.to_string()],
+            vec!["generation".into(), stats.generation.to_string()],
+            vec![
+                "last dream".into(),
+                stats
+                    .last_success
+                    .map(|t| t.to_rfc3339())
+                    .unwrap_or_else(|| "never".into()),
+            ],
+            vec![
+                "consolidator".into(),
+                escape(&stats.consolidator).into_owned(),
+            ],
+        ];
+        out!("{}", table(&rows))
+    })?;
     Ok(Found::Nothing)
 }

@@ -4,6 +4,79 @@
 use std::borrow::Cow;
 use std::io::IsTerminal;
 
+use clap::{Args, ValueEnum};
+use serde::Serialize;
+
+use super::CliError;
+
+/// How a command prints what it reports: one spelling, `--format`, for every
+/// command that prints records.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, ValueEnum)]
+pub enum Format {
+    /// Tables and sentences for people (the default).
+    #[default]
+    Text,
+    /// One JSON document: an array for a list, an object for one result.
+    Json,
+    /// JSON lines: a list's items one a line; one result on one line.
+    Jsonl,
+}
+
+/// `--format text|json|jsonl`, with `--json` as the short way to say `--format json`
+/// (also taken after a command's own subcommand: `dream quarantine list --json`).
+#[derive(Debug, Clone, Copy, Default, Args)]
+pub struct FormatArg {
+    /// Output: text (for people), json (one document) or jsonl (one JSON value a line).
+    #[arg(
+        long,
+        global = true,
+        value_enum,
+        value_name = "FORMAT",
+        default_value_t
+    )]
+    format: Format,
+    /// The same as --format json.
+    #[arg(long, global = true, conflicts_with = "format")]
+    json: bool,
+}
+
+impl FormatArg {
+    /// The format asked for.
+    pub fn get(self) -> Format {
+        if self.json { Format::Json } else { self.format }
+    }
+
+    /// Whether people's text was asked for.
+    pub fn is_text(self) -> bool {
+        self.get() == Format::Text
+    }
+
+    /// Prints a list: a JSON array, one JSON line per item, or `text()` for people.
+    pub fn list<T: Serialize>(
+        self,
+        items: &[T],
+        text: impl FnOnce() -> Result<(), CliError>,
+    ) -> Result<(), CliError> {
+        match self.get() {
+            Format::Text => text(),
+            Format::Json => super::print_json(&items),
+            Format::Jsonl => items.iter().try_for_each(super::print_json),
+        }
+    }
+
+    /// Prints one result: one line of JSON (for json and jsonl alike), or `text()`.
+    pub fn one<T: Serialize>(
+        self,
+        value: &T,
+        text: impl FnOnce() -> Result<(), CliError>,
+    ) -> Result<(), CliError> {
+        match self.get() {
+            Format::Text => text(),
+            Format::Json | Format::Jsonl => super::print_json(value),
+        }
+    }
+}
+
 /// Escapes control and invisible characters (bidi, zero-width, tag characters) so
 /// stored content can neither move the cursor, recolour the terminal nor hide text
 /// (seed 002's T4).

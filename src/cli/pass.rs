@@ -4,12 +4,12 @@ use std::path::PathBuf;
 
 use clap::Args;
 use dream_core::Message;
-use dream_engine::DreamReport;
 use dream_engine::transcripts::Format;
+use dream_engine::{DreamReport, PassStage};
 
 use super::context::{Global, LlmChoice};
-use super::output::{Style, escape};
-use super::{CliError, Found, Outcome, print_json, read_input, read_piped_stdin};
+use super::output::{FormatArg, Style, escape};
+use super::{CliError, Found, Outcome, read_input, read_piped_stdin};
 
 /// `dream log [FILE|-]`.
 #[derive(Debug, Args)]
@@ -29,6 +29,8 @@ pub struct LogArgs {
     /// (`{"transcript_path": …}`, as Claude Code's SessionEnd hook passes it).
     #[arg(long, requires = "from", conflicts_with = "file")]
     pub hook: bool,
+    #[command(flatten)]
+    pub output: FormatArg,
 }
 
 fn parse_format(s: &str) -> Result<Format, String> {
@@ -66,7 +68,7 @@ pub async fn log(global: &Global, args: LogArgs) -> Outcome {
             (Some(file), false) => file.clone(),
             (None, false) => PathBuf::from("-"),
         };
-        return super::transcripts::log_from(global, format, &path).await;
+        return super::transcripts::log_from(global, format, &path, args.output).await;
     }
     let text = match &args.file {
         Some(file) => read_input(Some(file))?,
@@ -80,23 +82,29 @@ pub async fn log(global: &Global, args: LogArgs) -> Outcome {
     let dream = global.open_to_write().await?;
     let count = messages.len();
     let id = dream.log_session(messages).await?;
-    outln!("logged session {id}: {count} messages")?;
-    if let Some(session) = dream.session(&id).await? {
-        if !session.redactions.is_empty() {
+    let session = dream.session(&id).await?;
+    let (redactions, flags) = session.map(|s| (s.redactions, s.flags)).unwrap_or_default();
+    let json = serde_json::json!({
+        "session": id, "messages": count, "redactions": redactions, "flags": flags,
+    });
+    args.output.one(&json, || {
+        outln!("logged session {id}: {count} messages")?;
+        if !redactions.is_empty() {
             outln!(
                 "  redacted   {} kinds of secret before storing ({})",
-                session.redactions.len(),
-                escape(&session.redactions.join(", "))
+                redactions.len(),
+                escape(&redactions.join(", "))
             )?;
         }
-        if !session.flags.is_empty() {
+        if !flags.is_empty() {
             outln!(
                 "  flagged    {} ({}); a dream pass treats such text as data",
-                session.flags.len(),
-                escape(&session.flags.join(", "))
+                flags.len(),
+                escape(&flags.join(", "))
             )?;
         }
-    }
+        Ok(())
+    })?;
     Ok(Found::Nothing)
 }
 
@@ -110,34 +118,46 @@ pub struct DreamArgs {
     /// with `dream apply`). A dry run always plans, ignoring the gates, as --force does.
     #[arg(long)]
     pub dry_run: bool,
-    /// Print the report as JSON.
-    #[arg(long)]
-    pub json: bool,
+    #[command(flatten)]
+    pub output: FormatArg,
 }
 
 /// Runs a pass, or a dry run.
 pub async fn dream(global: &Global, args: DreamArgs) -> Outcome {
-    let dream = global.open().await?;
+    // On a terminal (stderr), a line for each stage as it starts and a spinner
+    // while it runs; elsewhere nothing is drawn.
     let spinner = indicatif::ProgressBar::new_spinner();
     spinner.set_draw_target(indicatif::ProgressDrawTarget::stderr());
     let verb = if args.dry_run { "planning" } else { "dreaming" };
     let remote = global
         .llm
         .is_some_and(|choice| choice != LlmChoice::Offline);
-    spinner.set_message(if remote {
-        format!("{verb}: waiting for the model (retries are reported; --deadline caps the wait)")
-    } else {
-        verb.to_owned()
-    });
+    let shown = spinner.clone();
+    let dream = global
+        .open()
+        .await?
+        .with_progress(std::sync::Arc::new(move |stage| {
+            let line = match stage {
+                PassStage::SessionsRead { sessions } => {
+                    format!("{verb}: read {sessions} pending sessions")
+                }
+                PassStage::Consolidating if remote => format!(
+                    "{verb}: waiting for the model (retries are reported; --deadline caps the wait)"
+                ),
+                PassStage::Consolidating => format!("{verb}: consolidating (offline)"),
+                PassStage::Writing { records } => format!("{verb}: writing {records} records"),
+            };
+            shown.println(&line);
+            shown.set_message(line);
+        }));
+    spinner.set_message(format!("{verb}: reading the store"));
     spinner.enable_steady_tick(std::time::Duration::from_millis(120));
     if args.dry_run {
         let gates = dream.check_gates(None).await;
         let dry = dream.dry_run().await;
         spinner.finish_and_clear();
         let (gates, dry) = (gates?, dry?);
-        if args.json {
-            print_json(&dry)?;
-        } else {
+        args.output.one(&dry, || {
             if let Some(reason) = &gates {
                 outln!(
                     "note: a dry run always plans, ignoring the gates; a pass now would be \
@@ -153,13 +173,14 @@ pub async fn dream(global: &Global, args: DreamArgs) -> Outcome {
             if !dry.diff.ends_with('\n') && !dry.diff.is_empty() {
                 outln!()?;
             }
-        }
+            Ok(())
+        })?;
         return Ok(Found::Nothing);
     }
     let report = dream.dream(args.force).await;
     super::models::settle_vectors(&dream).await;
     spinner.finish_and_clear();
-    print_report(&report?, args.json)
+    print_report(&report?, args.output)
 }
 
 /// `dream apply PLAN_ID`.
@@ -167,16 +188,15 @@ pub async fn dream(global: &Global, args: DreamArgs) -> Outcome {
 pub struct ApplyArgs {
     /// The plan a dry run stored.
     pub plan: String,
-    /// Print the report as JSON.
-    #[arg(long)]
-    pub json: bool,
+    #[command(flatten)]
+    pub output: FormatArg,
 }
 
 /// Applies a stored plan exactly, if nothing it read has changed.
 pub async fn apply(global: &Global, args: ApplyArgs) -> Outcome {
     let dream = global.open().await?;
     let report = dream.apply(&args.plan).await?;
-    print_report(&report, args.json)
+    print_report(&report, args.output)
 }
 
 fn ids<T: std::fmt::Display>(ids: &[T]) -> String {
@@ -187,15 +207,15 @@ fn ids<T: std::fmt::Display>(ids: &[T]) -> String {
 }
 
 /// Prints a pass report for people or as JSON.
-pub fn print_report(report: &DreamReport, json: bool) -> Outcome {
-    if json {
-        print_json(report)?;
-        return Ok(Found::Nothing);
-    }
+pub fn print_report(report: &DreamReport, output: FormatArg) -> Outcome {
+    output.one(report, || print_report_text(report))?;
+    Ok(Found::Nothing)
+}
+
+fn print_report_text(report: &DreamReport) -> Result<(), CliError> {
     let style = Style::detect();
     if let Some(reason) = &report.skipped {
-        outln!("skipped: {}", escape(&reason.to_string()))?;
-        return Ok(Found::Nothing);
+        return outln!("skipped: {}", escape(&reason.to_string()));
     }
     outln!(
         "{} {} ({})",
@@ -256,6 +276,5 @@ pub fn print_report(report: &DreamReport, json: bool) -> Outcome {
         "  tokens            {} in, {} out",
         report.usage.input,
         report.usage.output
-    )?;
-    Ok(Found::Nothing)
+    )
 }

@@ -11,7 +11,8 @@ use dream_core::Scope;
 use dream_engine::PurgeReport;
 
 use super::context::Global;
-use super::{CliError, Found, Outcome, print_json};
+use super::output::FormatArg;
+use super::{CliError, Found, Outcome};
 
 /// `dream purge (--scope NAME | --matching TEXT) [--dry-run] [--yes-purge-scope NAME]`.
 ///
@@ -30,9 +31,8 @@ pub struct PurgeArgs {
     /// Confirms a scope purge without a prompt; must repeat the scope's name.
     #[arg(long, value_name = "NAME")]
     pub yes_purge_scope: Option<String>,
-    /// Print JSON.
-    #[arg(long)]
-    pub json: bool,
+    #[command(flatten)]
+    pub output: FormatArg,
 }
 
 /// Runs `dream purge`.
@@ -47,11 +47,11 @@ pub async fn purge(global: &Global, args: PurgeArgs) -> Outcome {
         let scope = Scope::new(name.clone())?;
         let preview = dream.purge_scope_dry_run(&scope).await?;
         if args.dry_run {
-            return show(&format!("scope {scope}"), &preview, args.json, false);
+            return show(&format!("scope {scope}"), &preview, args.output, false);
         }
         confirm(&scope, args.yes_purge_scope.as_deref(), &preview)?;
         let report = dream.purge_scope(&scope).await?;
-        return show(&format!("scope {scope}"), &report, args.json, false);
+        return show(&format!("scope {scope}"), &report, args.output, false);
     }
     if global.scope.is_some() || args.yes_purge_scope.is_some() {
         return Err(CliError::usage(
@@ -75,7 +75,7 @@ pub async fn purge(global: &Global, args: PurgeArgs) -> Outcome {
     } else {
         dream.purge_matching(&text).await?
     };
-    show("the text", &report, args.json, true)
+    show("the text", &report, args.output, true)
 }
 
 /// Refuses a scope purge unless the person named the scope: by flag, or by
@@ -116,15 +116,15 @@ fn confirm(scope: &Scope, flag: Option<&str>, preview: &PurgeReport) -> Result<(
 }
 
 /// Prints a purge report: counts per namespace, and with `ids` the ids too.
-fn show(what: &str, report: &PurgeReport, json: bool, ids: bool) -> Outcome {
-    if json {
-        print_json(report)?;
-        return Ok(Found::Nothing);
-    }
+fn show(what: &str, report: &PurgeReport, output: FormatArg, ids: bool) -> Outcome {
+    output.one(report, || show_text(what, report, ids))?;
+    Ok(Found::Nothing)
+}
+
+fn show_text(what: &str, report: &PurgeReport, ids: bool) -> Result<(), CliError> {
     let verb = if report.applied { "purged" } else { "dry run:" };
     if report.is_empty() {
-        outln!("{verb} nothing of {what} found")?;
-        return Ok(Found::Nothing);
+        return outln!("{verb} nothing of {what} found");
     }
     outln!(
         "{verb} {what}: {} records{}, {} session messages",
@@ -141,5 +141,5 @@ fn show(what: &str, report: &PurgeReport, json: bool, ids: bool) -> Outcome {
             }
         }
     }
-    Ok(Found::Nothing)
+    Ok(())
 }

@@ -22,8 +22,10 @@ pub enum RecallFormat {
     /// The POLICY line and a verdict per record, for people.
     #[default]
     Text,
-    /// One JSON object.
+    /// One JSON object (with --queries, one JSON array of the per-query objects).
     Json,
+    /// One JSON object a line: the default with --queries.
+    Jsonl,
     /// Only admitted memories, framed as recalled data for the next session.
     Context,
 }
@@ -34,7 +36,8 @@ pub struct RecallArgs {
     /// What to recall.
     #[arg(required_unless_present_any = ["queries", "brief"], conflicts_with_all = ["queries", "brief"])]
     pub query: Option<String>,
-    /// JSONL of {"id","query"} (or - for stdin); prints JSONL of {"id","results"}.
+    /// JSONL of {"id","query"} (or - for stdin); prints JSONL of {"id","results"}
+    /// (with --format json, one array of them; text and context are refused).
     #[arg(long, value_name = "FILE")]
     pub queries: Option<PathBuf>,
     /// With --queries: JSONL of {"id","gold":[memory ids],"kind"} naming the
@@ -45,9 +48,10 @@ pub struct RecallArgs {
     /// Candidates ranked before the firewall judges them (1 to 100).
     #[arg(long, default_value_t = 10)]
     pub limit: usize,
-    /// Output format (single query, or the metrics of --gold).
-    #[arg(long, value_enum, default_value_t)]
-    pub format: RecallFormat,
+    /// Output format: text (the default), json, jsonl or context; with --gold, the
+    /// metrics as text or json.
+    #[arg(long, value_enum)]
+    pub format: Option<RecallFormat>,
     /// No query: the admitted memories that matter most (pinned, then confident and
     /// recent) within --budget, for a session's start. Prints the context block
     /// (with --format json, the verdicts).
@@ -201,9 +205,22 @@ pub async fn recall(global: &Global, args: RecallArgs) -> Outcome {
     }
     let batch = match &args.queries {
         Some(file) => {
+            let gold_format = matches!(
+                args.format,
+                None | Some(RecallFormat::Text | RecallFormat::Json)
+            );
+            let lines_format = matches!(
+                args.format,
+                None | Some(RecallFormat::Json | RecallFormat::Jsonl)
+            );
+            if args.gold.is_none() && !lines_format {
+                return Err(CliError::usage(
+                    "--queries prints JSON: use --format jsonl (the default) or json",
+                ));
+            }
             let lines: Vec<QueryLine> = read_lines(file, "{\"id\",\"query\"}")?;
             let gold = match &args.gold {
-                Some(_) if args.format == RecallFormat::Context => {
+                Some(_) if !gold_format => {
                     return Err(CliError::usage(
                         "--gold prints metrics: use --format text or json",
                     ));
@@ -219,8 +236,8 @@ pub async fn recall(global: &Global, args: RecallArgs) -> Outcome {
     if args.brief {
         let result = recall.brief(&scope, Some(args.budget)).await?;
         let admitted = result.records.iter().any(|r| r.verdict == Verdict::Used);
-        match args.format {
-            RecallFormat::Json => print_json(&to_json(&result))?,
+        match args.format.unwrap_or_default() {
+            RecallFormat::Json | RecallFormat::Jsonl => print_json(&to_json(&result))?,
             RecallFormat::Text | RecallFormat::Context => {
                 out!("{}", escape_body(&result.to_context()))?
             }
@@ -238,7 +255,7 @@ pub async fn recall(global: &Global, args: RecallArgs) -> Outcome {
             }
             bar.finish_and_clear();
             match args.format {
-                RecallFormat::Json => print_json(&metrics_json(&metrics, args.limit))?,
+                Some(RecallFormat::Json) => print_json(&metrics_json(&metrics, args.limit))?,
                 _ => out!(
                     "recall of {} queries (limit {}):\n{}",
                     lines.len(),
@@ -249,6 +266,7 @@ pub async fn recall(global: &Global, args: RecallArgs) -> Outcome {
             return Ok(Found::Nothing);
         }
         let bar = progress(lines.len() as u64, "recall");
+        let mut all = Vec::new();
         for line in lines {
             let result = recall.recall(&line.query, &scope, args.limit).await?;
             let results: Vec<Value> = result
@@ -257,17 +275,24 @@ pub async fn recall(global: &Global, args: RecallArgs) -> Outcome {
                 .map(|r| json!({ "id": r.id.as_str(), "score": r.score, "verdict": r.verdict.as_str() }))
                 .collect();
             bar.inc(1);
-            bar.suspend(|| print_json(&json!({ "id": line.id, "results": results })))?;
+            let row = json!({ "id": line.id, "results": results });
+            match args.format {
+                Some(RecallFormat::Json) => all.push(row),
+                _ => bar.suspend(|| print_json(&row))?,
+            }
         }
         bar.finish_and_clear();
+        if args.format == Some(RecallFormat::Json) {
+            print_json(&all)?;
+        }
         return Ok(Found::Nothing);
     }
     let query = args.query.as_deref().unwrap_or_default();
     let result = recall.recall(query, &scope, args.limit).await?;
     let admitted = result.records.iter().any(|r| r.verdict == Verdict::Used);
-    match args.format {
+    match args.format.unwrap_or_default() {
         RecallFormat::Context => out!("{}", escape_body(&result.to_context()))?,
-        RecallFormat::Json => print_json(&to_json(&result))?,
+        RecallFormat::Json | RecallFormat::Jsonl => print_json(&to_json(&result))?,
         RecallFormat::Text => print_text(&result)?,
     }
     Ok(Found::when(!admitted))

@@ -2,12 +2,14 @@
 //!
 //! The contract (stable; other tools depend on it):
 //!
-//! - `dream scan [--format text|jsonl] [--mode transcript|memory] [--secrets-only] [FILE...]`;
+//! - `dream scan [--format text|json|jsonl] [--mode transcript|memory] [--secrets-only] [FILE...]`;
 //!   standard input when no file is given (or for `-`).
 //! - `--format jsonl`: every input line is `{"id": …, "text": "…"}` (blank lines are
 //!   skipped); every output line is
 //!   `{"id": …, "verdict": "clean|suspicious|instruction|secret", "findings": [{"category": …, "rule": …, "severity": …, "start": …, "end": …}]}`
 //!   with `start`/`end` byte offsets into the UTF-8 text and `id` echoed as given.
+//! - `--format json`: each file is one text; one JSON array of the same objects, one
+//!   per file, `id` the file's name (`<stdin>` for standard input).
 //! - `--format text` (default): each file is one text; one line per finding
 //!   (`FILE:LINE:COL: severity category rule "excerpt"`, control and invisible
 //!   characters escaped, secrets never shown) and a verdict line per flagged file.
@@ -35,8 +37,9 @@ Repository hygiene (CI): scan tracked files for secrets only, test fixtures excl
   git ls-files -z | grep -zvE '(^|/)tests/fixtures/' | xargs -0 dream scan --secrets-only
 With --secrets-only the exit code is 1 only when a secret is found.")]
 pub struct ScanArgs {
-    /// Output format: `text` for people, `jsonl` for programs (input lines are then
-    /// {"id": …, "text": …} objects).
+    /// Output format: `text` for people; `json`, one JSON array of reports, one per
+    /// file (its `id` the file's name); `jsonl` for programs (input lines are then
+    /// {"id": …, "text": …} objects, one report a line).
     #[arg(long, value_enum, default_value_t = Format::Text)]
     pub format: Format,
     /// What the text is: `transcript` (untrusted ingest; LLM chat-template markers
@@ -56,6 +59,8 @@ pub struct ScanArgs {
 pub enum Format {
     /// One line per finding, for people.
     Text,
+    /// One JSON array: a report per file, each file one text.
+    Json,
     /// One JSON object per input line, for programs.
     Jsonl,
 }
@@ -82,6 +87,7 @@ pub fn run(args: ScanArgs) -> ExitCode {
         errors: 0,
         flagged: 0,
         sources: 0,
+        reports: Vec::new(),
     };
     let mut closed = false;
     let stdout = io::stdout();
@@ -111,6 +117,7 @@ pub fn run(args: ScanArgs) -> ExitCode {
         };
         let result = match args.format {
             Format::Text => run.text(&name, reader, &mut out),
+            Format::Json => run.whole(&name, reader),
             Format::Jsonl => run.jsonl(&name, reader, &mut out),
         };
         match result {
@@ -122,7 +129,15 @@ pub fn run(args: ScanArgs) -> ExitCode {
             Err(e) => run.error(&format!("cannot read {name}: {e}")),
         }
     }
-    match out.flush() {
+    let written = if args.format == Format::Json && !closed {
+        serde_json::to_writer(&mut out, &run.reports)
+            .map_err(io::Error::from)
+            .and_then(|()| out.write_all(b"\n"))
+            .and_then(|()| out.flush())
+    } else {
+        out.flush()
+    };
+    match written {
         Ok(()) => {}
         Err(e) if e.kind() == io::ErrorKind::BrokenPipe => closed = true,
         Err(e) => run.error(&format!("cannot write output: {e}")),
@@ -152,6 +167,8 @@ struct Run {
     errors: usize,
     flagged: usize,
     sources: usize,
+    /// With `--format json`, the report of each file so far.
+    reports: Vec<Value>,
 }
 
 #[derive(Serialize)]
@@ -168,6 +185,26 @@ struct JsonReport<'a> {
     id: &'a Value,
     verdict: &'a str,
     findings: Vec<JsonFinding<'a>>,
+}
+
+impl<'a> JsonReport<'a> {
+    fn new(id: &'a Value, report: &'a Report) -> Self {
+        JsonReport {
+            id,
+            verdict: report.verdict.as_str(),
+            findings: report
+                .findings
+                .iter()
+                .map(|f| JsonFinding {
+                    category: f.category.as_str(),
+                    rule: f.rule,
+                    severity: f.severity.as_str(),
+                    start: f.span.as_ref().map(|s| s.start),
+                    end: f.span.as_ref().map(|s| s.end),
+                })
+                .collect(),
+        }
+    }
 }
 
 impl Run {
@@ -222,6 +259,22 @@ impl Run {
         writeln!(out, "{name}: {}", report.verdict)
     }
 
+    /// Scans a whole file as one text and keeps its report for the JSON array.
+    fn whole(&mut self, name: &str, mut reader: Box<dyn Read>) -> io::Result<()> {
+        let mut bytes = Vec::new();
+        reader.read_to_end(&mut bytes)?;
+        let text = String::from_utf8_lossy(&bytes);
+        self.sources += 1;
+        let report = self.scan(&text);
+        if !report.is_clean() {
+            self.flagged += 1;
+        }
+        let id = Value::String(name.to_owned());
+        let row = serde_json::to_value(JsonReport::new(&id, &report)).map_err(io::Error::from)?;
+        self.reports.push(row);
+        Ok(())
+    }
+
     fn jsonl(&mut self, name: &str, reader: Box<dyn Read>, out: &mut impl Write) -> io::Result<()> {
         self.sources += 1;
         let mut reader = BufReader::new(reader);
@@ -258,21 +311,7 @@ impl Run {
             };
             let report = self.scan(body);
             flagged |= !report.is_clean();
-            let row = JsonReport {
-                id: value.get("id").unwrap_or(&Value::Null),
-                verdict: report.verdict.as_str(),
-                findings: report
-                    .findings
-                    .iter()
-                    .map(|f| JsonFinding {
-                        category: f.category.as_str(),
-                        rule: f.rule,
-                        severity: f.severity.as_str(),
-                        start: f.span.as_ref().map(|s| s.start),
-                        end: f.span.as_ref().map(|s| s.end),
-                    })
-                    .collect(),
-            };
+            let row = JsonReport::new(value.get("id").unwrap_or(&Value::Null), &report);
             // `io::Error::from` keeps a write error's kind (a broken pipe stays one).
             serde_json::to_writer(&mut *out, &row).map_err(io::Error::from)?;
             out.write_all(b"\n")?;

@@ -403,6 +403,9 @@ pub type StoreKey = (dream_encrypted::KeyId, dream_encrypted::KeyMaterial);
 #[cfg(not(feature = "encryption"))]
 pub type StoreKey = std::convert::Infallible;
 
+/// Environment variable holding the encryption key (base64 of 32 bytes).
+pub const KEY_ENV: &str = "DREAM_KEY";
+
 /// Loads the key for `--encrypt` from `key_file` or DREAM_KEY.
 #[cfg(feature = "encryption")]
 pub fn load_key(key_file: Option<&Path>) -> Result<StoreKey, CliError> {
@@ -438,8 +441,7 @@ pub mod keys {
 
     use crate::cli::CliError;
 
-    /// Environment variable holding the encryption key (base64 of 32 bytes).
-    pub const KEY_ENV: &str = "DREAM_KEY";
+    pub use super::KEY_ENV;
 
     /// A key's id: the first four bytes of a hash of the key, so the same key
     /// always gets the same id and two keys almost surely differ.

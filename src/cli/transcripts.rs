@@ -9,7 +9,7 @@ use dream_engine::{Dream, Logged};
 use serde::Deserialize;
 
 use super::context::Global;
-use super::output::escape;
+use super::output::{FormatArg, escape};
 use super::{CliError, Found, Outcome, progress, read_input, read_piped_stdin};
 
 /// The most session files one directory import reads.
@@ -34,7 +34,7 @@ pub fn hook_path() -> Result<PathBuf, CliError> {
 }
 
 /// Counts over one import.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, serde::Serialize)]
 struct Tally {
     files: usize,
     logged: usize,
@@ -45,7 +45,7 @@ struct Tally {
 
 /// Imports `path` (a file, `-` for stdin, or for the JSONL formats a directory
 /// of `.jsonl` files, read recursively in name order) as `format`.
-pub async fn log_from(global: &Global, format: Format, path: &Path) -> Outcome {
+pub async fn log_from(global: &Global, format: Format, path: &Path, output: FormatArg) -> Outcome {
     let is_dir = path.as_os_str() != "-"
         && std::fs::symlink_metadata(path)
             .map(|m| m.is_dir())
@@ -89,19 +89,21 @@ pub async fn log_from(global: &Global, format: Format, path: &Path) -> Outcome {
         }
     }
     bar.finish_and_clear();
-    outln!(
-        "logged {} sessions from {} {} ({} already logged, {} lines skipped{})",
-        tally.logged,
-        tally.files,
-        if tally.files == 1 { "file" } else { "files" },
-        tally.already,
-        tally.skipped_lines,
-        if tally.failed_files > 0 {
-            format!(", {} files unreadable", tally.failed_files)
-        } else {
-            String::new()
-        }
-    )?;
+    output.one(&tally, || {
+        outln!(
+            "logged {} sessions from {} {} ({} already logged, {} lines skipped{})",
+            tally.logged,
+            tally.files,
+            if tally.files == 1 { "file" } else { "files" },
+            tally.already,
+            tally.skipped_lines,
+            if tally.failed_files > 0 {
+                format!(", {} files unreadable", tally.failed_files)
+            } else {
+                String::new()
+            }
+        )
+    })?;
     Ok(Found::when(tally.failed_files > 0))
 }
 

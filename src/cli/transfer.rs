@@ -14,7 +14,7 @@ use serde_json::{Map, Value};
 
 use super::context::Global;
 use super::memory::parse_kind;
-use super::output::{Style, escape, escape_body};
+use super::output::{FormatArg, Style, escape, escape_body};
 use super::{CliError, Found, Outcome, progress, read_input};
 
 /// What `dream export` writes.
@@ -23,6 +23,8 @@ pub enum ExportFormat {
     /// Every memory of the scope as one JSON object per line (for `dream import`).
     #[default]
     Jsonl,
+    /// Every memory of the scope as one JSON array.
+    Json,
     /// The admitted memories as a Markdown section for AGENTS.md.
     AgentsMd,
     /// The admitted memories as a Markdown section for CLAUDE.md.
@@ -35,7 +37,7 @@ pub struct ExportArgs {
     /// Where to write JSONL (stdout when absent or -).
     #[arg(conflicts_with = "into")]
     pub file: Option<PathBuf>,
-    /// jsonl (every memory, for import), or agents-md / claude-md: only what recall
+    /// jsonl (every memory, for import), json (the same as one array), or agents-md / claude-md: only what recall
     /// admits (nothing quarantined, held or secret-bearing), fenced as recalled data,
     /// between `<!-- dream:begin -->` and `<!-- dream:end -->`.
     #[arg(long, value_enum, default_value_t)]
@@ -49,7 +51,7 @@ pub struct ExportArgs {
 
 /// Writes the scope's memories: JSONL, or a memory file's Dream section.
 pub async fn export(global: &Global, args: ExportArgs) -> Outcome {
-    if args.format != ExportFormat::Jsonl {
+    if !matches!(args.format, ExportFormat::Jsonl | ExportFormat::Json) {
         return export_section(global, args.into.as_deref()).await;
     }
     if args.into.is_some() {
@@ -78,7 +80,16 @@ pub async fn export(global: &Global, args: ExportArgs) -> Outcome {
             ),
         };
     let bar = progress(memories.len() as u64, "export");
-    for memory in &memories {
+    if args.format == ExportFormat::Json {
+        serde_json::to_writer(&mut out, &memories)
+            .map_err(std::io::Error::from)
+            .map_err(write_error)?;
+        out.write_all(b"\n").map_err(write_error)?;
+    }
+    for memory in memories
+        .iter()
+        .filter(|_| args.format == ExportFormat::Jsonl)
+    {
         serde_json::to_writer(&mut out, memory)
             .map_err(std::io::Error::from)
             .map_err(write_error)?;
@@ -108,6 +119,8 @@ pub struct ImportArgs {
     /// are recorded as `tool` evidence and held at recall until `dream confirm`.
     #[arg(long)]
     pub untrusted: bool,
+    #[command(flatten)]
+    pub output: FormatArg,
 }
 
 /// One imported line: the four required fields, everything else optional. A
@@ -213,16 +226,24 @@ pub async fn import(global: &Global, args: ImportArgs) -> Outcome {
     }
     bar.finish_and_clear();
     let style = Style::detect();
-    outln!("imported {imported}")?;
-    if args.replace {
-        outln!("replaced {replaced} (prior versions in history), {unchanged} unchanged")?;
-    }
-    for entry in &quarantined {
-        outln!("{} {}", style.bad("quarantined"), escape(entry))?;
-    }
-    for (id, reason) in &rejected {
-        outln!("{} {id}: {}", style.bad("rejected"), escape(reason))?;
-    }
+    let json = serde_json::json!({
+        "imported": imported, "replaced": replaced, "unchanged": unchanged,
+        "quarantined": quarantined,
+        "rejected": rejected.iter().map(|(id, reason)| serde_json::json!({ "id": id, "reason": reason })).collect::<Vec<_>>(),
+    });
+    args.output.one(&json, || {
+        outln!("imported {imported}")?;
+        if args.replace {
+            outln!("replaced {replaced} (prior versions in history), {unchanged} unchanged")?;
+        }
+        for entry in &quarantined {
+            outln!("{} {}", style.bad("quarantined"), escape(entry))?;
+        }
+        for (id, reason) in &rejected {
+            outln!("{} {id}: {}", style.bad("rejected"), escape(reason))?;
+        }
+        Ok(())
+    })?;
     Ok(Found::when(!quarantined.is_empty() || !rejected.is_empty()))
 }
 

@@ -47,6 +47,8 @@ pub struct Dream {
     /// Seals every memory written and checks the seal of every memory read;
     /// `None`: the store is trusted as it is (see [`Dream::with_seal`]).
     pub(crate) seal: Option<SealKey>,
+    /// Told each stage of a pass as it starts (see [`Dream::with_progress`]).
+    pub(crate) progress: Option<crate::pass::PassProgress>,
     /// Computes memory vectors (see [`Dream::with_embedder`]).
     pub(crate) embedder: Option<Arc<dyn Embedder>>,
     /// Background backfills of this handle and its clones.
@@ -153,9 +155,17 @@ impl Dream {
             ids: Arc::new(IdGen::default()),
             feed,
             seal: None,
+            progress: None,
             embedder: None,
             backfiller: Arc::default(),
         })
+    }
+
+    /// The same handle telling `progress` each stage of a pass as it starts
+    /// (sessions read, the consolidator at work, the writes), for a progress display.
+    pub fn with_progress(mut self, progress: crate::pass::PassProgress) -> Self {
+        self.progress = Some(progress);
+        self
     }
 
     /// The same handle sealing every memory it writes with `key`, and treating a

@@ -66,7 +66,9 @@ pub use manage::{
 pub use options::{
     MAX_MESSAGE_BYTES, MAX_MESSAGES_PER_SESSION, MAX_SESSION_BYTES, Options, limits,
 };
-pub use pass::{DreamReport, DryRun, PlanSummary, SessionYield, SkipReason};
+pub use pass::{
+    DreamReport, DryRun, PassProgress, PassStage, PlanSummary, SessionYield, SkipReason,
+};
 pub use plan::{
     Citation, MAX_ACTIONS, MAX_EVIDENCE, Plan, ProposedCreate, ProposedDelete, ProposedUpdate,
     Refusal,

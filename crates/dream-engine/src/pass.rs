@@ -1,6 +1,7 @@
 //! The dream pass: gates, claim, orient, gather, consolidate, gate, apply.
 
 use std::fmt;
+use std::sync::Arc;
 
 use chrono::{DateTime, Duration, Utc};
 use dream_core::{Key, MemoryId, RecordId, SessionId, TokenUsage, render_memory};
@@ -20,6 +21,27 @@ use crate::records::{
     Actor, AuditAction, AuditRecord, HistoryRecord, SessionRecord, SessionStatus, SuccessStamp,
     TrashRecord, from_json, to_json,
 };
+
+/// A stage of a dream pass (or a dry run), told to [`Dream::with_progress`]'s
+/// callback as it starts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PassStage {
+    /// The pending sessions were read: this many go into the pass.
+    SessionsRead {
+        /// Sessions in the pass.
+        sessions: usize,
+    },
+    /// The consolidator (the model, for a model-backed one) works on them.
+    Consolidating,
+    /// The pass's changes are written, as one journaled commit.
+    Writing {
+        /// Records written or deleted.
+        records: usize,
+    },
+}
+
+/// What [`Dream::with_progress`] calls at each [`PassStage`].
+pub type PassProgress = Arc<dyn Fn(PassStage) + Send + Sync>;
 
 /// Trash and audit records one pass examines for expiry.
 const EXPIRY_SCAN: usize = 500;
@@ -402,6 +424,9 @@ impl Dream {
         if sessions.is_empty() {
             return Ok(Err((SkipReason::NothingPending, rolled)));
         }
+        self.stage(PassStage::SessionsRead {
+            sessions: sessions.len(),
+        });
         let now = self.now();
         let batch = Batch {
             now,
@@ -419,6 +444,7 @@ impl Dream {
                 .collect(),
             memories: orient.memories.values().map(|k| k.memory.clone()).collect(),
         };
+        self.stage(PassStage::Consolidating);
         let consolidation = claim.guard(self.consolidator.consolidate(&batch)).await?;
         let cited: Vec<Cited> = batch
             .sessions
@@ -772,8 +798,16 @@ impl Dream {
         ));
         ops.push(self.bump_op(generation, generation_record.as_ref()));
         let events = pass_events(p, &report);
+        self.stage(PassStage::Writing { records: ops.len() });
         self.commit(lease, &p.pass, ops, events).await?;
         Ok(report)
+    }
+
+    /// Tells the progress callback, if any, that `stage` starts.
+    fn stage(&self, stage: PassStage) {
+        if let Some(progress) = &self.progress {
+            progress(stage);
+        }
     }
 
     /// The history record of `before` and the deletes keeping history bounded.
