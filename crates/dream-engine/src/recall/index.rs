@@ -140,6 +140,7 @@ pub(crate) struct Index {
     /// Tie-break order per document: more confident, then more recent, first.
     prior: Vec<u32>,
     k1: f32,
+    /// [`RankParams::feedback_terms`], `feedback_docs` and `feedback_weight`.
     feedback: (usize, usize, f32),
 }
 
