@@ -61,12 +61,19 @@ impl Cli {
         }
         let mut child = command.spawn().expect("run dream");
         if let Some(text) = stdin {
-            child
+            // A command refused before it reads its input exits with the pipe
+            // still open: a broken pipe here is that refusal, judged by the
+            // exit code and stderr below, not a failure of the harness.
+            let written = child
                 .stdin
                 .take()
                 .expect("stdin")
-                .write_all(text.as_bytes())
-                .expect("write stdin");
+                .write_all(text.as_bytes());
+            if let Err(e) = written
+                && e.kind() != std::io::ErrorKind::BrokenPipe
+            {
+                panic!("write stdin: {e}");
+            }
         }
         child.wait_with_output().expect("wait for dream")
     }
