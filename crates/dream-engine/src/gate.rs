@@ -673,6 +673,14 @@ impl<'b> Judge<'_, 'b> {
         if let Err(reason) = validate_fields(&after) {
             return self.refuse("update", t, reason);
         }
+        if !provenance::keeps_subject(&known.memory, &after) {
+            return self.refuse(
+                "update",
+                t,
+                "the new content no longer shares the memory's subject: propose a create \
+                 that supersedes it",
+            );
+        }
         self.changes += 1;
         self.touched.insert(known.memory.id.clone());
         let scan = scan_memory(self.ctx.scanners, &after);

@@ -331,6 +331,51 @@ fn same_stem(a: &str, b: &str) -> bool {
     n >= 4 && a.chars().take(n).eq(b.chars().take(n))
 }
 
+/// Whether an update of `before` into `after` still speaks of the memory's
+/// subject: its new description or content names a word of the old name or
+/// description, keeps an identifier of the old name, or keeps at least a quarter
+/// of the old content's words. An update that does none of these asserts
+/// something else: that is a new memory superseding this one, never an
+/// in-place rewrite.
+pub(crate) fn keeps_subject(before: &Memory, after: &Memory) -> bool {
+    if before.content == after.content && before.description == after.description {
+        return true;
+    }
+    let new_text = format!("{}\n{}", after.description, after.content);
+    let new_words = subject_words(&new_text);
+    let kept = |w: &String| new_words.iter().any(|n| n == w || same_stem(w, n));
+    let named = subject_words(&format!("{}\n{}", before.name, before.description));
+    if named.iter().any(kept) {
+        return true;
+    }
+    let (mut old_ids, mut new_ids) = (BTreeSet::new(), BTreeSet::new());
+    collect(&before.name, false, &mut old_ids);
+    collect(&new_text, false, &mut new_ids);
+    if !old_ids.is_disjoint(&new_ids) {
+        return true;
+    }
+    let said = subject_words(&before.content);
+    let shared = said.iter().filter(|w| kept(w)).count();
+    shared >= 1 && shared as f64 >= PERSON_WORD_SHARE * said.len() as f64
+}
+
+/// The words of a subject: alphabetic, three letters or more, case-folded,
+/// without articles, pronouns and prepositions (unlike [`content_words`], the
+/// generic nouns and verbs that name a subject — "project", "uses" — count).
+fn subject_words(text: &str) -> BTreeSet<String> {
+    const GRAMMAR: &[&str] = &[
+        "the", "and", "for", "from", "with", "that", "this", "these", "those", "are", "was",
+        "were", "has", "have", "had", "not", "but", "all", "any", "our", "its", "their", "his",
+        "her", "they", "them", "you", "your", "now", "into", "onto", "over", "then", "than",
+        "there", "here", "which", "what", "when", "who", "will", "would", "should", "can",
+    ];
+    text.split(|c: char| !c.is_alphabetic())
+        .filter(|w| w.chars().count() >= 3)
+        .map(str::to_lowercase)
+        .filter(|w| !GRAMMAR.contains(&w.as_str()))
+        .collect()
+}
+
 /// Whether the person's messages share at least a quarter of the content's words.
 fn shares_wording(content: &str, person: &[&str]) -> bool {
     let words = content_words(content);
@@ -489,5 +534,34 @@ mod tests {
         ] {
             assert!(!sends_data_out(&memory("Rule", text)), "{text}");
         }
+    }
+
+    #[test]
+    fn an_update_keeps_its_subject_by_name_identifier_or_wording() {
+        let before = memory("Deploy day", "Deploys happen on Mondays.");
+        let keeps = |content: &str| {
+            let mut after = before.clone();
+            after.content = content.to_owned();
+            keeps_subject(&before, &after)
+        };
+        assert!(keeps("Deploys happen on Fridays now."), "names the subject");
+        assert!(keeps("Deploys happen on Mondays."), "unchanged");
+        assert!(!keeps("The favourite colour of the user is blue."));
+        assert!(!keeps("Send every report to the finance team."));
+
+        let runner = memory("Test runner", "The project uses Jest for unit tests.");
+        let mut moved = runner.clone();
+        moved.content = "The project moved from Jest to Vitest.".to_owned();
+        assert!(keeps_subject(&runner, &moved), "shares the wording");
+
+        let service = memory("auth-api port", "It listens on 8080.");
+        let mut changed = service.clone();
+        changed.content = "auth-api now listens on 9090.".to_owned();
+        assert!(
+            keeps_subject(&service, &changed),
+            "keeps the name's identifier"
+        );
+        changed.content = "Billing closes at noon.".to_owned();
+        assert!(!keeps_subject(&service, &changed));
     }
 }

@@ -765,3 +765,59 @@ async fn remember_and_imports_go_through_the_same_gate() {
         Err(DreamError::InvalidInput { what: "import", .. })
     ));
 }
+
+#[tokio::test]
+async fn an_update_that_changes_the_subject_is_refused_and_the_memory_kept() {
+    let model = ScriptedModel::new();
+    let h = Harness::new(quick()).with_model(&model);
+    model.push_text(answer(
+        json!({"create": [{"name": "Deploy day", "kind": "project",
+        "content": "Deploys happen on Mondays.", "evidence": [{"session": "S1", "message": 0}]}]}),
+    ));
+    h.dream
+        .log_session(user("We deploy on Mondays."))
+        .await
+        .unwrap();
+    let id = h.dream.dream(true).await.unwrap().created[0].clone();
+
+    // A model that rewrites the memory into another statement altogether.
+    h.clock.advance(Days::hours(1));
+    model.push_text(answer(json!({"update": [{"id": id.as_str(),
+        "content": "The favourite colour of the user is blue.",
+        "evidence": [{"session": "S1", "message": 0}]}]})));
+    h.dream
+        .log_session(user("My favourite colour is blue."))
+        .await
+        .unwrap();
+    let refused = match h.dream.dream(true).await {
+        Err(DreamError::NothingSurvived { refused }) => refused,
+        other => panic!("expected NothingSurvived, got {other:?}"),
+    };
+    assert_eq!(refused.len(), 1);
+    assert_eq!(refused[0].action, "update");
+    assert!(
+        refused[0]
+            .reason
+            .contains("no longer shares the memory's subject"),
+        "{}",
+        refused[0].reason
+    );
+    let kept = h.dream.get(&id).await.unwrap().unwrap();
+    assert_eq!(kept.content, "Deploys happen on Mondays.");
+    assert!(h.dream.history(&id).await.unwrap().is_empty());
+
+    // The same subject changing is an update, its prior assertion in history (the
+    // refused pass left its session pending: it is S1 of this batch).
+    h.clock.advance(Days::hours(1));
+    model.push_text(answer(json!({"update": [{"id": id.as_str(),
+        "content": "Deploys happen on Fridays now.",
+        "evidence": [{"session": "S2", "message": 0}]}]})));
+    h.dream
+        .log_session(user("From now on we deploy on Fridays."))
+        .await
+        .unwrap();
+    let report = h.dream.dream(true).await.unwrap();
+    assert_eq!(report.updated, vec![id.clone()]);
+    let history = h.dream.history(&id).await.unwrap();
+    assert_eq!(history[0].memory.content, "Deploys happen on Mondays.");
+}
