@@ -391,6 +391,20 @@ impl Dream {
         Ok(self.lock_rolled().await?.0)
     }
 
+    /// Runs `work` under the store lease ([`Dream::lock`]) and releases the lease
+    /// afterwards, whatever `work` returned: the one way a mutation takes the
+    /// lock. Events go into the change feed with the mutation itself
+    /// (`Dream::commit`), so nothing is left to emit once the lease is released.
+    pub(crate) async fn under_lease<T>(
+        &self,
+        work: impl AsyncFnOnce(&HeldLease) -> Result<T>,
+    ) -> Result<T> {
+        let lease = self.lock().await?;
+        let result = work(&lease).await;
+        lease.release().await;
+        result
+    }
+
     /// [`Dream::lock`], also saying which leftover journal it rolled forward.
     pub(crate) async fn lock_rolled(&self) -> Result<(HeldLease, Option<String>)> {
         let lease = HeldLease::take(

@@ -268,10 +268,8 @@ impl Dream {
         );
         let admission =
             admit(&self.scanners, &memory).map_err(|r| DreamError::invalid("memory", r))?;
-        let lease = self.lock().await?;
-        let result = self.remember_locked(&lease, memory, admission, now).await;
-        lease.release().await;
-        result
+        self.under_lease(async |lease| self.remember_locked(lease, memory, admission, now).await)
+            .await
     }
 
     async fn remember_locked(
@@ -379,10 +377,8 @@ impl Dream {
 
     /// Moves a memory to the trash (restorable for `trash_days`).
     pub async fn forget(&self, id: &MemoryId) -> Result<()> {
-        let lease = self.lock().await?;
-        let result = self.forget_locked(&lease, id).await;
-        lease.release().await;
-        result
+        self.under_lease(async |lease| self.forget_locked(lease, id).await)
+            .await
     }
 
     async fn forget_locked(&self, lease: &HeldLease, id: &MemoryId) -> Result<()> {
@@ -508,10 +504,8 @@ impl Dream {
     }
 
     async fn restore_from(&self, id: &MemoryId, entry: Option<&str>) -> Result<Memory> {
-        let lease = self.lock().await?;
-        let result = self.restore_locked(&lease, id, entry).await;
-        lease.release().await;
-        result
+        self.under_lease(async |lease| self.restore_locked(lease, id, entry).await)
+            .await
     }
 
     async fn restore_locked(
@@ -601,8 +595,7 @@ impl Dream {
 
     /// Removes trash entries past `trash_days` now (a pass also does it); returns how many.
     pub async fn expire_trash(&self) -> Result<usize> {
-        let lease = self.lock().await?;
-        let result = async {
+        self.under_lease(async |lease| {
             let now = self.now();
             let mut ops = Vec::new();
             let expired = self.expiry_ops(now, &mut ops).await?;
@@ -612,13 +605,10 @@ impl Dream {
                 ops.push(self.bump_op(generation, gen_record.as_ref()));
                 events.push(Event::TrashExpired { count: expired });
             }
-            self.commit(&lease, &self.ids.next(now), ops, events)
-                .await?;
-            Ok::<_, DreamError>(expired)
-        }
-        .await;
-        lease.release().await;
-        result
+            self.commit(lease, &self.ids.next(now), ops, events).await?;
+            Ok(expired)
+        })
+        .await
     }
 
     /// The quarantine of this scope, oldest first (secrets redacted).
@@ -653,10 +643,8 @@ impl Dream {
     /// recorded in the audit log with `note`'s hash. A proposal with a secret
     /// finding can never be released.
     pub async fn release(&self, entry: &str, note: &str) -> Result<Memory> {
-        let lease = self.lock().await?;
-        let result = self.release_locked(&lease, entry, note).await;
-        lease.release().await;
-        result
+        self.under_lease(async |lease| self.release_locked(lease, entry, note).await)
+            .await
     }
 
     async fn release_locked(&self, lease: &HeldLease, entry: &str, note: &str) -> Result<Memory> {
@@ -736,10 +724,8 @@ impl Dream {
     /// held as `unconfirmed` becomes the person's word. Audited, with the prior
     /// version in history. Recall still scans it like any other record.
     pub async fn confirm(&self, id: &MemoryId) -> Result<Confirmed> {
-        let lease = self.lock().await?;
-        let result = self.confirm_locked(&lease, id).await;
-        lease.release().await;
-        result
+        self.under_lease(async |lease| self.confirm_locked(lease, id).await)
+            .await
     }
 
     /// [`Dream::confirm`] for every memory of this scope that is held; the ids
@@ -809,8 +795,7 @@ impl Dream {
 
     /// Drops a quarantined proposal for good.
     pub async fn drop_quarantined(&self, entry: &str) -> Result<()> {
-        let lease = self.lock().await?;
-        let result = async {
+        self.under_lease(async |lease| {
             let (qkey, qrecord, q) = self.quarantine_entry(entry).await?;
             let ops = vec![
                 Op::delete(qkey, &qrecord),
@@ -827,12 +812,10 @@ impl Dream {
             let event = Event::QuarantineDropped {
                 entry: entry.to_owned(),
             };
-            self.commit(&lease, &self.ids.next(self.now()), ops, vec![event])
+            self.commit(lease, &self.ids.next(self.now()), ops, vec![event])
                 .await
-        }
-        .await;
-        lease.release().await;
-        result?;
+        })
+        .await?;
         Ok(())
     }
 
@@ -1002,12 +985,11 @@ impl Dream {
             }
         }
         if !admitted.is_empty() {
-            let lease = self.lock().await?;
-            let result = self
-                .import_locked(&lease, admitted, existing, &mut report)
-                .await;
-            lease.release().await;
-            result?;
+            self.under_lease(async |lease| {
+                self.import_locked(lease, admitted, existing, &mut report)
+                    .await
+            })
+            .await?;
         }
         report.rejected.sort();
         Ok(report)

@@ -543,10 +543,9 @@ impl Dream {
         prepared: &Prepared,
         plan: Option<(Key, u64, String)>,
     ) -> Result<DreamReport> {
-        let lease = self.lock().await?;
-        let result = self.apply_locked(&lease, claim, prepared, plan).await;
-        lease.release().await;
-        let mut report = result?;
+        let mut report = self
+            .under_lease(async |lease| self.apply_locked(lease, claim, prepared, plan).await)
+            .await?;
         report.pending = self.pending_count(None).await?;
         Ok(report)
     }

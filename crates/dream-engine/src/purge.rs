@@ -224,10 +224,8 @@ impl Dream {
     /// process to take the lease completes the purge. Other scopes' records are
     /// not touched. Compacts the store afterwards.
     pub async fn purge_scope(&self, scope: &Scope) -> Result<PurgeReport> {
-        let lease = self.lock().await?;
-        let result = self.purge_scope_locked(&lease, scope).await;
-        lease.release().await;
-        result
+        self.under_lease(async |lease| self.purge_scope_locked(lease, scope).await)
+            .await
     }
 
     async fn purge_scope_locked(&self, lease: &HeldLease, scope: &Scope) -> Result<PurgeReport> {
@@ -309,10 +307,8 @@ impl Dream {
     /// Removes a memory for good: the memory, its history and its trash copies
     /// (of this scope), and the persisted recall index derived from them.
     pub async fn forget_purge(&self, id: &MemoryId) -> Result<Purged> {
-        let lease = self.lock().await?;
-        let result = self.forget_purge_locked(&lease, id).await;
-        lease.release().await;
-        result
+        self.under_lease(async |lease| self.forget_purge_locked(lease, id).await)
+            .await
     }
 
     async fn forget_purge_locked(&self, lease: &HeldLease, id: &MemoryId) -> Result<Purged> {
@@ -367,10 +363,9 @@ impl Dream {
     /// [`PURGED_MARK`]; every kept session is re-sealed if it carried a valid
     /// seal. Quarantined proposals and stored plans carrying it go too.
     pub async fn forget_purge_with_sources(&self, id: &MemoryId) -> Result<PurgeReport> {
-        let lease = self.lock().await?;
-        let result = self.purge_with_sources_locked(&lease, id).await;
-        lease.release().await;
-        let report = result?;
+        let report = self
+            .under_lease(async |lease| self.purge_with_sources_locked(lease, id).await)
+            .await?;
         self.store.compact().await?;
         Ok(report)
     }
@@ -457,10 +452,9 @@ impl Dream {
     /// carried a valid seal); any other record holding it is removed. The audit
     /// log records the ids and counts, never the text nor its hash.
     pub async fn purge_matching(&self, text: &str) -> Result<PurgeReport> {
-        let lease = self.lock().await?;
-        let result = self.purge_matching_locked(&lease, text).await;
-        lease.release().await;
-        let report = result?;
+        let report = self
+            .under_lease(async |lease| self.purge_matching_locked(lease, text).await)
+            .await?;
         if !report.is_empty() {
             self.store.compact().await?;
         }
