@@ -153,6 +153,47 @@ fn the_same_transcripts_imported_by_racing_processes_are_stored_once() {
 }
 
 #[test]
+fn a_directory_import_shows_progress_on_a_terminal_only() {
+    let cli = Cli::new();
+    let project = cli.path("project");
+    std::fs::create_dir_all(&project).unwrap();
+    for i in 0..3 {
+        let line =
+            json!({"type": "user", "message": {"role": "user", "content": format!("Fact {i}.")}});
+        std::fs::write(project.join(format!("{i}.jsonl")), line.to_string()).unwrap();
+    }
+    // `script` (util-linux) runs the command on a pseudo-terminal.
+    let command = format!(
+        "'{}' log --from claude-code project",
+        env!("CARGO_BIN_EXE_dream")
+    );
+    let on_terminal = std::process::Command::new("script")
+        .args(["-qec", &command, "/dev/null"])
+        .current_dir(cli.dir.path())
+        .env("DREAM_CONFIG_DIR", cli.config.path())
+        .env("NO_COLOR", "1")
+        .stdin(std::process::Stdio::null())
+        .output();
+    let out = match on_terminal {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            eprintln!("skipped: no `script` to make a terminal");
+            return;
+        }
+        result => result.unwrap(),
+    };
+    let drawn = String::from_utf8_lossy(&out.stdout);
+    assert!(drawn.contains("/3"), "no progress drawn: {drawn:?}");
+    assert!(
+        drawn.contains("logged 3 sessions from 3 files"),
+        "{drawn:?}"
+    );
+    // Without a terminal nothing is drawn.
+    let piped = cli.run(&["log", "--from", "claude-code", "project"]);
+    assert_eq!(stderr(&piped), "");
+    assert!(stdout(&piped).starts_with("logged 0 sessions from 3 files"));
+}
+
+#[test]
 fn a_hook_passes_the_path_and_stdin_takes_an_array() {
     let cli = Cli::new();
     let hook = json!({ "session_id": "x", "transcript_path": fixture("claude-code.jsonl"),
