@@ -614,3 +614,59 @@ async fn purge_scope_over_mcp_and_a_warm_server_never_returns_the_purged_memory(
     admin.cancel().await.unwrap();
     reader.cancel().await.unwrap();
 }
+
+#[test]
+fn a_server_killed_mid_pass_leaves_the_sessions_pending_and_the_lease_expiring() {
+    use std::io::Write as _;
+    let cli = Cli::new();
+    cli.log("We use Vitest.");
+    let (url, seen) = stalling_model();
+    let mut server = cli
+        .command(&[
+            "--llm",
+            "compatible",
+            "--base-url",
+            &url,
+            "--model",
+            "local-model",
+            "mcp",
+        ])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    // Newline-delimited JSON-RPC, as stdio MCP frames it.
+    let mut stdin = server.stdin.take().unwrap();
+    for message in [
+        json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {},
+            "clientInfo": {"name": "dream-test", "version": "0"}}}),
+        json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+        json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+               "params": {"name": "dream", "arguments": {"force": true}}}),
+    ] {
+        writeln!(stdin, "{message}").unwrap();
+    }
+    seen.recv_timeout(std::time::Duration::from_secs(60))
+        .expect("the pass called the model");
+    server.kill().unwrap();
+    server.wait().unwrap();
+
+    let stats: Value = serde_json::from_str(&common::ok(cli.run(&["stats", "--json"]))).unwrap();
+    assert_eq!(stats["pending_sessions"], 1, "{stats}");
+    // The killed pass's lease expires (30 s ttl); then a pass consolidates the session.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(90);
+    loop {
+        let out = common::ok(cli.run(&["dream", "--force"]));
+        if out.contains("sessions consumed 1") {
+            break;
+        }
+        assert!(out.contains("another pass"), "{out}");
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the lease never expired"
+        );
+        std::thread::sleep(std::time::Duration::from_secs(2));
+    }
+}
