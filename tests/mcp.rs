@@ -3,7 +3,8 @@
 //! what it remembers is held; admin tools are absent unless `--allow-admin`; bad
 //! input is an error and the server keeps serving; memories are resources,
 //! judged like `show`; concurrent calls are safe; a cancelled `dream` call
-//! leaves its sessions pending and the lease free.
+//! leaves its sessions pending and the lease free, a server killed mid-pass
+//! leaves them pending and the lease expiring.
 
 use rmcp::model::{
     CallToolRequest, CallToolRequestParams, CallToolResult, ClientRequest, GetPromptRequestParams,
