@@ -499,3 +499,23 @@ fn over_tls_the_same_checks_hold_and_only_a_client_trusting_the_ca_gets_in() {
     );
     assert_eq!(sessions_logged(&cli), 1);
 }
+
+#[test]
+fn sessions_past_the_bound_are_refused_and_the_open_ones_keep_working() {
+    let cli = Cli::new();
+    let server = start(&cli);
+    let open: Vec<String> = (0..dream_mcp::http::DEFAULT_MAX_SESSIONS)
+        .map(|_| open_session(&server))
+        .collect();
+    let (status, session, _) = post(&server, initialize(), Some(TOKEN), None, &[]);
+    assert_eq!((status, session), (503, None));
+    let (status, _, answer) = post(
+        &server,
+        call(2, "stats", json!({})),
+        Some(TOKEN),
+        Some(&open[0]),
+        &[],
+    );
+    assert_eq!(status, 200, "{answer:?}");
+    assert!(answer.unwrap()["result"]["structuredContent"]["memories"].is_number());
+}
