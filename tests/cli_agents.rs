@@ -117,6 +117,83 @@ fn a_project_directory_imports_resumably_without_following_links() {
 }
 
 #[test]
+fn the_same_transcripts_imported_by_racing_processes_are_stored_once() {
+    let cli = Cli::new();
+    let project = cli.path("project");
+    std::fs::create_dir_all(&project).unwrap();
+    const FILES: usize = 8;
+    for i in 0..FILES {
+        let line = json!({"type": "user", "message": {"role": "user", "content": format!("Fact number {i}.")}});
+        std::fs::write(project.join(format!("{i}.jsonl")), line.to_string()).unwrap();
+    }
+    // The store exists before the race (its first creation is not what is tested).
+    cli.log("An unrelated session.");
+    let dir = project.to_str().unwrap();
+    let racers: Vec<_> = (0..4)
+        .map(|_| {
+            cli.command(&["log", "--from", "claude-code", "--json", dir])
+                .stdout(std::process::Stdio::piped())
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    let mut logged = 0;
+    for racer in racers {
+        let out = racer.wait_with_output().unwrap();
+        let tally: Value = serde_json::from_str(&ok(out)).unwrap();
+        assert_eq!(tally["files"], FILES, "{tally}");
+        logged += tally["logged"].as_u64().unwrap();
+    }
+    assert_eq!(
+        logged, FILES as u64,
+        "each part logged by exactly one racer"
+    );
+    assert_eq!(sessions(&cli), FILES as u64 + 1);
+}
+
+#[test]
+fn a_directory_import_shows_progress_on_a_terminal_only() {
+    let cli = Cli::new();
+    let project = cli.path("project");
+    std::fs::create_dir_all(&project).unwrap();
+    for i in 0..3 {
+        let line =
+            json!({"type": "user", "message": {"role": "user", "content": format!("Fact {i}.")}});
+        std::fs::write(project.join(format!("{i}.jsonl")), line.to_string()).unwrap();
+    }
+    // `script` (util-linux) runs the command on a pseudo-terminal.
+    let command = format!(
+        "'{}' log --from claude-code project",
+        env!("CARGO_BIN_EXE_dream")
+    );
+    let on_terminal = std::process::Command::new("script")
+        .args(["-qec", &command, "/dev/null"])
+        .current_dir(cli.dir.path())
+        .env("DREAM_CONFIG_DIR", cli.config.path())
+        .env("NO_COLOR", "1")
+        .stdin(std::process::Stdio::null())
+        .output();
+    let out = match on_terminal {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            eprintln!("skipped: no `script` to make a terminal");
+            return;
+        }
+        result => result.unwrap(),
+    };
+    let drawn = String::from_utf8_lossy(&out.stdout);
+    assert!(drawn.contains("/3"), "no progress drawn: {drawn:?}");
+    assert!(
+        drawn.contains("logged 3 sessions from 3 files"),
+        "{drawn:?}"
+    );
+    // Without a terminal nothing is drawn.
+    let piped = cli.run(&["log", "--from", "claude-code", "project"]);
+    assert_eq!(stderr(&piped), "");
+    assert!(stdout(&piped).starts_with("logged 0 sessions from 3 files"));
+}
+
+#[test]
 fn a_hook_passes_the_path_and_stdin_takes_an_array() {
     let cli = Cli::new();
     let hook = json!({ "session_id": "x", "transcript_path": fixture("claude-code.jsonl"),
@@ -443,6 +520,24 @@ fn the_readme_agent_configurations_parse_and_their_commands_run() {
             let started = run_hook(&cli, &start, "{\"hook_event_name\":\"SessionStart\"}");
             code(&started, 0);
             assert!(stdout(&started).contains("Helix"), "{}", stdout(&started));
+            // Per prompt: what bears on the prompt, or nothing at all.
+            let prompt = command("UserPromptSubmit");
+            let asked = |text: &str| {
+                let input = json!({ "session_id": "s", "hook_event_name": "UserPromptSubmit",
+                                    "cwd": cli.dir.path(), "prompt": text })
+                .to_string();
+                run_hook(&cli, &prompt, &input)
+            };
+            let helix = asked("Which editor do I edit code in? Helix?");
+            code(&helix, 0);
+            assert!(stdout(&helix).contains("Helix"), "{}", stderr(&helix));
+            assert!(stdout(&helix).contains("recalled"), "{}", stdout(&helix));
+            let unrelated = asked("zzqx");
+            code(&unrelated, 0);
+            assert_eq!(stdout(&unrelated), "", "{}", stderr(&unrelated));
+            let long = asked(&"Helix ".repeat(5_000));
+            code(&long, 0);
+            assert!(stdout(&long).contains("Helix"), "{}", stderr(&long));
             hooks += 1;
         }
     }

@@ -1,9 +1,16 @@
 //! `dream mcp` end to end: rmcp's own client drives the built binary over stdio,
 //! with a temporary store and `DREAM_CONFIG_DIR`. The agent is not the person:
 //! what it remembers is held; admin tools are absent unless `--allow-admin`; bad
-//! input is an error and the server keeps serving.
+//! input is an error and the server keeps serving; memories are resources,
+//! judged like `show`; concurrent calls are safe; a cancelled `dream` call
+//! leaves its sessions pending and the lease free, a server killed mid-pass
+//! leaves them pending and the lease expiring.
 
-use rmcp::model::{CallToolRequestParams, CallToolResult, GetPromptRequestParams, JsonObject};
+use rmcp::model::{
+    CallToolRequest, CallToolRequestParams, CallToolResult, ClientRequest, GetPromptRequestParams,
+    JsonObject, ReadResourceRequestParams, ResourceContents,
+};
+use rmcp::service::PeerRequestOptions;
 use rmcp::service::{RoleClient, RunningService};
 use rmcp::transport::TokioChildProcess;
 use rmcp::{ServiceError, ServiceExt};
@@ -393,6 +400,170 @@ async fn content_recall_would_quarantine_is_never_returned() {
     .await
     .unwrap();
     assert!(!text(&recalled).contains("Ignore all previous"));
+
+    // As a resource it is neither listed nor read.
+    ok(
+        &client,
+        "remember",
+        json!({"name": "Tea", "content": "The person drinks green tea."}),
+    )
+    .await;
+    let resources = client.list_all_resources().await.unwrap();
+    let uris: Vec<&str> = resources.iter().map(|r| r.uri.as_str()).collect();
+    assert_eq!(uris.len(), 1, "{uris:?}");
+    assert!(uris[0].starts_with("dream://memory/"), "{uris:?}");
+    assert!(!uris.iter().any(|u| u.contains(id)), "{uris:?}");
+    let read = |uri: String| {
+        let client = &client;
+        async move {
+            client
+                .read_resource(ReadResourceRequestParams::new(uri))
+                .await
+        }
+    };
+    let body = |result: rmcp::model::ReadResourceResult| match &result.contents[0] {
+        ResourceContents::TextResourceContents { text, .. } => text.clone(),
+        other => panic!("{other:?}"),
+    };
+    let tea = body(read(uris[0].to_owned()).await.unwrap());
+    assert!(
+        tea.contains("green tea") && tea.contains("not the person's word"),
+        "{tea}"
+    );
+    let planted = body(read(format!("dream://memory/{id}")).await.unwrap());
+    assert!(planted.contains("quarantined"), "{planted}");
+    assert!(!planted.contains("Ignore all previous"), "{planted}");
+    for bad in [
+        "dream://memory/../../etc/passwd",
+        "dream://memory/",
+        "file:///etc/passwd",
+        "dream://memory/01NOSUCHMEMORY0000000000",
+    ] {
+        let err = read(bad.to_owned()).await.unwrap_err().to_string();
+        assert!(
+            err.contains("invalid")
+                || err.contains("unknown resource")
+                || err.contains("no memory"),
+            "{bad}: {err}"
+        );
+    }
+    let templates = client.list_all_resource_templates().await.unwrap();
+    assert_eq!(templates[0].uri_template, "dream://memory/{id}");
+    // Still serving.
+    ok(&client, "stats", json!({})).await;
+    client.cancel().await.unwrap();
+}
+
+#[tokio::test]
+async fn concurrent_calls_are_all_answered_and_all_stored() {
+    let cli = Cli::new();
+    let client = start(&cli, &[]).await;
+    let mut calls = tokio::task::JoinSet::new();
+    for i in 0..12 {
+        let peer = client.peer().clone();
+        calls.spawn(async move {
+            let (tool, args) = match i % 3 {
+                0 => (
+                    "remember",
+                    json!({"name": format!("Fact {i}"), "content": format!("The project uses tool number {i}.")}),
+                ),
+                1 => (
+                    "log_session",
+                    json!({"messages": [{"role": "user", "content": format!("I like colour {i}.")}]}),
+                ),
+                _ => ("recall", json!({"query": "which tool does the project use"})),
+            };
+            let Value::Object(map) = args else {
+                unreachable!()
+            };
+            let result = peer
+                .call_tool(CallToolRequestParams::new(tool).with_arguments(map))
+                .await
+                .unwrap();
+            assert_ne!(result.is_error, Some(true), "{tool}: {result:?}");
+        });
+    }
+    while let Some(done) = calls.join_next().await {
+        done.unwrap();
+    }
+    let stats = ok(&client, "stats", json!({})).await;
+    assert_eq!(stats["memories"], 4, "{stats:#}");
+    assert_eq!(stats["pending_sessions"], 4, "{stats:#}");
+    client.cancel().await.unwrap();
+}
+
+/// A model endpoint that takes requests and never answers; each request's
+/// arrival is sent on the channel.
+fn stalling_model() -> (String, std::sync::mpsc::Receiver<()>) {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}/v1", listener.local_addr().unwrap());
+    let (seen, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let mut held = Vec::new();
+        for stream in listener.incoming() {
+            let Ok(stream) = stream else { continue };
+            held.push(stream);
+            let _ = seen.send(());
+        }
+    });
+    (url, rx)
+}
+
+#[tokio::test]
+async fn a_cancelled_dream_call_leaves_the_sessions_pending_and_the_lease_free() {
+    let cli = Cli::new();
+    let (url, seen) = stalling_model();
+    let mut command = tokio::process::Command::from(cli.command(&[
+        "--llm",
+        "compatible",
+        "--base-url",
+        &url,
+        "--model",
+        "local-model",
+        "mcp",
+    ]));
+    command.stderr(std::process::Stdio::null());
+    let client: Client = ().serve(TokioChildProcess::new(command).unwrap()).await.unwrap();
+    ok(
+        &client,
+        "log_session",
+        json!({"messages": [{"role": "user", "content": "We use Vitest."}]}),
+    )
+    .await;
+    let Value::Object(force) = json!({"force": true}) else {
+        unreachable!()
+    };
+    let request = ClientRequest::CallToolRequest(CallToolRequest::new(
+        CallToolRequestParams::new("dream").with_arguments(force),
+    ));
+    let pass = client
+        .peer()
+        .send_cancellable_request(request, PeerRequestOptions::no_options())
+        .await
+        .unwrap();
+    // The pass is waiting on the model: cancel it there.
+    tokio::task::spawn_blocking(move || seen.recv_timeout(std::time::Duration::from_secs(60)))
+        .await
+        .unwrap()
+        .expect("the pass called the model");
+    pass.cancel(Some("the person stopped it".into()))
+        .await
+        .unwrap();
+
+    // The server keeps serving; nothing was consumed.
+    let stats = ok(&client, "stats", json!({})).await;
+    assert_eq!(stats["pending_sessions"], 1, "{stats:#}");
+    assert_eq!(stats["memories"], 0, "{stats:#}");
+    // The pass's lease is free at once (not after its 30 s ttl): an offline pass
+    // from another process runs now and consolidates the session.
+    let started = std::time::Instant::now();
+    let out = common::ok(cli.run(&["dream", "--force"]));
+    assert!(out.contains("sessions consumed 1"), "{out}");
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(20),
+        "{:?}",
+        started.elapsed()
+    );
     client.cancel().await.unwrap();
 }
 
@@ -443,4 +614,60 @@ async fn purge_scope_over_mcp_and_a_warm_server_never_returns_the_purged_memory(
     }
     admin.cancel().await.unwrap();
     reader.cancel().await.unwrap();
+}
+
+#[test]
+fn a_server_killed_mid_pass_leaves_the_sessions_pending_and_the_lease_expiring() {
+    use std::io::Write as _;
+    let cli = Cli::new();
+    cli.log("We use Vitest.");
+    let (url, seen) = stalling_model();
+    let mut server = cli
+        .command(&[
+            "--llm",
+            "compatible",
+            "--base-url",
+            &url,
+            "--model",
+            "local-model",
+            "mcp",
+        ])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    // Newline-delimited JSON-RPC, as stdio MCP frames it.
+    let mut stdin = server.stdin.take().unwrap();
+    for message in [
+        json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {},
+            "clientInfo": {"name": "dream-test", "version": "0"}}}),
+        json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+        json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+               "params": {"name": "dream", "arguments": {"force": true}}}),
+    ] {
+        writeln!(stdin, "{message}").unwrap();
+    }
+    seen.recv_timeout(std::time::Duration::from_secs(60))
+        .expect("the pass called the model");
+    server.kill().unwrap();
+    server.wait().unwrap();
+
+    let stats: Value = serde_json::from_str(&common::ok(cli.run(&["stats", "--json"]))).unwrap();
+    assert_eq!(stats["pending_sessions"], 1, "{stats}");
+    // The killed pass's lease expires (30 s ttl); then a pass consolidates the session.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(90);
+    loop {
+        let out = common::ok(cli.run(&["dream", "--force"]));
+        if out.contains("sessions consumed 1") {
+            break;
+        }
+        assert!(out.contains("another pass"), "{out}");
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the lease never expired"
+        );
+        std::thread::sleep(std::time::Duration::from_secs(2));
+    }
 }

@@ -3,9 +3,15 @@
 //! without the right bearer token gets 401 and changes nothing; a foreign
 //! `Origin` or `Host` gets 403; non-loopback addresses and missing or exposed
 //! tokens are refused at start; the token never appears in the output.
+//! With `--tls-cert`/`--tls-key` (a throwaway CA made by the `openssl` CLI) the
+//! same checks hold over HTTPS, on a non-loopback address too; a client that
+//! does not trust the CA, and plain HTTP to the TLS port, get nowhere.
 
-use std::io::{BufRead as _, BufReader};
+use std::io::{BufRead as _, BufReader, Read, Write};
 use std::process::{Child, Stdio};
+use std::sync::Arc;
+
+use dream_conformance::tls::TestCa;
 
 use serde_json::{Value, json};
 
@@ -18,6 +24,35 @@ const PROTOCOL: &str = "2025-06-18";
 struct Server {
     child: Child,
     port: u16,
+    /// Speak TLS with this client configuration (expecting `localhost`).
+    tls: Option<Arc<rustls::ClientConfig>>,
+}
+
+/// A byte stream a request goes over: plain TCP or TLS over it.
+trait Stream: Read + Write {}
+impl<T: Read + Write> Stream for T {}
+
+impl Server {
+    fn connect(&self) -> Box<dyn Stream> {
+        let tcp = std::net::TcpStream::connect(("127.0.0.1", self.port)).unwrap();
+        tcp.set_read_timeout(Some(std::time::Duration::from_secs(60)))
+            .unwrap();
+        match &self.tls {
+            None => Box::new(tcp),
+            Some(config) => {
+                let name = rustls::pki_types::ServerName::try_from("localhost").unwrap();
+                let tls = rustls::ClientConnection::new(config.clone(), name).unwrap();
+                Box::new(rustls::StreamOwned::new(tls, tcp))
+            }
+        }
+    }
+
+    fn host(&self) -> String {
+        match self.tls {
+            None => format!("127.0.0.1:{}", self.port),
+            Some(_) => format!("localhost:{}", self.port),
+        }
+    }
 }
 
 impl Drop for Server {
@@ -28,8 +63,12 @@ impl Drop for Server {
 }
 
 fn start(cli: &Cli) -> Server {
+    start_with(cli, &["mcp", "--listen", "127.0.0.1:0"], None)
+}
+
+fn start_with(cli: &Cli, args: &[&str], tls: Option<Arc<rustls::ClientConfig>>) -> Server {
     let mut child = cli
-        .command(&["mcp", "--listen", "127.0.0.1:0"])
+        .command(args)
         .env("DREAM_MCP_TOKEN", TOKEN)
         .stdin(Stdio::null())
         .stdout(Stdio::null())
@@ -54,7 +93,7 @@ fn start(cli: &Cli) -> Server {
         .trim_end_matches("/mcp")
         .parse()
         .unwrap();
-    Server { child, port }
+    Server { child, port, tls }
 }
 
 /// One JSON-RPC POST over a fresh connection (plain HTTP/1.1, so every header is
@@ -67,10 +106,9 @@ fn post(
     session: Option<&str>,
     extra: &[(&str, &str)],
 ) -> (u16, Option<String>, Option<Value>) {
-    use std::io::{Read as _, Write as _};
     let body = body.to_string();
     let mut head = String::from("POST /mcp HTTP/1.1\r\n");
-    let host = format!("127.0.0.1:{}", server.port);
+    let host = server.host();
     let mut headers: Vec<(&str, &str)> = vec![
         ("content-type", "application/json"),
         ("accept", "application/json, text/event-stream"),
@@ -92,10 +130,7 @@ fn post(
         head.push_str(&format!("{name}: {value}\r\n"));
     }
     head.push_str(&format!("content-length: {}\r\n\r\n", body.len()));
-    let mut stream = std::net::TcpStream::connect(("127.0.0.1", server.port)).unwrap();
-    stream
-        .set_read_timeout(Some(std::time::Duration::from_secs(60)))
-        .unwrap();
+    let mut stream = server.connect();
     // One write, so a server that answers without reading the body does not
     // reset the connection under its own answer; a refused oversize body may
     // still close it before all of it is sent.
@@ -284,7 +319,7 @@ fn unsafe_listening_is_refused_at_start() {
     );
     code(&wide, 2);
     assert!(
-        stderr(&wide).contains("only loopback addresses"),
+        stderr(&wide).contains("without TLS only loopback addresses"),
         "{}",
         stderr(&wide)
     );
@@ -310,4 +345,177 @@ fn unsafe_listening_is_refused_at_start() {
     // No flag takes the token itself.
     let flag = cli.run(&["mcp", "--listen", "127.0.0.1:0", "--token", TOKEN]);
     code(&flag, 2);
+}
+
+/// A client configuration trusting only `ca`'s certificate.
+fn trusting(ca: &TestCa) -> Arc<rustls::ClientConfig> {
+    use rustls::pki_types::pem::PemObject as _;
+    let mut roots = rustls::RootCertStore::empty();
+    for cert in rustls::pki_types::CertificateDer::pem_file_iter(&ca.cert).unwrap() {
+        roots.add(cert.unwrap()).unwrap();
+    }
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let config = rustls::ClientConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .unwrap()
+        .with_root_certificates(roots)
+        .with_no_client_auth();
+    Arc::new(config)
+}
+
+#[test]
+fn over_tls_the_same_checks_hold_and_only_a_client_trusting_the_ca_gets_in() {
+    use std::os::unix::fs::PermissionsExt as _;
+    let cli = Cli::new();
+    let Some(ca) = TestCa::new(cli.dir.path(), "ca").unwrap() else {
+        eprintln!("skipped: no openssl CLI to make a throwaway CA");
+        return;
+    };
+    let issued = ca
+        .issue("server", &["DNS:localhost", "IP:127.0.0.1"])
+        .unwrap();
+    let (cert, key) = (issued.cert.to_str().unwrap(), issued.key.to_str().unwrap());
+
+    // A key file others can read is refused, and the key never echoed.
+    let open_key = cli.path("open.key");
+    std::fs::copy(&issued.key, &open_key).unwrap();
+    std::fs::set_permissions(&open_key, std::fs::Permissions::from_mode(0o644)).unwrap();
+    let exposed = cli.run_with(
+        &[
+            "mcp",
+            "--listen",
+            "0.0.0.0:0",
+            "--tls-cert",
+            cert,
+            "--tls-key",
+            "open.key",
+        ],
+        None,
+        &[("DREAM_MCP_TOKEN", TOKEN)],
+    );
+    code(&exposed, 2);
+    assert!(
+        stderr(&exposed).contains("chmod 600"),
+        "{}",
+        stderr(&exposed)
+    );
+    assert!(
+        !stderr(&exposed).contains("PRIVATE KEY"),
+        "{}",
+        stderr(&exposed)
+    );
+    // A certificate alone is not TLS.
+    let half = cli.run_with(
+        &["mcp", "--listen", "0.0.0.0:0", "--tls-cert", cert],
+        None,
+        &[("DREAM_MCP_TOKEN", TOKEN)],
+    );
+    code(&half, 2);
+
+    // With TLS a non-loopback address is served.
+    let args = [
+        "mcp",
+        "--listen",
+        "0.0.0.0:0",
+        "--tls-cert",
+        cert,
+        "--tls-key",
+        key,
+    ];
+    let server = start_with(&cli, &args, Some(trusting(&ca)));
+    for token in [None, Some("test-token-0123456789abcdeX")] {
+        let (status, session, _) = post(&server, initialize(), token, None, &[]);
+        assert_eq!((status, session), (401, None), "{token:?}");
+    }
+    let session = open_session(&server);
+    let log = call(
+        2,
+        "log_session",
+        json!({"messages": [{"role": "user", "content": "Call me Sam."}]}),
+    );
+    let foreign = [("origin", "https://evil.example")];
+    let (status, _, _) = post(&server, log.clone(), Some(TOKEN), Some(&session), &foreign);
+    assert_eq!(status, 403);
+    // The plain-HTTP origin of the same port is not this server's.
+    let plain_origin = format!("http://localhost:{}", server.port);
+    let (status, _, _) = post(
+        &server,
+        log.clone(),
+        Some(TOKEN),
+        Some(&session),
+        &[("origin", &plain_origin)],
+    );
+    assert_eq!(status, 403);
+    assert_eq!(sessions_logged(&cli), 0);
+    let own = format!("https://localhost:{}", server.port);
+    let (status, _, answer) = post(
+        &server,
+        log,
+        Some(TOKEN),
+        Some(&session),
+        &[("origin", &own)],
+    );
+    assert_eq!(status, 200, "{answer:?}");
+    assert_eq!(sessions_logged(&cli), 1);
+
+    // A client that does not trust the CA fails its handshake.
+    let other = TestCa::new(cli.dir.path(), "other").unwrap().unwrap();
+    let mut tls = rustls::ClientConnection::new(
+        trusting(&other),
+        rustls::pki_types::ServerName::try_from("localhost").unwrap(),
+    )
+    .unwrap();
+    let mut tcp = std::net::TcpStream::connect(("127.0.0.1", server.port)).unwrap();
+    let refused = tls.complete_io(&mut tcp).unwrap_err();
+    let reason = refused
+        .get_ref()
+        .and_then(|e| e.downcast_ref::<rustls::Error>())
+        .cloned();
+    assert_eq!(
+        reason,
+        Some(rustls::Error::InvalidCertificate(
+            rustls::CertificateError::UnknownIssuer
+        )),
+        "{refused}"
+    );
+
+    // Plain HTTP to the TLS port gets no HTTP answer, and nothing runs.
+    let mut plain = std::net::TcpStream::connect(("127.0.0.1", server.port)).unwrap();
+    plain
+        .set_read_timeout(Some(std::time::Duration::from_secs(30)))
+        .unwrap();
+    let request = format!(
+        "POST /mcp HTTP/1.1\r\nhost: {}\r\nauthorization: Bearer {TOKEN}\r\n\
+         content-type: application/json\r\ncontent-length: 2\r\n\r\n{{}}",
+        server.host()
+    );
+    let _ = plain.write_all(request.as_bytes());
+    let mut answer = Vec::new();
+    let _ = plain.read_to_end(&mut answer);
+    assert!(
+        !answer.starts_with(b"HTTP/"),
+        "{}",
+        String::from_utf8_lossy(&answer)
+    );
+    assert_eq!(sessions_logged(&cli), 1);
+}
+
+#[test]
+fn sessions_past_the_bound_are_refused_and_the_open_ones_keep_working() {
+    let cli = Cli::new();
+    let server = start(&cli);
+    let open: Vec<String> = (0..dream_mcp::http::DEFAULT_MAX_SESSIONS)
+        .map(|_| open_session(&server))
+        .collect();
+    let (status, session, _) = post(&server, initialize(), Some(TOKEN), None, &[]);
+    assert_eq!((status, session), (503, None));
+    let (status, _, answer) = post(
+        &server,
+        call(2, "stats", json!({})),
+        Some(TOKEN),
+        Some(&open[0]),
+        &[],
+    );
+    assert_eq!(status, 200, "{answer:?}");
+    assert!(answer.unwrap()["result"]["structuredContent"]["memories"].is_number());
 }

@@ -1,7 +1,8 @@
 //! `dream mcp`: Dream as an MCP server over stdio (crates/dream-mcp). Stdout then
 //! carries only the protocol: no progress bars, no colour; logs go to stderr.
-//! With `--listen`, over streamable HTTP on a loopback address, behind a bearer
-//! token (from a 0600 file or `DREAM_MCP_TOKEN`, never a flag).
+//! With `--listen`, over streamable HTTP behind a bearer token (from a 0600 file
+//! or `DREAM_MCP_TOKEN`, never a flag): on a loopback address, or with
+//! `--tls-cert` and `--tls-key` over HTTPS on any address.
 
 use std::sync::Arc;
 
@@ -10,7 +11,7 @@ use dream_core::SystemClock;
 use dream_engine::Dream;
 use dream_engine::recall::{PickerOptions, Recall, RecallOptions, VectorOptions};
 use dream_mcp::http::TOKEN_ENV;
-use dream_mcp::{BearerToken, DreamServer, HttpOptions, McpOptions};
+use dream_mcp::{BearerToken, DreamServer, HttpOptions, McpOptions, TlsIdentity};
 
 use super::context::Global;
 use super::{CliError, Found, Outcome};
@@ -22,11 +23,21 @@ pub struct McpArgs {
     /// confirm, apply). Off by default: an agent must not confirm its own memories.
     #[arg(long)]
     pub allow_admin: bool,
-    /// Serve streamable HTTP on this loopback address (e.g. 127.0.0.1:8765) instead of
-    /// stdio. Every request needs `Authorization: Bearer TOKEN`, the token read from
-    /// --token-file or DREAM_MCP_TOKEN.
+    /// Serve streamable HTTP on this address (e.g. 127.0.0.1:8765) instead of stdio:
+    /// a loopback address, or any with --tls-cert and --tls-key. Every request needs
+    /// `Authorization: Bearer TOKEN`, the token read from --token-file or DREAM_MCP_TOKEN.
     #[arg(long, value_name = "ADDR")]
     pub listen: Option<std::net::SocketAddr>,
+    /// With --listen: serve HTTPS with this PEM certificate chain (server first).
+    #[arg(long, value_name = "FILE", requires_all = ["listen", "tls_key"])]
+    pub tls_cert: Option<std::path::PathBuf>,
+    /// With --tls-cert: its PEM private key, in a file of mode 0600.
+    #[arg(long, value_name = "FILE", requires = "tls_cert")]
+    pub tls_key: Option<std::path::PathBuf>,
+    /// With --listen: a host name clients may use in `Host` besides the loopback
+    /// names and the listening address (e.g. the name in the certificate).
+    #[arg(long, value_name = "NAME", requires = "listen")]
+    pub allow_host: Vec<String>,
     /// With --listen: a file (mode 0600) holding the bearer token.
     #[arg(long, value_name = "PATH", requires = "listen")]
     pub token_file: Option<std::path::PathBuf>,
@@ -84,9 +95,14 @@ pub async fn mcp(global: &Global, args: McpArgs) -> Outcome {
         })?,
     };
     let mut options = HttpOptions::new(listen, token);
+    if let (Some(cert), Some(key)) = (&args.tls_cert, &args.tls_key) {
+        options.tls = Some(TlsIdentity::from_files(cert, key)?);
+    }
+    options.extra_hosts = args.allow_host;
     options.extra_origins = args.allow_origin;
     let http = server.bind_http(options).await?;
-    eprintln!("serving MCP on http://{}/mcp", http.local_addr()?);
+    let scheme = if http.is_tls() { "https" } else { "http" };
+    eprintln!("serving MCP on {scheme}://{}/mcp", http.local_addr()?);
     // Runs until the process is stopped (a lease a pass held then expires).
     http.run().await?;
     Ok(Found::Nothing)

@@ -7,7 +7,8 @@ use clap::{Args, ValueEnum};
 use dream_core::{MemoryId, SystemClock};
 use dream_engine::recall::eval::{self, Metrics};
 use dream_engine::recall::{
-    PickerOptions, Ranker, Recall, RecallOptions, RecallResult, VectorOptions, Verdict,
+    MAX_QUERY_BYTES, PickerOptions, Ranker, Recall, RecallOptions, RecallResult, VectorOptions,
+    Verdict,
 };
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -34,7 +35,7 @@ pub enum RecallFormat {
 #[derive(Debug, Args)]
 pub struct RecallArgs {
     /// What to recall.
-    #[arg(required_unless_present_any = ["queries", "brief"], conflicts_with_all = ["queries", "brief"])]
+    #[arg(required_unless_present_any = ["queries", "brief", "hook"], conflicts_with_all = ["queries", "brief", "hook"])]
     pub query: Option<String>,
     /// JSONL of {"id","query"} (or - for stdin); prints JSONL of {"id","results"}
     /// (with --format json, one array of them; text and context are refused).
@@ -65,6 +66,36 @@ pub struct RecallArgs {
         value_name = "TOKENS"
     )]
     pub budget: usize,
+    /// The query is the `prompt` of a hook's JSON on stdin (Claude Code's
+    /// UserPromptSubmit): prints the context block of what is admitted, or nothing.
+    #[arg(long, conflicts_with_all = ["queries", "brief"])]
+    pub hook: bool,
+}
+
+/// What a prompt hook passes on standard input (Claude Code's UserPromptSubmit).
+#[derive(Debug, Deserialize)]
+struct PromptHook {
+    prompt: String,
+}
+
+/// The query a prompt hook's JSON on stdin asks: its `prompt`, trimmed, cut to
+/// [`MAX_QUERY_BYTES`] at a character boundary (a long prompt is still a question).
+fn hook_query() -> Result<String, CliError> {
+    let text = super::read_piped_stdin(
+        "a hook's JSON",
+        "--hook reads {\"prompt\": …} from standard input, as agent hooks pass it",
+    )?;
+    let input: PromptHook = serde_json::from_str(&text)
+        .map_err(|e| CliError::usage(format!("--hook: expected {{\"prompt\": …}}: {e}")))?;
+    let mut query = input.prompt.trim();
+    if query.len() > MAX_QUERY_BYTES {
+        let mut end = MAX_QUERY_BYTES;
+        while !query.is_char_boundary(end) {
+            end -= 1;
+        }
+        query = &query[..end];
+    }
+    Ok(query.to_owned())
 }
 
 /// A `Recall` over the store with the seal key and the configured picker, and the scope.
@@ -232,7 +263,18 @@ pub async fn recall(global: &Global, args: RecallArgs) -> Outcome {
         }
         None => None,
     };
+    let hook = if args.hook { Some(hook_query()?) } else { None };
     let (recall, scope) = open_recall(global).await?;
+    if let Some(query) = hook {
+        // What the agent injects before the prompt: admitted memories, or nothing.
+        if !query.is_empty() {
+            let result = recall.recall(&query, &scope, args.limit).await?;
+            if result.records.iter().any(|r| r.verdict == Verdict::Used) {
+                out!("{}", escape_body(&result.to_context()))?;
+            }
+        }
+        return Ok(Found::Nothing);
+    }
     if args.brief {
         let result = recall.brief(&scope, Some(args.budget)).await?;
         let admitted = result.records.iter().any(|r| r.verdict == Verdict::Used);

@@ -1,6 +1,8 @@
 """Drives `dream mcp` over stdio and over streamable HTTP (`--listen`, with a
-bearer token) with the official MCP Python SDK (PyPI `mcp`); over HTTP it also
-checks that the missing and the wrong token get 401 and a foreign Origin 403.
+bearer token; then again over HTTPS with a throwaway CA made by the openssl CLI)
+with the official MCP Python SDK (PyPI `mcp`); over HTTP it also checks that the
+missing and the wrong token get 401 and a foreign Origin 403, and over HTTPS that
+a client not trusting the CA gets nowhere.
 
 Usage: python tests/python/mcp_client.py PATH/TO/dream
 Runs in a temporary working directory with its own DREAM_CONFIG_DIR; exits
@@ -11,6 +13,8 @@ import asyncio
 import json
 import os
 import secrets
+import ssl
+import subprocess
 import sys
 import tempfile
 
@@ -47,6 +51,15 @@ async def exercise(session) -> None:
     verdicts = {r["id"]: r["verdict"] for r in recalled["records"]}
     assert verdicts.get(sam) == "used", recalled
     assert recalled["policy"]["line"].startswith("POLICY: used"), recalled
+
+    # The memory as a resource, and the prompt that fills the context block.
+    uris = {str(r.uri) for r in (await session.list_resources()).resources}
+    assert f"dream://memory/{sam}" in uris, uris
+    read = await session.read_resource(f"dream://memory/{sam}")
+    assert "Sam" in read.contents[0].text, read
+    prompt = await session.get_prompt("recall_context", {"query": "what is the user called"})
+    text = prompt.messages[0].content.text
+    assert "POLICY: used" in text and "Sam" in text, text
 
     mine = structured(
         await session.call_tool(
@@ -92,21 +105,57 @@ INITIALIZE = {
 ACCEPT = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
 
 
-async def over_http(dream: str) -> None:
+def throwaway_ca(work: str) -> tuple[str, str, str]:
+    """A CA and a certificate for localhost/127.0.0.1 it signs, made with the
+    openssl CLI: (CA certificate, server certificate, server key) paths."""
+    def openssl(*args: str) -> None:
+        subprocess.run(["openssl", *args], check=True, capture_output=True)
+
+    ca, ca_key = f"{work}/ca.pem", f"{work}/ca.key"
+    cert, key, csr, ext = (f"{work}/server.{x}" for x in ("pem", "key", "csr", "ext"))
+    openssl("req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes",
+            "-days", "1", "-subj", "/CN=Dream test CA", "-addext", "basicConstraints=critical,CA:TRUE",
+            "-addext", "keyUsage=critical,keyCertSign,cRLSign", "-keyout", ca_key, "-out", ca)
+    openssl("req", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes",
+            "-subj", "/CN=localhost", "-keyout", key, "-out", csr)
+    with open(ext, "w") as f:
+        f.write("subjectAltName=DNS:localhost,IP:127.0.0.1\nextendedKeyUsage=serverAuth\n")
+    openssl("x509", "-req", "-in", csr, "-CA", ca, "-CAkey", ca_key, "-CAcreateserial",
+            "-days", "1", "-extfile", ext, "-out", cert)
+    os.chmod(key, 0o600)
+    return ca, cert, key
+
+
+async def over_http(dream: str, tls: bool) -> None:
     work, env = workspace()
     token = secrets.token_hex(24)
     env["DREAM_MCP_TOKEN"] = token
+    args, verify, scheme = ["mcp", "--listen", "127.0.0.1:0"], True, "http"
+    if tls:
+        ca, cert, key = throwaway_ca(work)
+        args += ["--tls-cert", cert, "--tls-key", key]
+        verify, scheme = ssl.create_default_context(cafile=ca), "https"
     server = await asyncio.create_subprocess_exec(
-        dream, "mcp", "--listen", "127.0.0.1:0", cwd=work, env=env,
+        dream, *args, cwd=work, env=env,
         stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.PIPE,
     )
     try:
         line = (await asyncio.wait_for(server.stderr.readline(), 60)).decode()
-        assert line.startswith("serving MCP on http://127.0.0.1:"), line
+        assert line.startswith(f"serving MCP on {scheme}://127.0.0.1:"), line
         assert token not in line
         url = line.strip().removeprefix("serving MCP on ")
 
-        async with httpx2.AsyncClient(timeout=30) as raw:
+        if tls:
+            # A client that does not trust the CA gets no session.
+            try:
+                async with httpx2.AsyncClient(timeout=30) as untrusting:
+                    await untrusting.post(url, json=INITIALIZE, headers={**ACCEPT, "Authorization": f"Bearer {token}"})
+            except httpx2.ConnectError:
+                pass
+            else:
+                raise AssertionError("a client that does not trust the CA connected")
+
+        async with httpx2.AsyncClient(timeout=30, verify=verify) as raw:
             # The missing and the wrong token: 401 before any handler runs.
             for auth in ({}, {"Authorization": "Bearer " + "0" * 48}, {"Authorization": token}):
                 response = await raw.post(url, json=INITIALIZE, headers={**ACCEPT, **auth})
@@ -119,7 +168,7 @@ async def over_http(dream: str) -> None:
 
         # The SDK's own client with a wrong token cannot connect.
         try:
-            async with httpx2.AsyncClient(headers={"Authorization": "Bearer " + "1" * 48}, timeout=30) as wrong:
+            async with httpx2.AsyncClient(headers={"Authorization": "Bearer " + "1" * 48}, timeout=30, verify=verify) as wrong:
                 async with streamable_http_client(url, http_client=wrong) as (read, write):
                     async with ClientSession(read, write) as session:
                         await asyncio.wait_for(session.initialize(), 30)
@@ -129,19 +178,20 @@ async def over_http(dream: str) -> None:
             raise AssertionError("a wrong token initialised a session")
 
         headers = {"Authorization": f"Bearer {token}"}
-        async with httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(30, read=300)) as client:
+        async with httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(30, read=300), verify=verify) as client:
             async with streamable_http_client(url, http_client=client) as (read, write):
                 async with ClientSession(read, write) as session:
                     await exercise(session)
     finally:
         server.terminate()
         await server.wait()
-    print("python MCP client over streamable HTTP: ok")
+    print(f"python MCP client over streamable HTTP{' with TLS' if tls else ''}: ok")
 
 
 async def main(dream: str) -> None:
     await over_stdio(dream)
-    await over_http(dream)
+    await over_http(dream, tls=False)
+    await over_http(dream, tls=True)
 
 
 if __name__ == "__main__":

@@ -239,15 +239,16 @@ impl Dream {
         entry
     }
 
-    /// Writes `ops` (unfenced, outside the lease) with the feed entries of
-    /// `events`, together where the store has atomic batches (see
-    /// [`Feed::write_with`]).
+    /// Writes `ops` (outside the store lease, under `fence` when given) with the
+    /// feed entries of `events`, together where the store has atomic batches
+    /// (see [`Feed::write_with`]).
     pub(crate) async fn write_with_events(
         &self,
         ops: &[dream_core::BatchOp],
         events: &[Event],
+        fence: Option<dream_core::Fence>,
     ) -> Result<Vec<FeedEntry>> {
-        let entries = self.feed.write_with(self.now(), events, ops, None).await;
+        let entries = self.feed.write_with(self.now(), events, ops, fence).await;
         self.schedule_backfill();
         entries
     }

@@ -256,6 +256,12 @@ pub fn claim_lock(scope: &Scope) -> LockName {
     LockName::new(format!("dream-claim-{}", short_hash(scope.as_str()))).expect("valid lock name")
 }
 
+/// The import lock of a scope: a transcript import holds it around the check
+/// that a part is new and the write that logs it.
+pub fn import_lock(scope: &Scope) -> LockName {
+    LockName::new(format!("dream-import-{}", short_hash(scope.as_str()))).expect("valid lock name")
+}
+
 /// The success stamp of a scope.
 pub fn success_key(scope: &Scope) -> Key {
     Key::new(
@@ -326,6 +332,7 @@ mod tests {
     fn derived_names_are_valid() {
         let scope = Scope::new("x".repeat(128)).unwrap();
         claim_lock(&scope);
+        import_lock(&scope);
         success_key(&scope);
         assert_eq!(history_prefix("m1").len(), 17);
     }

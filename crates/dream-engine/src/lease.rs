@@ -19,6 +19,8 @@ pub(crate) struct HeldLease {
     lease: Lease,
     lost: watch::Receiver<bool>,
     task: JoinHandle<()>,
+    /// Set once [`HeldLease::release`] gave the lock up.
+    released: bool,
 }
 
 impl HeldLease {
@@ -63,6 +65,7 @@ impl HeldLease {
             lease,
             lost,
             task,
+            released: false,
         }
     }
 
@@ -104,7 +107,8 @@ impl HeldLease {
     }
 
     /// Stops renewing and gives the lock up; `false` when it had been lost.
-    pub async fn release(self) -> bool {
+    pub async fn release(mut self) -> bool {
+        self.released = true;
         self.task.abort();
         let lease = self.lease.clone();
         match self.store.release(lease).await {
@@ -118,9 +122,24 @@ impl HeldLease {
 }
 
 impl Drop for HeldLease {
+    /// A lease dropped unreleased (its operation's future was dropped: a
+    /// cancelled call) is released by a task on the runtime, so the lock is
+    /// free at once rather than after its ttl; a write of the dropped operation
+    /// still in flight is refused by its fence. With no runtime it expires.
     fn drop(&mut self) {
-        // No release here (no blocking in Drop): an unreleased lease simply expires.
         self.task.abort();
+        if self.released {
+            return;
+        }
+        if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+            let store = self.store.clone();
+            let lease = self.lease.clone();
+            runtime.spawn(async move {
+                if let Err(e) = store.release(lease).await {
+                    tracing::warn!(error = %e, "releasing a dropped lease failed; it will expire");
+                }
+            });
+        }
     }
 }
 
@@ -198,6 +217,22 @@ mod tests {
         assert!(matches!(held.check(), Err(DreamError::LockLost { .. })));
         assert!(!held.release().await);
         let _ = clock.now();
+    }
+
+    #[tokio::test]
+    async fn a_lease_dropped_unreleased_is_released_soon() {
+        let store: Arc<dyn RecordStore> = Arc::new(MemoryStore::new());
+        let ttl = Duration::from_secs(60);
+        let held = HeldLease::try_take(&store, &lock(), ttl)
+            .await
+            .unwrap()
+            .unwrap();
+        // A cancelled operation: its future, and the lease in it, dropped.
+        drop(held);
+        let again = HeldLease::take(&store, &lock(), ttl, Duration::from_secs(5))
+            .await
+            .unwrap();
+        assert!(again.release().await);
     }
 
     #[tokio::test]

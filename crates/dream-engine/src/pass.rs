@@ -357,7 +357,7 @@ impl Dream {
             pass: pass.to_owned(),
             reason: error.to_string(),
         };
-        if let Err(e) = self.write_with_events(&ops, &[event]).await {
+        if let Err(e) = self.write_with_events(&ops, &[event], None).await {
             tracing::warn!(error = %e, "could not audit a failed pass or record it in the feed");
         }
     }
@@ -933,7 +933,7 @@ impl Dream {
         let event = Event::PlanStored {
             plan: prepared.pass.clone(),
         };
-        self.write_with_events(&ops, &[event]).await?;
+        self.write_with_events(&ops, &[event], None).await?;
         self.trim_plans().await?;
         let mut report = preview(&prepared);
         report.pending = self

@@ -1,12 +1,13 @@
 //! Logging sessions, and reading the session log for the gates and for gather.
 
 use dream_core::store::MAX_LIST_LIMIT;
-use dream_core::{BatchOp, Key, Message, Precondition, Record, RecordId, Role, SessionId};
+use dream_core::{BatchOp, Fence, Key, Message, Precondition, Record, RecordId, Role, SessionId};
 
 use crate::dream::{AuditEntry, Dream};
 use crate::error::{DreamError, Result};
 use crate::events::Event;
 use crate::layout::{self, hash_bytes};
+use crate::lease::HeldLease;
 use crate::options::{MAX_MESSAGE_BYTES, MAX_MESSAGES_PER_SESSION, MAX_SESSION_BYTES};
 use crate::records::{
     Actor, AuditAction, SessionHeader, SessionRecord, SessionStatus, from_json, to_json,
@@ -97,32 +98,52 @@ impl Dream {
     pub async fn log_session(&self, messages: Vec<Message>) -> Result<SessionId> {
         validate(&messages)?;
         let log = self.session_log().await?;
-        self.log(messages, None, &log).await
+        self.log(messages, None, &log, None).await
     }
 
     /// Logs one part of an agent's transcript ([`crate::transcripts::split`]),
     /// unless a session of this scope already holds a part with the same
     /// `source` hash: then nothing is stored and that session's id is returned
     /// as [`Logged::Already`]. Otherwise as [`Dream::log_session`].
+    ///
+    /// The check and the write happen under the scope's import lease
+    /// ([`layout::import_lock`]), the write fenced by it, so two processes
+    /// importing the same transcript at once store it once. Waits up to
+    /// `lease_wait` for another import's part (`Busy` past it).
     pub async fn log_transcript(&self, part: crate::transcripts::Part) -> Result<Logged> {
         validate(&part.messages)?;
-        let log = self.session_log().await?;
-        if let Some(entry) = log.entries.iter().find(|e| {
-            e.header.scope == self.scope && e.header.source.as_ref() == Some(&part.source)
-        }) {
-            return Ok(Logged::Already(entry.header.id.clone()));
-        }
-        self.log(part.messages, Some(part.source), &log)
-            .await
-            .map(Logged::New)
+        let lease = HeldLease::take(
+            &self.store,
+            &layout::import_lock(&self.scope),
+            self.options.lease_ttl,
+            self.options.lease_wait,
+        )
+        .await?;
+        let logged = lease
+            .guard(async {
+                let log = self.session_log().await?;
+                if let Some(entry) = log.entries.iter().find(|e| {
+                    e.header.scope == self.scope && e.header.source.as_ref() == Some(&part.source)
+                }) {
+                    return Ok(Logged::Already(entry.header.id.clone()));
+                }
+                self.log(part.messages, Some(part.source), &log, Some(lease.fence()))
+                    .await
+                    .map(Logged::New)
+            })
+            .await;
+        lease.release().await;
+        logged
     }
 
-    /// Redacts, checks the pending bound against `log` and stores a validated session.
+    /// Redacts, checks the pending bound against `log` and stores a validated
+    /// session (under `fence` when given).
     async fn log(
         &self,
         messages: Vec<Message>,
         source: Option<String>,
         log: &SessionLog,
+        fence: Option<Fence>,
     ) -> Result<SessionId> {
         let mut redactions: Vec<String> = Vec::new();
         let mut flags: Vec<String> = Vec::new();
@@ -210,7 +231,7 @@ impl Dream {
             session: id.clone(),
             redactions,
         };
-        self.write_with_events(&ops, &[event]).await?;
+        self.write_with_events(&ops, &[event], fence).await?;
         if self.options.auto_dream {
             let this = self.clone();
             let logged = id.clone();

@@ -1,14 +1,16 @@
-//! Streamable HTTP: the same server on a loopback address (`dream mcp --listen`).
+//! Streamable HTTP: the same server on a loopback address, or with TLS on any
+//! address (`dream mcp --listen`).
 //!
 //! Before any MCP handler runs, [`Guard`] (a tower layer) checks the bearer token
 //! in constant time — a request without the right one gets 401 and touches
 //! nothing — and bounds in-flight requests and open sessions (503 past them).
-//! Then rmcp's own checks run: the `Host` allowlist (loopback names) and the
-//! `Origin` allowlist (this server's own loopback origins plus any the person
-//! adds), answering 403 to a foreign `Origin`, so a browser page cannot reach the
+//! Then rmcp's own checks run: the `Host` allowlist (loopback names, the
+//! listening address, and any names the person adds) and the `Origin` allowlist
+//! (this server's own origins on those hosts plus any the person adds),
+//! answering 403 to a foreign `Origin`, so a browser page cannot reach the
 //! server through DNS rebinding. No CORS headers are ever sent. Request bodies
-//! are capped while they stream. Only loopback addresses are served: this server
-//! does not terminate TLS, so a token would cross the network in clear.
+//! are capped while they stream. Without TLS ([`TlsIdentity`]) only loopback
+//! addresses are served, so that the token never crosses the network in clear.
 
 use std::convert::Infallible;
 use std::future::Future;
@@ -32,6 +34,7 @@ use tokio_util::sync::CancellationToken;
 use zeroize::Zeroizing;
 
 use crate::DreamServer;
+use crate::tls::TlsIdentity;
 
 /// The environment variable a bearer token may come from.
 pub const TOKEN_ENV: &str = "DREAM_MCP_TOKEN";
@@ -53,13 +56,16 @@ const HEADER_TIMEOUT: Duration = Duration::from_secs(10);
 /// Why the HTTP server cannot start.
 #[derive(Debug, thiserror::Error)]
 pub enum HttpError {
-    /// A non-loopback address: the server does not terminate TLS.
+    /// A non-loopback address without TLS.
     #[error(
-        "refusing to serve MCP on {0}: only loopback addresses are served, because this \
-         server does not terminate TLS and the bearer token would cross the network in \
-         clear; listen on 127.0.0.1 and put a TLS-terminating proxy in front"
+        "refusing to serve MCP on {0}: without TLS only loopback addresses are served, \
+         because the bearer token would cross the network in clear; give --tls-cert and \
+         --tls-key, or listen on 127.0.0.1"
     )]
     NotLoopback(SocketAddr),
+    /// An unusable TLS certificate or key.
+    #[error("{0}")]
+    Tls(String),
     /// No token, or an unusable one.
     #[error("{0}")]
     Token(String),
@@ -150,11 +156,17 @@ impl BearerToken {
 /// How the HTTP server listens and what it admits.
 #[derive(Debug, Clone)]
 pub struct HttpOptions {
-    /// Where to listen: a loopback address (port 0 picks a free port).
+    /// Where to listen: a loopback address, or any with [`HttpOptions::tls`]
+    /// (port 0 picks a free port).
     pub listen: SocketAddr,
     /// The token every request must carry.
     pub token: BearerToken,
-    /// Browser origins admitted besides the server's own loopback origins
+    /// Serve HTTPS with this identity; without it only loopback is served.
+    pub tls: Option<TlsIdentity>,
+    /// Host names admitted in `Host` besides the loopback names and the
+    /// listening address (e.g. the name in the certificate).
+    pub extra_hosts: Vec<String>,
+    /// Browser origins admitted besides the server's own origins
     /// (`scheme://host:port`).
     pub extra_origins: Vec<String>,
     /// Largest request body.
@@ -173,6 +185,8 @@ impl HttpOptions {
         HttpOptions {
             listen,
             token,
+            tls: None,
+            extra_hosts: Vec::new(),
             extra_origins: Vec::new(),
             max_body_bytes: DEFAULT_MAX_BODY_BYTES,
             max_sessions: DEFAULT_MAX_SESSIONS,
@@ -186,6 +200,7 @@ impl HttpOptions {
 pub struct HttpServer {
     listener: TcpListener,
     service: Guard<StreamableHttpService<DreamServer, LocalSessionManager>>,
+    tls: Option<tokio_rustls::TlsAcceptor>,
     cancel: CancellationToken,
 }
 
@@ -199,21 +214,35 @@ impl std::fmt::Debug for HttpServer {
 
 impl DreamServer {
     /// Binds the streamable HTTP server (see the module docs); [`HttpServer::run`]
-    /// serves. Refuses a non-loopback address.
+    /// serves. Refuses a non-loopback address without TLS.
     pub async fn bind_http(self, options: HttpOptions) -> Result<HttpServer, HttpError> {
-        if !options.listen.ip().is_loopback() {
+        if !options.listen.ip().is_loopback() && options.tls.is_none() {
             return Err(HttpError::NotLoopback(options.listen));
         }
         let listener = TcpListener::bind(options.listen).await?;
         let port = listener.local_addr()?.port();
-        let mut origins = vec![
-            format!("http://localhost:{port}"),
-            format!("http://127.0.0.1:{port}"),
-            format!("http://[::1]:{port}"),
-        ];
+        let mut hosts = vec!["localhost".to_owned(), "127.0.0.1".into(), "::1".into()];
+        let listening = options.listen.ip();
+        if !listening.is_loopback() && !listening.is_unspecified() {
+            hosts.push(listening.to_string());
+        }
+        hosts.extend(options.extra_hosts.iter().cloned());
+        let scheme = if options.tls.is_some() {
+            "https"
+        } else {
+            "http"
+        };
+        let mut origins: Vec<String> = hosts
+            .iter()
+            .map(|host| match host.parse::<std::net::Ipv6Addr>() {
+                Ok(_) => format!("{scheme}://[{host}]:{port}"),
+                Err(_) => format!("{scheme}://{host}:{port}"),
+            })
+            .collect();
         origins.extend(options.extra_origins.iter().cloned());
         let cancel = CancellationToken::new();
         let config = StreamableHttpServerConfig::default()
+            .with_allowed_hosts(hosts)
             .with_allowed_origins(origins)
             .enforce_origin_validation()
             .with_max_request_body_bytes(options.max_body_bytes)
@@ -233,6 +262,7 @@ impl DreamServer {
         Ok(HttpServer {
             listener,
             service,
+            tls: options.tls.map(|identity| identity.acceptor()),
             cancel,
         })
     }
@@ -242,6 +272,11 @@ impl HttpServer {
     /// The address it listens on.
     pub fn local_addr(&self) -> std::io::Result<SocketAddr> {
         self.listener.local_addr()
+    }
+
+    /// Whether it serves HTTPS.
+    pub fn is_tls(&self) -> bool {
+        self.tls.is_some()
     }
 
     /// A token that stops the server when cancelled.
@@ -256,21 +291,44 @@ impl HttpServer {
                 accepted = self.listener.accept() => accepted?,
                 () = self.cancel.cancelled() => return Ok(()),
             };
-            let service = hyper_util::service::TowerToHyperService::new(self.service.clone());
+            let service = self.service.clone();
             let cancel = self.cancel.clone();
+            let tls = self.tls.clone();
             tokio::spawn(async move {
-                let connection = hyper::server::conn::http1::Builder::new()
-                    .timer(hyper_util::rt::TokioTimer::new())
-                    .header_read_timeout(HEADER_TIMEOUT)
-                    .serve_connection(hyper_util::rt::TokioIo::new(stream), service);
-                tokio::select! {
-                    result = connection => if let Err(e) = result {
-                        tracing::debug!(error = %e, "MCP HTTP connection ended");
-                    },
-                    () = cancel.cancelled() => {}
+                let Some(acceptor) = tls else {
+                    return serve_connection(stream, service, cancel).await;
+                };
+                // A client that stalls its handshake is dropped like one that
+                // trickles its headers; one that fails it (plain HTTP, an
+                // untrusted certificate) gets no answer at all.
+                match tokio::time::timeout(HEADER_TIMEOUT, acceptor.accept(stream)).await {
+                    Ok(Ok(stream)) => serve_connection(stream, service, cancel).await,
+                    Ok(Err(e)) => tracing::debug!(error = %e, "MCP TLS handshake failed"),
+                    Err(_) => tracing::debug!("MCP TLS handshake timed out"),
                 }
             });
         }
+    }
+}
+
+/// Serves HTTP/1.1 on one connection (plain or TLS) until it ends or the server stops.
+async fn serve_connection<I>(
+    io: I,
+    service: Guard<StreamableHttpService<DreamServer, LocalSessionManager>>,
+    cancel: CancellationToken,
+) where
+    I: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static,
+{
+    let service = hyper_util::service::TowerToHyperService::new(service);
+    let connection = hyper::server::conn::http1::Builder::new()
+        .timer(hyper_util::rt::TokioTimer::new())
+        .header_read_timeout(HEADER_TIMEOUT)
+        .serve_connection(hyper_util::rt::TokioIo::new(io), service);
+    tokio::select! {
+        result = connection => if let Err(e) = result {
+            tracing::debug!(error = %e, "MCP HTTP connection ended");
+        },
+        () = cancel.cancelled() => {}
     }
 }
 

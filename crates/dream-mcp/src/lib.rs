@@ -10,10 +10,17 @@
 //! destroy data (`forget`, `confirm`, `apply`, `purge_scope`) exist only when the server is built
 //! with [`McpOptions::allow_admin`].
 //!
-//! Every tool that returns memory content (`show`, `list`, `history`) passes each
-//! record through the same scan recall's firewall runs (step 2: the write gate's
+//! Memories are also MCP resources, `dream://memory/{id}` (the JSON `show`
+//! returns), and the prompt [`RECALL_PROMPT`] fills the recalled-memory context
+//! block for a query.
+//!
+//! Every tool and resource that returns memory content (`show`, `list`,
+//! `history`, resources) passes each record through the same scan recall's firewall runs (step 2: the write gate's
 //! fields at every depth, and the ids): a record recall would quarantine is never
 //! returned as content, only its id and the rules that fired.
+//!
+//! A call the client cancels stops where it stands: a `dream` pass then leaves
+//! its sessions pending and its leases released.
 //!
 //! Bad input — an unknown tool, wrong types, unknown fields, oversize arguments,
 //! ids that are not ids — is an error with a clear message; nothing is stored and
@@ -27,8 +34,10 @@
 //! ```
 
 pub mod http;
+pub mod tls;
 
 pub use http::{BearerToken, HttpError, HttpOptions, HttpServer};
+pub use tls::TlsIdentity;
 
 use std::borrow::Cow;
 use std::fmt::Write as _;
@@ -41,8 +50,10 @@ use dream_scan::{Category, Mode, Scanner, Severity, Verdict as ScanVerdict};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, GetPromptRequestParams,
     GetPromptResponse, GetPromptResult, Implementation, JsonObject, ListPromptsResult,
-    ListToolsResult, PaginatedRequestParams, Prompt, PromptArgument, PromptMessage,
-    Role as McpRole, ServerCapabilities, ServerConfig, Tool, ToolAnnotations,
+    ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, PaginatedRequestParams,
+    Prompt, PromptArgument, PromptMessage, ReadResourceRequestParams, ReadResourceResponse,
+    ReadResourceResult, Resource, ResourceContents, ResourceTemplate, Role as McpRole,
+    ServerCapabilities, ServerConfig, Tool, ToolAnnotations,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler, ServiceExt};
@@ -82,6 +93,8 @@ pub const TOOLS: [&str; 8] = [
 pub const ADMIN_TOOLS: [&str; 4] = ["forget", "confirm", "apply", "purge_scope"];
 /// The prompt that fills the recalled-memory context block.
 pub const RECALL_PROMPT: &str = "recall_context";
+/// What a memory's resource URI starts with; the memory's id follows.
+pub const MEMORY_URI_PREFIX: &str = "dream://memory/";
 
 /// Dream as an MCP server: one engine handle, one recall index (refreshed on the
 /// store generation, so another process's writes are seen at the next call) and
@@ -588,6 +601,49 @@ impl DreamServer {
         Ok(structured(json!({ "confirmed": id, "was": was })))
     }
 
+    /// Every memory recall's scan admits, as a resource (the withheld are left
+    /// out: `list` names them by id).
+    pub async fn resources(&self) -> Result<Vec<Resource>, String> {
+        let memories = self.inner.dream.list().await.map_err(engine)?;
+        Ok(memories
+            .iter()
+            .filter(|m| self.judge(m).is_ok())
+            .map(|m| {
+                Resource::new(format!("{MEMORY_URI_PREFIX}{}", m.id), m.name.clone())
+                    .with_description(m.description.clone())
+                    .with_mime_type("application/json")
+            })
+            .collect())
+    }
+
+    /// The resource at `uri` (`dream://memory/{id}`): the memory as `show`
+    /// returns it, judged the same way.
+    pub async fn resource(&self, uri: &str) -> Result<ReadResourceResult, McpError> {
+        let Some(id) = uri.strip_prefix(MEMORY_URI_PREFIX) else {
+            return Err(McpError::invalid_params(
+                format!(
+                    "unknown resource `{}`; this server's resources are {MEMORY_URI_PREFIX}{{id}}",
+                    echo(uri)
+                ),
+                None,
+            ));
+        };
+        let value = self
+            .show(IdArgs { id: id.to_owned() })
+            .await
+            .map_err(|message| McpError::resource_not_found(message, None))?
+            .structured_content
+            .unwrap_or_default();
+        Ok(ReadResourceResult::new(vec![
+            ResourceContents::TextResourceContents {
+                uri: uri.to_owned(),
+                mime_type: Some("application/json".into()),
+                text: serde_json::to_string_pretty(&value).unwrap_or_default(),
+                meta: None,
+            },
+        ]))
+    }
+
     /// The memory as JSON if recall's scan admits it, else only its id (or its
     /// hash, when the id itself is flagged) and the rules that fired.
     fn content(&self, memory: &Memory) -> Result<Value, String> {
@@ -837,6 +893,7 @@ impl ServerHandler for DreamServer {
             ServerCapabilities::builder()
                 .enable_tools()
                 .enable_prompts()
+                .enable_resources()
                 .build(),
         )
         .with_server_info(Implementation::new("dream", env!("CARGO_PKG_VERSION")))
@@ -860,12 +917,57 @@ impl ServerHandler for DreamServer {
         self.tools().into_iter().find(|t| t.name == name)
     }
 
+    /// Runs the call until it ends or the client cancels it: then the call's
+    /// work is dropped where it stands (a `dream` pass leaves its sessions
+    /// pending and its leases released; a journaled apply is finished by the
+    /// next holder).
     async fn call_tool(
         &self,
         request: CallToolRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
-        Ok(self.call(&request.name, request.arguments).await?.into())
+        tokio::select! {
+            result = self.call(&request.name, request.arguments) => Ok(result?.into()),
+            () = context.ct.cancelled() => {
+                tracing::info!(tool = %request.name, "tool call cancelled by the client");
+                Err(McpError::internal_error("the call was cancelled", None))
+            }
+        }
+    }
+
+    async fn list_resources(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, McpError> {
+        let resources = self
+            .resources()
+            .await
+            .map_err(|e| McpError::internal_error(e, None))?;
+        Ok(ListResourcesResult::with_all_items(resources))
+    }
+
+    async fn list_resource_templates(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourceTemplatesResult, McpError> {
+        Ok(ListResourceTemplatesResult::with_all_items(vec![
+            ResourceTemplate::new(format!("{MEMORY_URI_PREFIX}{{id}}"), "memory")
+                .with_description(
+                    "One memory by id, every field, as `show` returns it (a memory recall \
+                     would quarantine is only named, never shown).",
+                )
+                .with_mime_type("application/json"),
+        ]))
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, McpError> {
+        Ok(self.resource(&request.uri).await?.into())
     }
 
     async fn list_prompts(
