@@ -753,9 +753,15 @@ fn long_commands_show_progress_on_a_terminal_only() {
         .iter()
         .enumerate()
     {
-        std::fs::write(cli.path(&format!("transcripts/{i}.json")), session(text)).unwrap();
+        let line =
+            serde_json::json!({"type": "user", "message": {"role": "user", "content": text}});
+        std::fs::write(
+            cli.path(&format!("transcripts/{i}.jsonl")),
+            line.to_string(),
+        )
+        .unwrap();
     }
-    quiet(&["log", "--from", "transcripts"], None, &[]);
+    quiet(&["log", "--from", "claude-code", "transcripts"], None, &[]);
     quiet(&["purge", "--matching", "Fridays", "--dry-run"], None, &[]);
     quiet(&["rekey", "--from-plain"], None, &key);
     quiet(&["--encrypt", "rekey", "--to-plain"], None, &key);
