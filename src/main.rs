@@ -69,7 +69,8 @@ enum Command {
     Import(transfer::ImportArgs),
     /// Export the scope's memories as JSONL.
     Export(transfer::ExportArgs),
-    /// Re-encrypt every record under a new key (needs --encrypt).
+    /// Re-encrypt every record under a new key (needs --encrypt); --from-plain encrypts a
+    /// plaintext store in place, --to-plain decrypts one.
     Rekey(rekey::RekeyArgs),
     /// Make an encryption key: `dream key new --out FILE`.
     Key(rekey::KeyArgs),

@@ -732,6 +732,60 @@ fn a_pass_shows_its_stages_on_a_terminal_only() {
     assert!(shown.contains("dream pass"), "the report follows: {shown}");
 }
 
+/// The long commands (import, `log --from DIR`, purge, rekey and its
+/// conversions) print nothing on a stderr that is not a terminal; on a
+/// terminal (a pseudo-terminal from util-linux `script`) purge and the
+/// conversions say what they are doing.
+#[test]
+fn long_commands_show_progress_on_a_terminal_only() {
+    let cli = Cli::new();
+    let key = [("DREAM_KEY", KEY_A)];
+    let quiet = |args: &[&str], stdin: Option<&str>, env: &[(&str, &str)]| {
+        let out = cli.run_with(args, stdin, env);
+        code(&out, 0);
+        assert_eq!(stderr(&out), "", "{args:?} on a piped stderr");
+    };
+    let jsonl = "{\"name\":\"One\",\"description\":\"d\",\"kind\":\"reference\",\"content\":\"Codename Bluebird.\"}\n";
+    std::fs::write(cli.path("in.jsonl"), jsonl).unwrap();
+    quiet(&["import", "in.jsonl"], None, &[]);
+    std::fs::create_dir(cli.path("transcripts")).unwrap();
+    for (i, text) in ["We use Vitest.", "We deploy on Fridays."]
+        .iter()
+        .enumerate()
+    {
+        let line =
+            serde_json::json!({"type": "user", "message": {"role": "user", "content": text}});
+        std::fs::write(
+            cli.path(&format!("transcripts/{i}.jsonl")),
+            line.to_string(),
+        )
+        .unwrap();
+    }
+    quiet(&["log", "--from", "claude-code", "transcripts"], None, &[]);
+    quiet(&["purge", "--matching", "Fridays", "--dry-run"], None, &[]);
+    quiet(&["rekey", "--from-plain"], None, &key);
+    quiet(&["--encrypt", "rekey", "--to-plain"], None, &key);
+
+    let on_terminal = |command: &str| {
+        let line = format!("{} {command}", env!("CARGO_BIN_EXE_dream"));
+        let out = std::process::Command::new("script")
+            .args(["-qec", &line, "/dev/null"])
+            .current_dir(cli.dir.path())
+            .env("DREAM_CONFIG_DIR", cli.config.path())
+            .env("NO_COLOR", "1")
+            .env("DREAM_KEY", KEY_A)
+            .stdin(std::process::Stdio::null())
+            .output()
+            .expect("util-linux script");
+        assert!(out.status.success(), "{}", stdout(&out));
+        stdout(&out)
+    };
+    let shown = on_terminal("rekey --from-plain");
+    assert!(shown.contains("encrypting"), "{shown}");
+    let shown = on_terminal("--encrypt purge --matching Fridays --dry-run");
+    assert!(shown.contains("finding the text in every scope"), "{shown}");
+}
+
 #[test]
 fn a_pass_accounts_for_every_session_and_says_how_many_wait() {
     let cli = Cli::new();

@@ -671,3 +671,24 @@ fn a_server_killed_mid_pass_leaves_the_sessions_pending_and_the_lease_expiring()
         std::thread::sleep(std::time::Duration::from_secs(2));
     }
 }
+
+/// A server that opened a plaintext store before `rekey --from-plain` ran in
+/// another process says the store was converted on its next read: never
+/// ciphertext taken for a memory, never a wrong-key error.
+#[cfg(feature = "encryption")]
+#[tokio::test]
+async fn a_server_open_across_a_conversion_says_so_on_its_next_read() {
+    let cli = Cli::new();
+    common::ok(cli.run(&["remember", "--name", "Codename", "--content", "Bluebird."]));
+    let client = start(&cli, &[]).await;
+    let listed = ok(&client, "list", json!({})).await;
+    assert!(listed.to_string().contains("Codename"), "{listed}");
+    let key = [("DREAM_KEY", "AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8=")];
+    common::ok(cli.run_with(&["rekey", "--from-plain"], None, &key));
+    let said = refused(&client, "list", json!({})).await;
+    assert!(
+        said.contains("being encrypted or decrypted in place"),
+        "{said}"
+    );
+    client.cancel().await.expect("stop the server");
+}

@@ -149,11 +149,11 @@ impl Global {
         let namespaces = super::stores::check_encryption(&*store, key.is_some()).await?;
         Ok(match key {
             Some(key) => {
-                let store = super::stores::encrypt(store, key);
-                super::stores::check_key_opens(&*store, &namespaces).await?;
-                store
+                let encrypted = super::stores::encrypt(store.clone(), key);
+                super::stores::check_key_opens(&*encrypted, &namespaces).await?;
+                super::stores::watch_conversion(encrypted, store, true)
             }
-            None => store,
+            None => super::stores::watch_conversion(store.clone(), store, false),
         })
     }
 

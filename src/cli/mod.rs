@@ -239,6 +239,19 @@ pub fn progress(len: u64, what: &str) -> indicatif::ProgressBar {
     bar
 }
 
+/// A spinner on stderr for a step of unknown length, with what it is doing and
+/// the time so far (hidden when stderr is not a terminal).
+pub fn working(what: &str) -> indicatif::ProgressBar {
+    let bar =
+        indicatif::ProgressBar::with_draw_target(None, indicatif::ProgressDrawTarget::stderr());
+    if let Ok(style) = indicatif::ProgressStyle::with_template("{spinner} {msg} {elapsed}") {
+        bar.set_style(style);
+    }
+    bar.set_message(what.to_owned());
+    bar.enable_steady_tick(std::time::Duration::from_millis(120));
+    bar
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -50,7 +50,10 @@ pub async fn purge(global: &Global, args: PurgeArgs) -> Outcome {
             return show(&format!("scope {scope}"), &preview, args.output, false);
         }
         confirm(&scope, args.yes_purge_scope.as_deref(), &preview)?;
-        let report = dream.purge_scope(&scope).await?;
+        let bar = super::working(&format!("purging scope {scope}"));
+        let report = dream.purge_scope(&scope).await;
+        bar.finish_and_clear();
+        let report = report?;
         return show(&format!("scope {scope}"), &report, args.output, false);
     }
     if global.scope.is_some() || args.yes_purge_scope.is_some() {
@@ -70,11 +73,18 @@ pub async fn purge(global: &Global, args: PurgeArgs) -> Outcome {
         Some(text) => text.to_owned(),
         None => unreachable!("checked above"),
     };
-    let report = if args.dry_run {
-        dream.purge_matching_dry_run(&text).await?
+    let bar = super::working(if args.dry_run {
+        "finding the text in every scope"
     } else {
-        dream.purge_matching(&text).await?
+        "purging the text from every scope"
+    });
+    let report = if args.dry_run {
+        dream.purge_matching_dry_run(&text).await
+    } else {
+        dream.purge_matching(&text).await
     };
+    bar.finish_and_clear();
+    let report = report?;
     show("the text", &report, args.output, true)
 }
 

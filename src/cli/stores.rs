@@ -164,9 +164,10 @@ pub async fn check_encryption(
     encrypt: bool,
 ) -> Result<Vec<dream_core::Namespace>, CliError> {
     let namespaces = store.namespaces().await?;
-    let encrypted = namespaces
-        .iter()
-        .any(|n| n.as_str() == ENCRYPTION_NAMESPACE);
+    let encrypted = is_encrypted(&namespaces);
+    if encrypted {
+        check_conversion(store).await?;
+    }
     if encrypted && !encrypt {
         return Err(CliError::usage(
             "this store is encrypted: pass --encrypt with its key (DREAM_KEY or --key-file)",
@@ -179,6 +180,38 @@ pub async fn check_encryption(
         ));
     }
     Ok(namespaces)
+}
+
+/// Whether a store's namespaces are an encrypted store's (or one part way
+/// through a conversion).
+pub fn is_encrypted(namespaces: &[dream_core::Namespace]) -> bool {
+    namespaces
+        .iter()
+        .any(|n| n.as_str() == ENCRYPTION_NAMESPACE)
+}
+
+/// Refuses a store part way through `rekey --from-plain` or `--to-plain`
+/// (running now, or interrupted), saying how it ends.
+#[cfg(feature = "encryption")]
+async fn check_conversion(store: &dyn RecordStore) -> Result<(), CliError> {
+    use dream_encrypted::Direction;
+    let Some(conversion) = dream_encrypted::conversion_in_progress(store).await? else {
+        return Ok(());
+    };
+    let (what, command) = match conversion.to {
+        Direction::Encrypted => ("encrypted", "dream --encrypt rekey --from-plain"),
+        Direction::Plain => ("decrypted", "dream --encrypt rekey --to-plain"),
+    };
+    Err(CliError::usage(format!(
+        "this store is being {what} in place by `{command}`: try again when it has finished \
+         (if that command was interrupted, run it again with the same key to finish)"
+    )))
+}
+
+/// Without the `encryption` feature no conversion can have started.
+#[cfg(not(feature = "encryption"))]
+async fn check_conversion(_: &dyn RecordStore) -> Result<(), CliError> {
+    Ok(())
 }
 
 /// Reads one record through the encryption layer: a key that does not decrypt
@@ -429,6 +462,29 @@ pub fn encrypt(store: Arc<dyn RecordStore>, (id, material): StoreKey) -> Arc<dyn
 #[cfg(not(feature = "encryption"))]
 pub fn encrypt(_: Arc<dyn RecordStore>, key: StoreKey) -> Arc<dyn RecordStore> {
     match key {}
+}
+
+/// `store` (an encrypted one over `raw` when `encrypted`) with every read
+/// watched for a conversion another process begins meanwhile: such a read is a
+/// clear "being encrypted or decrypted" error, never ciphertext or a wrong-key
+/// error (see `dream_encrypted::ConversionWatch`).
+#[cfg(feature = "encryption")]
+pub fn watch_conversion(
+    store: Arc<dyn RecordStore>,
+    raw: Arc<dyn RecordStore>,
+    encrypted: bool,
+) -> Arc<dyn RecordStore> {
+    Arc::new(dream_encrypted::ConversionWatch::new(store, raw, encrypted))
+}
+
+/// Without the `encryption` feature no conversion can begin: `store` as it is.
+#[cfg(not(feature = "encryption"))]
+pub fn watch_conversion(
+    store: Arc<dyn RecordStore>,
+    _: Arc<dyn RecordStore>,
+    _: bool,
+) -> Arc<dyn RecordStore> {
+    store
 }
 
 /// Key loading for `--encrypt` and `rekey`.

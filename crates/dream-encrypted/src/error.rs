@@ -65,6 +65,37 @@ pub enum EncryptionError {
         /// The record.
         key: dream_core::Key,
     },
+    /// `encrypt_in_place` on a store that already holds encryption state.
+    #[error(
+        "this store is already encrypted: `dream --encrypt rekey` changes its key, `--to-plain` decrypts it"
+    )]
+    NotPlain,
+    /// `decrypt_in_place` on a store with no encryption state.
+    #[error("this store is not encrypted: there is nothing to decrypt")]
+    NotEncrypted,
+    /// A read met a store being encrypted or decrypted in place by another
+    /// process (see [`crate::convert::ConversionWatch`]).
+    #[error(
+        "this store is being encrypted or decrypted in place (`dream rekey --from-plain` or `--to-plain`): try again when that has finished"
+    )]
+    Converting,
+    /// An interrupted conversion went the other way.
+    #[error(
+        "this store is part way through being converted to {}; finish that first by running it again",
+        match to { crate::convert::Direction::Encrypted => "encrypted (`rekey --from-plain`)", crate::convert::Direction::Plain => "plain (`rekey --to-plain`)" }
+    )]
+    ConversionOtherWay {
+        /// Where the interrupted conversion goes.
+        to: crate::convert::Direction,
+    },
+    /// An interrupted conversion used another key.
+    #[error(
+        "this store's interrupted conversion used another key (key id {key_id}); run it again with that key"
+    )]
+    ConversionKey {
+        /// The key it used.
+        key_id: KeyId,
+    },
     /// The operating system's random generator failed.
     #[error("the operating system's random generator failed")]
     Random,

@@ -29,6 +29,10 @@
 //! - [`EncryptedStore::rotate`] re-encrypts every record under the active key, with
 //!   compare-and-swap under a lease, resumably, reporting progress;
 //!   [`EncryptedStore::drop_key`] refuses while any record still uses the key.
+//! - [`EncryptedStore::encrypt_in_place`] encrypts a plaintext store and
+//!   [`EncryptedStore::decrypt_in_place`] decrypts one, the same way, behind a
+//!   [conversion marker](convert) every other opener can see
+//!   ([`conversion_in_progress`]).
 //! - A per-key write counter, persisted in the inner store and reserved in blocks
 //!   by compare-and-swap, caps encryptions per key well below the 2^32 bound for
 //!   random nonces ([`DEFAULT_WRITE_CEILING`] = 2^30). Past it, writes fail with
@@ -69,16 +73,19 @@
 
 pub mod envelope;
 
+pub mod convert;
+
 mod counter;
 mod error;
 mod key;
 mod rotate;
 mod store;
 
+pub use convert::{Conversion, ConversionWatch, Direction, conversion_in_progress};
 pub use counter::KeyUsage;
 pub use error::EncryptionError;
 pub use key::{KEY_LEN, KeyError, KeyId, KeyMaterial, KeyRing, MAX_KEY_FILE_LEN};
-pub use rotate::RotationProgress;
+pub use rotate::{PAGE_FAILPOINT, RotationProgress};
 pub use store::{
     DEFAULT_COUNTER_BLOCK, DEFAULT_WRITE_CEILING, EncryptedStore, EncryptionOptions,
     MAX_WRITE_CEILING, RESERVED_NAMESPACE,

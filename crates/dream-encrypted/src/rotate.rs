@@ -1,4 +1,4 @@
-//! Key rotation and dropping keys.
+//! Key rotation, encrypting and decrypting a store in place, and dropping keys.
 
 use std::ops::ControlFlow;
 use std::sync::Arc;
@@ -18,6 +18,9 @@ use crate::store::EncryptedStore;
 /// How many times rotation re-reads a record that changed under it.
 const MAX_RECORD_ATTEMPTS: usize = 16;
 
+/// The failpoint after each page a rotation or conversion wrote (crash tests).
+pub const PAGE_FAILPOINT: &str = "encryption.convert.after_page";
+
 /// How far a rotation got. Passed to the progress callback after every page and
 /// returned at the end.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -28,9 +31,11 @@ pub struct RotationProgress {
     pub namespaces_done: usize,
     /// Records looked at.
     pub scanned: u64,
-    /// Records re-encrypted under the active key by this run.
+    /// Records this run converted: re-encrypted under the active key (rotation),
+    /// encrypted ([`EncryptedStore::encrypt_in_place`]) or decrypted
+    /// ([`EncryptedStore::decrypt_in_place`]).
     pub reencrypted: u64,
-    /// Records already under the active key (left alone).
+    /// Records already in the target form (left alone).
     pub already_current: u64,
     /// Records deleted by someone else while rotation was at them.
     pub vanished: u64,
@@ -40,10 +45,31 @@ pub struct RotationProgress {
 }
 
 /// The rotation lease, renewed every third of its TTL.
-struct Guard {
-    lease: Option<Lease>,
+pub(crate) struct Guard {
+    pub(crate) lease: Option<Lease>,
     fenced: bool,
     renewed: Instant,
+}
+
+impl Guard {
+    /// The fence each write carries, when the store fences writes.
+    pub(crate) fn fence(&self) -> Option<dream_core::Fence> {
+        match (&self.lease, self.fenced) {
+            (Some(lease), true) => Some(lease.fence()),
+            _ => None,
+        }
+    }
+}
+
+/// What a pass over every record turns each record into.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Target {
+    /// Sealed under the active key, from any key of the ring (rotation).
+    Active,
+    /// Sealed under the active key, from plaintext (encrypting in place).
+    FromPlain,
+    /// Plaintext, from any key of the ring (decrypting in place).
+    Plain,
 }
 
 impl<S: RecordStore> EncryptedStore<S> {
@@ -64,16 +90,22 @@ impl<S: RecordStore> EncryptedStore<S> {
     ) -> Result<RotationProgress, EncryptionError> {
         let ring = self.ring();
         let mut guard = self.take_rotation_lease().await?;
-        let result = self.rotate_all(&ring, &mut guard, &mut on_progress).await;
+        let result = self
+            .convert_all(&ring, &mut guard, Target::Active, &mut on_progress)
+            .await;
+        self.release_rotation_lease(guard).await;
+        result
+    }
+
+    pub(crate) async fn release_rotation_lease(&self, mut guard: Guard) {
         if let Some(lease) = guard.lease.take()
             && let Err(err) = self.inner.release(lease).await
         {
             tracing::warn!(error = %err, "could not release the rotation lease");
         }
-        result
     }
 
-    async fn take_rotation_lease(&self) -> Result<Guard, EncryptionError> {
+    pub(crate) async fn take_rotation_lease(&self) -> Result<Guard, EncryptionError> {
         let caps = self.inner.info().capabilities;
         if !caps.leases {
             return Ok(Guard {
@@ -97,7 +129,7 @@ impl<S: RecordStore> EncryptedStore<S> {
         }
     }
 
-    async fn keep_lease(&self, guard: &mut Guard) -> Result<(), EncryptionError> {
+    pub(crate) async fn keep_lease(&self, guard: &mut Guard) -> Result<(), EncryptionError> {
         if let Some(lease) = &guard.lease
             && guard.renewed.elapsed() >= self.options.rotation_ttl / 3
         {
@@ -107,10 +139,12 @@ impl<S: RecordStore> EncryptedStore<S> {
         Ok(())
     }
 
-    async fn rotate_all(
+    /// Brings every record of every user namespace to `target`, page by page.
+    pub(crate) async fn convert_all(
         &self,
         ring: &Arc<KeyRing>,
         guard: &mut Guard,
+        target: Target,
         on_progress: &mut (impl FnMut(&RotationProgress) -> ControlFlow<()> + Send),
     ) -> Result<RotationProgress, EncryptionError> {
         let mut progress = RotationProgress::default();
@@ -130,8 +164,9 @@ impl<S: RecordStore> EncryptedStore<S> {
                     .into_iter()
                     .map(|e| (Key::new(namespace.clone(), e.id), e.record))
                     .collect();
-                self.rotate_page(ring, guard, records, &mut progress)
+                self.rotate_page(ring, guard, target, records, &mut progress)
                     .await?;
+                dream_core::failpoint::failpoint(PAGE_FAILPOINT);
                 cursor = page.next;
                 if cursor.is_none() {
                     progress.namespaces_done += 1;
@@ -148,20 +183,53 @@ impl<S: RecordStore> EncryptedStore<S> {
         Ok(progress)
     }
 
-    /// Re-encrypts one page's records that are not under the active key as one
-    /// fenced batch, each put conditional on the version listed. Where the batch
-    /// stops at a record changed meanwhile, the rest go one by one
+    /// Whether `record` is already in `target`'s form. Encrypting in place
+    /// counts a record done only when it opens under the active key, so a
+    /// plaintext value that happens to look like an envelope is still sealed.
+    fn is_current(&self, ring: &KeyRing, target: Target, key: &Key, record: &Record) -> bool {
+        match target {
+            Target::Active => envelope::key_id(&record.value) == Ok(ring.active()),
+            Target::FromPlain => {
+                envelope::key_id(&record.value) == Ok(ring.active())
+                    && envelope::open(ring, key, record.value.clone()).is_ok()
+            }
+            Target::Plain => envelope::key_id(&record.value).is_err(),
+        }
+    }
+
+    /// `record`'s value in `target`'s form.
+    async fn converted(
+        &self,
+        ring: &Arc<KeyRing>,
+        target: Target,
+        key: &Key,
+        record: &Record,
+    ) -> Result<Bytes, EncryptionError> {
+        Ok(match target {
+            Target::Active => {
+                let plain = self.open_for_rotation(ring, key, record)?;
+                self.seal(ring, key, plain).await?
+            }
+            Target::FromPlain => self.seal(ring, key, record.value.clone()).await?,
+            Target::Plain => self.open_for_rotation(ring, key, record)?,
+        })
+    }
+
+    /// Converts one page's records not yet in `target`'s form as one fenced
+    /// batch, each put conditional on the version listed. Where the batch stops
+    /// at a record changed meanwhile, the rest go one by one
     /// ([`Self::rotate_record`] re-reads them).
     async fn rotate_page(
         &self,
         ring: &Arc<KeyRing>,
         guard: &mut Guard,
+        target: Target,
         records: Vec<(Key, Record)>,
         progress: &mut RotationProgress,
     ) -> Result<(), EncryptionError> {
         let mut stale = Vec::with_capacity(records.len());
         for (key, record) in records {
-            if envelope::key_id(&record.value) == Ok(ring.active()) {
+            if self.is_current(ring, target, &key, &record) {
                 progress.already_current += 1;
             } else {
                 stale.push((key, record));
@@ -169,19 +237,13 @@ impl<S: RecordStore> EncryptedStore<S> {
         }
         let mut ops = Vec::with_capacity(stale.len());
         for (key, record) in &stale {
-            let plain = self.open_for_rotation(ring, key, record)?;
-            let sealed = self.seal(ring, key, plain).await?;
             ops.push(BatchOp::put(
                 key.clone(),
-                sealed,
+                self.converted(ring, target, key, record).await?,
                 Precondition::Matches(record.version),
             ));
         }
-        let fence = match (&guard.lease, guard.fenced) {
-            (Some(lease), true) => Some(lease.fence()),
-            _ => None,
-        };
-        let applied = match self.inner.write_batch(&ops, fence).await {
+        let applied = match self.inner.write_batch(&ops, guard.fence()).await {
             Ok(outcomes) => outcomes.len(),
             Err(StoreError::Conflict { .. }) => 0,
             Err(StoreError::PartialBatch { applied, source })
@@ -194,7 +256,7 @@ impl<S: RecordStore> EncryptedStore<S> {
         progress.reencrypted += applied as u64;
         for (key, record) in stale.into_iter().skip(applied) {
             self.keep_lease(guard).await?;
-            self.rotate_record(ring, guard, &key, record, progress)
+            self.rotate_record(ring, guard, target, &key, record, progress)
                 .await?;
         }
         Ok(())
@@ -220,24 +282,22 @@ impl<S: RecordStore> EncryptedStore<S> {
         &self,
         ring: &Arc<KeyRing>,
         guard: &mut Guard,
+        target: Target,
         key: &Key,
         mut record: Record,
         progress: &mut RotationProgress,
     ) -> Result<(), EncryptionError> {
         for _ in 0..MAX_RECORD_ATTEMPTS {
-            if envelope::key_id(&record.value) == Ok(ring.active()) {
+            if self.is_current(ring, target, key, &record) {
                 progress.already_current += 1;
                 return Ok(());
             }
-            let plain = self.open_for_rotation(ring, key, &record)?;
-            let sealed = self.seal(ring, key, plain).await?;
+            let value = self.converted(ring, target, key, &record).await?;
             let mut write = Write::matches(record.version);
-            if guard.fenced
-                && let Some(lease) = &guard.lease
-            {
-                write = write.fenced(lease.fence());
+            if let Some(fence) = guard.fence() {
+                write = write.fenced(fence);
             }
-            match self.inner.put(key, sealed, write).await {
+            match self.inner.put(key, value, write).await {
                 Ok(_) => {
                     progress.reencrypted += 1;
                     return Ok(());
@@ -255,7 +315,7 @@ impl<S: RecordStore> EncryptedStore<S> {
         Err(EncryptionError::RecordContended { key: key.clone() })
     }
 
-    async fn user_namespaces(&self) -> Result<Vec<Namespace>, StoreError> {
+    pub(crate) async fn user_namespaces(&self) -> Result<Vec<Namespace>, StoreError> {
         let mut namespaces = self.inner.namespaces().await?;
         namespaces.retain(|ns| *ns != self.reserved);
         namespaces.sort();

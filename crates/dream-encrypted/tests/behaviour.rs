@@ -24,8 +24,8 @@ use dream_core::{
 };
 use dream_encrypted::envelope::{HEADER_LEN, OVERHEAD};
 use dream_encrypted::{
-    EncryptedStore, EncryptionError, EncryptionOptions, KeyId, KeyMaterial, KeyRing,
-    RotationProgress,
+    ConversionWatch, Direction, EncryptedStore, EncryptionError, EncryptionOptions, KeyId,
+    KeyMaterial, KeyRing, RotationProgress, conversion_in_progress,
 };
 
 mod common;
@@ -199,6 +199,7 @@ macro_rules! behaviour_suite {
                     batches_are_encrypted_and_the_reserved_namespace_refused,
                     rotation_survives_a_restart_then_drops_the_old_key,
                     write_counter_survives_restarts,
+                    plain_store_encrypted_in_place_and_back_resuming_each_way,
                 );
             }
         )*
@@ -1336,4 +1337,164 @@ async fn write_counter_survives_restarts(place: Arc<Place>) {
         Some(EncryptionError::KeyExhausted { .. })
     ));
     assert_eq!(written + ok, 13);
+}
+
+/// `encrypt_in_place` stopped after its first page leaves a marker every opener
+/// sees and reads through [`ConversionWatch`] that say "converting", never
+/// ciphertext or `Corrupt`; resumed with another key it refuses; resumed with
+/// the same key it finishes with every record sealed. `decrypt_in_place` does
+/// the same back to the exact plaintext bytes, leaving no encryption state.
+async fn plain_store_encrypted_in_place_and_back_resuming_each_way(place: Arc<Place>) {
+    let inner = place.open().await;
+    let mut plain = Vec::new();
+    for (ns, n) in [("memories", 230), ("sessions", 3)] {
+        for i in 0..n {
+            let k = key(ns, &format!("r{i:04}"));
+            let value = Bytes::from(format!("{ns} plaintext {i}"));
+            inner
+                .put(&k, value.clone(), Write::absent())
+                .await
+                .expect("put");
+            plain.push((k, value));
+        }
+    }
+    let options = EncryptionOptions::default().rotation_batch(100);
+    let converting = |err: StoreError| {
+        assert!(
+            matches!(encryption_error(&err), EncryptionError::Converting),
+            "{err:?}"
+        );
+    };
+    // A reader of the plain store that opened before the conversion began.
+    let plain_reader = ConversionWatch::new(inner.clone(), inner.clone(), false);
+    assert_eq!(
+        plain_reader
+            .get(&plain[0].0)
+            .await
+            .expect("get")
+            .expect("present")
+            .value,
+        plain[0].1
+    );
+
+    let store = with_options(&inner, ring1(), options.clone());
+    let stopped = store
+        .encrypt_in_place(|_| ControlFlow::Break(()))
+        .await
+        .expect("first page");
+    assert!(!stopped.complete);
+    assert_eq!(stopped.reencrypted, 100);
+    let marker = conversion_in_progress(&*inner)
+        .await
+        .expect("marker")
+        .expect("present");
+    assert_eq!(
+        (marker.to, marker.key_id),
+        (Direction::Encrypted, KeyId::new(1))
+    );
+    converting(plain_reader.get(&plain[0].0).await.expect_err("sealed now"));
+    converting(
+        plain_reader
+            .list(&plain[0].0.namespace, None, 10)
+            .await
+            .expect_err("sealed"),
+    );
+    assert_eq!(
+        plain_reader
+            .get(&plain[150].0)
+            .await
+            .expect("not yet")
+            .expect("present")
+            .value,
+        plain[150].1
+    );
+    let enc_reader = ConversionWatch::new(encrypted(&inner, ring1()), inner.clone(), true);
+    converting(
+        enc_reader
+            .get(&plain[150].0)
+            .await
+            .expect_err("still plaintext"),
+    );
+    match with_options(&inner, ring2_only(), options.clone())
+        .encrypt_in_place(|_| ControlFlow::Continue(()))
+        .await
+    {
+        Err(EncryptionError::ConversionKey { key_id }) => assert_eq!(key_id, KeyId::new(1)),
+        other => panic!("another key must be refused: {other:?}"),
+    }
+    match store.decrypt_in_place(|_| ControlFlow::Continue(())).await {
+        Err(EncryptionError::ConversionOtherWay {
+            to: Direction::Encrypted,
+        }) => {}
+        other => panic!("the other way must be refused: {other:?}"),
+    }
+    let done = with_options(&inner, ring1(), options.clone())
+        .encrypt_in_place(|_| ControlFlow::Continue(()))
+        .await
+        .expect("resumed");
+    assert!(done.complete);
+    assert_eq!(done.reencrypted, plain.len() as u64 - 100);
+    assert!(
+        conversion_in_progress(&*inner)
+            .await
+            .expect("read")
+            .is_none()
+    );
+    for (k, value) in &plain {
+        let raw = inner.get(k).await.expect("get").expect("present").value;
+        assert_eq!(&raw[..4], b"DRME", "{k} sealed");
+        assert_eq!(
+            &enc_reader
+                .get(k)
+                .await
+                .expect("opens")
+                .expect("present")
+                .value,
+            value
+        );
+    }
+    // Finished: the old plain reader still says so instead of handing ciphertext.
+    converting(
+        plain_reader
+            .get(&plain[0].0)
+            .await
+            .expect_err("encrypted store"),
+    );
+    match store.encrypt_in_place(|_| ControlFlow::Continue(())).await {
+        Err(EncryptionError::NotPlain) => {}
+        other => panic!("an encrypted store is not plain: {other:?}"),
+    }
+
+    let store = with_options(&inner, ring1(), options.clone());
+    let stopped = store
+        .decrypt_in_place(|_| ControlFlow::Break(()))
+        .await
+        .expect("first page");
+    assert_eq!((stopped.complete, stopped.reencrypted), (false, 100));
+    converting(
+        enc_reader
+            .get(&plain[0].0)
+            .await
+            .expect_err("plaintext now"),
+    );
+    let done = with_options(&inner, ring1(), options.clone())
+        .decrypt_in_place(|_| ControlFlow::Continue(()))
+        .await
+        .expect("resumed");
+    assert!(done.complete);
+    for (k, value) in &plain {
+        assert_eq!(
+            &inner.get(k).await.expect("get").expect("present").value,
+            value
+        );
+    }
+    let namespaces = inner.namespaces().await.expect("namespaces");
+    assert!(
+        namespaces.iter().all(|n| n.as_str() != "encryption"),
+        "{namespaces:?}"
+    );
+    match store.decrypt_in_place(|_| ControlFlow::Continue(())).await {
+        Err(EncryptionError::NotEncrypted) => {}
+        other => panic!("a plain store is not encrypted: {other:?}"),
+    }
 }
