@@ -348,10 +348,11 @@ fn acknowledged_writes_survive_a_restart_and_a_crash_of_the_server() {
         );
         assert!(Some(record.version) >= last);
         eprintln!(
-            "{} acknowledged writes, {} untold ({} of them there), counter {n} \
-             ({acked_increments} acknowledged, {untold_increments} untold)",
+            "{} acknowledged writes, {} failed ({} retryable, {} there), counter {n} \
+             ({acked_increments} acknowledged, {untold_increments} failed)",
             acked.len(),
             untold.len(),
+            untold.iter().filter(|(retryable, _)| *retryable).count(),
             untold_there
         );
     });
