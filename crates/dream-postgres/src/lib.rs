@@ -104,6 +104,11 @@
 //!   outcome (still live and not released: sent again). If another holder took
 //!   the lock meanwhile, `false` is reported even if the release had committed.
 //!
+//! For every write kind, when reading back itself fails (the server is still
+//! restarting) or every attempt loses its connection, the result is that
+//! non-retryable unknown outcome, never the lost connection's retryable error:
+//! a retryable error always means the write was not applied.
+//!
 //! # Connection and secrets
 //!
 //! PostgreSQL 11 or newer. The user needs `CREATE` on the database the first

@@ -607,18 +607,25 @@ impl PostgresStore {
                     attempt += 1;
                 }
                 Attempt::Lost(err) if !err.is_retryable() => return Err(err),
-                Attempt::Lost(err) => {
+                Attempt::Lost(_) => {
                     tracing::warn!(
                         op,
                         "connection lost during a write; reading back to resolve its outcome"
                     );
-                    match resolve().await? {
-                        Some(result) => return Ok(result),
-                        None if attempt < ATTEMPTS => {
+                    match resolve().await {
+                        Ok(Some(result)) => return Ok(result),
+                        Ok(None) if attempt < ATTEMPTS => {
                             tokio::time::sleep(backoff(attempt)).await;
                             attempt += 1;
                         }
-                        None => return Err(err),
+                        // The last attempt was lost too, or reading back failed
+                        // (the server is still away): nothing tells whether the
+                        // write committed, so it must not be retried blindly.
+                        Ok(None) => return Err(unknown_outcome(op, key)),
+                        Err(read) if read.is_retryable() => {
+                            return Err(unknown_outcome(op, key));
+                        }
+                        Err(read) => return Err(read),
                     }
                 }
             }

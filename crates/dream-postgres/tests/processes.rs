@@ -1,6 +1,9 @@
-//! Several OS processes on one PostgreSQL store: lease-guarded read-modify-write
-//! with no lost update and no overlap; a holder frozen (SIGSTOP) past its TTL is
-//! fenced out when it wakes. Each test re-executes this binary as its children.
+//! Several OS processes on one PostgreSQL store: four writing and leasing at
+//! once, lease-guarded read-modify-write and unfenced compare-and-set, with no
+//! lost update and no overlap; a holder frozen (SIGSTOP) past its TTL is fenced
+//! out when it wakes; a process SIGKILLed in the middle of a batch leaves it
+//! whole or absent, and its lease to be taken once it expired by the server's
+//! clock. Each test re-executes this binary as its children.
 
 mod common;
 
@@ -119,6 +122,12 @@ fn lease_guarded_read_modify_write_across_processes() {
         (CHILDREN * ROUNDS).to_string(),
         "no lost update"
     );
+    let record = rt.block_on(store.get(&key("cas"))).unwrap().unwrap();
+    assert_eq!(
+        std::str::from_utf8(&record.value).unwrap(),
+        (CHILDREN * ROUNDS).to_string(),
+        "no lost compare-and-set increment across processes"
+    );
 }
 
 async fn rmw_child() {
@@ -157,6 +166,31 @@ async fn rmw_child() {
             "lease held until release"
         );
         sections.push_str(&format!(" {start}-{end}"));
+        // Between leases, an unfenced compare-and-set increment racing the
+        // other processes': tried again on `Conflict` until it lands.
+        loop {
+            let current = store.get(&key("cas")).await.unwrap();
+            let (n, write) = match &current {
+                Some(r) => (
+                    std::str::from_utf8(&r.value)
+                        .unwrap()
+                        .parse::<u64>()
+                        .unwrap(),
+                    Write::matches(r.version),
+                ),
+                None => (0, Write::absent()),
+            };
+            match store
+                .put(&key("cas"), Bytes::from((n + 1).to_string()), write)
+                .await
+            {
+                Ok(_) => break,
+                Err(StoreError::Conflict { .. }) => {
+                    assert!(Instant::now() < deadline, "the CAS never landed")
+                }
+                Err(e) => panic!("CAS increment: {e}"),
+            }
+        }
     }
     println!("SECTIONS{sections}");
 }
@@ -300,5 +334,225 @@ async fn frozen_child() {
         kind(&put),
         kind(&delete),
         kind(&renew)
+    );
+}
+
+/// The TTL of the lease a killed child holds.
+const KILLED_TTL: Duration = Duration::from_secs(6);
+
+/// How many backends run `pattern` and are in `state` (`Lock`: waiting on a
+/// lock; `any`: running at all).
+async fn backends(pattern: &str, waiting: bool) -> i64 {
+    let pattern = pattern.to_owned();
+    common::with_client(move |client| {
+        Box::pin(async move {
+            client
+                .query_one(
+                    "SELECT count(*) FROM pg_stat_activity WHERE query LIKE $1 \
+                     AND state = 'active' AND (NOT $2 OR wait_event_type = 'Lock')",
+                    &[&pattern, &waiting],
+                )
+                .await
+                .map(|row| row.get::<_, i64>(0))
+                .unwrap_or(0)
+        })
+    })
+    .unwrap()
+}
+
+/// A child holding a lease runs a fenced batch `a`, `z` (both `Absent`) that
+/// has inserted `a` and waits on `z`, which another transaction (the blocker)
+/// inserted and has not committed; the child is SIGKILLed there. The blocker
+/// then commits (`commit`: the child's `z` conflicts, its whole batch rolls
+/// back) or rolls back (the dead child's statement, already sent, runs to its
+/// end). Either way the batch is all there or absent, and the dead child's lease
+/// is taken by another process only once it expired by the server's clock.
+fn killed_mid_batch(test: &str, blocker_ends_with: &str) {
+    if child_role().is_some() {
+        return runtime().block_on(killed_child());
+    }
+    if !common::available(test) {
+        return;
+    }
+    let schema = common::fresh_schema();
+    let _guard = SchemaGuard::new(&schema);
+    let rt = runtime();
+    rt.block_on(async {
+        let store = common::open(&schema).await;
+        let (blocker, connection) = dream_postgres::tokio_postgres::connect(
+            &common::url(),
+            dream_postgres::tokio_postgres::NoTls,
+        )
+        .await
+        .expect("blocker connects");
+        tokio::spawn(connection);
+        blocker
+            .batch_execute(&format!(
+                "BEGIN; INSERT INTO \"{schema}\".records (namespace, id, version, value, write_id) \
+                 VALUES ('ns', 'z', nextval('\"{schema}\".versions'), 'blocker', 'blocker')"
+            ))
+            .await
+            .expect("the blocker inserts z");
+        let mut child =
+            ChildProcess::spawn(test, "killed", &[(SCHEMA_ENV, schema.as_str())]).unwrap();
+        let line = child
+            .wait_for_line("LEASED", Duration::from_secs(60))
+            .unwrap();
+        let child_token: u64 = after(&line, "LEASED").parse().unwrap();
+        let pattern = format!("%\"{schema}\".write_batch(%");
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while backends(&pattern, true).await == 0 {
+            assert!(
+                Instant::now() < deadline,
+                "the child's batch never waited on z"
+            );
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        child.kill();
+        blocker
+            .batch_execute(blocker_ends_with)
+            .await
+            .expect("the blocker ends");
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while backends(&pattern, false).await > 0 {
+            assert!(
+                Instant::now() < deadline,
+                "the dead child's statement never ended"
+            );
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+
+        // All of the batch or none of it, and its claim with it.
+        let a = store.get(&key("a")).await.unwrap();
+        let z = store.get(&key("z")).await.unwrap().map(|r| r.value);
+        let claims: i64 = blocker
+            .query_one(&format!("SELECT count(*) FROM \"{schema}\".batches"), &[])
+            .await
+            .unwrap()
+            .get(0);
+        match blocker_ends_with {
+            "COMMIT" => {
+                assert!(a.is_none(), "half of the batch is there: {a:?}");
+                assert_eq!(z.as_deref(), Some(&b"blocker"[..]));
+                assert_eq!(claims, 0, "the rolled-back batch left its claim");
+            }
+            _ => {
+                let applied = a.is_some();
+                if applied {
+                    assert_eq!(a.unwrap().value.as_ref(), b"batch a");
+                    assert_eq!(z.as_deref(), Some(&b"batch z"[..]));
+                } else {
+                    assert!(z.is_none(), "half of the batch is there: z {z:?}");
+                }
+                assert_eq!(claims, i64::from(applied));
+                eprintln!("the dead child's batch, already sent, was applied: {applied}");
+            }
+        }
+
+        // The dead holder's lease: refused while live, by the server's clock;
+        // taken once it expired, with a greater token; the old fence is refused.
+        let row = blocker
+            .query_one(
+                &format!(
+                    "SELECT (extract(epoch FROM expires_at) * 1000)::float8, \
+                     (extract(epoch FROM expires_at - clock_timestamp()) * 1000)::float8 \
+                     FROM \"{schema}\".leases WHERE lock = 'dream'"
+                ),
+                &[],
+            )
+            .await
+            .unwrap();
+        let (expires_ms, remaining_ms): (f64, f64) = (row.get(0), row.get(1));
+        if remaining_ms > 1000.0 {
+            assert!(
+                store
+                    .try_lease(&lock(), Duration::from_secs(30))
+                    .await
+                    .unwrap()
+                    .is_none(),
+                "the dead holder's lease was taken {remaining_ms} ms before it expired"
+            );
+        }
+        let deadline = Instant::now() + KILLED_TTL + Duration::from_secs(30);
+        let taken = loop {
+            if let Some(lease) = store
+                .try_lease(&lock(), Duration::from_secs(30))
+                .await
+                .unwrap()
+            {
+                break lease;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "the dead holder's lease never expired"
+            );
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        };
+        let now_ms: f64 = blocker
+            .query_one(
+                "SELECT (extract(epoch FROM clock_timestamp()) * 1000)::float8",
+                &[],
+            )
+            .await
+            .unwrap()
+            .get(0);
+        assert!(
+            now_ms >= expires_ms,
+            "taken before the server's clock reached the expiry"
+        );
+        assert!(taken.token() > child_token);
+        let stale = dream_core::Lease::new(lock(), child_token, "the dead child".to_owned());
+        assert!(matches!(
+            store
+                .put(
+                    &key("a"),
+                    Bytes::from_static(b"stale"),
+                    Write::any().fenced(stale.fence())
+                )
+                .await,
+            Err(StoreError::LockLost { .. })
+        ));
+        assert!(store.release(taken).await.unwrap());
+    });
+}
+
+async fn killed_child() {
+    let store = child_store().await;
+    let lease = store
+        .try_lease(&lock(), KILLED_TTL)
+        .await
+        .unwrap()
+        .expect("free");
+    println!("LEASED {}", lease.token());
+    let ops = [
+        dream_core::BatchOp::put(
+            key("a"),
+            Bytes::from_static(b"batch a"),
+            dream_core::Precondition::Absent,
+        ),
+        dream_core::BatchOp::put(
+            key("z"),
+            Bytes::from_static(b"batch z"),
+            dream_core::Precondition::Absent,
+        ),
+    ];
+    let outcome = store.write_batch(&ops, Some(lease.fence())).await;
+    // Never reached: the parent kills this process while the batch waits.
+    println!("RETURNED {outcome:?}");
+}
+
+#[test]
+fn a_process_killed_mid_batch_leaves_none_of_it_and_its_lease_expires() {
+    killed_mid_batch(
+        "a_process_killed_mid_batch_leaves_none_of_it_and_its_lease_expires",
+        "COMMIT",
+    );
+}
+
+#[test]
+fn a_killed_process_s_sent_batch_is_applied_whole_or_not_at_all() {
+    killed_mid_batch(
+        "a_killed_process_s_sent_batch_is_applied_whole_or_not_at_all",
+        "ROLLBACK",
     );
 }

@@ -5,11 +5,13 @@
 //! the test skips loudly, unless `DREAM_REQUIRE_POSTGRES=1`.
 
 mod common;
+#[path = "common/server.rs"]
+mod server;
 
-use std::net::TcpListener;
-use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::path::Path;
 use std::sync::Arc;
+
+use server::{PrivateServer, utf8};
 
 use dream_conformance::rules;
 use dream_conformance::tls::TestCa;
@@ -18,119 +20,21 @@ use dream_postgres::rustls::CertificateError;
 use dream_postgres::tokio_postgres::{self, NoTls};
 use dream_postgres::{CertificateRefused, PostgresConfig, PostgresStore};
 
-/// A server started with `pg_ctl`, stopped (immediate) on drop.
-struct TlsServer {
-    data: PathBuf,
-    port: u16,
-    as_postgres: bool,
-}
-
-/// Runs `program args` as the `postgres` user when this process is root.
-fn run(as_postgres: bool, program: &str, args: &[&str]) -> Result<(), String> {
-    let mut command = if as_postgres {
-        let mut c = Command::new("runuser");
-        c.args(["-u", "postgres", "--", program]);
-        c
-    } else {
-        Command::new(program)
-    };
-    let output = command
-        .args(args)
-        .stdin(Stdio::null())
-        .output()
-        .map_err(|e| format!("{program}: {e}"))?;
-    if output.status.success() {
-        Ok(())
-    } else {
-        Err(format!(
-            "{program} failed: {}{}",
-            String::from_utf8_lossy(&output.stdout),
-            String::from_utf8_lossy(&output.stderr)
-        ))
-    }
-}
-
-fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .map(|a| a.port())
-        .expect("a free port")
-}
-
-fn utf8(path: &Path) -> &str {
-    path.to_str().expect("UTF-8 temp path")
-}
-
-impl TlsServer {
-    /// initdb into `dir/data` and start with `ssl=on` and `cert`/`key`.
-    fn start(dir: &Path, cert: &Path, key: &Path) -> Result<TlsServer, String> {
-        let as_postgres = rustix::process::geteuid().is_root();
-        if as_postgres {
-            run(false, "chown", &["-R", "postgres:", utf8(dir)])?;
-        }
-        let data = dir.join("data");
-        run(
-            as_postgres,
-            "initdb",
-            &[
-                "-D",
-                utf8(&data),
-                "-A",
-                "trust",
-                "-U",
-                "postgres",
-                "--no-sync",
-            ],
-        )?;
-        let port = free_port();
-        let options = format!(
-            "-p {port} -k {} -c listen_addresses=localhost -c ssl=on -c ssl_cert_file={} -c ssl_key_file={} -c fsync=off",
-            utf8(dir),
+/// The private server, with TLS on.
+fn start_tls(dir: &Path, cert: &Path, key: &Path) -> Result<PrivateServer, String> {
+    PrivateServer::start(
+        dir,
+        &format!(
+            "-c ssl=on -c ssl_cert_file={} -c ssl_key_file={} -c fsync=off",
             utf8(cert),
             utf8(key)
-        );
-        let log = dir.join("server.log");
-        run(
-            as_postgres,
-            "pg_ctl",
-            &[
-                "-D",
-                utf8(&data),
-                "-l",
-                utf8(&log),
-                "-o",
-                &options,
-                "-w",
-                "-t",
-                "30",
-                "start",
-            ],
-        )
-        .map_err(|e| format!("{e}\n{}", std::fs::read_to_string(&log).unwrap_or_default()))?;
-        Ok(TlsServer {
-            data,
-            port,
-            as_postgres,
-        })
-    }
-
-    fn url(&self, host: &str, mode: &str, ca: &Path) -> String {
-        format!(
-            "postgres://postgres@{host}:{}/postgres?sslmode={mode}&sslrootcert={}",
-            self.port,
-            utf8(ca)
-        )
-    }
+        ),
+    )
 }
 
-impl Drop for TlsServer {
-    fn drop(&mut self) {
-        let _ = run(
-            self.as_postgres,
-            "pg_ctl",
-            &["-D", utf8(&self.data), "-m", "immediate", "-w", "stop"],
-        );
-    }
+/// The URL of the server as `host`, with `sslmode=mode` and `sslrootcert=ca`.
+fn tls_url(server: &PrivateServer, host: &str, mode: &str, ca: &Path) -> String {
+    server.url(host, &format!("sslmode={mode}&sslrootcert={}", utf8(ca)))
 }
 
 fn config(url: &str) -> PostgresConfig {
@@ -165,7 +69,7 @@ async fn refused(url: &str) -> CertificateRefused {
 
 /// How many of the server's `dream` connections use TLS, and how many do not,
 /// asked over the unix socket in `dir`.
-async fn dream_connections(server: &TlsServer, dir: &Path) -> (i64, i64) {
+async fn dream_connections(server: &PrivateServer, dir: &Path) -> (i64, i64) {
     let mut config = tokio_postgres::Config::new();
     config
         .host_path(dir)
@@ -199,7 +103,7 @@ fn verify_full_and_verify_ca_check_the_server() {
         .expect("openssl ran a moment ago");
     // Valid for `localhost` only: 127.0.0.1 is a host-name mismatch.
     let issued = ca.issue("server", &["DNS:localhost"]).expect("issue");
-    let server = match TlsServer::start(dir.path(), &issued.cert, &issued.key) {
+    let server = match start_tls(dir.path(), &issued.cert, &issued.key) {
         Ok(server) => server,
         Err(why) => {
             common::skip(test, &format!("could not start a private server: {why}"));
@@ -214,7 +118,7 @@ fn verify_full_and_verify_ca_check_the_server() {
     runtime.block_on(async {
         // verify-full with the right CA and host: a sample of the conformance
         // rules passes over TLS, each in a fresh schema.
-        let url = server.url("localhost", "verify-full", &ca.cert);
+        let url = tls_url(&server, "localhost", "verify-full", &ca.cert);
         // (The private server is thrown away: the schemas are not dropped.)
         let fresh = || async {
             Arc::new(PostgresStore::open(config(&url)).await.expect("open")) as Arc<dyn RecordStore>
@@ -235,7 +139,7 @@ fn verify_full_and_verify_ca_check_the_server() {
 
         // The wrong host for the certificate: refused by verify-full, accepted
         // by verify-ca (which checks the chain only).
-        let refusal = refused(&server.url("127.0.0.1", "verify-full", &ca.cert)).await;
+        let refusal = refused(&tls_url(&server, "127.0.0.1", "verify-full", &ca.cert)).await;
         assert!(
             matches!(
                 refusal.reason,
@@ -247,9 +151,14 @@ fn verify_full_and_verify_ca_check_the_server() {
             refusal.server.contains(&server.port.to_string()),
             "{refusal}"
         );
-        let store = PostgresStore::open(config(&server.url("127.0.0.1", "verify-ca", &ca.cert)))
-            .await
-            .expect("verify-ca ignores the host name");
+        let store = PostgresStore::open(config(&tls_url(
+            &server,
+            "127.0.0.1",
+            "verify-ca",
+            &ca.cert,
+        )))
+        .await
+        .expect("verify-ca ignores the host name");
         let key = dream_core::Key::new(
             dream_core::Namespace::new("ns").unwrap(),
             dream_core::RecordId::new("k").unwrap(),
@@ -265,7 +174,7 @@ fn verify_full_and_verify_ca_check_the_server() {
 
         // Another CA: refused by both modes, whatever the host.
         for (host, mode) in [("localhost", "verify-full"), ("127.0.0.1", "verify-ca")] {
-            let refusal = refused(&server.url(host, mode, &other.cert)).await;
+            let refusal = refused(&tls_url(&server, host, mode, &other.cert)).await;
             assert_eq!(
                 refusal.reason,
                 CertificateError::UnknownIssuer,

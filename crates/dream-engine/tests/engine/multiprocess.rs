@@ -1,7 +1,7 @@
 //! Several processes on one store — dream-fs, dream-sqlite, dream-redis (a
-//! private `redis-server`) and, for the apply crash test, dream-postgres (a
-//! schema of its own on `DREAM_TEST_POSTGRES_URL`): passes racing while sessions
-//! are logged, and processes killed at every failpoint of apply.
+//! private `redis-server`) and dream-postgres (a schema of its own on
+//! `DREAM_TEST_POSTGRES_URL`): passes racing while sessions are logged, and
+//! processes killed at every failpoint of apply and of a scope purge.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -410,6 +410,14 @@ fn redis_two_processes_dream_at_once_while_a_third_logs() {
     );
 }
 
+#[test]
+fn postgres_two_processes_dream_at_once_while_a_third_logs() {
+    race(
+        "multiprocess::postgres_two_processes_dream_at_once_while_a_third_logs",
+        "postgres",
+    );
+}
+
 /// What a kill at a failpoint of apply must leave.
 #[cfg(feature = "failpoints")]
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -681,8 +689,8 @@ fn purge_crash(test: &str, backend: &'static str) {
         });
     }
     // A purge's chunks commit like a pass's apply: one batch where batches are atomic,
-    // the journal first elsewhere.
-    let apply = if backend == "sqlite" {
+    // the journal first elsewhere (the backends whose batches are atomic).
+    let apply = if matches!(backend, "sqlite" | "postgres") {
         dream_engine::ATOMIC_APPLY_FAILPOINTS
     } else {
         dream_engine::JOURNALED_APPLY_FAILPOINTS
@@ -796,5 +804,14 @@ fn redis_a_scope_purge_killed_at_each_failpoint_completes_on_the_next_lease() {
     purge_crash(
         "multiprocess::redis_a_scope_purge_killed_at_each_failpoint_completes_on_the_next_lease",
         "redis",
+    );
+}
+
+#[cfg(feature = "failpoints")]
+#[test]
+fn postgres_a_scope_purge_killed_at_each_failpoint_completes_on_the_next_lease() {
+    purge_crash(
+        "multiprocess::postgres_a_scope_purge_killed_at_each_failpoint_completes_on_the_next_lease",
+        "postgres",
     );
 }
