@@ -88,15 +88,7 @@ enum Command {
 /// The global options `scan` and `demo` do not use (they open no store and call
 /// no model): not offered in their help, and refused when given.
 const UNUSED_BY_SCAN_AND_DEMO: [&str; 10] = [
-    "store",
-    "redis_url_file",
-    "encrypt",
-    "key_file",
-    "scope",
-    "llm",
-    "model",
-    "base_url",
-    "timeout",
+    "store", "url_file", "encrypt", "key_file", "scope", "llm", "model", "base_url", "timeout",
     "deadline",
 ];
 

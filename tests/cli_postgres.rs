@@ -162,3 +162,51 @@ fn postgres_log_dream_recall_forget_through_the_binary() {
 fn encrypted_postgres_log_dream_recall_forget_through_the_binary() {
     log_dream_recall_forget(&["--encrypt"]);
 }
+
+/// `--store postgres --url-file FILE`: the URL with its password from a 0600
+/// file, never from the command line; a file others can read is refused before
+/// any connection, naming the file but not its contents.
+#[test]
+fn postgres_url_from_a_private_file() {
+    use std::os::unix::fs::PermissionsExt as _;
+    if !postgres_common::available("dream --store postgres --url-file") {
+        return;
+    }
+    let schema = postgres_common::fresh_schema();
+    let _guard = postgres_common::SchemaGuard::new(&schema);
+    let cli = Cli::new();
+    let file = cli.path("postgres-url");
+    std::fs::write(&file, format!("{}\n", url_with_password())).unwrap();
+    let file_arg = file.to_str().unwrap();
+    let store = format!("postgres?schema={schema}");
+    let args = |rest: &[&str]| {
+        let mut all = vec!["--store", store.as_str(), "--url-file", file_arg];
+        all.extend_from_slice(rest);
+        all.iter().map(|s| s.to_string()).collect::<Vec<_>>()
+    };
+    let run = |rest: &[&str]| {
+        let owned = args(rest);
+        let borrowed: Vec<&str> = owned.iter().map(String::as_str).collect();
+        cli.run_with(&borrowed, None, &[("DREAM_POSTGRES_URL", "")])
+    };
+
+    std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o644)).unwrap();
+    let refused = run(&["remember", "--name", "Editor", "--content", "Helix."]);
+    assert_eq!(refused.status.code(), Some(2), "{}", stderr(&refused));
+    let said = stderr(&refused);
+    assert!(said.contains("chmod 600"), "{said}");
+    assert!(said.contains("postgres-url"), "{said}");
+    assert!(!said.contains(SECRET), "{said}");
+
+    std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o600)).unwrap();
+    ok(run(&[
+        "remember",
+        "--name",
+        "Editor",
+        "--content",
+        "Helix.",
+    ]));
+    let listed = ok(run(&["list"]));
+    assert!(listed.contains("Editor"), "{listed}");
+    assert!(!listed.contains(SECRET));
+}

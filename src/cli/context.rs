@@ -55,9 +55,10 @@ pub struct Global {
     /// the URL from DREAM_REDIS_URL or --redis-url-file, `postgres` alone from DREAM_POSTGRES_URL).
     #[arg(long, global = true, value_name = "URL")]
     pub store: Option<String>,
-    /// File holding the Redis URL (with its password), mode 0600.
-    #[arg(long, global = true, value_name = "PATH")]
-    pub redis_url_file: Option<PathBuf>,
+    /// File holding the URL (with its password) for `--store redis` or `--store
+    /// postgres`, mode 0600 (`--redis-url-file` is the older name).
+    #[arg(long, global = true, value_name = "PATH", alias = "redis-url-file")]
+    pub url_file: Option<PathBuf>,
     /// Encrypt the store at rest; the key comes from DREAM_KEY (base64) or --key-file.
     #[arg(long, global = true)]
     pub encrypt: bool,
@@ -145,7 +146,7 @@ impl Global {
         if !create {
             super::stores::require_existing(&url)?;
         }
-        let store = super::stores::open(&url, self.redis_url_file.as_deref()).await?;
+        let store = super::stores::open(&url, self.url_file.as_deref()).await?;
         let namespaces = super::stores::check_encryption(&*store, key.is_some()).await?;
         Ok(match key {
             Some(key) => {
@@ -215,10 +216,8 @@ impl Global {
         if self.encrypt {
             return Ok(None);
         }
-        let url = super::stores::resolve_shorthand(
-            &self.store_url(config),
-            self.redis_url_file.as_deref(),
-        )?;
+        let url =
+            super::stores::resolve_shorthand(&self.store_url(config), self.url_file.as_deref())?;
         let locator = super::seal::locator(&url)?;
         Ok(Some(super::seal::load_or_create(
             &super::seal::config_dir()?,

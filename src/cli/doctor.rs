@@ -141,7 +141,7 @@ pub async fn doctor(global: &Global, args: DoctorArgs) -> Outcome {
         Err(e) => checks.push(Check::Fail(format!("store {}: {e}", escape(&url)))),
     }
     checks.extend(
-        super::stores::persistence_checks(&url, global.redis_url_file.as_deref())
+        super::stores::persistence_checks(&url, global.url_file.as_deref())
             .await
             .into_iter()
             .map(|(ok, line)| {

@@ -40,7 +40,7 @@ pub async fn events(global: &Global, args: EventsArgs) -> Outcome {
     if args.follow {
         let url = global.store_url(&global.file_config()?);
         if let Some(changes) =
-            super::stores::watch_changes(&url, global.redis_url_file.as_deref()).await?
+            super::stores::watch_changes(&url, global.url_file.as_deref()).await?
         {
             feed = feed.with_wakeups(changes);
         }

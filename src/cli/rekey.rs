@@ -47,7 +47,7 @@ pub async fn rekey(global: &Global, args: RekeyArgs) -> Outcome {
     if args.from_plain || args.to_plain {
         super::stores::require_existing(&url)?;
     }
-    let inner = super::stores::open(&url, global.redis_url_file.as_deref()).await?;
+    let inner = super::stores::open(&url, global.url_file.as_deref()).await?;
     if args.from_plain {
         return from_plain(global, &args, inner).await;
     }

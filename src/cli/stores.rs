@@ -8,11 +8,9 @@ use dream_core::RecordStore;
 
 use super::CliError;
 
-/// Opens the store a URL names. `redis_url_file` supplies a Redis URL with its password.
-pub async fn open(
-    url: &str,
-    redis_url_file: Option<&Path>,
-) -> Result<Arc<dyn RecordStore>, CliError> {
+/// Opens the store a URL names. `url_file` supplies the URL, with its password,
+/// behind `--store redis` or `--store postgres`.
+pub async fn open(url: &str, url_file: Option<&Path>) -> Result<Arc<dyn RecordStore>, CliError> {
     if let Some(path) = url.strip_prefix("fs:") {
         return open_fs(path).await;
     }
@@ -24,10 +22,10 @@ pub async fn open(
         || url.starts_with("rediss://")
         || url.starts_with("unix://")
     {
-        return open_redis(url, redis_url_file).await;
+        return open_redis(url, url_file).await;
     }
     if is_postgres(url) {
-        return open_postgres(url).await;
+        return open_postgres(url, url_file).await;
     }
     Err(CliError::usage(format!(
         "unknown store {}: expected fs:PATH, sqlite:PATH, redis://host:port[/db][?prefix=P] or postgres://[user@]host[:port]/database[?schema=S]",
@@ -40,29 +38,35 @@ pub async fn open(
 /// (a directory, SQLite), whose readers poll. PostgreSQL `LISTEN`s.
 pub async fn watch_changes(
     url: &str,
-    redis_url_file: Option<&Path>,
+    url_file: Option<&Path>,
 ) -> Result<Option<tokio::sync::watch::Receiver<u64>>, CliError> {
     if url == "redis"
         || url.starts_with("redis://")
         || url.starts_with("rediss://")
         || url.starts_with("unix://")
     {
-        return watch_redis(url, redis_url_file).await;
+        return watch_redis(url, url_file).await;
     }
     if is_postgres(url) {
-        return watch_postgres(url).await;
+        return watch_postgres(url, url_file).await;
     }
     Ok(None)
 }
 
 #[cfg(feature = "postgres")]
-async fn watch_postgres(url: &str) -> Result<Option<tokio::sync::watch::Receiver<u64>>, CliError> {
-    let store = open_postgres_store(url).await?;
+async fn watch_postgres(
+    url: &str,
+    url_file: Option<&Path>,
+) -> Result<Option<tokio::sync::watch::Receiver<u64>>, CliError> {
+    let store = open_postgres_store(url, url_file).await?;
     Ok(Some(store.watch_changes().await?))
 }
 
 #[cfg(not(feature = "postgres"))]
-async fn watch_postgres(_: &str) -> Result<Option<tokio::sync::watch::Receiver<u64>>, CliError> {
+async fn watch_postgres(
+    _: &str,
+    _: Option<&Path>,
+) -> Result<Option<tokio::sync::watch::Receiver<u64>>, CliError> {
     Ok(None)
 }
 
@@ -121,25 +125,28 @@ pub fn require_existing(url: &str) -> Result<(), CliError> {
     Ok(())
 }
 
-/// The full URL behind `--store redis` (from `--redis-url-file` or
+/// The full URL behind `--store redis` (from `--url-file` or
 /// DREAM_REDIS_URL) and `--store postgres` (from DREAM_POSTGRES_URL), with the
 /// flag's own `?query`; any other URL as it is. Names where a store lives (its
 /// seal key is filed by it), never opens it.
-pub fn resolve_shorthand(url: &str, redis_url_file: Option<&Path>) -> Result<String, CliError> {
+pub fn resolve_shorthand(url: &str, url_file: Option<&Path>) -> Result<String, CliError> {
     let shorthand = |scheme: &str| {
         url.strip_prefix(scheme)
             .filter(|q| q.is_empty() || q.starts_with('?'))
             .map(str::to_owned)
     };
     if let Some(query) = shorthand("redis") {
-        let full = match redis_url_file {
+        let full = match url_file {
             Some(path) => std::fs::read_to_string(path)?.trim().to_owned(),
             None => std::env::var(REDIS_URL_ENV).unwrap_or_default(),
         };
         return Ok(format!("{full}{query}"));
     }
     if let Some(query) = shorthand("postgres") {
-        let full = std::env::var(POSTGRES_URL_ENV).unwrap_or_default();
+        let full = match url_file {
+            Some(path) => std::fs::read_to_string(path)?.trim().to_owned(),
+            None => std::env::var(POSTGRES_URL_ENV).unwrap_or_default(),
+        };
         let query = query.strip_prefix('?').unwrap_or("");
         return Ok(match (full.contains('?'), query.is_empty()) {
             (_, true) => full,
@@ -383,7 +390,7 @@ fn split_schema(url: &str) -> Result<(String, Option<String>), CliError> {
             Some(("schema", value)) => schema = Some(value.to_owned()),
             Some(("password", _)) => {
                 return Err(CliError::usage(
-                    "a password in --store would show in the process list: put the URL in DREAM_POSTGRES_URL and pass --store postgres",
+                    "a password in --store would show in the process list: put the URL in DREAM_POSTGRES_URL or --url-file and pass --store postgres",
                 ));
             }
             _ => rest.push(pair),
@@ -398,21 +405,30 @@ fn split_schema(url: &str) -> Result<(String, Option<String>), CliError> {
 }
 
 #[cfg(feature = "postgres")]
-async fn open_postgres(url: &str) -> Result<Arc<dyn RecordStore>, CliError> {
-    Ok(Arc::new(open_postgres_store(url).await?))
+async fn open_postgres(
+    url: &str,
+    url_file: Option<&Path>,
+) -> Result<Arc<dyn RecordStore>, CliError> {
+    Ok(Arc::new(open_postgres_store(url, url_file).await?))
 }
 
 #[cfg(feature = "postgres")]
-async fn open_postgres_store(url: &str) -> Result<dream_postgres::PostgresStore, CliError> {
+async fn open_postgres_store(
+    url: &str,
+    url_file: Option<&Path>,
+) -> Result<dream_postgres::PostgresStore, CliError> {
     use dream_postgres::{PostgresConfig, PostgresStore};
     let (base, schema) = split_schema(url)?;
     if has_password(&base) {
         return Err(CliError::usage(
-            "a password in --store would show in the process list: put the URL in DREAM_POSTGRES_URL and pass --store postgres",
+            "a password in --store would show in the process list: put the URL in DREAM_POSTGRES_URL or --url-file and pass --store postgres",
         ));
     }
     let mut config = if base == "postgres" {
-        PostgresConfig::from_env()?
+        match url_file {
+            Some(path) => PostgresConfig::from_file(path).await?,
+            None => PostgresConfig::from_env()?,
+        }
     } else {
         PostgresConfig::from_url(&base)?
     };
@@ -423,7 +439,7 @@ async fn open_postgres_store(url: &str) -> Result<dream_postgres::PostgresStore,
 }
 
 #[cfg(not(feature = "postgres"))]
-async fn open_postgres(url: &str) -> Result<Arc<dyn RecordStore>, CliError> {
+async fn open_postgres(url: &str, _: Option<&Path>) -> Result<Arc<dyn RecordStore>, CliError> {
     let _ = split_schema(url)?;
     Err(not_built("postgres"))
 }

@@ -51,6 +51,14 @@ pub enum ConfigError {
         /// Why.
         reason: String,
     },
+    /// The file that should hold the URL could not be used.
+    #[error("PostgreSQL URL file {}: {reason}", .path.display())]
+    File {
+        /// The file.
+        path: PathBuf,
+        /// Why (never its contents).
+        reason: String,
+    },
     /// The schema name is not acceptable.
     #[error("invalid store schema: {reason}")]
     InvalidSchema {
@@ -206,6 +214,25 @@ impl PostgresConfig {
             create: true,
             tls,
         })
+    }
+
+    /// A configuration from a file holding the URL (surrounding whitespace
+    /// ignored), checked as [`dream_tls::read_url_file`] says: a regular file of
+    /// this user's, mode 0600, at most 4 KiB. Read on a blocking thread.
+    pub async fn from_file(path: impl AsRef<Path>) -> Result<Self, ConfigError> {
+        let path = path.as_ref().to_path_buf();
+        let for_error = path.clone();
+        let url = tokio::task::spawn_blocking(move || dream_tls::read_url_file(&path))
+            .await
+            .map_err(|_| ConfigError::File {
+                path: for_error.clone(),
+                reason: "the reading thread failed".to_owned(),
+            })?
+            .map_err(|e| ConfigError::File {
+                path: for_error,
+                reason: e.reason,
+            })?;
+        Self::from_url(&url)
     }
 
     /// A configuration from the URL in [`URL_ENV`] (`DREAM_POSTGRES_URL`).

@@ -2,14 +2,11 @@
 //! parsed connection info; nothing here prints it.
 
 use std::fmt;
-use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use dream_core::store::DEFAULT_MAX_VALUE_SIZE;
 use redis::{ConnectionAddr, ConnectionInfo, IntoConnectionInfo};
-use rustix::fs::{FileType, Mode, OFlags};
-use rustix::io::Errno;
 
 /// The environment variable holding the Redis URL (password included, if any).
 pub const URL_ENV: &str = "DREAM_REDIS_URL";
@@ -20,9 +17,6 @@ pub const CA_FILE_ENV: &str = "DREAM_REDIS_CA_FILE";
 
 /// The key prefix used when none is configured.
 pub const DEFAULT_PREFIX: &str = "dream";
-
-/// Largest URL file accepted, in bytes.
-const MAX_URL_FILE: u64 = 4096;
 
 /// Longest prefix accepted.
 const MAX_PREFIX_LEN: usize = 64;
@@ -316,52 +310,12 @@ fn validate_prefix(prefix: &str) -> Result<(), ConfigError> {
     Ok(())
 }
 
+/// [`dream_tls::read_url_file`], its refusal naming the file.
 fn read_url_file(path: &Path) -> Result<String, ConfigError> {
-    let fail = |reason: String| ConfigError::File {
+    dream_tls::read_url_file(path).map_err(|e| ConfigError::File {
         path: path.to_path_buf(),
-        reason,
-    };
-    let fd = rustix::fs::open(
-        path,
-        OFlags::RDONLY | OFlags::CLOEXEC | OFlags::NOFOLLOW | OFlags::NOCTTY | OFlags::NONBLOCK,
-        Mode::empty(),
-    )
-    .map_err(|errno| {
-        fail(match errno {
-            Errno::LOOP => "it is a symbolic link; refusing to follow it".to_owned(),
-            Errno::NOENT => "it does not exist".to_owned(),
-            Errno::ACCESS => "permission denied".to_owned(),
-            other => format!("cannot open it: {other}"),
-        })
-    })?;
-    let stat = rustix::fs::fstat(&fd).map_err(|e| fail(format!("cannot stat it: {e}")))?;
-    if FileType::from_raw_mode(stat.st_mode) != FileType::RegularFile {
-        return Err(fail("it is not a regular file".to_owned()));
-    }
-    if stat.st_uid != rustix::process::geteuid().as_raw() {
-        return Err(fail("it is owned by another user".to_owned()));
-    }
-    if stat.st_mode & 0o077 != 0 {
-        return Err(fail(
-            "it is accessible by group or others; run chmod 600 on it".to_owned(),
-        ));
-    }
-    if stat.st_size as u64 > MAX_URL_FILE {
-        return Err(fail("it is larger than 4 KiB".to_owned()));
-    }
-    let mut text = String::new();
-    std::fs::File::from(fd)
-        .take(MAX_URL_FILE + 1)
-        .read_to_string(&mut text)
-        .map_err(|_| fail("it could not be read as UTF-8 text".to_owned()))?;
-    if text.len() as u64 > MAX_URL_FILE {
-        return Err(fail("it is larger than 4 KiB".to_owned()));
-    }
-    let url = text.trim();
-    if url.is_empty() {
-        return Err(fail("it is empty".to_owned()));
-    }
-    Ok(url.to_owned())
+        reason: e.reason,
+    })
 }
 
 #[cfg(test)]

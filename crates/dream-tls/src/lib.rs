@@ -1,5 +1,6 @@
-//! TLS pieces the network stores (dream-redis, dream-postgres) share, so that a
-//! CA file means the same thing, and a refused certificate reads the same, on
+//! What the network stores (dream-redis, dream-postgres) share to connect
+//! safely, so that a CA file means the same thing, a refused certificate reads
+//! the same, and a file holding a URL with its password is checked the same, on
 //! every backend. Its own crate rather than a module of dream-core: dream-core
 //! does no I/O and carries no TLS stack, and every store depends on it.
 
@@ -7,8 +8,73 @@ use std::error::Error as StdError;
 use std::io::Read;
 use std::path::Path;
 
+use rustix::fs::{FileType, Mode, OFlags};
+use rustix::io::Errno;
 use rustls::pki_types::CertificateDer;
 use rustls::pki_types::pem::PemObject;
+
+/// Largest URL file accepted, in bytes.
+pub const MAX_URL_FILE: u64 = 4096;
+
+/// Why a URL file cannot be used. `Display` is the reason alone (never the
+/// file's contents); the caller names the file in its own error.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{reason}")]
+pub struct UrlFileError {
+    /// Why.
+    pub reason: String,
+}
+
+/// Reads a file holding a store URL with its password, surrounding whitespace
+/// removed. The file must be a regular file (a symbolic link is not followed),
+/// owned by this user, not accessible by group or others (`chmod 600`), at most
+/// [`MAX_URL_FILE`] bytes of UTF-8, and not empty. Blocking: call it off the
+/// async runtime.
+pub fn read_url_file(path: &Path) -> Result<String, UrlFileError> {
+    let fail = |reason: &str| UrlFileError {
+        reason: reason.to_owned(),
+    };
+    let fd = rustix::fs::open(
+        path,
+        OFlags::RDONLY | OFlags::CLOEXEC | OFlags::NOFOLLOW | OFlags::NOCTTY | OFlags::NONBLOCK,
+        Mode::empty(),
+    )
+    .map_err(|errno| match errno {
+        Errno::LOOP => fail("it is a symbolic link; refusing to follow it"),
+        Errno::NOENT => fail("it does not exist"),
+        Errno::ACCESS => fail("permission denied"),
+        other => UrlFileError {
+            reason: format!("cannot open it: {other}"),
+        },
+    })?;
+    let stat = rustix::fs::fstat(&fd).map_err(|e| UrlFileError {
+        reason: format!("cannot stat it: {e}"),
+    })?;
+    if FileType::from_raw_mode(stat.st_mode) != FileType::RegularFile {
+        return Err(fail("it is not a regular file"));
+    }
+    if stat.st_uid != rustix::process::geteuid().as_raw() {
+        return Err(fail("it is owned by another user"));
+    }
+    if stat.st_mode & 0o077 != 0 {
+        return Err(fail(
+            "it is accessible by group or others; run chmod 600 on it",
+        ));
+    }
+    let mut text = String::new();
+    std::fs::File::from(fd)
+        .take(MAX_URL_FILE + 1)
+        .read_to_string(&mut text)
+        .map_err(|_| fail("it could not be read as UTF-8 text"))?;
+    if text.len() as u64 > MAX_URL_FILE {
+        return Err(fail("it is larger than 4 KiB"));
+    }
+    let url = text.trim();
+    if url.is_empty() {
+        return Err(fail("it is empty"));
+    }
+    Ok(url.to_owned())
+}
 
 /// Largest CA file accepted, in bytes.
 pub const MAX_CA_FILE: u64 = 1024 * 1024;
