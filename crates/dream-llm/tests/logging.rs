@@ -217,3 +217,34 @@ async fn openai_error_body_echoing_a_secret_is_redacted_in_trace_logs() {
 async fn anthropic_error_body_echoing_a_secret_is_redacted_in_trace_logs() {
     echoed_secret_never_reaches_the_logs(Flavor::Anthropic).await;
 }
+
+/// With the debug option, the logged prompt and answer go through the caller's
+/// redactor too: a secret in the session text, or one the model echoes, is logged
+/// redacted (the completion itself is returned as the model wrote it).
+#[tokio::test]
+async fn debug_logged_prompts_and_answers_are_redacted() {
+    let (logs, _guard) = capture();
+    let flavor = Flavor::OpenAi;
+    let answer = format!("Noted the token {ECHOED} for later.");
+    let server = Server::start(vec![flavor.ok(&answer, false)]).await;
+    let model = flavor
+        .config(server.url(flavor.default_style_base()))
+        .debug_prompts(true)
+        .redact_with(redact_echoed)
+        .build()
+        .unwrap();
+    let mut req = request(false);
+    req.user = format!("<session_k2>my token is {ECHOED}</session_k2>");
+    let completion = model.complete(&req).await.unwrap();
+    assert_eq!(completion.text, answer);
+    let logs = logs.text();
+    assert!(logs.contains("my token is [secret]"), "{logs}");
+    assert!(
+        logs.contains("Noted the token [secret] for later."),
+        "{logs}"
+    );
+    assert!(
+        !logs.contains(&ECHOED[..12]),
+        "the secret is in the logs:\n{logs}"
+    );
+}
