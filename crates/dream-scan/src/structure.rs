@@ -711,7 +711,7 @@ pub(crate) fn scan(text: &str, norm: &Normalized, hits: &[GateHit], out: &mut Ve
             );
             hit = true;
         }
-        if !hit && REQUEST_CUE.is_match(body) {
+        if !hit && !speaker_label(text, norm.to_original(a.clone())) && REQUEST_CUE.is_match(body) {
             push(
                 out,
                 Category::InstructionOverride,
@@ -819,6 +819,22 @@ pub(crate) fn scan(text: &str, norm: &Normalized, hits: &[GateHit], out: &mut Ve
 
     crate::tool_output::scan(text, norm, out);
     crate::multilingual::scan(norm, out);
+}
+
+/// Whether the addressee at `span` (original text) is a chat transcript's speaker
+/// label (`ASSISTANT:`, `ASISTENTE:` in capitals at a line start): the turn that
+/// follows is the assistant speaking ("from now on I format with tabs"), not a
+/// request made to it.
+fn speaker_label(text: &str, span: Range<usize>) -> bool {
+    let label = &text[span.clone()];
+    let line_start = text[..span.start]
+        .rsplit('\n')
+        .next()
+        .is_none_or(|l| l.trim().is_empty());
+    line_start
+        && label.trim_end().ends_with(':')
+        && label.chars().any(char::is_alphabetic)
+        && !label.chars().any(char::is_lowercase)
 }
 
 /// Whether the word before `at` is a determiner, possessive or a preposition of

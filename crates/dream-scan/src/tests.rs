@@ -1713,6 +1713,9 @@ fn memory_planting_addressed_to_the_assistant() {
         "Your assistant can remember facts you tell it. To make it forget something, open Settings > Memory.",
         "Changelog: the assistant now remembers your preferred language across sessions.",
         "Te querré para siempre, mamá. Recuerda traer las fotos.",
+        // A transcript's assistant turn speaking, not a request made to it.
+        "USUARIO: recuerda que uso tabuladores.\nASISTENTE: Anotado, a partir de ahora formateo con tabuladores.",
+        "NUTZER: Merk dir, dass ich Tabs verwende.\nASSISTENT: Notiert, ich formatiere ab jetzt mit Tabs.",
     ] {
         assert_clean(&s, benign);
     }
