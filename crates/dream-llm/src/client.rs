@@ -263,6 +263,17 @@ impl Transport {
         }
     }
 
+    /// A text bound for a log line (a debug-logged prompt or answer): passed through
+    /// the configured redaction, with the key removed, but not shortened.
+    pub(crate) fn logged(&self, text: &str) -> String {
+        let redacted = self.config.redactor.map(|redact| redact(text));
+        let text = redacted.unwrap_or_else(|| text.to_owned());
+        match &self.config.api_key {
+            Some(key) if text.contains(key.expose()) => text.replace(key.expose(), "[redacted]"),
+            _ => text,
+        }
+    }
+
     /// The delay before retry number `retry` (0-based): doubling from the
     /// base, capped, with jitter in [50%, 100%].
     fn backoff(&self, retry: u32) -> Duration {
@@ -295,8 +306,8 @@ impl LanguageModel for HttpModel {
                 model = %self.describe(),
                 json = request.json,
                 max_tokens = request.max_tokens,
-                system = %request.system,
-                user = %request.user,
+                system = %self.transport.logged(&request.system),
+                user = %self.transport.logged(&request.user),
                 "prompt"
             );
         }
@@ -309,7 +320,7 @@ impl LanguageModel for HttpModel {
                 target: "dream_llm::prompt",
                 model = %self.describe(),
                 truncated = completion.truncated,
-                answer = %completion.text,
+                answer = %self.transport.logged(&completion.text),
                 "answer"
             );
         }

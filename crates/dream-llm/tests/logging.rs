@@ -169,3 +169,82 @@ async fn debug_output_of_models_and_configs_hides_the_key() {
         assert!(shown.contains("redacted"), "{shown}");
     }
 }
+
+/// A secret-shaped string that is not the client's key: only the caller's
+/// redactor knows it is a secret.
+const ECHOED: &str = "ghp_R2d4Fk8sLw0qZx7Vn3Tb5Yc9Mh1Jp6Ga2Ue";
+
+/// The caller's redactor: removes [`ECHOED`].
+fn redact_echoed(text: &str) -> String {
+    text.replace(ECHOED, "[secret]")
+}
+
+async fn echoed_secret_never_reaches_the_logs(flavor: Flavor) {
+    let (logs, _guard) = capture();
+    let echo = format!("the prompt held {ECHOED}, refused");
+    let server = Server::start(vec![
+        flavor.error(500, "api_error", &echo),
+        flavor.error(400, "invalid_request_error", &echo),
+    ])
+    .await;
+    let model = flavor
+        .config(server.url(flavor.default_style_base()))
+        .debug_prompts(true)
+        .redact_with(redact_echoed)
+        .build()
+        .unwrap();
+    let error = model.complete(&request(false)).await.unwrap_err();
+    assert_eq!(server.requests().len(), 2);
+    let logs = logs.text();
+    // Both failures were logged, redacted; the secret is nowhere, at any level.
+    assert_eq!(logs.matches("retrying model call").count(), 1, "{logs}");
+    assert!(logs.contains("model call failed"), "{logs}");
+    assert!(logs.contains("the prompt held [secret]"), "{logs}");
+    assert!(
+        !logs.contains(&ECHOED[..12]),
+        "the secret is in the logs:\n{logs}"
+    );
+    let shown = format!("{error} {error:?}");
+    assert!(!shown.contains(&ECHOED[..12]), "{shown}");
+}
+
+#[tokio::test]
+async fn openai_error_body_echoing_a_secret_is_redacted_in_trace_logs() {
+    echoed_secret_never_reaches_the_logs(Flavor::OpenAi).await;
+}
+
+#[tokio::test]
+async fn anthropic_error_body_echoing_a_secret_is_redacted_in_trace_logs() {
+    echoed_secret_never_reaches_the_logs(Flavor::Anthropic).await;
+}
+
+/// With the debug option, the logged prompt and answer go through the caller's
+/// redactor too: a secret in the session text, or one the model echoes, is logged
+/// redacted (the completion itself is returned as the model wrote it).
+#[tokio::test]
+async fn debug_logged_prompts_and_answers_are_redacted() {
+    let (logs, _guard) = capture();
+    let flavor = Flavor::OpenAi;
+    let answer = format!("Noted the token {ECHOED} for later.");
+    let server = Server::start(vec![flavor.ok(&answer, false)]).await;
+    let model = flavor
+        .config(server.url(flavor.default_style_base()))
+        .debug_prompts(true)
+        .redact_with(redact_echoed)
+        .build()
+        .unwrap();
+    let mut req = request(false);
+    req.user = format!("<session_k2>my token is {ECHOED}</session_k2>");
+    let completion = model.complete(&req).await.unwrap();
+    assert_eq!(completion.text, answer);
+    let logs = logs.text();
+    assert!(logs.contains("my token is [secret]"), "{logs}");
+    assert!(
+        logs.contains("Noted the token [secret] for later."),
+        "{logs}"
+    );
+    assert!(
+        !logs.contains(&ECHOED[..12]),
+        "the secret is in the logs:\n{logs}"
+    );
+}

@@ -4,7 +4,8 @@
 //! (`secret` rows: `secret`; `personal_data` rows: `suspicious`), whatever category
 //! the finding names; a benign row is a false positive when its verdict is not
 //! `clean`. Prints one table per source category and one per `sub` field's second
-//! `|`-separated part (spikee's instruction type) when present.
+//! `|`-separated part (spikee's instruction type) when present, or its third when the
+//! second is the label (`CARRIER|attack|CLASS`).
 //!
 //! `cargo run --release -p dream-scan --example eval_external -- FILE.jsonl [--rules-only] [--show-misses] [--show-fp]`
 
@@ -107,7 +108,13 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             report.verdict != Verdict::Clean
         };
         let sub = s("sub");
-        let sub = sub.split('|').nth(1).unwrap_or("").to_string();
+        // `CARRIER|CLASS|…`, or `CARRIER|attack|CLASS` (the label second, the class third).
+        let parts: Vec<&str> = sub.split('|').collect();
+        let sub = match parts.get(1) {
+            Some(&"attack") | Some(&"benign") => parts.get(2).copied().unwrap_or(""),
+            other => other.copied().unwrap_or(""),
+        }
+        .to_string();
         for (i, (t, k)) in [
             (&mut by_cat, cat.clone()),
             (&mut by_sub, sub.clone()),

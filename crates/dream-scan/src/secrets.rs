@@ -635,7 +635,37 @@ fn declared_sample(text: &str, start: usize) -> bool {
     let before = text[from..start].rsplit('\n').next().unwrap_or_default();
     let after = text[start..to].split('\n').next().unwrap_or_default();
     let line = format!("{before}{after}").to_ascii_lowercase();
-    DECLARATIONS.iter().any(|d| line.contains(d))
+    DECLARATIONS.iter().any(|d| line.contains(d)) || declared_beside(text, start)
+}
+
+/// Whether the line just before or just after the token's line declares it a
+/// documentation sample ("This is a sample key from our documentation; replace it
+/// with your own"): a sample word and a word of documentation or replacement, in
+/// one line beside the token.
+fn declared_beside(text: &str, start: usize) -> bool {
+    const SAMPLE: &[&str] = &["sample", "example", "dummy", "placeholder", "fake"];
+    const DOCS: &[&str] = &[
+        "documentation",
+        "the docs",
+        "our docs",
+        "tutorial",
+        "replace it with your own",
+        "replace this with your own",
+        "replace them with your own",
+        "use your own",
+    ];
+    let bytes = text.as_bytes();
+    let line_start = memchr::memrchr(b'\n', &bytes[..start]).map_or(0, |p| p + 1);
+    let line_end = memchr::memchr(b'\n', &bytes[start..]).map_or(text.len(), |p| start + p);
+    // The nearest non-blank line on each side.
+    let before = text[..line_start].trim_end();
+    let before = before.rsplit('\n').next().unwrap_or_default();
+    let after = text[line_end..].trim_start();
+    let after = after.split('\n').next().unwrap_or_default();
+    [before, after].iter().any(|l| {
+        let l = l.to_ascii_lowercase();
+        l.len() <= 400 && SAMPLE.iter().any(|w| l.contains(w)) && DOCS.iter().any(|w| l.contains(w))
+    })
 }
 
 /// The random part of a prefixed token (after its first `-`): letters with digits,

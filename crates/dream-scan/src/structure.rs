@@ -58,14 +58,14 @@ fn ascii_boundaries(p: &str) -> String {
     p.replace(r"\b", r"(?-u:\b)")
 }
 
-const NOUN: &str = r"(?:ai|a\.i\.|assistant|ai\x20assistant|ai\x20agent|agent|coding\x20agent|agente|assistente|asistente|assistent|ki-assistent|ki|ia|language\x20model|llm|model|bot|chatbot|copilot|gpt|chatgpt|claude|gemini|automated\x20(?:reader|system|agent|assistant|reviewer)|ai\x20system|ai\x20tool|ai\x20model|ai\x20reader|ai\x20crawler|summari[sz]er)s?";
+const NOUN: &str = r"(?:ai|a\.i\.|assistant|ai\x20assistant|ai\x20agent|agent|coding\x20agent|agente|assistente|asistente|assistent|ki-assistent|ki|ia|language\x20model|llm|model|bot|chatbot|copilot|gpt|chatgpt|claude|gemini|automated\x20(?:reader|system|agent|assistant|reviewer)|ai\x20system|ai\x20tool|ai\x20model|ai\x20reader|ai\x20crawler|summari[sz]er|asystent|asystencie|asystentka)s?";
 
 static ADDRESSEE: LazyLock<Regex> = LazyLock::new(|| {
     nz(&format!(
         r"(?x)
         # vocative: 'Assistant,' 'Note for the agent:' 'Hi there model,' 'For the LLM reading this:'
         \b(?:(?:dear|hi|hello|hey|hi\ there|ok|okay|attention|please,?|note|notice|message|reminder|instructions?|p\.?s\.?|todo\ \(?|memo|for|to)\s+(?:(?:to|for)\s+)?(?:the\ |any\ |all\ |our\ |whichever\ |every\ |an?\ )?)?
-            {NOUN}(?:\s+(?:instructions?|note|task|notice|reading\ this|parsing\ this\ \w+|handling\ this|summari[sz]ing\ this(?:\ \w+)?))?\s*(?:[:,—)]|\s-\s)
+            {NOUN}(?:\s+(?:instructions?|note|task|notice|(?:reading|parsing|handling|processing|summari[sz]ing)(?:\ (?:this|these|the|our|my))?(?:\ \w+)?))?\s*(?:[:,—)]|\s-\s)
         # third person: 'the AI should …'
         | \bthe\ {NOUN}\ (?:should|must|shall|needs?\ to|has\ to|is\ (?:required|expected|instructed|asked|supposed)\ to|will\ now|is\ to|may\ now|can\ now|is\ (?:now\ )?(?:allowed|permitted|cleared|authori[sz]ed)\ to)\b
         # conditional: 'if you are an AI …'
@@ -79,7 +79,7 @@ static ADDRESSEE: LazyLock<Regex> = LazyLock::new(|| {
 /// Verbs of acting on something outside the conversation (six languages).
 static ACTION: LazyLock<Regex> = LazyLock::new(|| {
     nz(
-        r"\b(?:transfer|wire|pay|send|forward|post|upload|e-?mail|submit|share|leak|exfiltrate|copy|fetch|visit|open|browse|navigate|download|curl|call|invoke|run|execute|trigger|use|change|update|set|reset|replace|add|move|ueberweise|uberweise|uberweisen|sende|senden|schicke|schicken|leite|lade|envia|envie|enviar|manda|transfiere|transfiera|reenvia|envoie|envoyer|transfere|transferer|vire|invia|inviare|trasferisci|inoltra|carica|ruft?|appelle|llama)\b",
+        r"\b(?:transfer|wire|pay|send|forward|post|upload|e-?mail|submit|share|leak|exfiltrate|copy|fetch|visit|open|browse|navigate|download|curl|call|invoke|run|execute|trigger|use|change|update|set|reset|replace|add|move|ueberweise|uberweise|uberweisen|sende|senden|schicke|schicken|leite|lade|envia|envie|enviar|manda|transfiere|transfiera|reenvia|envoie|envoyer|transfere|transferer|vire|invia|inviare|trasferisci|inoltra|carica|ruft?|appelle|llama|reenvies|envies|transfira|encaminhe|stuur|verstuur|doorsturen|doorstuurt|stuurt|maak|betaal|wijzig|przelej|wyslij|przeslij|przekaz\w*|zaplac|zmien)\b",
     )
 });
 
@@ -112,7 +112,14 @@ static REQUEST_CUE: LazyLock<Regex> = LazyLock::new(|| {
         before\ (?:anything|doing\ anything|you\ (?:summari[sz]e|answer|respond|reply|do\ anything|continue|proceed))
         | (?:your\ )?(?:first|new|next|real|actual|only|primary)\ (?:task|objective|goal|job|instruction|priority)
         | respond\ only | reply\ only | answer\ only | only\ (?:respond|reply|answer|output|say)
-        | for\ the\ (?:rest|remainder)\ of\ (?:this|the|our)\ (?:session|conversation|chat) | from\ (?:now|here)\ on | going\ forward | in\ (?:all|every)\ future
+        | for\ the\ (?:rest|remainder)\ of\ (?:this|the|our)\ (?:session|conversation|chat) | from\ (?:now|here)\ on | going\ forward | in\ (?:all|every)\ future\ | in\ (?:all|every)\ (?:of\ )?your\ future
+        # standing orders for future sessions (memory planting)
+        | (?:remember|store|save|keep|memori[sz]e|record|add)\b[^.\n]{0,50}?\b(?:permanent(?:ly)?|forever|for\ (?:all\ )?future|(?:in|to)\ (?:your\ )?(?:long-term\ |permanent\ )?memory|as\ a\ (?:standing|permanent)\ (?:rule|order|instruction))
+        | standing\ (?:rule|order|instruction)
+        | para\ siempre | per\ sempre | para\ sempre | voor\ altijd | na\ zawsze | fur\ immer | pour\ toujours
+        | a\ partir\ de\ (?:ahora|agora|maintenant) | (?:d'|da\ )ora\ in\ poi | vanaf\ nu | od\ teraz | ab\ jetzt | desormais
+        | primero | primeiro | eerst | najpierw | zuerst | d'abord
+        | zonder\ (?:het\ )?te\ vragen | bez\ pytania | bez\ pytan
         | (?:always\ )?(?:end|start|begin|finish|sign|prefix|close)\ (?:your|every|each)\ (?:final\ )?(?:answer|response|reply|output|summary|message)
         | reply\ to\ (?:every|each|all) | respond\ to\ (?:every|each|all)
         | skip\ (?:the\ )?(?:confirmation|approval|verification|check|review)
@@ -302,6 +309,7 @@ const GATE_WORDS: &[(u8, usize, usize, &[&str])] = &[
             "assistente",
             "asistente",
             "assistent",
+            "asysten",
             "ki",
             "ia",
             "language model",
@@ -703,7 +711,7 @@ pub(crate) fn scan(text: &str, norm: &Normalized, hits: &[GateHit], out: &mut Ve
             );
             hit = true;
         }
-        if !hit && REQUEST_CUE.is_match(body) {
+        if !hit && !speaker_label(text, norm.to_original(a.clone())) && REQUEST_CUE.is_match(body) {
             push(
                 out,
                 Category::InstructionOverride,
@@ -811,6 +819,22 @@ pub(crate) fn scan(text: &str, norm: &Normalized, hits: &[GateHit], out: &mut Ve
 
     crate::tool_output::scan(text, norm, out);
     crate::multilingual::scan(norm, out);
+}
+
+/// Whether the addressee at `span` (original text) is a chat transcript's speaker
+/// label (`ASSISTANT:`, `ASISTENTE:` in capitals at a line start): the turn that
+/// follows is the assistant speaking ("from now on I format with tabs"), not a
+/// request made to it.
+fn speaker_label(text: &str, span: Range<usize>) -> bool {
+    let label = &text[span.clone()];
+    let line_start = text[..span.start]
+        .rsplit('\n')
+        .next()
+        .is_none_or(|l| l.trim().is_empty());
+    line_start
+        && label.trim_end().ends_with(':')
+        && label.chars().any(char::is_alphabetic)
+        && !label.chars().any(char::is_lowercase)
 }
 
 /// Whether the word before `at` is a determiner, possessive or a preposition of
