@@ -131,7 +131,7 @@ fn jsonl_errors_exit_two_and_the_rest_is_still_scanned() {
     let errors: Vec<&str> = out.stderr.lines().collect();
     assert_eq!(errors.len(), 3, "{}", out.stderr);
     assert!(
-        errors[0].starts_with("dream scan: <stdin>:2: malformed JSON line"),
+        errors[0].starts_with("error: <stdin>:2: malformed JSON line"),
         "{}",
         errors[0]
     );

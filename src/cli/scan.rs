@@ -210,7 +210,7 @@ impl<'a> JsonReport<'a> {
 impl Run {
     fn error(&mut self, message: &str) {
         self.errors += 1;
-        eprintln!("dream scan: {}", escape(message));
+        eprintln!("error: {}", escape(message));
     }
 
     fn scan(&mut self, text: &str) -> Report {
