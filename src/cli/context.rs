@@ -5,46 +5,18 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use clap::{Args, ValueEnum};
+use clap::Args;
 use dream_core::{LanguageModel, RecordStore, Scope};
 use dream_engine::{Dream, Options, SealKey};
 
 use super::CliError;
 use super::config::FileConfig;
+use super::models::{EmbedderChoice, LlmChoice};
 
 /// The default store: a `.dream/` directory in the working directory.
 pub const DEFAULT_STORE: &str = "fs:.dream";
 /// The config file read from the working directory.
 pub const CONFIG_FILE: &str = "dream.toml";
-
-/// Which language model consolidates and recalls.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, ValueEnum)]
-pub enum LlmChoice {
-    /// No model, no network: the deterministic rule-based consolidator and lexical recall.
-    #[default]
-    Offline,
-    /// OpenAI Chat Completions (key from OPENAI_API_KEY).
-    Openai,
-    /// Anthropic Messages (key from ANTHROPIC_API_KEY).
-    Anthropic,
-    /// An OpenAI-compatible server at --base-url (Ollama, vLLM, llama.cpp server, …).
-    Compatible,
-}
-
-/// Which embedding model computes memory vectors for recall by meaning.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, ValueEnum)]
-pub enum EmbedderChoice {
-    /// No embedder, no vectors, no network: recall ranks by words.
-    #[default]
-    None,
-    /// OpenAI's embeddings endpoint (key from OPENAI_API_KEY).
-    Openai,
-    /// An OpenAI-compatible embeddings server at --embedding-url (Ollama, vLLM,
-    /// llama.cpp server, text-embeddings-inference; optional key from DREAM_COMPATIBLE_API_KEY).
-    Compatible,
-    /// Ollama's native /api/embed at --embedding-url.
-    Ollama,
-}
 
 /// Options every command takes.
 #[derive(Debug, Clone, Args)]

@@ -3,7 +3,8 @@
 
 use clap::Args;
 
-use super::context::{Global, LlmChoice};
+use super::context::Global;
+use super::models::LlmChoice;
 use super::output::{FormatArg, Style, escape};
 use super::{Found, Outcome};
 

@@ -3,10 +3,39 @@
 
 use std::sync::Arc;
 
+use clap::ValueEnum;
 use dream_core::LanguageModel;
 
 use super::CliError;
-use super::context::{EmbedderChoice, LlmChoice};
+
+/// Which language model consolidates and recalls.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, ValueEnum)]
+pub enum LlmChoice {
+    /// No model, no network: the deterministic rule-based consolidator and lexical recall.
+    #[default]
+    Offline,
+    /// OpenAI Chat Completions (key from OPENAI_API_KEY).
+    Openai,
+    /// Anthropic Messages (key from ANTHROPIC_API_KEY).
+    Anthropic,
+    /// An OpenAI-compatible server at --base-url (Ollama, vLLM, llama.cpp server, …).
+    Compatible,
+}
+
+/// Which embedding model computes memory vectors for recall by meaning.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, ValueEnum)]
+pub enum EmbedderChoice {
+    /// No embedder, no vectors, no network: recall ranks by words.
+    #[default]
+    None,
+    /// OpenAI's embeddings endpoint (key from OPENAI_API_KEY).
+    Openai,
+    /// An OpenAI-compatible embeddings server at --embedding-url (Ollama, vLLM,
+    /// llama.cpp server, text-embeddings-inference; optional key from DREAM_COMPATIBLE_API_KEY).
+    Compatible,
+    /// Ollama's native /api/embed at --embedding-url.
+    Ollama,
+}
 
 /// Environment variable with an optional key for `--llm compatible`.
 #[cfg(feature = "llm")]
@@ -15,6 +44,7 @@ pub const COMPATIBLE_KEY_ENV: &str = "DREAM_COMPATIBLE_API_KEY";
 /// Time limits of a model call from `--timeout`/`--deadline` or `dream.toml`, in
 /// seconds; `None` keeps the client's default.
 #[derive(Debug, Clone, Copy, Default)]
+#[cfg_attr(not(feature = "llm"), allow(dead_code))] // read only by the model client
 pub struct TimeLimits {
     /// One attempt.
     pub attempt: Option<u64>,
@@ -23,6 +53,7 @@ pub struct TimeLimits {
 }
 
 impl TimeLimits {
+    #[cfg_attr(not(feature = "llm"), allow(dead_code))]
     fn is_set(&self) -> bool {
         self.attempt.is_some() || self.call.is_some()
     }
@@ -119,6 +150,7 @@ pub fn build(
 
 /// The embedding model chosen with `--embedder`: its name, dimension and base URL.
 #[derive(Debug, Clone, Default)]
+#[cfg_attr(not(feature = "llm"), allow(dead_code))] // read only by the embedding client
 pub struct EmbedderSpec {
     /// `--embedding-model` or `embedding_model` in `dream.toml`.
     pub model: Option<String>,

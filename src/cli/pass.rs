@@ -7,7 +7,8 @@ use dream_core::Message;
 use dream_engine::transcripts::Format;
 use dream_engine::{DreamReport, PassStage};
 
-use super::context::{Global, LlmChoice};
+use super::context::Global;
+use super::models::LlmChoice;
 use super::output::{FormatArg, Style, escape};
 use super::{CliError, Found, Outcome, read_input, read_piped_stdin};
 

@@ -11,7 +11,8 @@ use rand::Rng;
 use reqwest::header::{ACCEPT, AUTHORIZATION, CONTENT_TYPE, HeaderMap, HeaderValue};
 use reqwest::{StatusCode, Url};
 
-use crate::config::{ANTHROPIC_VERSION, ConfigError, ModelConfig, Provider};
+use crate::config::{ANTHROPIC_VERSION, ModelConfig, Provider};
+use crate::error::ConfigError;
 use crate::wire;
 
 /// The cap on an error body read for its message, in bytes.

@@ -17,7 +17,8 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use crate::client::Transport;
-use crate::config::{ConfigError, ModelConfig, Provider};
+use crate::config::{ModelConfig, Provider};
+use crate::error::ConfigError;
 
 /// Default most texts sent in one request.
 pub const DEFAULT_EMBED_BATCH: usize = 64;

@@ -4,7 +4,7 @@ use std::fmt;
 
 use zeroize::Zeroizing;
 
-use crate::config::ConfigError;
+use crate::error::ConfigError;
 
 /// The environment variable holding an OpenAI key.
 pub const OPENAI_API_KEY_VAR: &str = "OPENAI_API_KEY";

@@ -175,14 +175,21 @@ pub enum PolicyVerdict {
 }
 
 impl PolicyVerdict {
-    /// The lowercase word.
+    /// The lowercase word: the same word as the record [`Verdict`] it names.
     pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Used => "used",
-            Self::Ignored => "ignored",
-            Self::Quarantined => "quarantined",
-            Self::Rejected => "rejected",
-            Self::Conflict => "conflict",
+        Verdict::from(self).as_str()
+    }
+}
+
+impl From<PolicyVerdict> for Verdict {
+    /// The record verdict a whole result's verdict is named after.
+    fn from(policy: PolicyVerdict) -> Self {
+        match policy {
+            PolicyVerdict::Used => Self::Used,
+            PolicyVerdict::Ignored => Self::Ignored,
+            PolicyVerdict::Quarantined => Self::Quarantined,
+            PolicyVerdict::Rejected => Self::Rejected,
+            PolicyVerdict::Conflict => Self::Conflict,
         }
     }
 }
