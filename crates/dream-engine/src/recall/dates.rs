@@ -269,6 +269,20 @@ mod tests {
         assert_eq!(span("march the tests forward", today), None);
         assert_eq!(span("the last weekday", today), None);
         assert_eq!(span("", today), None);
+        // Odd input never panics and names no day it cannot be.
+        assert_eq!(span("ünïcödé — im März, 東京 in", today), None);
+        assert_eq!(
+            span("in december 9999", today),
+            s("9999-12-01", "9999-12-31", "in december 9999")
+        );
+        assert_eq!(
+            span("in may 99999", today),
+            s("2025-05-01", "2025-05-31", "in may")
+        );
+        assert_eq!(
+            span("on 0000-01-01", today),
+            s("0000-01-01", "0000-01-01", "on 0000-01-01")
+        );
     }
 
     #[test]
