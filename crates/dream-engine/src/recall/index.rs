@@ -65,6 +65,12 @@ pub struct RankParams {
     /// Query weight of the best feedback term (the others in proportion), below
     /// the query's own words.
     pub feedback_weight: f32,
+    /// When the query names a time (`yesterday`, `last week`, `in March`, `on
+    /// 2026-03-14`, read against the clock): a candidate created, updated or
+    /// holding an absolute date in that span has its score times `1 +` this
+    /// (0 = off). Its words are still matched as words: "in June" may name when
+    /// the memory was written or what it is about.
+    pub date_weight: f32,
 }
 
 impl Default for RankParams {
@@ -81,6 +87,7 @@ impl Default for RankParams {
             feedback_terms: 5,
             feedback_docs: 3,
             feedback_weight: 0.3,
+            date_weight: 1.0,
         }
     }
 }

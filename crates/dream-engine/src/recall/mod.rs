@@ -58,6 +58,7 @@ mod analyze;
 mod brief;
 mod codec;
 pub mod context;
+mod dates;
 pub mod eval;
 mod firewall;
 mod fusion;
@@ -271,9 +272,40 @@ impl Recall {
 
     /// The candidates without a picker: BM25F (unless [`RecallOptions::lexical`]
     /// is off) fused with the vector ranks when [`RecallOptions::vectors`] is set
-    /// (see `fusion`). When the query cannot be embedded, BM25F alone, and
-    /// `ranker` says why.
+    /// (see `fusion`), then those of the time the query names first (see
+    /// [`RankParams::date_weight`]). When the query cannot be embedded, BM25F
+    /// alone, and `ranker` says why.
     async fn ranked(
+        &self,
+        index: &Index,
+        query: &str,
+        scope: &Scope,
+        (pool, other_pool): (usize, usize),
+        ranker: &mut Ranker,
+    ) -> Vec<Hit> {
+        let weight = self.options.rank.date_weight;
+        let when = if weight > 0.0 {
+            dates::find(query, self.clock.now().date_naive())
+        } else {
+            None
+        };
+        let mut hits = self
+            .fused(index, query, scope, (pool, other_pool), ranker)
+            .await;
+        if let Some(span) = when {
+            for hit in &mut hits {
+                let dated = index.docs.get(hit.doc as usize).and_then(|d| d.valid());
+                if dated.is_some_and(|v| dates::dated_in(&v.memory, &span)) {
+                    hit.score *= 1.0 + weight;
+                }
+            }
+            hits.sort_by(|a, b| b.score.total_cmp(&a.score));
+        }
+        hits
+    }
+
+    /// [`Recall::ranked`] before time is weighed.
+    async fn fused(
         &self,
         index: &Index,
         query: &str,
