@@ -174,7 +174,21 @@ impl Feed {
                 .iter()
                 .map(|e| BatchOp::put(entry_key(e.seq), to_json(e), Precondition::Absent))
                 .collect();
-            let (applied, conflict) = match self.store.write_batch(&batch, fence.cloned()).await {
+            let written = match &batch[..] {
+                // One entry: a plain put, the cheapest durable write everywhere.
+                [BatchOp::Put { key, value, .. }] => {
+                    let write = Write {
+                        pre: Precondition::Absent,
+                        fence: fence.cloned(),
+                    };
+                    self.store
+                        .put(key, value.clone(), write)
+                        .await
+                        .map(|v| vec![BatchOutcome::Put(v)])
+                }
+                _ => self.store.write_batch(&batch, fence.cloned()).await,
+            };
+            let (applied, conflict) = match written {
                 Ok(outcomes) => (outcomes, false),
                 Err(StoreError::Conflict { .. }) => (Vec::new(), true),
                 Err(StoreError::PartialBatch { applied, source })
