@@ -24,6 +24,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use chrono::{DateTime, Utc};
+use dream_core::store::MAX_BATCH_OPS;
 use dream_core::{
     BatchOp, BatchOutcome, Fence, Key, Precondition, RecordId, RecordStore, StoreError, Write,
 };
@@ -139,7 +140,12 @@ impl Feed {
     }
 
     /// Appends `events` in order, each as the next entry, marked with `commit`
-    /// and written under `fence` when given.
+    /// and written under `fence` when given. The entries go in batches of at most
+    /// [`MAX_BATCH_OPS`], each `Absent`: a batch whose first number another
+    /// appender took is renumbered after the newest entry and written again; of a
+    /// batch stopped part-way by such a conflict (a store without atomic batches)
+    /// the applied prefix is kept and the rest renumbered. Entries are written in
+    /// order, so each exists only after its predecessor.
     pub async fn append_all(
         &self,
         at: DateTime<Utc>,
@@ -150,41 +156,68 @@ impl Feed {
         let mut tail = self.tail.lock().await;
         *tail = self.newest_after(*tail).await?;
         let mut out = Vec::with_capacity(events.len());
-        for event in events {
-            let mut entry = FeedEntry {
-                seq: *tail + 1,
-                version: 0,
-                at,
-                commit: commit.map(str::to_owned),
-                event: event.clone(),
+        let mut rest = events;
+        while !rest.is_empty() {
+            let chunk = &rest[..rest.len().min(MAX_BATCH_OPS)];
+            let mut entries: Vec<FeedEntry> = chunk
+                .iter()
+                .zip(*tail + 1..)
+                .map(|(event, seq)| FeedEntry {
+                    seq,
+                    version: 0,
+                    at,
+                    commit: commit.map(str::to_owned),
+                    event: event.clone(),
+                })
+                .collect();
+            let batch: Vec<BatchOp> = entries
+                .iter()
+                .map(|e| BatchOp::put(entry_key(e.seq), to_json(e), Precondition::Absent))
+                .collect();
+            let written = match &batch[..] {
+                // One entry: a plain put, the cheapest durable write everywhere.
+                [BatchOp::Put { key, value, .. }] => {
+                    let write = Write {
+                        pre: Precondition::Absent,
+                        fence: fence.cloned(),
+                    };
+                    self.store
+                        .put(key, value.clone(), write)
+                        .await
+                        .map(|v| vec![BatchOutcome::Put(v)])
+                }
+                _ => self.store.write_batch(&batch, fence.cloned()).await,
             };
-            loop {
-                let write = Write {
-                    pre: Precondition::Absent,
-                    fence: fence.cloned(),
-                };
-                match self
-                    .store
-                    .put(&entry_key(entry.seq), to_json(&entry), write)
-                    .await
+            let (applied, conflict) = match written {
+                Ok(outcomes) => (outcomes, false),
+                Err(StoreError::Conflict { .. }) => (Vec::new(), true),
+                Err(StoreError::PartialBatch { applied, source })
+                    if matches!(*source, StoreError::Conflict { .. }) =>
                 {
-                    Ok(version) => {
-                        entry.version = version.0;
-                        break;
-                    }
-                    Err(StoreError::Conflict { .. }) => {
-                        *tail = self.newest_after(entry.seq).await?;
-                        entry.seq = *tail + 1;
-                    }
-                    Err(e) => return Err(e.into()),
+                    (applied, true)
+                }
+                Err(e) => return Err(e.into()),
+            };
+            entries.truncate(applied.len());
+            for (entry, outcome) in entries.iter_mut().zip(applied) {
+                if let BatchOutcome::Put(version) = outcome {
+                    entry.version = version.0;
                 }
             }
-            *tail = entry.seq;
-            out.push(entry);
+            if let Some(last) = entries.last() {
+                *tail = last.seq;
+            }
+            rest = &rest[entries.len()..];
+            out.extend(entries);
+            if conflict {
+                *tail = self.newest_after(*tail + 1).await?;
+            }
         }
         let newest = *tail;
         drop(tail);
-        self.trim(newest).await?;
+        if let Some(first) = out.first() {
+            self.trim(first.seq, newest).await?;
+        }
         Ok(out)
     }
 
@@ -253,7 +286,9 @@ impl Feed {
         }
         let newest = *tail;
         drop(tail);
-        self.trim(newest).await?;
+        if let Some(first) = entries.first() {
+            self.trim(first.seq, newest).await?;
+        }
         Ok(entries)
     }
 
@@ -299,30 +334,51 @@ impl Feed {
         self.append_all(at, rest, Some(commit), Some(fence)).await
     }
 
-    /// Deletes entries older than the newest `retain`, every `retain / 4` appends.
-    async fn trim(&self, newest: u64) -> Result<()> {
+    /// Deletes entries older than the newest `retain`, every `retain / 4` appends:
+    /// when the entries `first..=newest` just appended hold a multiple of
+    /// `retain / 4`. Oldest first, in batches of deletes each matching the
+    /// listed version; a batch that conflicts (another appender trimming the
+    /// same entries) is retried one entry at a time, an absent entry being fine.
+    async fn trim(&self, first: u64, newest: u64) -> Result<()> {
         let step = (self.retain / 4).max(1);
-        if newest <= self.retain || !newest.is_multiple_of(step) {
+        if newest <= self.retain || newest / step == (first - 1) / step {
             return Ok(());
         }
         let keep_from = newest - self.retain + 1;
         let ns = layout::namespace(layout::FEED);
-        let page = self
-            .store
-            .list_versions(&ns, None, dream_core::store::MAX_LIST_LIMIT)
-            .await?;
-        for entry in page.entries {
-            if parse_seq(&entry.id)? >= keep_from {
-                break;
+        loop {
+            let page = self.store.list_versions(&ns, None, MAX_BATCH_OPS).await?;
+            let listed = page.entries.len();
+            let mut stale = Vec::new();
+            for entry in page.entries {
+                if parse_seq(&entry.id)? >= keep_from {
+                    break;
+                }
+                stale.push((Key::new(ns.clone(), entry.id), entry.version));
             }
-            // Another appender may trim the same entry: its absence is fine.
-            let key = Key::new(ns.clone(), entry.id);
-            match self.store.delete(&key, Write::matches(entry.version)).await {
-                Ok(_) | Err(StoreError::Conflict { .. }) => {}
+            if stale.is_empty() {
+                return Ok(());
+            }
+            let more = page.next.is_some() && stale.len() == listed;
+            let batch: Vec<BatchOp> = stale
+                .iter()
+                .map(|(key, version)| BatchOp::delete(key.clone(), Precondition::Matches(*version)))
+                .collect();
+            match self.store.write_batch(&batch, None).await {
+                Ok(_) if more => {}
+                Ok(_) => return Ok(()),
+                Err(StoreError::Conflict { .. } | StoreError::PartialBatch { .. }) => {
+                    for (key, version) in &stale {
+                        match self.store.delete(key, Write::matches(*version)).await {
+                            Ok(_) | Err(StoreError::Conflict { .. }) => {}
+                            Err(e) => return Err(e.into()),
+                        }
+                    }
+                    return Ok(());
+                }
                 Err(e) => return Err(e.into()),
             }
         }
-        Ok(())
     }
 
     /// Up to `limit` entries after `cursor` (`None`: from the oldest retained), in
@@ -570,6 +626,49 @@ mod tests {
         let from = kept[0].seq;
         let rest = f.read(Some(from), 1000).await.unwrap();
         assert_eq!(rest.len(), kept.len() - 1);
+    }
+
+    #[tokio::test]
+    async fn batched_appends_keep_the_feed_within_its_window() {
+        // Steps of 2,500 entries: more than one listing page is trimmed at once,
+        // and a batch crossing a step still trims.
+        let store: Arc<dyn RecordStore> = Arc::new(MemoryStore::new());
+        let f = feed(&store, 10_000);
+        let events: Vec<Event> = (0..333).map(event).collect();
+        for _ in 0..90 {
+            f.append_all(Utc::now(), &events, None, None).await.unwrap();
+        }
+        let kept = layout::list_versions_all(&*store, layout::FEED, usize::MAX)
+            .await
+            .unwrap();
+        assert!(
+            kept.len() >= 10_000 && kept.len() <= 10_000 + 2_500,
+            "{} entries kept",
+            kept.len()
+        );
+        assert_eq!(parse_seq(&kept.last().unwrap().id).unwrap(), 90 * 333);
+        let seqs: Vec<u64> = kept.iter().map(|e| parse_seq(&e.id).unwrap()).collect();
+        assert!(seqs.windows(2).all(|w| w[1] == w[0] + 1), "no gap");
+    }
+
+    #[tokio::test]
+    async fn a_batch_of_entries_continues_after_another_appender_s() {
+        let store: Arc<dyn RecordStore> = Arc::new(MemoryStore::new());
+        let f = feed(&store, 10_000);
+        f.append(Utc::now(), event(0)).await.unwrap();
+        // Another process appends: this handle's tail is now stale.
+        feed(&store, 10_000)
+            .append(Utc::now(), event(1))
+            .await
+            .unwrap();
+        let events: Vec<Event> = (2..2000).map(event).collect();
+        let out = f.append_all(Utc::now(), &events, None, None).await.unwrap();
+        assert_eq!(out.first().unwrap().seq, 3);
+        assert_eq!(out.last().unwrap().seq, 2000);
+        assert!(out.windows(2).all(|w| w[0].version < w[1].version));
+        let all = f.read(None, 1000).await.unwrap();
+        assert_eq!(all.len(), 1000);
+        assert_eq!(all[1].event, event(1));
     }
 
     #[tokio::test]

@@ -565,6 +565,7 @@ mod tests {
     struct NonAtomic {
         inner: MemoryStore,
         journal_seen: std::sync::Mutex<Vec<bool>>,
+        puts: std::sync::atomic::AtomicUsize,
     }
 
     #[async_trait::async_trait]
@@ -583,6 +584,7 @@ mod tests {
             value: Bytes,
             write: Write,
         ) -> std::result::Result<Version, StoreError> {
+            self.puts.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
             self.inner.put(key, value, write).await
         }
         async fn delete(&self, key: &Key, write: Write) -> std::result::Result<bool, StoreError> {
@@ -674,6 +676,38 @@ mod tests {
             "nothing of the batch written"
         );
         assert_eq!(value(&store, "b").await.as_deref(), Some("old"));
+        assert!(store.get(&layout::journal_key()).await.unwrap().is_none());
+    }
+
+    #[tokio::test]
+    async fn without_atomic_batches_a_mutation_s_events_go_in_one_batch_not_a_put_each() {
+        let inner = Arc::new(NonAtomic::default());
+        let store: Arc<dyn RecordStore> = inner.clone();
+        let lease = HeldLease::try_take(&store, &layout::dream_lock(), Duration::from_secs(5))
+            .await
+            .unwrap()
+            .unwrap();
+        let n = 300;
+        let journal = Journal {
+            id: "p9".into(),
+            at: Utc::now(),
+            ops: (0..n)
+                .map(|i| Op::create(k(&format!("n{i}")), format!("v{i}")))
+                .collect(),
+            events: (0..n)
+                .map(|i| crate::events::Event::TrashExpired { count: i })
+                .collect(),
+            feed_after: 0,
+        };
+        let feed = Feed::new(store.clone(), 10_000);
+        let (_, entries) = run(&store, &feed, &lease, &journal).await.unwrap();
+        assert_eq!(entries.len(), n);
+        // The journal is the only put; the events and the records are a batch each,
+        // both written after the journal.
+        assert_eq!(inner.puts.load(std::sync::atomic::Ordering::SeqCst), 1);
+        assert_eq!(*inner.journal_seen.lock().unwrap(), vec![true, true]);
+        let record = store.get(&k("n0")).await.unwrap().unwrap();
+        assert!(entries.iter().all(|e| e.version < record.version.0));
         assert!(store.get(&layout::journal_key()).await.unwrap().is_none());
     }
 
