@@ -36,7 +36,7 @@ impl Drop for Place {
         };
         let rt = tokio::runtime::Runtime::new().unwrap();
         rt.block_on(async {
-            let config = dream::redis::RedisConfig::from_url(&url)
+            let config = dream::redis::RedisOptions::from_url(&url)
                 .unwrap()
                 .with_prefix(&prefix)
                 .unwrap();
@@ -76,7 +76,7 @@ fn place(backend: &str, name: &str) -> Option<Place> {
                 .unwrap_or_else(|_| "redis://127.0.0.1:6379/".to_owned());
             let prefix = format!("e2e-{name}-{}", std::process::id());
             let reachable = tokio::runtime::Runtime::new().unwrap().block_on(async {
-                let config = dream::redis::RedisConfig::from_url(&url)
+                let config = dream::redis::RedisOptions::from_url(&url)
                     .ok()?
                     .with_connection_timeout(Duration::from_secs(2));
                 dream::redis::RedisStore::open(config).await.ok()

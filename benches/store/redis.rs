@@ -11,7 +11,7 @@
 use std::sync::Arc;
 
 use dream::redis::redis::{self, AsyncCommands, aio::ConnectionManager};
-use dream::redis::{RedisConfig, RedisStore};
+use dream::redis::{RedisOptions, RedisStore};
 use dream::{Bytes, Key, Namespace, RecordId, RecordStore, Write};
 
 use crate::Bench;
@@ -39,7 +39,7 @@ fn setup(bench: &Bench) -> Option<(Arc<RedisStore>, ConnectionManager, String)> 
     let url = std::env::var("DREAM_TEST_REDIS_URL")
         .unwrap_or_else(|_| "redis://127.0.0.1:6379".to_owned());
     let prefix = format!("bench-{:016x}", rand_u64());
-    let config = RedisConfig::from_url(&url)
+    let config = RedisOptions::from_url(&url)
         .expect("Redis URL")
         .with_prefix(&prefix)
         .expect("prefix")

@@ -67,7 +67,7 @@ pub fn build(
     base_url: Option<String>,
     limits: TimeLimits,
 ) -> Result<Option<Arc<dyn LanguageModel>>, CliError> {
-    use dream_llm::{ApiKey, ModelConfig};
+    use dream_llm::{ApiKey, ModelOptions};
     use std::time::Duration;
     let config = match choice {
         LlmChoice::Offline => {
@@ -84,10 +84,10 @@ pub fn build(
             return Ok(None);
         }
         LlmChoice::Openai => {
-            ModelConfig::openai(name.unwrap_or_else(|| "gpt-4o-mini".into())).api_key_from_env()
+            ModelOptions::openai(name.unwrap_or_else(|| "gpt-4o-mini".into())).api_key_from_env()
         }
         LlmChoice::Anthropic => {
-            ModelConfig::anthropic(name.unwrap_or_else(|| "claude-3-5-haiku-latest".into()))
+            ModelOptions::anthropic(name.unwrap_or_else(|| "claude-3-5-haiku-latest".into()))
                 .api_key_from_env()
         }
         LlmChoice::Compatible => {
@@ -95,7 +95,7 @@ pub fn build(
                 .clone()
                 .ok_or_else(|| CliError::usage("--llm compatible needs --base-url"))?;
             let name = name.ok_or_else(|| CliError::usage("--llm compatible needs --model"))?;
-            let config = ModelConfig::openai_compatible(name, url);
+            let config = ModelOptions::openai_compatible(name, url);
             match std::env::var_os(COMPATIBLE_KEY_ENV) {
                 Some(_) => config.api_key(ApiKey::from_env(COMPATIBLE_KEY_ENV)?),
                 None => config,
@@ -168,7 +168,7 @@ pub fn build_embedder(
     spec: EmbedderSpec,
 ) -> Result<Option<Arc<dyn dream_core::Embedder>>, CliError> {
     use dream_core::Embedder;
-    use dream_llm::{ApiKey, EmbedderConfig};
+    use dream_llm::{ApiKey, EmbedderOptions};
     let EmbedderSpec {
         model,
         dimensions,
@@ -196,14 +196,14 @@ pub fn build_embedder(
     let config = match choice {
         EmbedderChoice::None => unreachable!("handled above"),
         EmbedderChoice::Openai => {
-            let config = EmbedderConfig::openai(model, dimensions).http(|c| c.api_key_from_env());
+            let config = EmbedderOptions::openai(model, dimensions).http(|c| c.api_key_from_env());
             match &base_url {
                 Some(url) => config.http(|c| c.base_url(url.clone())),
                 None => config,
             }
         }
         EmbedderChoice::Compatible => {
-            let config = EmbedderConfig::openai_compatible(model, url()?, dimensions);
+            let config = EmbedderOptions::openai_compatible(model, url()?, dimensions);
             match std::env::var_os(COMPATIBLE_KEY_ENV) {
                 Some(_) => {
                     let key = ApiKey::from_env(COMPATIBLE_KEY_ENV)?;
@@ -212,7 +212,7 @@ pub fn build_embedder(
                 None => config,
             }
         }
-        EmbedderChoice::Ollama => EmbedderConfig::ollama(model, url()?, dimensions),
+        EmbedderChoice::Ollama => EmbedderOptions::ollama(model, url()?, dimensions),
     };
     let embedder = config.http(|c| c.redact_with(redact_secrets)).build()?;
     let line = embedder.announcement().unwrap_or_else(|| {

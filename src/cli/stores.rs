@@ -336,7 +336,7 @@ async fn open_redis_store(
     url: &str,
     url_file: Option<&Path>,
 ) -> Result<dream_redis::RedisStore, CliError> {
-    use dream_redis::{RedisConfig, RedisStore};
+    use dream_redis::{RedisOptions, RedisStore};
     let (base, prefix) = split_prefix(url)?;
     if has_password(base) {
         return Err(CliError::usage(
@@ -345,11 +345,11 @@ async fn open_redis_store(
     }
     let mut config = if base == "redis" {
         match url_file {
-            Some(path) => RedisConfig::from_file(path).await?,
-            None => RedisConfig::from_env()?,
+            Some(path) => RedisOptions::from_file(path).await?,
+            None => RedisOptions::from_env()?,
         }
     } else {
-        RedisConfig::from_url(base)?
+        RedisOptions::from_url(base)?
     }
     .with_ca_file_from_env()?;
     if let Some(prefix) = prefix {
@@ -417,7 +417,7 @@ async fn open_postgres_store(
     url: &str,
     url_file: Option<&Path>,
 ) -> Result<dream_postgres::PostgresStore, CliError> {
-    use dream_postgres::{PostgresConfig, PostgresStore};
+    use dream_postgres::{PostgresOptions, PostgresStore};
     let (base, schema) = split_schema(url)?;
     if has_password(&base) {
         return Err(CliError::usage(
@@ -426,11 +426,11 @@ async fn open_postgres_store(
     }
     let mut config = if base == "postgres" {
         match url_file {
-            Some(path) => PostgresConfig::from_file(path).await?,
-            None => PostgresConfig::from_env()?,
+            Some(path) => PostgresOptions::from_file(path).await?,
+            None => PostgresOptions::from_env()?,
         }
     } else {
-        PostgresConfig::from_url(&base)?
+        PostgresOptions::from_url(&base)?
     };
     if let Some(schema) = schema {
         config = config.with_schema(&schema)?;

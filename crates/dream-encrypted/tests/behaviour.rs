@@ -136,7 +136,7 @@ impl Place {
 }
 
 async fn open_redis(url: &str, prefix: &str) -> dream_redis::RedisStore {
-    let config = dream_redis::RedisConfig::from_url(url)
+    let config = dream_redis::RedisOptions::from_url(url)
         .expect("Redis URL")
         .with_prefix(prefix)
         .expect("prefix");
@@ -146,7 +146,7 @@ async fn open_redis(url: &str, prefix: &str) -> dream_redis::RedisStore {
 }
 
 async fn open_postgres(url: &str, schema: &str) -> dream_postgres::PostgresStore {
-    let config = dream_postgres::PostgresConfig::from_url(url)
+    let config = dream_postgres::PostgresOptions::from_url(url)
         .expect("PostgreSQL URL")
         .with_schema(schema)
         .expect("schema");

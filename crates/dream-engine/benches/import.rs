@@ -226,7 +226,7 @@ impl Backend {
                 let url = std::env::var("DREAM_TEST_REDIS_URL")
                     .unwrap_or_else(|_| "redis://127.0.0.1:6379".to_owned());
                 let prefix = format!("bench-import-{}", ulid::Ulid::new());
-                let config = dream_redis::RedisConfig::from_url(&url)
+                let config = dream_redis::RedisOptions::from_url(&url)
                     .ok()?
                     .with_prefix(&prefix)
                     .ok()?

@@ -11,14 +11,14 @@ use rand::Rng;
 use reqwest::header::{ACCEPT, AUTHORIZATION, CONTENT_TYPE, HeaderMap, HeaderValue};
 use reqwest::{StatusCode, Url};
 
-use crate::config::{ANTHROPIC_VERSION, ModelConfig, Provider};
+use crate::config::{ANTHROPIC_VERSION, ModelOptions, Provider};
 use crate::error::ConfigError;
 use crate::wire;
 
 /// The cap on an error body read for its message, in bytes.
 const MAX_ERROR_BODY: usize = 64 << 10;
 
-/// A language model reached over HTTP. Build it with [`ModelConfig`].
+/// A language model reached over HTTP. Build it with [`ModelOptions`].
 pub struct HttpModel {
     transport: Transport,
     announcement: Option<String>,
@@ -37,7 +37,7 @@ impl fmt::Debug for HttpModel {
 /// deadline, a capped answer and key-free errors. Shared by the chat clients
 /// and the embedding clients.
 pub(crate) struct Transport {
-    pub(crate) config: ModelConfig,
+    pub(crate) config: ModelOptions,
     pub(crate) endpoint: Url,
     client: reqwest::Client,
 }
@@ -82,7 +82,7 @@ impl Failure {
 }
 
 impl HttpModel {
-    pub(crate) fn new(config: ModelConfig) -> Result<Self, ConfigError> {
+    pub(crate) fn new(config: ModelOptions) -> Result<Self, ConfigError> {
         let path = config.provider.endpoint_path();
         let transport = Transport::new(config, path)?;
         let announcement = transport.announcement(path, "model", "prompts");
@@ -117,7 +117,7 @@ impl HttpModel {
 
 impl Transport {
     /// A client for `config`, posting to its base URL joined with `path`.
-    pub(crate) fn new(config: ModelConfig, path: &str) -> Result<Self, ConfigError> {
+    pub(crate) fn new(config: ModelOptions, path: &str) -> Result<Self, ConfigError> {
         config.validate()?;
         let base = config.resolved_base_url()?;
         let endpoint = join(&base, path);
@@ -559,7 +559,7 @@ mod tests {
 
     #[test]
     fn backoff_doubles_with_jitter_and_caps() {
-        let model = ModelConfig::openai_compatible("m", "http://127.0.0.1:1/v1")
+        let model = ModelOptions::openai_compatible("m", "http://127.0.0.1:1/v1")
             .retries(
                 10,
                 Duration::from_millis(100),
@@ -582,7 +582,7 @@ mod tests {
     #[test]
     fn official_urls_are_not_announced_custom_ones_are() {
         let key = || crate::ApiKey::new("sk-x").unwrap();
-        let official = ModelConfig::openai("gpt-4o-mini")
+        let official = ModelOptions::openai("gpt-4o-mini")
             .api_key(key())
             .build()
             .unwrap();
@@ -591,13 +591,13 @@ mod tests {
             official.endpoint().as_str(),
             "https://api.openai.com/v1/chat/completions"
         );
-        let trailing = ModelConfig::openai("gpt-4o-mini")
+        let trailing = ModelOptions::openai("gpt-4o-mini")
             .api_key(key())
             .base_url("https://api.openai.com/v1/")
             .build()
             .unwrap();
         assert_eq!(trailing.announcement(), None);
-        let anthropic = ModelConfig::anthropic("claude-x")
+        let anthropic = ModelOptions::anthropic("claude-x")
             .api_key(key())
             .build()
             .unwrap();
@@ -606,7 +606,7 @@ mod tests {
             anthropic.endpoint().as_str(),
             "https://api.anthropic.com/v1/messages"
         );
-        let proxied = ModelConfig::anthropic("claude-x")
+        let proxied = ModelOptions::anthropic("claude-x")
             .api_key(key())
             .base_url("https://gateway.example.com/anthropic")
             .build()
@@ -620,7 +620,7 @@ mod tests {
             line.contains("not the provider's official address"),
             "{line}"
         );
-        let local = ModelConfig::openai_compatible("llama3", "http://localhost:11434/v1")
+        let local = ModelOptions::openai_compatible("llama3", "http://localhost:11434/v1")
             .build()
             .unwrap();
         let line = local.announcement().unwrap();

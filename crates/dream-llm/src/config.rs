@@ -1,4 +1,4 @@
-//! Choosing a model: [`Provider`], [`ModelConfig`] (a builder) and
+//! Choosing a model: [`Provider`], [`ModelOptions`] (a builder) and
 //! [`ModelSelection`] (one model for consolidation, one for recall).
 
 use std::sync::Arc;
@@ -86,15 +86,15 @@ impl Provider {
     }
 }
 
-/// Redacts the secret-shaped parts of a text (see [`ModelConfig::redact_with`]).
+/// Redacts the secret-shaped parts of a text (see [`ModelOptions::redact_with`]).
 pub type Redactor = fn(&str) -> String;
 
 /// How to reach one model: provider, model name, base URL, key, timeouts,
-/// retries and limits. Built with [`ModelConfig::openai`], [`ModelConfig::anthropic`]
-/// or [`ModelConfig::openai_compatible`], then the setters, then [`ModelConfig::build`].
-/// Nothing here reads the environment unless [`ModelConfig::api_key_from_env`] is called.
+/// retries and limits. Built with [`ModelOptions::openai`], [`ModelOptions::anthropic`]
+/// or [`ModelOptions::openai_compatible`], then the setters, then [`ModelOptions::build`].
+/// Nothing here reads the environment unless [`ModelOptions::api_key_from_env`] is called.
 #[derive(Debug, Clone)]
-pub struct ModelConfig {
+pub struct ModelOptions {
     pub(crate) provider: Provider,
     pub(crate) model: String,
     pub(crate) base_url: Option<String>,
@@ -114,7 +114,7 @@ pub struct ModelConfig {
     pub(crate) redactor: Option<Redactor>,
 }
 
-impl ModelConfig {
+impl ModelOptions {
     fn new(provider: Provider, model: impl Into<String>) -> Self {
         Self {
             provider,
@@ -172,7 +172,7 @@ impl ModelConfig {
     }
 
     /// Reads the key from the provider's standard variable (`OPENAI_API_KEY`,
-    /// `ANTHROPIC_API_KEY`), now. A failure is reported by [`ModelConfig::build`].
+    /// `ANTHROPIC_API_KEY`), now. A failure is reported by [`ModelOptions::build`].
     pub fn api_key_from_env(mut self) -> Self {
         let read = match self.provider.key_env_var() {
             Some(var) => ApiKey::from_env(var),
@@ -373,9 +373,9 @@ fn is_loopback(url: &Url) -> bool {
 #[derive(Debug, Clone, Default)]
 pub struct ModelSelection {
     /// The model that consolidates sessions into memories.
-    pub consolidation: Option<ModelConfig>,
+    pub consolidation: Option<ModelOptions>,
     /// The model used at recall time.
-    pub recall: Option<ModelConfig>,
+    pub recall: Option<ModelOptions>,
 }
 
 impl ModelSelection {
@@ -453,22 +453,22 @@ mod tests {
     #[test]
     fn keys_are_required_where_the_provider_needs_one() {
         assert_eq!(
-            ModelConfig::openai("gpt-4o-mini").build().unwrap_err(),
+            ModelOptions::openai("gpt-4o-mini").build().unwrap_err(),
             ConfigError::MissingKey { provider: "openai" }
         );
         assert_eq!(
-            ModelConfig::anthropic("claude-x").build().unwrap_err(),
+            ModelOptions::anthropic("claude-x").build().unwrap_err(),
             ConfigError::MissingKey {
                 provider: "anthropic"
             }
         );
         assert!(
-            ModelConfig::openai_compatible("llama3", "http://127.0.0.1:11434/v1")
+            ModelOptions::openai_compatible("llama3", "http://127.0.0.1:11434/v1")
                 .build()
                 .is_ok()
         );
         assert!(
-            ModelConfig::openai("gpt-4o-mini")
+            ModelOptions::openai("gpt-4o-mini")
                 .api_key(key())
                 .build()
                 .is_ok()
@@ -477,7 +477,7 @@ mod tests {
 
     #[test]
     fn an_env_failure_surfaces_at_build() {
-        let err = ModelConfig::openai_compatible("m", "http://127.0.0.1:1/v1")
+        let err = ModelOptions::openai_compatible("m", "http://127.0.0.1:1/v1")
             .api_key_from_env()
             .build()
             .unwrap_err();
@@ -493,7 +493,7 @@ mod tests {
     fn model_names_are_checked() {
         for bad in ["", "gpt 4", "gpt\n4", &"m".repeat(MAX_MODEL_NAME_LEN + 1)] {
             assert!(matches!(
-                ModelConfig::openai(bad).api_key(key()).build(),
+                ModelOptions::openai(bad).api_key(key()).build(),
                 Err(ConfigError::InvalidModel(_))
             ));
         }
@@ -503,7 +503,7 @@ mod tests {
     fn settings_are_checked() {
         let zero = Duration::ZERO;
         let s = Duration::from_secs(1);
-        let cfg = || ModelConfig::openai("gpt-4o-mini").api_key(key());
+        let cfg = || ModelOptions::openai("gpt-4o-mini").api_key(key());
         assert!(matches!(
             cfg().timeouts(zero, s).build(),
             Err(ConfigError::InvalidSetting(_))
@@ -529,8 +529,8 @@ mod tests {
     #[test]
     fn selection_builds_each_role_and_announces_custom_urls() {
         let models = ModelSelection {
-            consolidation: Some(ModelConfig::openai("gpt-4o-mini").api_key(key())),
-            recall: Some(ModelConfig::openai_compatible(
+            consolidation: Some(ModelOptions::openai("gpt-4o-mini").api_key(key())),
+            recall: Some(ModelOptions::openai_compatible(
                 "llama3",
                 "http://127.0.0.1:11434/v1",
             )),

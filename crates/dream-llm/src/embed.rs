@@ -2,7 +2,7 @@
 //! on OpenAI-compatible servers (Ollama, vLLM, llama.cpp server,
 //! text-embeddings-inference), and Ollama's native `/api/embed`.
 //!
-//! An [`HttpEmbedder`] is a [`ModelConfig`] (base URL, key, timeouts, retries,
+//! An [`HttpEmbedder`] is a [`ModelOptions`] (base URL, key, timeouts, retries,
 //! response cap, redaction: the same checks and the same transport as the chat
 //! clients) plus the wire format, the expected dimension and a batch size.
 
@@ -17,7 +17,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use crate::client::Transport;
-use crate::config::{ModelConfig, Provider};
+use crate::config::{ModelOptions, Provider};
 use crate::error::ConfigError;
 
 /// Default most texts sent in one request.
@@ -49,18 +49,18 @@ impl EmbedWire {
 
 /// How to reach one embedding model.
 #[derive(Debug, Clone)]
-pub struct EmbedderConfig {
-    http: ModelConfig,
+pub struct EmbedderOptions {
+    http: ModelOptions,
     wire: EmbedWire,
     dimensions: usize,
     batch: usize,
 }
 
-impl EmbedderConfig {
+impl EmbedderOptions {
     /// An embedder speaking `wire` through `http` (its provider, model name, base
     /// URL, key, timeouts and retries), returning vectors of `dimensions`.
-    pub fn new(http: ModelConfig, wire: EmbedWire, dimensions: usize) -> Self {
-        EmbedderConfig {
+    pub fn new(http: ModelOptions, wire: EmbedWire, dimensions: usize) -> Self {
+        EmbedderOptions {
             http,
             wire,
             dimensions,
@@ -69,9 +69,9 @@ impl EmbedderConfig {
     }
 
     /// OpenAI's embeddings endpoint with this model (`text-embedding-3-small`);
-    /// the dimension is sent as `dimensions`. Give the key with [`EmbedderConfig::http`].
+    /// the dimension is sent as `dimensions`. Give the key with [`EmbedderOptions::http`].
     pub fn openai(model: impl Into<String>, dimensions: usize) -> Self {
-        Self::new(ModelConfig::openai(model), EmbedWire::OpenAi, dimensions)
+        Self::new(ModelOptions::openai(model), EmbedWire::OpenAi, dimensions)
     }
 
     /// An OpenAI-compatible server at `base_url` (usually ending in `/v1`).
@@ -81,7 +81,7 @@ impl EmbedderConfig {
         dimensions: usize,
     ) -> Self {
         Self::new(
-            ModelConfig::openai_compatible(model, base_url),
+            ModelOptions::openai_compatible(model, base_url),
             EmbedWire::OpenAi,
             dimensions,
         )
@@ -94,14 +94,14 @@ impl EmbedderConfig {
         dimensions: usize,
     ) -> Self {
         Self::new(
-            ModelConfig::openai_compatible(model, base_url),
+            ModelOptions::openai_compatible(model, base_url),
             EmbedWire::Ollama,
             dimensions,
         )
     }
 
     /// Changes the transport settings (key, timeouts, retries, redaction, …).
-    pub fn http(mut self, change: impl FnOnce(ModelConfig) -> ModelConfig) -> Self {
+    pub fn http(mut self, change: impl FnOnce(ModelOptions) -> ModelOptions) -> Self {
         self.http = change(self.http);
         self
     }
@@ -137,7 +137,7 @@ impl EmbedderConfig {
     }
 }
 
-/// An embedding model reached over HTTP. Build it with [`EmbedderConfig`].
+/// An embedding model reached over HTTP. Build it with [`EmbedderOptions`].
 pub struct HttpEmbedder {
     transport: Transport,
     wire: EmbedWire,
@@ -321,27 +321,27 @@ mod tests {
     fn settings_are_checked() {
         let base = "http://127.0.0.1:1/v1";
         assert!(
-            EmbedderConfig::openai_compatible("m", base, 0)
+            EmbedderOptions::openai_compatible("m", base, 0)
                 .build()
                 .is_err()
         );
         assert!(
-            EmbedderConfig::openai_compatible("m", base, MAX_DIMENSIONS + 1)
+            EmbedderOptions::openai_compatible("m", base, MAX_DIMENSIONS + 1)
                 .build()
                 .is_err()
         );
         assert!(
-            EmbedderConfig::openai_compatible("m", base, 8)
+            EmbedderOptions::openai_compatible("m", base, 8)
                 .batch(0)
                 .build()
                 .is_err()
         );
         assert!(
-            EmbedderConfig::openai("text-embedding-3-small", 8)
+            EmbedderOptions::openai("text-embedding-3-small", 8)
                 .build()
                 .is_err()
         );
-        let built = EmbedderConfig::ollama("all-minilm", "http://127.0.0.1:11434", 384)
+        let built = EmbedderOptions::ollama("all-minilm", "http://127.0.0.1:11434", 384)
             .build()
             .unwrap();
         assert_eq!(

@@ -1,12 +1,12 @@
 //! Dream's language models over HTTP: OpenAI Chat Completions, Anthropic
 //! Messages and OpenAI-compatible servers (Ollama, vLLM, llama.cpp server, …),
-//! and embedding models ([`EmbedderConfig`]: OpenAI's `/v1/embeddings`, the same
+//! and embedding models ([`EmbedderOptions`]: OpenAI's `/v1/embeddings`, the same
 //! format on compatible servers, Ollama's `/api/embed`) over the same transport.
 //!
 //! This is the only crate in Dream that reaches the network, and only for a
 //! model selected explicitly: nothing here picks a provider because a key is in
 //! the environment. Keys come from an explicit [`ApiKey`] or from a standard
-//! variable read on request ([`ModelConfig::api_key_from_env`]); they are
+//! variable read on request ([`ModelOptions::api_key_from_env`]); they are
 //! redacted in `Debug`, `Display`, errors and logs. Every call has a connect
 //! timeout, a per-attempt timeout and a deadline for the whole call (two minutes
 //! by default), retries 429, 5xx and timeouts with exponential backoff and jitter
@@ -19,9 +19,9 @@
 //! ```no_run
 //! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
 //! use dream_core::llm::{CompletionRequest, LanguageModel, recover_json_object};
-//! use dream_llm::ModelConfig;
+//! use dream_llm::ModelOptions;
 //!
-//! let model = ModelConfig::openai("gpt-4o-mini").api_key_from_env().build()?;
+//! let model = ModelOptions::openai("gpt-4o-mini").api_key_from_env().build()?;
 //! if let Some(line) = model.announcement() {
 //!     eprintln!("{line}");
 //! }
@@ -49,9 +49,9 @@ pub use client::HttpModel;
 pub use config::{
     ANTHROPIC_DEFAULT_BASE_URL, ANTHROPIC_VERSION, DEFAULT_BACKOFF_BASE, DEFAULT_CONNECT_TIMEOUT,
     DEFAULT_DEADLINE, DEFAULT_MAX_BACKOFF, DEFAULT_MAX_RESPONSE_BYTES, DEFAULT_MAX_RETRIES,
-    DEFAULT_MAX_TOTAL_WAIT, DEFAULT_REQUEST_TIMEOUT, MAX_MODEL_NAME_LEN, ModelConfig,
+    DEFAULT_MAX_TOTAL_WAIT, DEFAULT_REQUEST_TIMEOUT, MAX_MODEL_NAME_LEN, ModelOptions,
     ModelSelection, Models, OPENAI_DEFAULT_BASE_URL, Provider, Redactor,
 };
-pub use embed::{DEFAULT_EMBED_BATCH, EmbedWire, EmbedderConfig, HttpEmbedder, MAX_EMBED_REQUEST};
+pub use embed::{DEFAULT_EMBED_BATCH, EmbedWire, EmbedderOptions, HttpEmbedder, MAX_EMBED_REQUEST};
 pub use error::ConfigError;
 pub use key::{ANTHROPIC_API_KEY_VAR, ApiKey, MAX_KEY_LEN, OPENAI_API_KEY_VAR};

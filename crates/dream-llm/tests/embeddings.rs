@@ -12,11 +12,11 @@ use std::time::{Duration, Instant};
 use common::{KEY, Reply, Server};
 use dream_core::embed::{EmbedError, Embedder};
 use dream_core::llm::ModelError;
-use dream_llm::{ApiKey, EmbedderConfig, ModelConfig};
+use dream_llm::{ApiKey, EmbedderOptions, ModelOptions};
 use serde_json::json;
 use tracing_subscriber::fmt::MakeWriter;
 
-fn fast(config: ModelConfig) -> ModelConfig {
+fn fast(config: ModelOptions) -> ModelOptions {
     config
         .timeouts(Duration::from_secs(2), Duration::from_secs(2))
         .retries(
@@ -28,8 +28,8 @@ fn fast(config: ModelConfig) -> ModelConfig {
         .use_env_proxy(false)
 }
 
-fn openai(server: &Server, dimensions: usize) -> EmbedderConfig {
-    EmbedderConfig::openai("text-embedding-3-small", dimensions).http(|c| {
+fn openai(server: &Server, dimensions: usize) -> EmbedderOptions {
+    EmbedderOptions::openai("text-embedding-3-small", dimensions).http(|c| {
         fast(c)
             .api_key(ApiKey::new(KEY).unwrap())
             .base_url(server.url("/v1"))
@@ -115,7 +115,7 @@ async fn openai_batches_in_order_with_the_key_and_the_dimension() {
 #[tokio::test]
 async fn a_compatible_server_gets_no_key_and_no_dimensions_field() {
     let server = Server::start(vec![openai_answer(&[vector(0, 4), vector(1, 4)])]).await;
-    let embedder = EmbedderConfig::openai_compatible("bge-small-en", server.url("/tei/v1/"), 4)
+    let embedder = EmbedderOptions::openai_compatible("bge-small-en", server.url("/tei/v1/"), 4)
         .http(fast)
         .build()
         .unwrap();
@@ -144,7 +144,7 @@ async fn ollama_native_embed() {
         "prompt_eval_count": 8
     });
     let server = Server::start(vec![Reply::json(200, answer.to_string())]).await;
-    let embedder = EmbedderConfig::ollama("all-minilm", server.url(""), 2)
+    let embedder = EmbedderOptions::ollama("all-minilm", server.url(""), 2)
         .http(fast)
         .build()
         .unwrap();
@@ -166,7 +166,7 @@ async fn ollama_error_body_is_reported() {
         r#"{"error":"model \"nomic\" not found, try pulling it first"}"#,
     )])
     .await;
-    let embedder = EmbedderConfig::ollama("nomic", server.url(""), 2)
+    let embedder = EmbedderOptions::ollama("nomic", server.url(""), 2)
         .http(fast)
         .build()
         .unwrap();
@@ -373,7 +373,7 @@ async fn the_key_is_never_in_an_error_or_a_log_line() {
 
 #[tokio::test]
 async fn plain_http_to_another_host_is_refused() {
-    let error = EmbedderConfig::openai_compatible("m", "http://10.1.2.3:8080/v1", 8)
+    let error = EmbedderOptions::openai_compatible("m", "http://10.1.2.3:8080/v1", 8)
         .build()
         .unwrap_err();
     assert!(error.to_string().contains("plain http"), "{error}");

@@ -8,7 +8,7 @@ use std::process::Command;
 
 use common::{Flavor, Server, request};
 use dream_core::llm::LanguageModel;
-use dream_llm::{ApiKey, ConfigError, ModelConfig, ModelSelection};
+use dream_llm::{ApiKey, ConfigError, ModelOptions, ModelSelection};
 
 const CHILD: &str = "DREAM_LLM_ENV_KEY_CHILD";
 const OPENAI_ENV_KEY: &str = "sk-from-env-openai-7Yh2";
@@ -41,11 +41,11 @@ fn keys_come_from_the_environment_only_when_asked() {
 fn child() {
     // The keys are in the environment, yet nothing uses them unasked.
     assert_eq!(
-        ModelConfig::openai("gpt-4o-mini").build().unwrap_err(),
+        ModelOptions::openai("gpt-4o-mini").build().unwrap_err(),
         ConfigError::MissingKey { provider: "openai" }
     );
     assert_eq!(
-        ModelConfig::anthropic("claude-x").build().unwrap_err(),
+        ModelOptions::anthropic("claude-x").build().unwrap_err(),
         ConfigError::MissingKey {
             provider: "anthropic"
         }
@@ -71,8 +71,8 @@ fn child() {
             let server = Server::start(vec![flavor.ok("ok", false)]).await;
             let url = server.url(flavor.default_style_base());
             let config = match flavor {
-                Flavor::OpenAi => ModelConfig::openai("gpt-4o-mini"),
-                _ => ModelConfig::anthropic("claude-sonnet-4-5"),
+                Flavor::OpenAi => ModelOptions::openai("gpt-4o-mini"),
+                _ => ModelOptions::anthropic("claude-sonnet-4-5"),
             };
             let model = config
                 .base_url(url)
@@ -96,8 +96,8 @@ fn child() {
 fn a_missing_standard_variable_is_reported_by_name() {
     if std::env::var_os(CHILD).is_some() {
         for (config, var) in [
-            (ModelConfig::anthropic("claude-x"), "ANTHROPIC_API_KEY"),
-            (ModelConfig::openai("gpt-4o-mini"), "OPENAI_API_KEY"),
+            (ModelOptions::anthropic("claude-x"), "ANTHROPIC_API_KEY"),
+            (ModelOptions::openai("gpt-4o-mini"), "OPENAI_API_KEY"),
         ] {
             assert_eq!(
                 config.api_key_from_env().build().unwrap_err(),

@@ -18,7 +18,7 @@ use std::time::Duration;
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use dream_core::{Bytes, Key, LockName, Namespace, RecordId, RecordStore, Write};
-use dream_postgres::{PostgresConfig, PostgresStore};
+use dream_postgres::{PostgresOptions, PostgresStore};
 
 const VALUE_SIZE: usize = 4096;
 const LIST_RECORDS: usize = 100;
@@ -45,7 +45,7 @@ fn stores(c: &mut Criterion) {
     let url = std::env::var("DREAM_TEST_POSTGRES_URL")
         .unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/test".to_owned());
     let schema = format!("bench_{:016x}", rand::random::<u64>());
-    let config = PostgresConfig::from_url(&url)
+    let config = PostgresOptions::from_url(&url)
         .expect("PostgreSQL URL")
         .with_schema(&schema)
         .expect("schema");

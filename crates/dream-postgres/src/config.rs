@@ -72,7 +72,7 @@ pub enum ConfigError {
 /// `Debug` shows the server, database, user and schema; a password shows as
 /// `<redacted>`.
 #[derive(Clone)]
-pub struct PostgresConfig {
+pub struct PostgresOptions {
     pub(crate) pg: tokio_postgres::Config,
     pub(crate) schema: String,
     pub(crate) max_value_size: usize,
@@ -92,7 +92,7 @@ pub(crate) struct TlsSettings {
     pub(crate) ca: Option<Vec<u8>>,
 }
 
-impl PostgresConfig {
+impl PostgresOptions {
     /// A configuration from a URL:
     /// `postgres://[user[:password]@]host[:port]/database[?param=value&...]`
     /// (`postgresql://` too; `host=/path/to/dir` in the query reaches a unix
@@ -204,7 +204,7 @@ impl PostgresConfig {
         if pg.get_application_name().is_none() {
             pg.application_name("dream");
         }
-        Ok(PostgresConfig {
+        Ok(PostgresOptions {
             pg,
             schema: DEFAULT_SCHEMA.to_owned(),
             max_value_size: DEFAULT_MAX_VALUE_SIZE,
@@ -320,9 +320,9 @@ impl PostgresConfig {
     }
 }
 
-impl fmt::Debug for PostgresConfig {
+impl fmt::Debug for PostgresOptions {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("PostgresConfig")
+        f.debug_struct("PostgresOptions")
             .field("server", &self.server())
             .field("database", &self.pg.get_dbname())
             .field("user", &self.pg.get_user())
@@ -424,7 +424,7 @@ mod tests {
     #[test]
     fn url_with_password_parses_and_hides_the_password() {
         let config =
-            PostgresConfig::from_url("postgres://alice:pa55-WORD@10.1.2.3:5433/memories").unwrap();
+            PostgresOptions::from_url("postgres://alice:pa55-WORD@10.1.2.3:5433/memories").unwrap();
         assert_eq!(config.server(), "10.1.2.3:5433");
         assert_eq!(config.database(), Some("memories"));
         assert_eq!(config.password().as_deref(), Some("pa55-WORD"));
@@ -437,7 +437,7 @@ mod tests {
 
     #[test]
     fn postgresql_scheme_and_unix_socket_parse() {
-        let config = PostgresConfig::from_url(
+        let config = PostgresOptions::from_url(
             "postgresql://bob@/db?host=/var/run/postgresql&application_name=x",
         )
         .unwrap();
@@ -447,12 +447,12 @@ mod tests {
     #[test]
     fn tls_modes_parse_and_unverified_ones_are_refused() {
         let full =
-            PostgresConfig::from_url("postgres://u:secret@h/db?sslmode=verify-full").unwrap();
+            PostgresOptions::from_url("postgres://u:secret@h/db?sslmode=verify-full").unwrap();
         assert!(full.is_tls());
         assert_eq!(full.pg.get_ssl_mode(), SslMode::Require);
         let tls = full.tls.as_ref().unwrap();
         assert!(tls.verify_host && tls.ca.is_none());
-        let ca = PostgresConfig::from_url("postgres://h/db?sslmode=verify-ca&sslrootcert=system")
+        let ca = PostgresOptions::from_url("postgres://h/db?sslmode=verify-ca&sslrootcert=system")
             .unwrap();
         assert!(!ca.tls.as_ref().unwrap().verify_host);
         for url in [
@@ -460,7 +460,7 @@ mod tests {
             "postgres://u:secret@h/db?sslrootcert=/x.pem",
             "postgres://u:secret@h/db?sslmode=prefer&sslrootcert=/x.pem",
         ] {
-            let err = PostgresConfig::from_url(url).unwrap_err();
+            let err = PostgresOptions::from_url(url).unwrap_err();
             assert!(matches!(err, ConfigError::Tls { .. }), "{url}: {err:?}");
             let shown = err.to_string();
             assert!(
@@ -468,7 +468,7 @@ mod tests {
                 "{shown}"
             );
         }
-        let plain = PostgresConfig::from_url("postgres://h/db?sslmode=prefer").unwrap();
+        let plain = PostgresOptions::from_url("postgres://h/db?sslmode=prefer").unwrap();
         assert_eq!(plain.pg.get_ssl_mode(), SslMode::Disable);
         assert!(!plain.is_tls());
     }
@@ -484,14 +484,14 @@ mod tests {
                 path.display().to_string().replace(' ', "%20")
             )
         };
-        let err = PostgresConfig::from_url(&url(&missing)).unwrap_err();
+        let err = PostgresOptions::from_url(&url(&missing)).unwrap_err();
         assert!(
             matches!(&err, ConfigError::CaFile { path, .. } if *path == missing),
             "{err:?}"
         );
         let empty = dir.join("empty.pem");
         std::fs::write(&empty, "nothing\n").unwrap();
-        let err = PostgresConfig::from_url(&url(&empty)).unwrap_err();
+        let err = PostgresOptions::from_url(&url(&empty)).unwrap_err();
         assert!(err.to_string().contains("no PEM certificate"), "{err}");
         let broken = dir.join("broken.pem");
         std::fs::write(
@@ -499,7 +499,7 @@ mod tests {
             "-----BEGIN CERTIFICATE-----\n%%%\n-----END CERTIFICATE-----\n",
         )
         .unwrap();
-        let err = PostgresConfig::from_url(&url(&broken)).unwrap_err();
+        let err = PostgresOptions::from_url(&url(&broken)).unwrap_err();
         assert!(err.to_string().contains("not valid PEM"), "{err}");
         std::fs::remove_dir_all(&dir).unwrap();
     }
@@ -514,7 +514,7 @@ mod tests {
             "postgres://u:hunter2-secret@h/db?sslmode=bogus",
             "postgres://u:hunter2-secret@h/db?schema=x",
         ] {
-            let err = PostgresConfig::from_url(url).unwrap_err();
+            let err = PostgresOptions::from_url(url).unwrap_err();
             assert!(
                 matches!(err, ConfigError::InvalidUrl { .. }),
                 "{url}: {err:?}"
@@ -526,17 +526,17 @@ mod tests {
 
     #[test]
     fn env_lookup_without_the_variable_is_a_clear_error() {
-        let err = PostgresConfig::from_env_value(Err(std::env::VarError::NotPresent)).unwrap_err();
+        let err = PostgresOptions::from_env_value(Err(std::env::VarError::NotPresent)).unwrap_err();
         assert!(matches!(err, ConfigError::MissingEnv(URL_ENV)), "{err:?}");
         assert!(err.to_string().contains(URL_ENV));
         let config =
-            PostgresConfig::from_env_value(Ok("postgres://127.0.0.1:7000/x".into())).unwrap();
+            PostgresOptions::from_env_value(Ok("postgres://127.0.0.1:7000/x".into())).unwrap();
         assert_eq!(config.server(), "127.0.0.1:7000");
     }
 
     #[test]
     fn schemas_are_validated() {
-        let config = PostgresConfig::from_url("postgres://127.0.0.1/db").unwrap();
+        let config = PostgresOptions::from_url("postgres://127.0.0.1/db").unwrap();
         for ok in ["a", "team_1", "_x", &"x".repeat(63)] {
             assert_eq!(config.clone().with_schema(ok).unwrap().schema(), ok);
         }

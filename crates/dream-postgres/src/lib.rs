@@ -3,7 +3,7 @@
 //! the write.
 //!
 //! ```ignore
-//! let config = PostgresConfig::from_env()?.with_schema("team_memory")?;
+//! let config = PostgresOptions::from_env()?.with_schema("team_memory")?;
 //! let store = PostgresStore::open(config).await?;
 //! ```
 //!
@@ -135,7 +135,7 @@ mod schema;
 mod store;
 mod tls;
 
-pub use config::{ConfigError, DEFAULT_SCHEMA, PostgresConfig, URL_ENV};
+pub use config::{ConfigError, DEFAULT_SCHEMA, PostgresOptions, URL_ENV};
 pub use error::CertificateRefused;
 pub use store::{MAX_LEASE_TTL, PostgresStore};
 

@@ -15,7 +15,7 @@ use tokio_postgres::error::SqlState;
 use tokio_postgres::types::ToSql;
 use tokio_postgres::{AsyncMessage, NoTls, Row};
 
-use crate::config::PostgresConfig;
+use crate::config::PostgresOptions;
 use crate::error::{Kind, epoch_error, kind, map_pg, map_pool, unexpected_reply, unknown_outcome};
 use crate::schema::{self, FORMAT, SCHEMA_VERSION, Sql, quoted};
 use crate::tls::MakeRustls;
@@ -201,10 +201,10 @@ impl PostgresStore {
     ///
     /// Fails with `Incompatible` when the schema was made by a newer version of
     /// this crate, holds foreign objects, the epoch differs from
-    /// [`PostgresConfig::expecting_epoch`], or no store exists and
-    /// [`PostgresConfig::without_create`] was set; with `Corrupt` when the store's
+    /// [`PostgresOptions::expecting_epoch`], or no store exists and
+    /// [`PostgresOptions::without_create`] was set; with `Corrupt` when the store's
     /// tables exist without their meta row.
-    pub async fn open(config: PostgresConfig) -> Result<Self, StoreError> {
+    pub async fn open(config: PostgresOptions) -> Result<Self, StoreError> {
         let password = config.password();
         let mut pg = config.pg.clone();
         let timeout_ms = config.statement_timeout.as_millis().max(1);
@@ -305,7 +305,7 @@ impl PostgresStore {
     }
 
     /// Creates or migrates the schema; returns the epoch.
-    async fn open_schema(&self, config: &PostgresConfig) -> Result<String, StoreError> {
+    async fn open_schema(&self, config: &PostgresOptions) -> Result<String, StoreError> {
         let op = "open";
         let mut client = self
             .pool
@@ -445,7 +445,7 @@ impl PostgresStore {
     }
 
     /// The store's epoch: random, written when the store was created. Remember it
-    /// and pass it to [`PostgresConfig::expecting_epoch`] to detect a wipe across
+    /// and pass it to [`PostgresOptions::expecting_epoch`] to detect a wipe across
     /// restarts of this process too.
     pub fn epoch(&self) -> &str {
         &self.epoch

@@ -13,7 +13,7 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 use dream_core::{BatchOp, BatchOutcome, Bytes, Key, LockName, Precondition, RecordStore, Write};
 use dream_postgres::tokio_postgres::{self, config::Host};
-use dream_postgres::{PostgresConfig, PostgresStore};
+use dream_postgres::{PostgresOptions, PostgresStore};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 
@@ -161,7 +161,7 @@ fn a_reply_lost_after_commit_is_resolved_by_reading_back() {
         let proxy = Proxy::start(upstream).await;
         let (url, _) = through_proxy_url(Some(proxy.port));
         // One connection, so the armed proxy cuts the write under test.
-        let config = PostgresConfig::from_url(&url)
+        let config = PostgresOptions::from_url(&url)
             .expect("proxy URL")
             .with_schema(&schema)
             .expect("schema")

@@ -21,7 +21,7 @@ use dream_core::{
     BatchOp, BatchOutcome, Bytes, Key, LockName, Namespace, Precondition, RecordId, RecordStore,
     StoreError, Version, Write,
 };
-use dream_postgres::{PostgresConfig, PostgresStore};
+use dream_postgres::{PostgresOptions, PostgresStore};
 use server::PrivateServer;
 
 fn key(id: &str) -> Key {
@@ -258,7 +258,7 @@ fn acknowledged_writes_survive_a_restart_and_a_crash_of_the_server() {
         .build()
         .expect("runtime");
     runtime.block_on(async {
-        let config = PostgresConfig::from_url(&server.url("127.0.0.1", ""))
+        let config = PostgresOptions::from_url(&server.url("127.0.0.1", ""))
             .expect("URL")
             .with_schema("dream_restart")
             .expect("schema")

@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use common::SchemaGuard;
 use dream_core::{Bytes, Key, Namespace, RecordId, RecordStore, StoreError, Write};
-use dream_postgres::{PostgresConfig, PostgresStore};
+use dream_postgres::{PostgresOptions, PostgresStore};
 
 fn key(id: &str) -> Key {
     Key::new(Namespace::new("ns").unwrap(), RecordId::new(id).unwrap())
@@ -406,7 +406,7 @@ fn passwords_never_show() {
     let rest = rest.rsplit_once('@').map_or(rest, |(_, host)| host);
     let secret = "pg-Pa55-NEVER-SHOWN";
     let with_password = format!("{scheme}://nosuchuser:{secret}@{rest}");
-    let config = PostgresConfig::from_url(&with_password).unwrap();
+    let config = PostgresOptions::from_url(&with_password).unwrap();
     assert!(!format!("{config:?}").contains(secret));
     let rt = runtime();
     match rt.block_on(PostgresStore::open(config)) {

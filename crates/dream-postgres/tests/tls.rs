@@ -18,7 +18,7 @@ use dream_conformance::tls::TestCa;
 use dream_core::{RecordStore, StoreError};
 use dream_postgres::rustls::CertificateError;
 use dream_postgres::tokio_postgres::{self, NoTls};
-use dream_postgres::{CertificateRefused, PostgresConfig, PostgresStore};
+use dream_postgres::{CertificateRefused, PostgresOptions, PostgresStore};
 
 /// The private server, with TLS on.
 fn start_tls(dir: &Path, cert: &Path, key: &Path) -> Result<PrivateServer, String> {
@@ -37,8 +37,8 @@ fn tls_url(server: &PrivateServer, host: &str, mode: &str, ca: &Path) -> String 
     server.url(host, &format!("sslmode={mode}&sslrootcert={}", utf8(ca)))
 }
 
-fn config(url: &str) -> PostgresConfig {
-    PostgresConfig::from_url(url)
+fn config(url: &str) -> PostgresOptions {
+    PostgresOptions::from_url(url)
         .expect("TLS URL")
         .with_schema(&common::fresh_schema())
         .expect("schema")

@@ -12,7 +12,7 @@ use std::time::Duration;
 use criterion::{Criterion, criterion_group, criterion_main};
 use dream_core::{LockName, RecordStore};
 use dream_redis::redis;
-use dream_redis::{RedisConfig, RedisStore};
+use dream_redis::{RedisOptions, RedisStore};
 
 fn lease(c: &mut Criterion) {
     let runtime = tokio::runtime::Builder::new_multi_thread()
@@ -23,7 +23,7 @@ fn lease(c: &mut Criterion) {
     let url = std::env::var("DREAM_TEST_REDIS_URL")
         .unwrap_or_else(|_| "redis://127.0.0.1:6379".to_owned());
     let prefix = format!("bench-{:016x}", rand::random::<u64>());
-    let config = RedisConfig::from_url(&url)
+    let config = RedisOptions::from_url(&url)
         .expect("Redis URL")
         .with_prefix(&prefix)
         .expect("prefix")

@@ -66,7 +66,7 @@ pub enum ConfigError {
 ///
 /// `Debug` shows the server, database and prefix; a password shows as `<redacted>`.
 #[derive(Clone)]
-pub struct RedisConfig {
+pub struct RedisOptions {
     pub(crate) connection: ConnectionInfo,
     pub(crate) prefix: String,
     pub(crate) max_value_size: usize,
@@ -78,7 +78,7 @@ pub struct RedisConfig {
     pub(crate) ca: Option<Vec<u8>>,
 }
 
-impl RedisConfig {
+impl RedisOptions {
     /// A configuration from a URL: `redis://[user][:password@]host[:port][/db]`,
     /// `rediss://…` (TLS, the server's certificate verified against the public web
     /// roots or [`with_ca_file`](Self::with_ca_file)) or
@@ -118,7 +118,7 @@ impl RedisConfig {
                 reason: "#insecure would skip verifying the server's certificate; give its CA with DREAM_REDIS_CA_FILE instead",
             });
         }
-        Ok(RedisConfig {
+        Ok(RedisOptions {
             connection,
             prefix: DEFAULT_PREFIX.to_owned(),
             max_value_size: DEFAULT_MAX_VALUE_SIZE,
@@ -253,9 +253,9 @@ impl RedisConfig {
     }
 }
 
-impl fmt::Debug for RedisConfig {
+impl fmt::Debug for RedisOptions {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("RedisConfig")
+        f.debug_struct("RedisOptions")
             .field("server", &self.server())
             .field("database", &self.connection.redis.db)
             .field("username", &self.connection.redis.username)
@@ -324,7 +324,7 @@ mod tests {
 
     #[test]
     fn url_with_database_and_password_parses_and_hides_the_password() {
-        let config = RedisConfig::from_url("redis://alice:pa55-WORD@10.1.2.3:6390/7").unwrap();
+        let config = RedisOptions::from_url("redis://alice:pa55-WORD@10.1.2.3:6390/7").unwrap();
         assert_eq!(config.database(), 7);
         assert_eq!(config.server(), "10.1.2.3:6390");
         assert_eq!(config.password(), Some("pa55-WORD"));
@@ -336,21 +336,21 @@ mod tests {
 
     #[test]
     fn unix_socket_url_parses() {
-        let config = RedisConfig::from_url("unix:///run/redis/redis.sock?db=2").unwrap();
+        let config = RedisOptions::from_url("unix:///run/redis/redis.sock?db=2").unwrap();
         assert_eq!(config.database(), 2);
         assert_eq!(config.server(), "unix:/run/redis/redis.sock");
     }
 
     #[test]
     fn tls_urls_parse_and_insecure_is_refused() {
-        let config = RedisConfig::from_url("rediss://:secret@host:6380/3").unwrap();
+        let config = RedisOptions::from_url("rediss://:secret@host:6380/3").unwrap();
         assert!(config.is_tls());
         assert_eq!(
             (config.server().as_str(), config.database()),
             ("host:6380 (tls)", 3)
         );
-        assert!(!RedisConfig::from_url("redis://host").unwrap().is_tls());
-        let err = RedisConfig::from_url("rediss://:secret@host:6380/0#insecure").unwrap_err();
+        assert!(!RedisOptions::from_url("redis://host").unwrap().is_tls());
+        let err = RedisOptions::from_url("rediss://:secret@host:6380/0#insecure").unwrap_err();
         assert!(matches!(err, ConfigError::InvalidUrl { .. }), "{err:?}");
         assert!(!err.to_string().contains("secret"), "{err}");
     }
@@ -358,7 +358,7 @@ mod tests {
     #[test]
     fn ca_files_are_checked() {
         let dir = tempfile::tempdir().unwrap();
-        let tls = RedisConfig::from_url("rediss://host:6380").unwrap();
+        let tls = RedisOptions::from_url("rediss://host:6380").unwrap();
         let missing = dir.path().join("missing.pem");
         let err = tls.clone().with_ca_file(&missing).unwrap_err();
         assert!(matches!(err, ConfigError::CaFile { .. }), "{err:?}");
@@ -375,7 +375,7 @@ mod tests {
         let err = tls.clone().with_ca_file(&broken).unwrap_err();
         assert!(err.to_string().contains("not valid PEM"), "{err}");
         // A CA for a plain connection would suggest a protection it lacks.
-        let plain = RedisConfig::from_url("redis://host").unwrap();
+        let plain = RedisOptions::from_url("redis://host").unwrap();
         let err = plain.with_ca_file(&empty).unwrap_err();
         assert!(err.to_string().contains("rediss://"), "{err}");
     }
@@ -390,7 +390,7 @@ mod tests {
             "redis://:hunter2-secret@host:6379/notadb",
             "redis://:hunter2-secret@host:6379/-3",
         ] {
-            let err = RedisConfig::from_url(url).unwrap_err();
+            let err = RedisOptions::from_url(url).unwrap_err();
             assert!(
                 matches!(err, ConfigError::InvalidUrl { .. }),
                 "{url}: {err:?}"
@@ -402,15 +402,15 @@ mod tests {
 
     #[test]
     fn env_lookup_without_the_variable_is_a_clear_error() {
-        let err = RedisConfig::from_env_value(Err(std::env::VarError::NotPresent)).unwrap_err();
+        let err = RedisOptions::from_env_value(Err(std::env::VarError::NotPresent)).unwrap_err();
         assert!(matches!(err, ConfigError::MissingEnv(URL_ENV)), "{err:?}");
         assert!(err.to_string().contains(URL_ENV));
-        let err = RedisConfig::from_env_value(Err(std::env::VarError::NotUnicode(
+        let err = RedisOptions::from_env_value(Err(std::env::VarError::NotUnicode(
             std::ffi::OsString::from("x"),
         )))
         .unwrap_err();
         assert!(matches!(err, ConfigError::NotUnicode(URL_ENV)), "{err:?}");
-        let config = RedisConfig::from_env_value(Ok("redis://127.0.0.1:7000/4".into())).unwrap();
+        let config = RedisOptions::from_env_value(Ok("redis://127.0.0.1:7000/4".into())).unwrap();
         assert_eq!(
             (config.server().as_str(), config.database()),
             ("127.0.0.1:7000", 4)
@@ -419,7 +419,7 @@ mod tests {
 
     #[test]
     fn prefixes_are_validated() {
-        let config = RedisConfig::from_url("redis://127.0.0.1").unwrap();
+        let config = RedisOptions::from_url("redis://127.0.0.1").unwrap();
         assert_eq!(config.prefix(), DEFAULT_PREFIX);
         for ok in ["a", "team-1", "A_b-C", &"x".repeat(64)] {
             assert_eq!(config.clone().with_prefix(ok).unwrap().prefix(), ok);

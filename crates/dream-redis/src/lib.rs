@@ -2,7 +2,7 @@
 //! processes and hosts, with leases and fencing.
 //!
 //! ```ignore
-//! let config = RedisConfig::from_env()?.with_prefix("team-memory")?;
+//! let config = RedisOptions::from_env()?.with_prefix("team-memory")?;
 //! let store = RedisStore::open(config).await?;
 //! ```
 //!
@@ -49,14 +49,14 @@
 //! **TLS** is rustls on the ring provider (the one the workspace's HTTPS client
 //! uses). The server's certificate is always verified, chain and host name: against
 //! the public web roots (`webpki-roots`, as managed Redis services need), or only
-//! against the CA certificates of [`RedisConfig::with_ca_file`] — the `dream` CLI
+//! against the CA certificates of [`RedisOptions::with_ca_file`] — the `dream` CLI
 //! reads that file's path from [`CA_FILE_ENV`] (`DREAM_REDIS_CA_FILE`), beside the
 //! URL in `DREAM_REDIS_URL`. A certificate that fails verification is refused with
 //! a non-retryable `Backend` error whose source is [`CertificateRefused`]; the
 //! unverified `#insecure` mode is refused. Client certificates are not supported.
 //!
 //! The password is read only from the URL in the environment variable
-//! [`URL_ENV`] (`DREAM_REDIS_URL`) or in a file ([`RedisConfig::from_file`], which
+//! [`URL_ENV`] (`DREAM_REDIS_URL`) or in a file ([`RedisOptions::from_file`], which
 //! must be owned by the user and not readable by others); it is never taken from
 //! a command line, and it never appears in `Debug`, logs or errors.
 //!
@@ -73,7 +73,7 @@ mod keys;
 mod scripts;
 mod store;
 
-pub use config::{CA_FILE_ENV, ConfigError, DEFAULT_PREFIX, RedisConfig, URL_ENV};
+pub use config::{CA_FILE_ENV, ConfigError, DEFAULT_PREFIX, RedisOptions, URL_ENV};
 pub use error::CertificateRefused;
 pub use store::{BATCH_SCRIPT_BYTES, MAX_LEASE_TTL, RedisStore};
 

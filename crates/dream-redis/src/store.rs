@@ -15,7 +15,7 @@ use redis::aio::{ConnectionManager, ConnectionManagerConfig, PubSub};
 use redis::{ErrorKind, RedisError, ScriptInvocation, TlsCertificates, Value};
 use tokio::sync::watch;
 
-use crate::config::{RedisConfig, describe_addr};
+use crate::config::{RedisOptions, describe_addr};
 use crate::error::{
     EPOCH_CHANGED, EPOCH_MISSING, certificate_refused, is_transient, map_error, unexpected_reply,
 };
@@ -204,9 +204,9 @@ impl RedisStore {
     ///
     /// Fails with `Corrupt` when store data exists without its epoch (a partial
     /// loss), and with `Incompatible` when the epoch key holds something else, the
-    /// epoch differs from [`RedisConfig::expecting_epoch`], or no store exists and
-    /// [`RedisConfig::without_create`] was set.
-    pub async fn open(config: RedisConfig) -> Result<Self, StoreError> {
+    /// epoch differs from [`RedisOptions::expecting_epoch`], or no store exists and
+    /// [`RedisOptions::without_create`] was set.
+    pub async fn open(config: RedisOptions) -> Result<Self, StoreError> {
         let password = config.password().map(str::to_owned);
         let server = describe_addr(&config.connection.addr);
         let client = if config.is_tls() {
@@ -315,7 +315,7 @@ impl RedisStore {
         before.map_or(true, |before| before.as_deref() != Some(settings))
     }
 
-    async fn open_epoch(&self, config: &RedisConfig) -> Result<String, StoreError> {
+    async fn open_epoch(&self, config: &RedisOptions) -> Result<String, StoreError> {
         let candidate = format!("{EPOCH_FORMAT}{}", random_hex());
         let mut invocation = SCRIPTS.open.prepare_invoke();
         invocation
@@ -376,7 +376,7 @@ impl RedisStore {
     }
 
     /// The store's epoch: random, written when the store was created. Remember it
-    /// and pass it to [`RedisConfig::expecting_epoch`] to detect a wipe across
+    /// and pass it to [`RedisOptions::expecting_epoch`] to detect a wipe across
     /// restarts of this process too.
     pub fn epoch(&self) -> &str {
         &self.epoch

@@ -11,7 +11,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use common::{PrefixGuard, ServerOptions};
 use dream_conformance::process::{ChildProcess, child_role};
 use dream_core::{Bytes, Key, LockName, Namespace, RecordId, RecordStore, StoreError, Write};
-use dream_redis::{RedisConfig, RedisStore};
+use dream_redis::{RedisOptions, RedisStore};
 
 const PREFIX_ENV: &str = "DREAM_TEST_PREFIX";
 const CHILD_URL_ENV: &str = "DREAM_TEST_CHILD_REDIS_URL";
@@ -39,7 +39,7 @@ fn runtime() -> tokio::runtime::Runtime {
 }
 
 async fn child_store() -> RedisStore {
-    let config = RedisConfig::from_url(&env(CHILD_URL_ENV))
+    let config = RedisOptions::from_url(&env(CHILD_URL_ENV))
         .unwrap()
         .with_prefix(&env(PREFIX_ENV))
         .unwrap()
@@ -389,7 +389,7 @@ async fn killed_child() {
 fn url_with_password_comes_from_the_environment() {
     if child_role().is_some() {
         return runtime().block_on(async {
-            let config = RedisConfig::from_env()
+            let config = RedisOptions::from_env()
                 .expect("DREAM_REDIS_URL")
                 .with_prefix(&env(PREFIX_ENV))
                 .unwrap();

@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 use common::{PrefixGuard, RedisServer, ServerOptions, TestRedis};
 use dream_core::{Bytes, Key, LockName, Namespace, RecordId, RecordStore, StoreError, Write};
 use dream_redis::redis;
-use dream_redis::{ConfigError, RedisConfig, RedisStore};
+use dream_redis::{ConfigError, RedisOptions, RedisStore};
 
 fn key(ns: &str, id: &str) -> Key {
     Key::new(Namespace::new(ns).unwrap(), RecordId::new(id).unwrap())
@@ -379,7 +379,7 @@ async fn a_server_that_comes_back_empty_is_refused() {
     );
     // A caller that remembered the old epoch refuses the new store at open.
     let err = RedisStore::open(
-        RedisConfig::from_url(&url)
+        RedisOptions::from_url(&url)
             .unwrap()
             .with_prefix("wiped")
             .unwrap()
@@ -393,9 +393,9 @@ async fn a_server_that_comes_back_empty_is_refused() {
 async fn open_with(
     url: &str,
     prefix: &str,
-    f: impl FnOnce(RedisConfig) -> RedisConfig,
+    f: impl FnOnce(RedisOptions) -> RedisOptions,
 ) -> Result<RedisStore, StoreError> {
-    RedisStore::open(f(RedisConfig::from_url(url)
+    RedisStore::open(f(RedisOptions::from_url(url)
         .unwrap()
         .with_prefix(prefix)
         .unwrap()))
@@ -569,7 +569,7 @@ async fn database_password_and_unix_socket_from_the_url_and_never_shown() {
     };
     let url = format!("{}/3", server.url());
     assert!(url.contains(password));
-    let config = RedisConfig::from_url(&url)
+    let config = RedisOptions::from_url(&url)
         .unwrap()
         .with_prefix("pw")
         .unwrap();
@@ -605,7 +605,7 @@ async fn database_password_and_unix_socket_from_the_url_and_never_shown() {
     // Over the unix socket, password and database in the query.
     let unix = format!("unix://{}?db=3&pass={password}", server.socket().display());
     let over_unix = RedisStore::open(
-        RedisConfig::from_url(&unix)
+        RedisOptions::from_url(&unix)
             .unwrap()
             .with_prefix("pw")
             .unwrap(),
@@ -630,7 +630,7 @@ async fn database_password_and_unix_socket_from_the_url_and_never_shown() {
         format!("redis://:{wrong}@127.0.0.1:{port}/3"),
         format!("redis://127.0.0.1:{port}/3"),
     ] {
-        let config = RedisConfig::from_url(&bad)
+        let config = RedisOptions::from_url(&bad)
             .unwrap()
             .with_prefix("pw")
             .unwrap()
@@ -674,7 +674,7 @@ async fn url_file_is_read_only_when_private() {
     let file = dir.path().join("redis-url");
     std::fs::write(&file, format!("  {}/1\n", server.url())).unwrap();
     std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o600)).unwrap();
-    let config = RedisConfig::from_file(&file)
+    let config = RedisOptions::from_file(&file)
         .await
         .expect("private URL file");
     assert_eq!(config.database(), 1);
@@ -694,21 +694,21 @@ async fn url_file_is_read_only_when_private() {
     };
     std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o640)).unwrap();
     let shown = check(
-        RedisConfig::from_file(&file).await.unwrap_err(),
+        RedisOptions::from_file(&file).await.unwrap_err(),
         "group-readable",
     );
     assert!(shown.contains("chmod 600"), "{shown}");
     std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o600)).unwrap();
     let link = dir.path().join("link");
     symlink(&file, &link).unwrap();
-    let shown = check(RedisConfig::from_file(&link).await.unwrap_err(), "symlink");
+    let shown = check(RedisOptions::from_file(&link).await.unwrap_err(), "symlink");
     assert!(shown.contains("symbolic link"), "{shown}");
     check(
-        RedisConfig::from_file(dir.path()).await.unwrap_err(),
+        RedisOptions::from_file(dir.path()).await.unwrap_err(),
         "directory",
     );
     check(
-        RedisConfig::from_file(dir.path().join("missing"))
+        RedisOptions::from_file(dir.path().join("missing"))
             .await
             .unwrap_err(),
         "missing",
@@ -716,16 +716,19 @@ async fn url_file_is_read_only_when_private() {
     let big = dir.path().join("big");
     std::fs::write(&big, "x".repeat(5000)).unwrap();
     std::fs::set_permissions(&big, std::fs::Permissions::from_mode(0o600)).unwrap();
-    check(RedisConfig::from_file(&big).await.unwrap_err(), "oversized");
+    check(
+        RedisOptions::from_file(&big).await.unwrap_err(),
+        "oversized",
+    );
     let empty = dir.path().join("empty");
     std::fs::write(&empty, " \n").unwrap();
     std::fs::set_permissions(&empty, std::fs::Permissions::from_mode(0o600)).unwrap();
-    check(RedisConfig::from_file(&empty).await.unwrap_err(), "empty");
+    check(RedisOptions::from_file(&empty).await.unwrap_err(), "empty");
     // A private file holding a bad URL: refused without echoing it.
     let bad = dir.path().join("bad");
     std::fs::write(&bad, format!("http://:{password}@host/")).unwrap();
     std::fs::set_permissions(&bad, std::fs::Permissions::from_mode(0o600)).unwrap();
-    let err = RedisConfig::from_file(&bad).await.unwrap_err();
+    let err = RedisOptions::from_file(&bad).await.unwrap_err();
     assert!(matches!(err, ConfigError::InvalidUrl { .. }), "{err:?}");
     assert!(!format!("{err} {err:?}").contains(password));
 }

@@ -12,7 +12,7 @@ use dream_conformance::Fixture;
 use dream_conformance::tls::TestCa;
 use dream_core::StoreError;
 use dream_redis::rustls::CertificateError;
-use dream_redis::{CertificateRefused, RedisConfig, RedisStore};
+use dream_redis::{CertificateRefused, RedisOptions, RedisStore};
 
 /// A TLS-only server with a certificate for `sans` from a fresh CA, the CA, and
 /// the temp dir holding their files; `None` after the skip notice.
@@ -33,8 +33,8 @@ fn tls_server(test: &str, sans: &[&str]) -> Option<(RedisServer, TestCa, tempfil
     Some((server, ca, dir))
 }
 
-fn config(url: &str, ca: &TestCa) -> RedisConfig {
-    RedisConfig::from_url(url)
+fn config(url: &str, ca: &TestCa) -> RedisOptions {
+    RedisOptions::from_url(url)
         .expect("rediss URL")
         .with_prefix(&common::fresh_prefix())
         .expect("prefix")
@@ -133,7 +133,7 @@ fn without_a_ca_file_only_public_roots_are_trusted() {
     ) else {
         return;
     };
-    let config = RedisConfig::from_url(&server.url()).expect("rediss URL");
+    let config = RedisOptions::from_url(&server.url()).expect("rediss URL");
     assert!(config.server().ends_with("(tls)"), "{config:?}");
     let runtime = tokio::runtime::Runtime::new().expect("runtime");
     let err = runtime

@@ -101,7 +101,7 @@ impl Drop for Place {
 /// The PostgreSQL store at `url#schema`.
 async fn postgres_store(location: &str) -> dream_postgres::PostgresStore {
     let (url, schema) = location.split_once('#').expect("url#schema");
-    let config = dream_postgres::PostgresConfig::from_url(url)
+    let config = dream_postgres::PostgresOptions::from_url(url)
         .unwrap()
         .with_schema(schema)
         .unwrap();
@@ -185,7 +185,7 @@ async fn open_store(backend: &str, location: &str) -> Arc<dyn RecordStore> {
         "fs" => Arc::new(dream_fs::FsStore::open(location).await.unwrap()),
         "sqlite" => Arc::new(dream_sqlite::SqliteStore::open(location).await.unwrap()),
         "redis" => {
-            let config = dream_redis::RedisConfig::from_url(location)
+            let config = dream_redis::RedisOptions::from_url(location)
                 .unwrap()
                 .with_prefix("dream-engine-test")
                 .unwrap();

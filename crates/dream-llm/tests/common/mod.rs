@@ -8,7 +8,7 @@ pub mod server;
 use std::time::Duration;
 
 use dream_core::llm::CompletionRequest;
-use dream_llm::{ApiKey, ModelConfig};
+use dream_llm::{ApiKey, ModelOptions};
 use serde_json::{Value, json};
 
 pub use server::{Recorded, Reply, Server};
@@ -62,16 +62,16 @@ impl Flavor {
     }
 
     /// A client of this flavour at `url`, with short timeouts and backoff.
-    pub fn config(self, url: String) -> ModelConfig {
+    pub fn config(self, url: String) -> ModelOptions {
         let key = || ApiKey::new(KEY).unwrap();
         let config = match self {
-            Flavor::OpenAi => ModelConfig::openai(self.model())
+            Flavor::OpenAi => ModelOptions::openai(self.model())
                 .api_key(key())
                 .base_url(url),
-            Flavor::Anthropic => ModelConfig::anthropic(self.model())
+            Flavor::Anthropic => ModelOptions::anthropic(self.model())
                 .api_key(key())
                 .base_url(url),
-            Flavor::Compatible => ModelConfig::openai_compatible(self.model(), url),
+            Flavor::Compatible => ModelOptions::openai_compatible(self.model(), url),
         };
         config
             .timeouts(Duration::from_secs(2), Duration::from_secs(5))

@@ -11,7 +11,7 @@
 use std::time::Duration;
 
 use dream_postgres::tokio_postgres::{self, NoTls};
-use dream_postgres::{PostgresConfig, PostgresStore};
+use dream_postgres::{PostgresOptions, PostgresStore};
 
 /// URL of the server for tests.
 pub const URL_ENV: &str = "DREAM_TEST_POSTGRES_URL";
@@ -116,8 +116,8 @@ impl Drop for SchemaGuard {
 }
 
 /// The test configuration for `schema`.
-pub fn config(schema: &str) -> PostgresConfig {
-    PostgresConfig::from_url(&url())
+pub fn config(schema: &str) -> PostgresOptions {
+    PostgresOptions::from_url(&url())
         .expect("test URL")
         .with_schema(schema)
         .expect("test schema")

@@ -19,7 +19,7 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use dream_redis::redis;
-use dream_redis::{RedisConfig, RedisStore};
+use dream_redis::{RedisOptions, RedisStore};
 
 /// URL of a shared Redis for tests.
 pub const URL_ENV: &str = "DREAM_TEST_REDIS_URL";
@@ -364,7 +364,7 @@ impl Drop for PrefixGuard {
 /// Opens a store on `url` under `prefix`.
 pub async fn open(url: &str, prefix: &str) -> RedisStore {
     RedisStore::open(
-        RedisConfig::from_url(url)
+        RedisOptions::from_url(url)
             .expect("test URL")
             .with_prefix(prefix)
             .expect("test prefix"),
