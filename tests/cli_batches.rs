@@ -11,8 +11,6 @@
 //!   updated with a history entry, a quarantined new version leaves the old
 //!   memory; `restore --entry` brings back one named trash entry.
 
-use std::time::Duration;
-
 use serde_json::Value;
 
 mod common;
@@ -21,96 +19,9 @@ use common::*;
 #[path = "../crates/dream-postgres/tests/common/mod.rs"]
 mod postgres_common;
 
-/// Where one test's store lives, and what removes it.
-struct Place {
-    store: String,
-    env: Vec<(&'static str, String)>,
-    redis_prefix: Option<(String, String)>,
-    _schema: Option<postgres_common::SchemaGuard>,
-}
-
-impl Drop for Place {
-    fn drop(&mut self) {
-        let Some((url, prefix)) = self.redis_prefix.take() else {
-            return;
-        };
-        let rt = tokio::runtime::Runtime::new().unwrap();
-        rt.block_on(async {
-            let config = dream::redis::RedisOptions::from_url(&url)
-                .unwrap()
-                .with_prefix(&prefix)
-                .unwrap();
-            if let Ok(store) = dream::redis::RedisStore::open(config).await {
-                let _ = store.destroy().await;
-            }
-        });
-    }
-}
-
-fn banner(what: &str) {
-    eprintln!(
-        "\n{}\n*** SKIPPED: {what} ***\n{}\n",
-        "*".repeat(78),
-        "*".repeat(78)
-    );
-}
-
-/// The store of `backend` for one test; `None` (after a banner) when it cannot
-/// run here.
-fn place(backend: &str, name: &str) -> Option<Place> {
-    match backend {
-        "fs" => Some(Place {
-            store: "fs:.dream".into(),
-            env: Vec::new(),
-            redis_prefix: None,
-            _schema: None,
-        }),
-        "sqlite" => Some(Place {
-            store: "sqlite:dream.db".into(),
-            env: Vec::new(),
-            redis_prefix: None,
-            _schema: None,
-        }),
-        "redis" => {
-            let url = std::env::var("DREAM_TEST_REDIS_URL")
-                .unwrap_or_else(|_| "redis://127.0.0.1:6379/".to_owned());
-            let prefix = format!("e2e-{name}-{}", std::process::id());
-            let reachable = tokio::runtime::Runtime::new().unwrap().block_on(async {
-                let config = dream::redis::RedisOptions::from_url(&url)
-                    .ok()?
-                    .with_connection_timeout(Duration::from_secs(2));
-                dream::redis::RedisStore::open(config).await.ok()
-            });
-            if reachable.is_none() {
-                if std::env::var("DREAM_REQUIRE_REDIS").is_ok_and(|v| v == "1") {
-                    panic!("no Redis at {url}, and DREAM_REQUIRE_REDIS=1 requires it");
-                }
-                banner(&format!("no Redis at {url} for {name}"));
-                return None;
-            }
-            Some(Place {
-                store: format!("{url}?prefix={prefix}"),
-                env: Vec::new(),
-                redis_prefix: Some((url, prefix)),
-                _schema: None,
-            })
-        }
-        "postgres" => {
-            if !postgres_common::available(name) {
-                return None;
-            }
-            let schema = postgres_common::fresh_schema();
-            let guard = postgres_common::SchemaGuard::new(&schema);
-            Some(Place {
-                store: format!("postgres?schema={schema}"),
-                env: vec![("DREAM_POSTGRES_URL", postgres_common::url())],
-                redis_prefix: None,
-                _schema: Some(guard),
-            })
-        }
-        other => panic!("unknown backend {other}"),
-    }
-}
+#[path = "common/places.rs"]
+mod places;
+use places::{Place, place};
 
 /// Runs the binary on `place`'s store.
 fn run(cli: &Cli, place: &Place, args: &[&str], stdin: Option<&str>) -> std::process::Output {
