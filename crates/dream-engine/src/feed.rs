@@ -76,6 +76,41 @@ fn entry_id(seq: u64) -> RecordId {
     RecordId::new(format!("{seq:020}")).expect("digits are a valid id")
 }
 
+/// `events` as the entries numbered after `tail`, marked with `commit`; their
+/// versions are set once written ([`stamp_versions`]).
+fn numbered(
+    events: &[Event],
+    tail: u64,
+    at: DateTime<Utc>,
+    commit: Option<&str>,
+) -> Vec<FeedEntry> {
+    events
+        .iter()
+        .zip(tail + 1..)
+        .map(|(event, seq)| FeedEntry {
+            seq,
+            version: 0,
+            at,
+            commit: commit.map(str::to_owned),
+            event: event.clone(),
+        })
+        .collect()
+}
+
+/// The write of one entry: a put that refuses a number already taken.
+fn entry_op(entry: &FeedEntry) -> BatchOp {
+    BatchOp::put(entry_key(entry.seq), to_json(entry), Precondition::Absent)
+}
+
+/// Sets each written entry's version from its batch outcome, in order.
+fn stamp_versions(entries: &mut [FeedEntry], outcomes: Vec<BatchOutcome>) {
+    for (entry, outcome) in entries.iter_mut().zip(outcomes) {
+        if let BatchOutcome::Put(version) = outcome {
+            entry.version = version.0;
+        }
+    }
+}
+
 fn entry_key(seq: u64) -> Key {
     layout::key(layout::FEED, entry_id(seq))
 }
@@ -159,21 +194,8 @@ impl Feed {
         let mut rest = events;
         while !rest.is_empty() {
             let chunk = &rest[..rest.len().min(MAX_BATCH_OPS)];
-            let mut entries: Vec<FeedEntry> = chunk
-                .iter()
-                .zip(*tail + 1..)
-                .map(|(event, seq)| FeedEntry {
-                    seq,
-                    version: 0,
-                    at,
-                    commit: commit.map(str::to_owned),
-                    event: event.clone(),
-                })
-                .collect();
-            let batch: Vec<BatchOp> = entries
-                .iter()
-                .map(|e| BatchOp::put(entry_key(e.seq), to_json(e), Precondition::Absent))
-                .collect();
+            let mut entries = numbered(chunk, *tail, at, commit);
+            let batch: Vec<BatchOp> = entries.iter().map(entry_op).collect();
             let written = match &batch[..] {
                 // One entry: a plain put, the cheapest durable write everywhere.
                 [BatchOp::Put { key, value, .. }] => {
@@ -199,11 +221,7 @@ impl Feed {
                 Err(e) => return Err(e.into()),
             };
             entries.truncate(applied.len());
-            for (entry, outcome) in entries.iter_mut().zip(applied) {
-                if let BatchOutcome::Put(version) = outcome {
-                    entry.version = version.0;
-                }
-            }
+            stamp_versions(&mut entries, applied);
             if let Some(last) = entries.last() {
                 *tail = last.seq;
             }
@@ -244,21 +262,11 @@ impl Feed {
         }
         let mut tail = self.tail.lock().await;
         *tail = self.newest_after(*tail).await?;
-        let (entries, outcomes) = loop {
-            let entries: Vec<FeedEntry> = events
-                .iter()
-                .zip(*tail + 1..)
-                .map(|(event, seq)| FeedEntry {
-                    seq,
-                    version: 0,
-                    at,
-                    commit: None,
-                    event: event.clone(),
-                })
-                .collect();
+        let (mut entries, outcomes) = loop {
+            let entries = numbered(events, *tail, at, None);
             let batch: Vec<BatchOp> = entries
                 .iter()
-                .map(|e| BatchOp::put(entry_key(e.seq), to_json(e), Precondition::Absent))
+                .map(entry_op)
                 .chain(ops.iter().cloned())
                 .collect();
             match self.store.write_batch(&batch, fence.clone()).await {
@@ -271,16 +279,7 @@ impl Feed {
                 Err(e) => return Err(e.into()),
             }
         };
-        let entries: Vec<FeedEntry> = entries
-            .into_iter()
-            .zip(outcomes)
-            .map(|(mut entry, outcome)| {
-                if let BatchOutcome::Put(version) = outcome {
-                    entry.version = version.0;
-                }
-                entry
-            })
-            .collect();
+        stamp_versions(&mut entries, outcomes);
         if let Some(last) = entries.last() {
             *tail = last.seq;
         }
