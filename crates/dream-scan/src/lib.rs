@@ -90,6 +90,7 @@
 //! into). A report lists at most [`MAX_FINDINGS`]
 //! findings (the most severe kept); the verdict always reflects all of them.
 
+mod addressed;
 mod classifier;
 mod encoded;
 mod encoded_extra;

@@ -33,6 +33,11 @@
 //! Every detector is a handful of regexes whose leading literals prefilter them, so
 //! clean prose costs a few literal scans.
 //!
+//! The addressed-request detector has a second arm in `addressed.rs`, read on the
+//! original text in the windows of the same gate words: an AI addressee in any of
+//! the scanner's languages (CJK, Cyrillic, Turkish, Arabic, Hindi … as well), a
+//! modal of obligation or a vocative, and a payload (`addressed.request`).
+//!
 //! After them, [`scan`] runs the directives planted in tool output
 //! (`tool_output.rs`) and the multilingual override/extraction lexicon
 //! (`multilingual.rs`).
@@ -530,6 +535,13 @@ fn gate_table() -> Vec<(String, (u8, usize, usize))> {
             out.push((w.replace('l', "i"), (*mask, *before, *after)));
         }
     }
+    let (_, before, after, _) = GATE_WORDS[0];
+    for w in crate::addressed::GATE_WORDS {
+        out.push((
+            crate::normalize::normalize_literal(w),
+            (D_ADDR, before, after),
+        ));
+    }
     for w in CIPHER_KEYWORDS {
         out.push((
             crate::normalize::normalize_literal(&crate::encoded_extra::rot13(w)),
@@ -720,6 +732,9 @@ pub(crate) fn scan(text: &str, norm: &Normalized, hits: &[GateHit], out: &mut Ve
             );
         }
     }
+
+    // The same, in the languages and modal wordings the normalised lexicon lacks.
+    crate::addressed::scan(text, norm, &gates[0], out);
 
     // Directives that fix the reader's responses.
     for m in gated(&RESPONSE_DIRECTIVE, n, &gates[1], 32) {
