@@ -1,0 +1,109 @@
+//! `dream mcp`: Dream as an MCP server over stdio (crates/dream-mcp). Stdout then
+//! carries only the protocol: no progress bars, no colour; logs go to stderr.
+//! With `--listen`, over streamable HTTP behind a bearer token (from a 0600 file
+//! or `DREAM_MCP_TOKEN`, never a flag): on a loopback address, or with
+//! `--tls-cert` and `--tls-key` over HTTPS on any address.
+
+use std::sync::Arc;
+
+use clap::Args;
+use dream::core::SystemClock;
+use dream::engine::Dream;
+use dream::engine::recall::{PickerOptions, Recall, RecallOptions, VectorOptions};
+use dream_mcp::http::TOKEN_ENV;
+use dream_mcp::{BearerToken, DreamServer, HttpOptions, McpOptions, TlsIdentity};
+
+use super::context::Global;
+use super::{CliError, Found, Outcome};
+
+/// `dream mcp [--allow-admin]`.
+#[derive(Debug, Args)]
+pub struct McpArgs {
+    /// Also offer the tools that undo a safety decision or destroy data (forget,
+    /// confirm, apply). Off by default: an agent must not confirm its own memories.
+    #[arg(long)]
+    pub allow_admin: bool,
+    /// Serve streamable HTTP on this address (e.g. 127.0.0.1:8765) instead of stdio:
+    /// a loopback address, or any with --tls-cert and --tls-key. Every request needs
+    /// `Authorization: Bearer TOKEN`, the token read from --token-file or DREAM_MCP_TOKEN.
+    #[arg(long, value_name = "ADDR")]
+    pub listen: Option<std::net::SocketAddr>,
+    /// With --listen: serve HTTPS with this PEM certificate chain (server first).
+    #[arg(long, value_name = "FILE", requires_all = ["listen", "tls_key"])]
+    pub tls_cert: Option<std::path::PathBuf>,
+    /// With --tls-cert: its PEM private key, in a file of mode 0600.
+    #[arg(long, value_name = "FILE", requires = "tls_cert")]
+    pub tls_key: Option<std::path::PathBuf>,
+    /// With --listen: a host name clients may use in `Host` besides the loopback
+    /// names and the listening address (e.g. the name in the certificate).
+    #[arg(long, value_name = "NAME", requires = "listen")]
+    pub allow_host: Vec<String>,
+    /// With --listen: a file (mode 0600) holding the bearer token.
+    #[arg(long, value_name = "PATH", requires = "listen")]
+    pub token_file: Option<std::path::PathBuf>,
+    /// With --listen: a browser origin to admit besides the server's own
+    /// (scheme://host:port); requests with any other Origin get 403.
+    #[arg(long, value_name = "ORIGIN", requires = "listen")]
+    pub allow_origin: Vec<String>,
+}
+
+/// Opens the store like every other command (same --store, --scope, seal key and
+/// model) and serves MCP on stdin/stdout until the client disconnects.
+pub async fn mcp(global: &Global, args: McpArgs) -> Outcome {
+    let config = global.file_config()?;
+    let store = global.open_store(&config, true).await?;
+    let seal = global.seal_key(&config)?;
+    let model = global.model(&config)?;
+    let mut dream = Dream::open(store.clone(), global.options(&config)?)?;
+    if let Some(key) = &seal {
+        dream = dream.with_seal(key.clone());
+    }
+    // The persisted index, as `recall::open_recall` uses it.
+    let mut options = RecallOptions {
+        seal,
+        persist: true,
+        ..RecallOptions::default()
+    };
+    if let Some(model) = model {
+        options.picker = Some(PickerOptions::new(model.clone()));
+        dream = dream.with_model(model);
+    }
+    // A long-lived server: every write starts a vector backfill in the background.
+    if let Some(embedder) = global.embedder(&config)? {
+        options.vectors = Some(VectorOptions::new(embedder.clone()));
+        dream = dream.with_embedder(embedder);
+    }
+    let recall = Recall::new(store, Arc::new(SystemClock), options);
+    let server = DreamServer::new(
+        dream,
+        recall,
+        McpOptions {
+            allow_admin: args.allow_admin,
+        },
+    );
+    let Some(listen) = args.listen else {
+        server.serve_stdio().await?;
+        return Ok(Found::Nothing);
+    };
+    let token = match &args.token_file {
+        Some(path) => BearerToken::from_file(path)?,
+        None => BearerToken::from_env()?.ok_or_else(|| {
+            CliError::usage(format!(
+                "--listen needs a bearer token: put it in a file of mode 0600 (--token-file) \
+                 or in {TOKEN_ENV}"
+            ))
+        })?,
+    };
+    let mut options = HttpOptions::new(listen, token);
+    if let (Some(cert), Some(key)) = (&args.tls_cert, &args.tls_key) {
+        options.tls = Some(TlsIdentity::from_files(cert, key)?);
+    }
+    options.extra_hosts = args.allow_host;
+    options.extra_origins = args.allow_origin;
+    let http = server.bind_http(options).await?;
+    let scheme = if http.is_tls() { "https" } else { "http" };
+    eprintln!("serving MCP on {scheme}://{}/mcp", http.local_addr()?);
+    // Runs until the process is stopped (a lease a pass held then expires).
+    http.run().await?;
+    Ok(Found::Nothing)
+}

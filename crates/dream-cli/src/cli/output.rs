@@ -1,0 +1,190 @@
+//! Output for people: control characters from stored content escaped, colour only
+//! on a terminal, columns aligned. Output for programs is JSON and goes through serde.
+
+use std::borrow::Cow;
+use std::io::IsTerminal;
+
+use clap::{Args, ValueEnum};
+use serde::Serialize;
+
+use super::CliError;
+
+/// How a command prints what it reports: one spelling, `--format`, for every
+/// command that prints records.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, ValueEnum)]
+pub enum Format {
+    /// Tables and sentences for people (the default).
+    #[default]
+    Text,
+    /// One JSON document: an array for a list, an object for one result.
+    Json,
+    /// JSON lines: a list's items one a line; one result on one line.
+    Jsonl,
+}
+
+/// `--format text|json|jsonl`, with `--json` as the short way to say `--format json`
+/// (also taken after a command's own subcommand: `dream quarantine list --json`).
+#[derive(Debug, Clone, Copy, Default, Args)]
+pub struct FormatArg {
+    /// Output: text (for people), json (one document) or jsonl (one JSON value a line).
+    #[arg(
+        long,
+        global = true,
+        value_enum,
+        value_name = "FORMAT",
+        default_value_t
+    )]
+    format: Format,
+    /// The same as --format json.
+    #[arg(long, global = true, conflicts_with = "format")]
+    json: bool,
+}
+
+impl FormatArg {
+    /// The format asked for.
+    pub fn get(self) -> Format {
+        if self.json { Format::Json } else { self.format }
+    }
+
+    /// Whether people's text was asked for.
+    pub fn is_text(self) -> bool {
+        self.get() == Format::Text
+    }
+
+    /// Prints a list: a JSON array, one JSON line per item, or `text()` for people.
+    pub fn list<T: Serialize>(
+        self,
+        items: &[T],
+        text: impl FnOnce() -> Result<(), CliError>,
+    ) -> Result<(), CliError> {
+        match self.get() {
+            Format::Text => text(),
+            Format::Json => super::print_json(&items),
+            Format::Jsonl => items.iter().try_for_each(super::print_json),
+        }
+    }
+
+    /// Prints one result: one line of JSON (for json and jsonl alike), or `text()`.
+    pub fn one<T: Serialize>(
+        self,
+        value: &T,
+        text: impl FnOnce() -> Result<(), CliError>,
+    ) -> Result<(), CliError> {
+        match self.get() {
+            Format::Text => text(),
+            Format::Json | Format::Jsonl => super::print_json(value),
+        }
+    }
+}
+
+/// Escapes control and invisible characters (bidi, zero-width, tag characters) so
+/// stored content can neither move the cursor, recolour the terminal nor hide text
+/// (seed 002's T4).
+pub fn escape(text: &str) -> Cow<'_, str> {
+    dream::core::display::escape_for_display(text, false)
+}
+
+/// Escapes like [`escape`] but keeps newlines and tabs, for multi-line bodies.
+pub fn escape_body(text: &str) -> Cow<'_, str> {
+    dream::core::display::escape_for_display(text, true)
+}
+
+/// Whether a stream that is (or is not) a terminal may be coloured: only a
+/// terminal, and never with a non-empty `NO_COLOR` (https://no-color.org).
+pub fn colour_allowed(is_terminal: bool) -> bool {
+    is_terminal && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
+}
+
+/// Styles for people's output; plain unless stdout is a terminal and NO_COLOR is unset.
+#[derive(Debug, Clone, Copy)]
+pub struct Style {
+    color: bool,
+}
+
+impl Style {
+    /// Detects whether stdout is a colour terminal.
+    pub fn detect() -> Self {
+        Style {
+            color: colour_allowed(std::io::stdout().is_terminal()),
+        }
+    }
+
+    fn paint(self, code: &str, text: &str) -> String {
+        if self.color {
+            format!("\x1b[{code}m{text}\x1b[0m")
+        } else {
+            text.to_owned()
+        }
+    }
+
+    /// Bold text.
+    pub fn bold(self, text: &str) -> String {
+        self.paint("1", text)
+    }
+
+    /// Green text (used, clean).
+    pub fn good(self, text: &str) -> String {
+        self.paint("32", text)
+    }
+
+    /// Yellow text (held, ignored, suspicious).
+    pub fn warn(self, text: &str) -> String {
+        self.paint("33", text)
+    }
+
+    /// Red text (quarantined, rejected, secrets).
+    pub fn bad(self, text: &str) -> String {
+        self.paint("31", text)
+    }
+}
+
+/// Renders rows as aligned columns (cells already escaped). The last column is not padded.
+pub fn table(rows: &[Vec<String>]) -> String {
+    let columns = rows.iter().map(Vec::len).max().unwrap_or(0);
+    let widths: Vec<usize> = (0..columns)
+        .map(|c| {
+            rows.iter()
+                .filter_map(|r| r.get(c))
+                .map(|s| s.chars().count())
+                .max()
+                .unwrap_or(0)
+        })
+        .collect();
+    let mut out = String::new();
+    for row in rows {
+        for (c, cell) in row.iter().enumerate() {
+            out.push_str(cell);
+            if c + 1 < row.len() {
+                out.extend(std::iter::repeat_n(
+                    ' ',
+                    widths[c] - cell.chars().count() + 2,
+                ));
+            }
+        }
+        out.push('\n');
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn escapes_terminal_controls() {
+        assert_eq!(escape("plain text é 日本"), "plain text é 日本");
+        assert_eq!(escape("a\x1b[2Jb"), "a\\u{1b}[2Jb");
+        assert_eq!(escape("line\nbreak"), "line\\u{a}break");
+        assert_eq!(escape("rtl\u{202E}txt"), "rtl\\u{202e}txt");
+        assert_eq!(escape_body("keep\nlines\x07"), "keep\nlines\\u{7}");
+    }
+
+    #[test]
+    fn aligns_columns() {
+        let rows = vec![
+            vec!["a".to_owned(), "bb".to_owned(), "c".to_owned()],
+            vec!["ddd".to_owned(), "e".to_owned(), "f".to_owned()],
+        ];
+        assert_eq!(table(&rows), "a    bb  c\nddd  e   f\n");
+    }
+}

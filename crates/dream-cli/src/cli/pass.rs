@@ -1,0 +1,281 @@
+//! `log`, `dream` and `apply`: sessions in, dream passes out.
+
+use std::path::PathBuf;
+
+use clap::Args;
+use dream::core::Message;
+use dream::engine::transcripts::Format;
+use dream::engine::{DreamReport, PassStage};
+
+use super::context::Global;
+use super::models::LlmChoice;
+use super::output::{FormatArg, Style, escape};
+use super::{CliError, Found, Outcome, read_input, read_piped_stdin};
+
+/// `dream log [FILE|-]`.
+#[derive(Debug, Args)]
+pub struct LogArgs {
+    /// A session: a JSON array of {"role","content"} messages, or JSONL of them (stdin when
+    /// absent or -; without a file, stdin must not be a terminal). With --from, the agent's
+    /// transcript: a file, or for claude-code and codex a directory of session files.
+    pub file: Option<PathBuf>,
+    /// Read an agent's own transcript format: claude-code (a session .jsonl or a project
+    /// directory), codex (a rollout .jsonl or a directory), openai-chat (a Chat Completions
+    /// `messages` array), anthropic (a Messages API `messages` array). Tool output, hook and
+    /// command output and injected context are logged as tool text, never as the person's;
+    /// thinking is dropped; long sessions are split; a transcript already logged is skipped.
+    #[arg(long, value_name = "FORMAT", value_parser = parse_format)]
+    pub from: Option<Format>,
+    /// With --from: take the transcript's path from a hook's JSON on stdin
+    /// (`{"transcript_path": …}`, as Claude Code's SessionEnd hook passes it).
+    #[arg(long, requires = "from", conflicts_with = "file")]
+    pub hook: bool,
+    #[command(flatten)]
+    pub output: FormatArg,
+}
+
+fn parse_format(s: &str) -> Result<Format, String> {
+    s.parse()
+        .map_err(|e: dream::engine::transcripts::TranscriptError| e.to_string())
+}
+
+/// Parses a session: a JSON array of messages, or one message per line.
+pub fn parse_session(text: &str) -> Result<Vec<Message>, CliError> {
+    let trimmed = text.trim_start();
+    if trimmed.starts_with('[') {
+        return serde_json::from_str(trimmed)
+            .map_err(|e| CliError::usage(format!("malformed session JSON: {e}")));
+    }
+    let mut messages = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        if line.trim().is_empty() {
+            continue;
+        }
+        let message = serde_json::from_str(line)
+            .map_err(|e| CliError::usage(format!("line {}: malformed message: {e}", i + 1)))?;
+        messages.push(message);
+    }
+    if messages.is_empty() {
+        return Err(CliError::usage("the session has no messages"));
+    }
+    Ok(messages)
+}
+
+/// Logs one session.
+pub async fn log(global: &Global, args: LogArgs) -> Outcome {
+    if let Some(format) = args.from {
+        let path = match (&args.file, args.hook) {
+            (_, true) => super::transcripts::hook_path()?,
+            (Some(file), false) => file.clone(),
+            (None, false) => PathBuf::from("-"),
+        };
+        return super::transcripts::log_from(global, format, &path, args.output).await;
+    }
+    let text = match &args.file {
+        Some(file) => read_input(Some(file))?,
+        None => read_piped_stdin(
+            "a session",
+            "give a file (dream log FILE), or pipe the session in (dream log < FILE); \
+             `dream log -` reads a terminal until end of input (Ctrl-D)",
+        )?,
+    };
+    let messages = parse_session(&text)?;
+    let dream = global.open_to_write().await?;
+    let count = messages.len();
+    let id = dream.log_session(messages).await?;
+    let session = dream.session(&id).await?;
+    let (redactions, flags) = session.map(|s| (s.redactions, s.flags)).unwrap_or_default();
+    let json = serde_json::json!({
+        "session": id, "messages": count, "redactions": redactions, "flags": flags,
+    });
+    args.output.one(&json, || {
+        outln!("logged session {id}: {count} messages")?;
+        if !redactions.is_empty() {
+            outln!(
+                "  redacted   {} kinds of secret before storing ({})",
+                redactions.len(),
+                escape(&redactions.join(", "))
+            )?;
+        }
+        if !flags.is_empty() {
+            outln!(
+                "  flagged    {} ({}); a dream pass treats such text as data",
+                flags.len(),
+                escape(&flags.join(", "))
+            )?;
+        }
+        Ok(())
+    })?;
+    Ok(Found::Nothing)
+}
+
+/// `dream dream [--force] [--dry-run]`.
+#[derive(Debug, Args)]
+pub struct DreamArgs {
+    /// Skip the gates (hours since the last pass, pending sessions).
+    #[arg(long)]
+    pub force: bool,
+    /// Plan a pass without applying it: store the plan and print its diff (apply it
+    /// with `dream apply`). A dry run always plans, ignoring the gates, as --force does.
+    #[arg(long)]
+    pub dry_run: bool,
+    #[command(flatten)]
+    pub output: FormatArg,
+}
+
+/// Runs a pass, or a dry run.
+pub async fn dream(global: &Global, args: DreamArgs) -> Outcome {
+    // On a terminal (stderr), a line for each stage as it starts and a spinner
+    // while it runs; elsewhere nothing is drawn.
+    let spinner = indicatif::ProgressBar::new_spinner();
+    spinner.set_draw_target(indicatif::ProgressDrawTarget::stderr());
+    let verb = if args.dry_run { "planning" } else { "dreaming" };
+    let remote = global
+        .llm
+        .is_some_and(|choice| choice != LlmChoice::Offline);
+    let shown = spinner.clone();
+    let dream = global
+        .open()
+        .await?
+        .with_progress(std::sync::Arc::new(move |stage| {
+            let line = match stage {
+                PassStage::SessionsRead { sessions } => {
+                    format!("{verb}: read {sessions} pending sessions")
+                }
+                PassStage::Consolidating if remote => format!(
+                    "{verb}: waiting for the model (retries are reported; --deadline caps the wait)"
+                ),
+                PassStage::Consolidating => format!("{verb}: consolidating (offline)"),
+                PassStage::Writing { records } => format!("{verb}: writing {records} records"),
+            };
+            shown.println(&line);
+            shown.set_message(line);
+        }));
+    spinner.set_message(format!("{verb}: reading the store"));
+    spinner.enable_steady_tick(std::time::Duration::from_millis(120));
+    if args.dry_run {
+        let gates = dream.check_gates(None).await;
+        let dry = dream.dry_run().await;
+        spinner.finish_and_clear();
+        let (gates, dry) = (gates?, dry?);
+        args.output.one(&dry, || {
+            if let Some(reason) = &gates {
+                outln!(
+                    "note: a dry run always plans, ignoring the gates; a pass now would be \
+                     skipped: {}",
+                    escape(&reason.to_string())
+                )?;
+            }
+            match &dry.plan {
+                Some(plan) => outln!("plan {plan} (apply with: dream apply {plan})")?,
+                None => outln!("nothing to plan")?,
+            }
+            out!("{}", dry.diff)?;
+            if !dry.diff.ends_with('\n') && !dry.diff.is_empty() {
+                outln!()?;
+            }
+            Ok(())
+        })?;
+        return Ok(Found::Nothing);
+    }
+    let report = dream.dream(args.force).await;
+    super::models::settle_vectors(&dream).await;
+    spinner.finish_and_clear();
+    print_report(&report?, args.output)
+}
+
+/// `dream apply PLAN_ID`.
+#[derive(Debug, Args)]
+pub struct ApplyArgs {
+    /// The plan a dry run stored.
+    pub plan: String,
+    #[command(flatten)]
+    pub output: FormatArg,
+}
+
+/// Applies a stored plan exactly, if nothing it read has changed.
+pub async fn apply(global: &Global, args: ApplyArgs) -> Outcome {
+    let dream = global.open().await?;
+    let report = dream.apply(&args.plan).await?;
+    print_report(&report, args.output)
+}
+
+fn ids<T: std::fmt::Display>(ids: &[T]) -> String {
+    ids.iter()
+        .map(|id| escape(&id.to_string()).into_owned())
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// Prints a pass report for people or as JSON.
+pub fn print_report(report: &DreamReport, output: FormatArg) -> Outcome {
+    output.one(report, || print_report_text(report))?;
+    Ok(Found::Nothing)
+}
+
+fn print_report_text(report: &DreamReport) -> Result<(), CliError> {
+    let style = Style::detect();
+    if let Some(reason) = &report.skipped {
+        return outln!("skipped: {}", escape(&reason.to_string()));
+    }
+    outln!(
+        "{} {} ({})",
+        style.bold("dream pass"),
+        report.pass.as_deref().unwrap_or("-"),
+        escape(&report.consolidator)
+    )?;
+    if let Some(journal) = &report.rolled_forward {
+        outln!("  rolled forward an interrupted pass: {}", escape(journal))?;
+    }
+    let lines: [(&str, String, usize); 6] = [
+        ("created", ids(&report.created), report.created.len()),
+        ("updated", ids(&report.updated), report.updated.len()),
+        (
+            "superseded",
+            ids(&report.superseded),
+            report.superseded.len(),
+        ),
+        ("deleted", ids(&report.deleted), report.deleted.len()),
+        ("pruned", ids(&report.pruned), report.pruned.len()),
+        (
+            "quarantined",
+            ids(&report.quarantined),
+            report.quarantined.len(),
+        ),
+    ];
+    for (what, list, count) in lines {
+        let label = format!("{what:<12}{count:>4}");
+        let label = if what == "quarantined" && count > 0 {
+            style.bad(&label)
+        } else {
+            label
+        };
+        if count == 0 {
+            outln!("  {label}")?;
+        } else {
+            outln!("  {label}  {list}")?;
+        }
+    }
+    for refusal in &report.refused {
+        let target = refusal.target.as_deref().unwrap_or("-");
+        let line = format!("{} {}: {}", refusal.action, target, refusal.reason);
+        outln!("  {} {}", style.warn("refused"), escape(&line))?;
+    }
+    outln!("  sessions consumed {}", report.sessions_consumed.len())?;
+    for y in &report.yields {
+        if y.is_empty() {
+            let reason = y.reason.as_deref().unwrap_or_default();
+            outln!("    {}  nothing durable: {}", y.session, escape(reason))?;
+        } else {
+            let mut what: Vec<String> = y.memories.iter().map(|m| m.to_string()).collect();
+            what.extend(y.quarantined.iter().map(|q| format!("quarantined {q}")));
+            outln!("    {}  {}", y.session, what.join(", "))?;
+        }
+    }
+    outln!("  sessions pending  {}", report.pending)?;
+    outln!(
+        "  tokens            {} in, {} out",
+        report.usage.input,
+        report.usage.output
+    )
+}

@@ -1,0 +1,167 @@
+//! The per-store seal key (see `dream::engine::SealKey`): kept outside the store,
+//! in the user's configuration directory, one 0600 file per store location. A
+//! store copied or cloned to another location finds no key of its own, so its
+//! records do not verify and recall holds them until `dream confirm`.
+
+use std::fs::{self, OpenOptions};
+use std::io::{Read, Write};
+use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt};
+use std::path::{Path, PathBuf};
+
+use dream::engine::SealKey;
+use sha2::{Digest, Sha256};
+
+use super::CliError;
+
+/// Environment variable naming the configuration directory (default
+/// `$XDG_CONFIG_HOME/dream`, then `~/.config/dream`).
+pub const CONFIG_DIR_ENV: &str = "DREAM_CONFIG_DIR";
+
+/// The configuration directory.
+pub fn config_dir() -> Result<PathBuf, CliError> {
+    let var = |name: &str| std::env::var_os(name).filter(|v| !v.is_empty());
+    if let Some(dir) = var(CONFIG_DIR_ENV) {
+        return Ok(PathBuf::from(dir));
+    }
+    if let Some(dir) = var("XDG_CONFIG_HOME") {
+        return Ok(PathBuf::from(dir).join("dream"));
+    }
+    match var("HOME") {
+        Some(home) => Ok(PathBuf::from(home).join(".config").join("dream")),
+        None => Err(CliError::usage(format!(
+            "no configuration directory for the store's seal key: set {CONFIG_DIR_ENV} or HOME"
+        ))),
+    }
+}
+
+/// Where a store lives, as its seal key is filed: the canonical path of a
+/// directory or SQLite file, or a Redis URL without its password.
+pub fn locator(url: &str) -> Result<String, CliError> {
+    for scheme in ["fs:", "sqlite:"] {
+        if let Some(path) = url.strip_prefix(scheme) {
+            let canonical = fs::canonicalize(path).map_err(|e| {
+                CliError::usage(format!("cannot resolve the store path {path}: {e}"))
+            })?;
+            return Ok(format!("{scheme}{}", canonical.display()));
+        }
+    }
+    // `user:password@` never reaches the locator.
+    let (scheme, rest) = url.split_once("://").unwrap_or(("redis", url));
+    // One PostgreSQL store, one key, whichever spelling of the scheme names it.
+    let scheme = if scheme == "postgresql" {
+        "postgres"
+    } else {
+        scheme
+    };
+    let rest = match rest.split_once('/') {
+        Some((authority, path)) => format!(
+            "{}/{path}",
+            authority
+                .rsplit_once('@')
+                .map_or(authority, |(_, host)| host)
+        ),
+        None => rest
+            .rsplit_once('@')
+            .map_or(rest, |(_, host)| host)
+            .to_owned(),
+    };
+    Ok(format!("{scheme}://{rest}"))
+}
+
+/// The seal key of the store at `locator`, created (0600, in a 0700 directory)
+/// the first time this user opens that store.
+pub fn load_or_create(dir: &Path, locator: &str) -> Result<SealKey, CliError> {
+    let digest = Sha256::new()
+        .chain_update(b"dream seal key v1\0")
+        .chain_update(locator.as_bytes())
+        .finalize();
+    let name: String = digest[..16].iter().map(|b| format!("{b:02x}")).collect();
+    let keys = dir.join("seal-keys");
+    fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(&keys)
+        .map_err(|e| CliError::usage(format!("cannot create {}: {e}", keys.display())))?;
+    let path = keys.join(format!("{name}.key"));
+    let failed = |e: std::io::Error| {
+        CliError::usage(format!("cannot use the seal key {}: {e}", path.display()))
+    };
+    match OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .open(&path)
+    {
+        Ok(mut file) => {
+            let key = SealKey::generate();
+            file.write_all(key.as_bytes()).map_err(failed)?;
+            file.sync_all().map_err(failed)?;
+            Ok(key)
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+            let mut file = OpenOptions::new().read(true).open(&path).map_err(failed)?;
+            let meta = file.metadata().map_err(failed)?;
+            if meta.mode() & 0o077 != 0 {
+                return Err(CliError::usage(format!(
+                    "the seal key {} is readable or writable by others: chmod 600 it",
+                    path.display()
+                )));
+            }
+            let mut bytes = Vec::with_capacity(32);
+            file.read_to_end(&mut bytes).map_err(failed)?;
+            let bytes: [u8; 32] = bytes.try_into().map_err(|_| {
+                CliError::usage(format!(
+                    "the seal key {} is not 32 bytes: remove it and run `dream confirm --all` \
+                     after reviewing the store",
+                    path.display()
+                ))
+            })?;
+            Ok(SealKey::from_bytes(bytes))
+        }
+        Err(e) => Err(failed(e)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn postgres_locators_never_hold_a_password() {
+        let l = locator("postgresql://alice:hunter2@db.example:5432/mem?schema=team").unwrap();
+        assert_eq!(l, "postgres://db.example:5432/mem?schema=team");
+    }
+
+    #[test]
+    fn redis_locators_never_hold_a_password() {
+        let l = locator("redis://:hunter2@10.0.0.5:6379/0?prefix=p").unwrap();
+        assert_eq!(l, "redis://10.0.0.5:6379/0?prefix=p");
+        assert!(!locator("redis://user:pw@host").unwrap().contains("pw"));
+    }
+
+    #[test]
+    fn one_key_per_location_kept_private() {
+        let dir = tempfile::tempdir().unwrap();
+        let a = load_or_create(dir.path(), "fs:/a").unwrap();
+        let again = load_or_create(dir.path(), "fs:/a").unwrap();
+        let b = load_or_create(dir.path(), "fs:/b").unwrap();
+        assert_eq!(a.as_bytes(), again.as_bytes());
+        assert_ne!(a.as_bytes(), b.as_bytes());
+        let file = fs::read_dir(dir.path().join("seal-keys"))
+            .unwrap()
+            .next()
+            .unwrap()
+            .unwrap();
+        assert_eq!(file.metadata().unwrap().mode() & 0o777, 0o600);
+        fs::set_permissions(
+            file.path(),
+            std::os::unix::fs::PermissionsExt::from_mode(0o644),
+        )
+        .unwrap();
+        let (x, y) = (
+            load_or_create(dir.path(), "fs:/a"),
+            load_or_create(dir.path(), "fs:/b"),
+        );
+        assert!(x.is_err() || y.is_err(), "a key others can read is refused");
+    }
+}

@@ -1,0 +1,305 @@
+//! `import` and `export`: memories as JSONL, to move between backends
+//! (`dream --store fs:.dream export | dream --store sqlite:dream.db import -`).
+
+use std::io::Write as _;
+use std::path::PathBuf;
+
+use chrono::{DateTime, Utc};
+use clap::{Args, ValueEnum};
+use dream::core::{Memory, MemoryId};
+use dream::engine::memory_file;
+use dream::engine::{Existing, ImportSource};
+use serde::Deserialize;
+use serde_json::{Map, Value};
+
+use super::context::Global;
+use super::memory::parse_kind;
+use super::output::{FormatArg, Style, escape, escape_body};
+use super::{CliError, Found, Outcome, progress, read_input};
+
+/// What `dream export` writes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, ValueEnum)]
+pub enum ExportFormat {
+    /// Every memory of the scope as one JSON object per line (for `dream import`).
+    #[default]
+    Jsonl,
+    /// Every memory of the scope as one JSON array.
+    Json,
+    /// The admitted memories as a Markdown section for AGENTS.md.
+    AgentsMd,
+    /// The admitted memories as a Markdown section for CLAUDE.md.
+    ClaudeMd,
+}
+
+/// `dream export [FILE]` or `dream export --format agents-md [--into FILE]`.
+#[derive(Debug, Args)]
+pub struct ExportArgs {
+    /// Where to write JSONL (stdout when absent or -).
+    #[arg(conflicts_with = "into")]
+    pub file: Option<PathBuf>,
+    /// jsonl (every memory, for import), json (the same as one array), or agents-md / claude-md: only what recall
+    /// admits (nothing quarantined, held or secret-bearing), fenced as recalled data,
+    /// between `<!-- dream:begin -->` and `<!-- dream:end -->`.
+    #[arg(long, value_enum, default_value_t)]
+    pub format: ExportFormat,
+    /// With agents-md or claude-md: the Markdown file to update. Only its Dream section
+    /// is replaced (or appended when it has none); every other byte stays as it was.
+    /// Without it, the section is printed.
+    #[arg(long, value_name = "FILE")]
+    pub into: Option<PathBuf>,
+}
+
+/// Writes the scope's memories: JSONL, or a memory file's Dream section.
+pub async fn export(global: &Global, args: ExportArgs) -> Outcome {
+    if !matches!(args.format, ExportFormat::Jsonl | ExportFormat::Json) {
+        return export_section(global, args.into.as_deref()).await;
+    }
+    if args.into.is_some() {
+        return Err(CliError::usage(
+            "--into updates a Markdown file: use it with --format agents-md or claude-md",
+        ));
+    }
+    let dream = global.open().await?;
+    let memories = dream.list().await?;
+    let (mut out, write_error): (Box<dyn std::io::Write>, fn(std::io::Error) -> CliError) =
+        match &args.file {
+            Some(path) if path.as_os_str() != "-" => (
+                Box::new(std::io::BufWriter::new(
+                    std::fs::File::create(path).map_err(|e| {
+                        CliError::usage(format!(
+                            "cannot write {}: {e}",
+                            escape(&path.display().to_string())
+                        ))
+                    })?,
+                )),
+                CliError::from,
+            ),
+            _ => (
+                Box::new(std::io::BufWriter::new(std::io::stdout().lock())),
+                CliError::stdout,
+            ),
+        };
+    let bar = progress(memories.len() as u64, "export");
+    if args.format == ExportFormat::Json {
+        serde_json::to_writer(&mut out, &memories)
+            .map_err(std::io::Error::from)
+            .map_err(write_error)?;
+        out.write_all(b"\n").map_err(write_error)?;
+    }
+    for memory in memories
+        .iter()
+        .filter(|_| args.format == ExportFormat::Jsonl)
+    {
+        serde_json::to_writer(&mut out, memory)
+            .map_err(std::io::Error::from)
+            .map_err(write_error)?;
+        out.write_all(b"\n").map_err(write_error)?;
+        bar.inc(1);
+    }
+    out.flush().map_err(write_error)?;
+    bar.finish_and_clear();
+    eprintln!("exported {} memories", memories.len());
+    Ok(Found::Nothing)
+}
+
+/// `dream import FILE|-`.
+#[derive(Debug, Args)]
+pub struct ImportArgs {
+    /// JSONL of memories (- for stdin).
+    pub file: PathBuf,
+    /// Replace memories whose id already exists: unchanged ones are left alone,
+    /// changed ones updated with their prior version in history.
+    #[arg(long)]
+    pub replace: bool,
+    /// Pin every imported memory (never pruned, never changed by a pass). A
+    /// line's own `pinned` is not honoured: pinning is the person's act.
+    #[arg(long)]
+    pub pin: bool,
+    /// The file is another system's export or otherwise unvetted: its memories
+    /// are recorded as `tool` evidence and held at recall until `dream confirm`.
+    #[arg(long)]
+    pub untrusted: bool,
+    #[command(flatten)]
+    pub output: FormatArg,
+}
+
+/// One imported line: the four required fields, everything else optional. A
+/// line's own `status`, `supersedes`, `sources`, `evidence`, `pinned` and `scope`
+/// are ignored: a record never grants itself trust.
+#[derive(Debug, Deserialize)]
+struct ImportLine {
+    name: String,
+    description: String,
+    kind: String,
+    content: String,
+    id: Option<String>,
+    #[serde(default)]
+    tags: Vec<String>,
+    expires_at: Option<DateTime<Utc>>,
+    created_at: Option<DateTime<Utc>>,
+    updated_at: Option<DateTime<Utc>>,
+    confidence: Option<f64>,
+    #[serde(default)]
+    metadata: Map<String, Value>,
+}
+
+/// Parses JSONL into memories; any bad line fails the whole import, naming the line.
+pub fn parse_import(text: &str, now: DateTime<Utc>) -> Result<Vec<Memory>, CliError> {
+    let mut memories = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        if line.trim().is_empty() {
+            continue;
+        }
+        let at = |e: String| CliError::usage(format!("line {}: {e}; nothing was imported", i + 1));
+        let parsed: ImportLine = serde_json::from_str(line).map_err(|e| at(e.to_string()))?;
+        let id = match parsed.id {
+            Some(id) => MemoryId::new(id).map_err(|e| at(e.to_string()))?,
+            None => MemoryId::time_ordered(now),
+        };
+        let kind = parse_kind(&parsed.kind).map_err(|e| at(e.to_string()))?;
+        let mut memory = Memory::new(
+            id,
+            kind,
+            parsed.name,
+            parsed.description,
+            parsed.content,
+            now,
+        );
+        memory.tags = parsed.tags;
+        memory.expires_at = parsed.expires_at;
+        memory.created_at = parsed.created_at.unwrap_or(now);
+        memory.updated_at = parsed.updated_at.unwrap_or(memory.created_at);
+        memory.confidence = parsed.confidence.unwrap_or(1.0);
+        memory.metadata = parsed.metadata;
+        memories.push(memory);
+    }
+    Ok(memories)
+}
+
+/// Imports memories through the write gate.
+pub async fn import(global: &Global, args: ImportArgs) -> Outcome {
+    let memories = parse_import(&read_input(Some(&args.file))?, Utc::now())?;
+    let dream = global.open_to_write().await?;
+    let ids: Vec<MemoryId> = memories.iter().map(|m| m.id.clone()).collect();
+    let existing = dream.existing(&ids).await?;
+    if !existing.is_empty() && !args.replace {
+        return Err(CliError::usage(format!(
+            "{} memories already exist (first: {}); pass --replace to replace them; nothing was imported",
+            existing.len(),
+            existing[0]
+        )));
+    }
+    let on_existing = if args.replace {
+        Existing::Replace
+    } else {
+        Existing::Refuse
+    };
+    let bar = progress(memories.len() as u64, "import");
+    let from = if args.untrusted {
+        ImportSource::Untrusted
+    } else {
+        ImportSource::Person
+    };
+    let (mut imported, mut replaced, mut unchanged) = (0, 0, 0);
+    let (mut quarantined, mut rejected) = (Vec::new(), Vec::new());
+    {
+        let mut batch = memories.into_iter().peekable();
+        while batch.peek().is_some() {
+            let chunk: Vec<Memory> = batch.by_ref().take(dream::engine::MAX_IMPORT).collect();
+            let ids: Vec<MemoryId> = chunk.iter().map(|m| m.id.clone()).collect();
+            let count = chunk.len() as u64;
+            let report = dream
+                .import_with(chunk, args.pin, from, on_existing)
+                .await?;
+            imported += report.imported.len();
+            replaced += report.replaced.len();
+            unchanged += report.unchanged.len();
+            quarantined.extend(report.quarantined);
+            rejected.extend(
+                report
+                    .rejected
+                    .into_iter()
+                    .map(|(i, reason)| (ids[i].clone(), reason)),
+            );
+            bar.inc(count);
+        }
+    }
+    bar.finish_and_clear();
+    let style = Style::detect();
+    let json = serde_json::json!({
+        "imported": imported, "replaced": replaced, "unchanged": unchanged,
+        "quarantined": quarantined,
+        "rejected": rejected.iter().map(|(id, reason)| serde_json::json!({ "id": id, "reason": reason })).collect::<Vec<_>>(),
+    });
+    args.output.one(&json, || {
+        outln!("imported {imported}")?;
+        if args.replace {
+            outln!("replaced {replaced} (prior versions in history), {unchanged} unchanged")?;
+        }
+        for entry in &quarantined {
+            outln!("{} {}", style.bad("quarantined"), escape(entry))?;
+        }
+        for (id, reason) in &rejected {
+            outln!("{} {id}: {}", style.bad("rejected"), escape(reason))?;
+        }
+        Ok(())
+    })?;
+    Ok(Found::when(!quarantined.is_empty() || !rejected.is_empty()))
+}
+
+/// Prints the Dream section of a memory file, or splices it into `into`.
+async fn export_section(global: &Global, into: Option<&std::path::Path>) -> Outcome {
+    let (recall, scope) = super::recall::open_recall(global).await?;
+    let result = recall.brief(&scope, None).await?;
+    let admitted = result.used().count();
+    let section = memory_file::section(&result);
+    let Some(path) = into else {
+        out!("{}", escape_body(&section))?;
+        return Ok(Found::Nothing);
+    };
+    let shown = escape(&path.display().to_string()).into_owned();
+    let existing = match std::fs::read_to_string(path) {
+        Ok(text) => text,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
+        Err(e) => return Err(CliError::usage(format!("cannot read {shown}: {e}"))),
+    };
+    let updated = memory_file::splice(&existing, &escape_body(&section))
+        .map_err(|e| CliError::usage(format!("{shown}: {e}")))?;
+    write_replacing(path, updated.as_bytes())
+        .map_err(|e| CliError::usage(format!("cannot write {shown}: {e}")))?;
+    eprintln!("wrote {admitted} admitted memories into {shown}");
+    Ok(Found::Nothing)
+}
+
+/// Writes `bytes` to `path` through a temporary file beside it and a rename, so a
+/// reader sees the old file or the new one, never half of one. Keeps the mode of
+/// an existing file.
+fn write_replacing(path: &std::path::Path, bytes: &[u8]) -> std::io::Result<()> {
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => std::path::Path::new("."),
+    };
+    let name = path
+        .file_name()
+        .ok_or_else(|| std::io::Error::other("not a file name"))?;
+    let mut tmp_name = std::ffi::OsString::from(".");
+    tmp_name.push(name);
+    tmp_name.push(format!(".dream-{}.tmp", std::process::id()));
+    let tmp = dir.join(tmp_name);
+    let result = (|| {
+        let mut file = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&tmp)?;
+        if let Ok(meta) = std::fs::metadata(path) {
+            file.set_permissions(meta.permissions())?;
+        }
+        file.write_all(bytes)?;
+        file.sync_all()?;
+        std::fs::rename(&tmp, path)
+    })();
+    if result.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    result
+}
