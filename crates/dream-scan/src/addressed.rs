@@ -200,11 +200,11 @@ fn passage(text: &str, at: Range<usize>) -> (usize, usize) {
     let window = &text[at.end..hi];
     let mut ends = window
         .match_indices(['.', '!', '?', '。', '！', '？'])
-        .filter(|(i, _)| {
-            window[i + 1 + (window[*i..].chars().next().map_or(1, char::len_utf8) - 1)..]
+        .filter(|(i, mark)| {
+            window[i + mark.len()..]
                 .chars()
                 .next()
-                .is_none_or(|c| c.is_whitespace())
+                .is_none_or(char::is_whitespace)
         });
     let second = ends.nth(1).map_or(window.len(), |(i, s)| i + s.len());
     let blank = window.find("\n\n").unwrap_or(window.len());

@@ -535,11 +535,14 @@ fn gate_table() -> Vec<(String, (u8, usize, usize))> {
             out.push((w.replace('l', "i"), (*mask, *before, *after)));
         }
     }
-    let (_, before, after, _) = GATE_WORDS[0];
+    let (_, before, after, _) = GATE_WORDS
+        .iter()
+        .find(|(mask, ..)| *mask == D_ADDR)
+        .expect("the addressee gate words are in the table");
     for w in crate::addressed::GATE_WORDS {
         out.push((
             crate::normalize::normalize_literal(w),
-            (D_ADDR, before, after),
+            (D_ADDR, *before, *after),
         ));
     }
     for w in CIPHER_KEYWORDS {
