@@ -14,6 +14,7 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use chrono::{DateTime, Utc};
 use dream_core::model::is_line_break;
 use dream_core::{Memory, MemoryId, MemoryStatus, Scope, SessionId, render_memory};
+use dream_scan::Verdict;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 
@@ -22,7 +23,7 @@ use crate::options::{Options, limits};
 use crate::plan::{Citation, Plan, ProposedCreate, ProposedDelete, ProposedUpdate, Refusal};
 use crate::provenance::{self, Support};
 use crate::records::{ProposalKind, QuarantineRecord, QuarantineSource};
-use crate::scan::{Level, Scan, Scanners};
+use crate::scan::{Scan, Scanners};
 
 /// Where a stored record stood when it was read: what a write must replace.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -308,7 +309,7 @@ pub(crate) fn admit(scanners: &Scanners, m: &Memory) -> Result<Admission, String
         Ok(Admission::Quarantine(scan))
     } else {
         Ok(Admission::Admit {
-            rules: if scan.verdict > Level::Clean {
+            rules: if scan.verdict > Verdict::Clean {
                 scan.rules()
             } else {
                 Vec::new()
@@ -620,7 +621,7 @@ impl<'b> Judge<'_, 'b> {
             }
         }
         memory.supersedes = supersedes;
-        let rules = if scan.verdict > Level::Clean {
+        let rules = if scan.verdict > Verdict::Clean {
             scan.rules()
         } else {
             Vec::new()
@@ -718,7 +719,7 @@ impl<'b> Judge<'_, 'b> {
                 by_person: support.by_person,
             },
         );
-        let rules = if scan.verdict > Level::Clean {
+        let rules = if scan.verdict > Verdict::Clean {
             scan.rules()
         } else {
             Vec::new()

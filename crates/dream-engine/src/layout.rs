@@ -256,9 +256,10 @@ pub fn claim_lock(scope: &Scope) -> LockName {
     LockName::new(format!("dream-claim-{}", short_hash(scope.as_str()))).expect("valid lock name")
 }
 
-/// The import lock of a scope: a transcript import holds it around the check
-/// that a part is new and the write that logs it.
-pub fn import_lock(scope: &Scope) -> LockName {
+/// The logging lock of a scope: a logger holds it around the pending-bound check
+/// (and, for a transcript part, the check that the part is new) and the write
+/// that logs the session. (Its name predates plain sessions taking it.)
+pub fn log_lock(scope: &Scope) -> LockName {
     LockName::new(format!("dream-import-{}", short_hash(scope.as_str()))).expect("valid lock name")
 }
 
@@ -332,7 +333,7 @@ mod tests {
     fn derived_names_are_valid() {
         let scope = Scope::new("x".repeat(128)).unwrap();
         claim_lock(&scope);
-        import_lock(&scope);
+        log_lock(&scope);
         success_key(&scope);
         assert_eq!(history_prefix("m1").len(), 17);
     }

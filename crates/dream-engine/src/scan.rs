@@ -32,25 +32,16 @@ impl std::fmt::Debug for Scanners {
 /// What the scanner said about one piece of text or JSON.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Scan {
-    /// The worst verdict.
-    pub verdict: Level,
+    /// The worst verdict (ordered Clean < Suspicious < Instruction < Secret).
+    pub verdict: Verdict,
     /// The findings, without flagged text.
     pub findings: Vec<FindingInfo>,
-}
-
-/// The scanner's verdict, ordered Clean < Suspicious < Instruction < Secret.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-pub(crate) enum Level {
-    Clean,
-    Suspicious,
-    Instruction,
-    Secret,
 }
 
 impl Scan {
     /// Whether the write gate must keep it out of `memories`.
     pub fn blocks(&self) -> bool {
-        self.verdict >= Level::Instruction || self.findings.iter().any(|f| f.secret)
+        self.verdict >= Verdict::Instruction || self.findings.iter().any(|f| f.secret)
     }
 
     /// The rule ids that fired, deduplicated, in order.
@@ -76,22 +67,13 @@ impl Scan {
     }
 }
 
-fn level(verdict: &Verdict) -> Level {
-    match verdict {
-        Verdict::Clean => Level::Clean,
-        Verdict::Suspicious => Level::Suspicious,
-        Verdict::Instruction => Level::Instruction,
-        Verdict::Secret => Level::Secret,
-    }
-}
-
 fn is_secret(finding: &Finding) -> bool {
     matches!(finding.category, Category::Secret)
 }
 
 fn convert(report: Report) -> Scan {
     Scan {
-        verdict: level(&report.verdict),
+        verdict: report.verdict,
         findings: report
             .findings
             .iter()

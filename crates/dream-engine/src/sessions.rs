@@ -93,12 +93,14 @@ impl Dream {
     /// `assistant` and `tool` (`system` is refused: the agent's own prompt is not
     /// session content). Every secret the scanner finds is replaced with
     /// `[REDACTED:<rule>]` before anything is stored or sent anywhere. Past
-    /// `max_pending` pending sessions in this scope: `PendingFull`, nothing stored
-    /// (processes logging at the same instant may overshoot the bound by one each).
+    /// `max_pending` pending sessions in this scope: `PendingFull`, nothing stored.
+    /// The bound is exact across processes: the count and the write happen under
+    /// the scope's logging lease ([`layout::log_lock`]), the write fenced by it.
+    /// Waits up to `lease_wait` for another logger (`Busy` past it).
     pub async fn log_session(&self, messages: Vec<Message>) -> Result<SessionId> {
         validate(&messages)?;
-        let log = self.session_log().await?;
-        self.log(messages, None, &log, None).await
+        self.under_log_lease(async |log, fence| self.log(messages, None, log, fence).await)
+            .await
     }
 
     /// Logs one part of an agent's transcript ([`crate::transcripts::split`]),
@@ -106,44 +108,58 @@ impl Dream {
     /// `source` hash: then nothing is stored and that session's id is returned
     /// as [`Logged::Already`]. Otherwise as [`Dream::log_session`].
     ///
-    /// The check and the write happen under the scope's import lease
-    /// ([`layout::import_lock`]), the write fenced by it, so two processes
+    /// The check and the write happen under the scope's logging lease
+    /// ([`layout::log_lock`]), the write fenced by it, so two processes
     /// importing the same transcript at once store it once. Waits up to
-    /// `lease_wait` for another import's part (`Busy` past it).
+    /// `lease_wait` for another logger (`Busy` past it).
     pub async fn log_transcript(&self, part: crate::transcripts::Part) -> Result<Logged> {
         validate(&part.messages)?;
+        self.under_log_lease(async |log, fence| {
+            if let Some(entry) = log.entries.iter().find(|e| {
+                e.header.scope == self.scope && e.header.source.as_ref() == Some(&part.source)
+            }) {
+                return Ok(Logged::Already(entry.header.id.clone()));
+            }
+            self.log(part.messages, Some(part.source), log, fence)
+                .await
+                .map(Logged::New)
+        })
+        .await
+    }
+
+    /// Runs `work` with the session log read under the scope's logging lease and
+    /// that lease's fence, and releases the lease afterwards: the one way a
+    /// session is logged, so the pending bound and the already-logged check see
+    /// every other logger's write.
+    async fn under_log_lease<T>(
+        &self,
+        work: impl AsyncFnOnce(&SessionLog, Fence) -> Result<T>,
+    ) -> Result<T> {
         let lease = HeldLease::take(
             &self.store,
-            &layout::import_lock(&self.scope),
+            &layout::log_lock(&self.scope),
             self.options.lease_ttl,
             self.options.lease_wait,
         )
         .await?;
-        let logged = lease
+        let result = lease
             .guard(async {
                 let log = self.session_log().await?;
-                if let Some(entry) = log.entries.iter().find(|e| {
-                    e.header.scope == self.scope && e.header.source.as_ref() == Some(&part.source)
-                }) {
-                    return Ok(Logged::Already(entry.header.id.clone()));
-                }
-                self.log(part.messages, Some(part.source), &log, Some(lease.fence()))
-                    .await
-                    .map(Logged::New)
+                work(&log, lease.fence()).await
             })
             .await;
         lease.release().await;
-        logged
+        result
     }
 
     /// Redacts, checks the pending bound against `log` and stores a validated
-    /// session (under `fence` when given).
+    /// session, fenced by the logging lease.
     async fn log(
         &self,
         messages: Vec<Message>,
         source: Option<String>,
         log: &SessionLog,
-        fence: Option<Fence>,
+        fence: Fence,
     ) -> Result<SessionId> {
         let mut redactions: Vec<String> = Vec::new();
         let mut flags: Vec<String> = Vec::new();
@@ -231,7 +247,7 @@ impl Dream {
             session: id.clone(),
             redactions,
         };
-        self.write_with_events(&ops, &[event], fence).await?;
+        self.write_with_events(&ops, &[event], Some(fence)).await?;
         if self.options.auto_dream {
             let this = self.clone();
             let logged = id.clone();

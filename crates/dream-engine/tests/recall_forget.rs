@@ -15,7 +15,7 @@ use dream_core::{
     Bytes, Key, LockName, Memory, MemoryId, MemoryKind, Namespace, Precondition, RecordId,
     RecordStore, Scope, SessionId, SystemClock, Write, render_memory,
 };
-use dream_engine::recall::{Recall, RecallOptions, Verdict};
+use dream_engine::recall::{FirewallVerdict, Recall, RecallOptions};
 use dream_fs::FsStore;
 
 const DIR_ENV: &str = "DREAM_RECALL_FORGET_DIR";
@@ -138,7 +138,7 @@ fn forget_in_one_process_is_not_admitted_by_the_next_recall_in_another() {
         assert_eq!(before.generation, 1);
         assert_eq!(
             before.verdict_of("vitest").map(|r| r.verdict),
-            Some(Verdict::Used),
+            Some(FirewallVerdict::Used),
             "{before}"
         );
     });
@@ -162,7 +162,7 @@ fn forget_in_one_process_is_not_admitted_by_the_next_recall_in_another() {
         assert!(after.used().all(|m| m.id.as_str() != "vitest"));
         assert_eq!(
             after.verdict_of("ci").map(|r| r.verdict),
-            Some(Verdict::Used)
+            Some(FirewallVerdict::Used)
         );
         let context = recall.recall_as_context("vitest", &scope, 5).await.unwrap();
         assert!(!context.contains("Vitest"), "{context}");

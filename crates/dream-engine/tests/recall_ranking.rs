@@ -37,7 +37,7 @@ use dream_core::{
 };
 use dream_engine::recall::eval::{self, Score};
 use dream_engine::recall::tokenize::{self, Language, LanguageSet};
-use dream_engine::recall::{Recall, RecallOptions, VectorOptions, Verdict};
+use dream_engine::recall::{FirewallVerdict, Recall, RecallOptions, VectorOptions};
 use dream_engine::{Dream, Options};
 use serde_json::Value;
 
@@ -615,7 +615,7 @@ async fn how_should_i_write_tests_recalls_the_vitest_decision() {
         println!("{query}:\n{result}");
         assert_eq!(
             result.verdict_of("bare").map(|r| r.verdict),
-            Some(Verdict::Used),
+            Some(FirewallVerdict::Used),
             "{query}: {result}"
         );
         assert!(
@@ -712,7 +712,10 @@ async fn ties_go_to_confidence_then_recency() {
         .unwrap();
     let ids: Vec<&str> = r.records.iter().map(|r| r.id.as_str()).collect();
     assert_eq!(ids, ["b-new-sure", "a-old-sure", "c-newest-unsure"], "{r}");
-    assert!(r.records.iter().all(|r| r.verdict == Verdict::Used), "{r}");
+    assert!(
+        r.records.iter().all(|r| r.verdict == FirewallVerdict::Used),
+        "{r}"
+    );
 }
 
 /// A short record read as another language (`Come!` is an Italian stop word)
@@ -810,7 +813,7 @@ async fn feedback_finds_the_record_next_to_the_one_the_query_names() {
     assert!(r.verdict_of("how").is_some(), "{r}");
     assert_eq!(
         r.verdict_of("poison").map(|v| v.verdict),
-        Some(Verdict::Quarantined),
+        Some(FirewallVerdict::Quarantined),
         "{r}"
     );
     assert!(

@@ -13,7 +13,9 @@ use dream_core::{
     Bytes, Key, Memory, MemoryId, MemoryKind, Namespace, RecordId, RecordStore, Scope, SessionId,
     SystemClock, Write, render_memory,
 };
-use dream_engine::recall::{FusionParams, Ranker, Recall, RecallOptions, VectorOptions, Verdict};
+use dream_engine::recall::{
+    FirewallVerdict, FusionParams, Ranker, Recall, RecallOptions, VectorOptions,
+};
 use dream_engine::{Dream, NewMemory, Options, Remembered, layout};
 
 const DIMS: usize = 384;
@@ -163,7 +165,7 @@ async fn a_failing_or_slow_embedder_never_blocks_a_write_and_recall_falls_back()
         "{:?}",
         found.ranker
     );
-    assert_eq!(found.records[0].verdict, Verdict::Used);
+    assert_eq!(found.records[0].verdict, FirewallVerdict::Used);
     let nothing = fallback.recall("kubernetes", &scope, 5).await.unwrap();
     let diagnosis = nothing.policy.diagnosis.unwrap();
     assert!(diagnosis.contains("lexical ranking only"), "{diagnosis}");
@@ -182,7 +184,7 @@ async fn a_failing_or_slow_embedder_never_blocks_a_write_and_recall_falls_back()
         "{:?}",
         found.ranker
     );
-    assert_eq!(found.records[0].verdict, Verdict::Used);
+    assert_eq!(found.records[0].verdict, FirewallVerdict::Used);
 
     // A write while the embedder hangs returns at once (the backfill runs behind).
     let started = Instant::now();
@@ -246,7 +248,7 @@ async fn vector_ranking_finds_a_record_no_query_word_matches() {
         found.ranker
     );
     assert_eq!(found.records[0].id.as_str(), "runner", "{found}");
-    assert_eq!(found.records[0].verdict, Verdict::Used);
+    assert_eq!(found.records[0].verdict, FirewallVerdict::Used);
     // Vectors alone (lexical switched off) rank it first too.
     let vectors_only = recall(
         &store,
@@ -305,15 +307,19 @@ async fn the_firewall_judges_a_record_however_it_was_ranked() {
     };
     assert_eq!(
         verdict("tips"),
-        (Verdict::Ignored, "ungrounded"),
+        (FirewallVerdict::Ignored, "ungrounded"),
         "{result}"
     );
     assert_eq!(
         verdict("doubt"),
-        (Verdict::Ignored, "low-confidence"),
+        (FirewallVerdict::Ignored, "low-confidence"),
         "{result}"
     );
-    assert_eq!(verdict("runner"), (Verdict::Used, "safe-fact"), "{result}");
+    assert_eq!(
+        verdict("runner"),
+        (FirewallVerdict::Used, "safe-fact"),
+        "{result}"
+    );
     assert!(
         result.verdict_of("elsewhere").is_none(),
         "vectors stay in scope"

@@ -46,7 +46,7 @@ use std::sync::Arc;
 use dream_core::{Memory, MemoryId, MemoryKind, MemoryStatus, Message, Role};
 use dream_engine::recall::{MAX_LIMIT, MAX_QUERY_BYTES, Recall, RecallResult};
 use dream_engine::{Confirmed, Dream, NewMemory, Remembered};
-use dream_scan::{Category, Mode, Scanner, Severity, Verdict as ScanVerdict};
+use dream_scan::{Category, Mode, Scanner, Severity, Verdict};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, GetPromptRequestParams,
     GetPromptResponse, GetPromptResult, Implementation, JsonObject, ListPromptsResult,
@@ -689,8 +689,8 @@ impl DreamServer {
         let other_ids = scanner.scan(&ids);
         let verdict = report.verdict.max(own_id.verdict).max(other_ids.verdict);
         let code = match verdict {
-            ScanVerdict::Secret => "secret",
-            ScanVerdict::Instruction => "instruction",
+            Verdict::Secret => "secret",
+            Verdict::Instruction => "instruction",
             _ => return Ok(()),
         };
         let mut rules: Vec<&str> = Vec::new();
@@ -701,7 +701,7 @@ impl DreamServer {
             .chain(&other_ids.findings)
         {
             let earned = match verdict {
-                ScanVerdict::Secret => f.category == Category::Secret,
+                Verdict::Secret => f.category == Category::Secret,
                 _ => f.category.is_instruction() && f.severity == Severity::High,
             };
             if earned && !rules.contains(&f.rule) {

@@ -12,7 +12,7 @@ use dream::core::{
     Bytes, Key, Memory, MemoryId, MemoryKind, Message, Namespace, RecordId, RecordStore, Role,
     SessionId, SystemClock, Write, render_memory,
 };
-use dream::engine::recall::{Recall, RecallOptions, Verdict};
+use dream::engine::recall::{FirewallVerdict, Recall, RecallOptions};
 use dream::engine::{Dream, Options};
 
 use super::output::{Style, escape, escape_body, table};
@@ -202,8 +202,10 @@ pub async fn demo() -> Outcome {
             .map(|m| escape(&m.name).into_owned())
             .unwrap_or_default();
         let verdict = match r.verdict {
-            Verdict::Used => style.good(r.verdict.as_str()),
-            Verdict::Quarantined | Verdict::Rejected => style.bad(r.verdict.as_str()),
+            FirewallVerdict::Used => style.good(r.verdict.as_str()),
+            FirewallVerdict::Quarantined | FirewallVerdict::Rejected => {
+                style.bad(r.verdict.as_str())
+            }
             _ => style.warn(r.verdict.as_str()),
         };
         outln!(

@@ -7,8 +7,8 @@ use clap::{Args, ValueEnum};
 use dream::core::{MemoryId, SystemClock};
 use dream::engine::recall::eval::{self, Metrics};
 use dream::engine::recall::{
-    MAX_QUERY_BYTES, PickerOptions, Ranker, Recall, RecallOptions, RecallResult, VectorOptions,
-    Verdict,
+    FirewallVerdict, MAX_QUERY_BYTES, PickerOptions, Ranker, Recall, RecallOptions, RecallResult,
+    VectorOptions,
 };
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -269,7 +269,11 @@ pub async fn recall(global: &Global, args: RecallArgs) -> Outcome {
         // What the agent injects before the prompt: admitted memories, or nothing.
         if !query.is_empty() {
             let result = recall.recall(&query, &scope, args.limit).await?;
-            if result.records.iter().any(|r| r.verdict == Verdict::Used) {
+            if result
+                .records
+                .iter()
+                .any(|r| r.verdict == FirewallVerdict::Used)
+            {
                 out!("{}", escape_body(&result.to_context()))?;
             }
         }
@@ -277,7 +281,10 @@ pub async fn recall(global: &Global, args: RecallArgs) -> Outcome {
     }
     if args.brief {
         let result = recall.brief(&scope, Some(args.budget)).await?;
-        let admitted = result.records.iter().any(|r| r.verdict == Verdict::Used);
+        let admitted = result
+            .records
+            .iter()
+            .any(|r| r.verdict == FirewallVerdict::Used);
         match args.format.unwrap_or_default() {
             RecallFormat::Json | RecallFormat::Jsonl => print_json(&to_json(&result))?,
             RecallFormat::Text | RecallFormat::Context => {
@@ -331,7 +338,10 @@ pub async fn recall(global: &Global, args: RecallArgs) -> Outcome {
     }
     let query = args.query.as_deref().unwrap_or_default();
     let result = recall.recall(query, &scope, args.limit).await?;
-    let admitted = result.records.iter().any(|r| r.verdict == Verdict::Used);
+    let admitted = result
+        .records
+        .iter()
+        .any(|r| r.verdict == FirewallVerdict::Used);
     match args.format.unwrap_or_default() {
         RecallFormat::Context => out!("{}", escape_body(&result.to_context()))?,
         RecallFormat::Json | RecallFormat::Jsonl => print_json(&to_json(&result))?,
@@ -373,8 +383,8 @@ fn print_text(result: &RecallResult) -> Result<(), CliError> {
     for r in &result.records {
         let verdict = r.verdict.as_str();
         let painted = match r.verdict {
-            Verdict::Used => style.good(verdict),
-            Verdict::Quarantined | Verdict::Rejected => style.bad(verdict),
+            FirewallVerdict::Used => style.good(verdict),
+            FirewallVerdict::Quarantined | FirewallVerdict::Rejected => style.bad(verdict),
             _ => style.warn(verdict),
         };
         let name = r

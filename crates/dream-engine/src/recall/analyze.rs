@@ -7,7 +7,7 @@ use std::hash::{DefaultHasher, Hash, Hasher};
 use std::sync::{Arc, RwLock, RwLockWriteGuard};
 
 use dream_core::{Memory, RecordId, Version, parse_memory};
-use dream_scan::{Category, Finding, Report, Scanner, Severity, Verdict as ScanVerdict};
+use dream_scan::{Category, Finding, Report, Scanner, Severity, Verdict};
 
 use sha2::{Digest, Sha256};
 
@@ -181,7 +181,7 @@ pub(crate) fn analyze(
     let outcome = match refused {
         Some(outcome) => outcome,
         None => {
-            let suspicious = (report.verdict == ScanVerdict::Suspicious).then(|| cite(&report));
+            let suspicious = (report.verdict == Verdict::Suspicious).then(|| cite(&report));
             let subject = subject_key(&memory);
             let verified = config
                 .seal
@@ -292,9 +292,9 @@ fn merge_ids(scanner: &Scanner, report: &mut Report, ids: &str) -> bool {
 /// suspicious, when `strict`).
 fn quarantine_reason(report: &Report, strict: bool) -> Option<Reason> {
     let code = match report.verdict {
-        ScanVerdict::Secret => codes::SECRET,
-        ScanVerdict::Instruction => codes::INSTRUCTION,
-        ScanVerdict::Suspicious if strict => codes::SUSPICIOUS,
+        Verdict::Secret => codes::SECRET,
+        Verdict::Instruction => codes::INSTRUCTION,
+        Verdict::Suspicious if strict => codes::SUSPICIOUS,
         _ => return None,
     };
     Some(Reason::new(code, Some(cite(report))))
@@ -304,8 +304,8 @@ fn quarantine_reason(report: &Report, strict: bool) -> Option<Reason> {
 /// findings that earned the verdict first, at most three.
 fn cite(report: &Report) -> String {
     let earned = |f: &Finding| match report.verdict {
-        ScanVerdict::Secret => f.category == Category::Secret,
-        ScanVerdict::Instruction => f.category.is_instruction() && f.severity == Severity::High,
+        Verdict::Secret => f.category == Category::Secret,
+        Verdict::Instruction => f.category.is_instruction() && f.severity == Severity::High,
         _ => true,
     };
     let ordered = report

@@ -7,7 +7,7 @@ use dream_core::{Memory, Scope};
 
 use super::firewall;
 use super::index::Hit;
-use super::{Reason, Recall, RecallError, RecallResult, Verdict, codes};
+use super::{FirewallVerdict, Reason, Recall, RecallError, RecallResult, codes};
 
 /// Days over which a memory's recency weight halves.
 const HALF_LIFE_DAYS: f64 = 30.0;
@@ -46,16 +46,19 @@ impl Recall {
         let now = self.clock.now();
         let mut records = self.firewall(&index, scope, now).judge(&hits, usize::MAX);
         let rank = |r: &super::RecordVerdict| match (&r.memory, r.verdict) {
-            (Some(memory), Verdict::Used) => weight(memory, now),
+            (Some(memory), FirewallVerdict::Used) => weight(memory, now),
             _ => f64::NEG_INFINITY,
         };
         records.sort_by(|a, b| rank(b).total_cmp(&rank(a)).then_with(|| a.id.cmp(&b.id)));
         if let Some(budget) = budget {
             let mut spent = 0usize;
-            for record in records.iter_mut().filter(|r| r.verdict == Verdict::Used) {
+            for record in records
+                .iter_mut()
+                .filter(|r| r.verdict == FirewallVerdict::Used)
+            {
                 let cost = record.memory.as_deref().map_or(0, estimated_tokens);
                 if spent + cost > budget {
-                    record.verdict = Verdict::Ignored;
+                    record.verdict = FirewallVerdict::Ignored;
                     record.reason =
                         Reason::new(codes::OVER_LIMIT, Some(format!("token budget {budget}")));
                     record.memory = None;

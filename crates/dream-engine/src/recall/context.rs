@@ -13,7 +13,7 @@
 use dream_core::display::visible_text;
 use dream_core::sanitize;
 
-use super::{RecallResult, Verdict, printable};
+use super::{FirewallVerdict, RecallResult, printable};
 
 /// The heading of the block.
 pub const HEADING: &str = "## Relevant Memories";
@@ -48,7 +48,7 @@ pub(crate) fn render(result: &RecallResult) -> String {
     let mut any = false;
     let mut count = 0usize;
     for record in &result.records {
-        if record.verdict != Verdict::Used {
+        if record.verdict != FirewallVerdict::Used {
             continue;
         }
         let Some(memory) = &record.memory else {
@@ -108,7 +108,7 @@ mod tests {
             .map(|(i, body)| RecordVerdict {
                 id: RecordId::new(format!("m{i}")).unwrap(),
                 version: Version(i as u64 + 1),
-                verdict: Verdict::Used,
+                verdict: FirewallVerdict::Used,
                 reason: Reason::new(codes::SAFE_FACT, None),
                 score: 1.0,
                 memory: Some(Arc::new(Memory::new(

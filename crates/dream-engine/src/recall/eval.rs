@@ -8,7 +8,7 @@
 
 use std::collections::BTreeMap;
 
-use super::types::{RecallResult, Verdict};
+use super::types::{FirewallVerdict, RecallResult};
 
 /// The depths recall is reported at.
 pub const DEPTHS: [usize; 3] = [1, 5, 10];
@@ -75,7 +75,7 @@ pub fn ranked_ids(result: &RecallResult, depth: usize) -> Vec<&str> {
     result
         .records
         .iter()
-        .filter(|r| r.verdict != Verdict::Conflict || r.score > 0.0)
+        .filter(|r| r.verdict != FirewallVerdict::Conflict || r.score > 0.0)
         .take(depth)
         .map(|r| r.id.as_str())
         .collect()

@@ -24,7 +24,7 @@ use dream_core::Scope;
 
 use super::analyze::{Outcome, Valid};
 use super::index::{Hit, Index};
-use super::{Policy, PolicyVerdict, Reason, RecordVerdict, Verdict, codes, shown_id};
+use super::{FirewallVerdict, Policy, PolicyVerdict, Reason, RecordVerdict, codes, shown_id};
 
 /// Where a valid record is in its lifecycle.
 enum Life {
@@ -166,7 +166,7 @@ impl Firewall<'_> {
             let Some(doc) = self.index.docs.get(hit.doc as usize) else {
                 continue;
             };
-            let verdict = |verdict: Verdict, reason: Reason| RecordVerdict {
+            let verdict = |verdict: FirewallVerdict, reason: Reason| RecordVerdict {
                 id: doc.id.clone(),
                 version: doc.version,
                 verdict,
@@ -177,23 +177,23 @@ impl Firewall<'_> {
             };
             let valid = match &doc.outcome {
                 Outcome::Quarantined(reason) => {
-                    out.push(verdict(Verdict::Quarantined, reason.clone()));
+                    out.push(verdict(FirewallVerdict::Quarantined, reason.clone()));
                     continue;
                 }
                 Outcome::Rejected { reason, .. } => {
-                    out.push(verdict(Verdict::Rejected, reason.clone()));
+                    out.push(verdict(FirewallVerdict::Rejected, reason.clone()));
                     continue;
                 }
                 Outcome::Valid(valid) => valid,
             };
             let life = self.life(valid);
             if let Life::Retired(reason) = life {
-                out.push(verdict(Verdict::Ignored, reason));
+                out.push(verdict(FirewallVerdict::Ignored, reason));
                 continue;
             }
             if valid.memory.scope != *self.scope {
                 out.push(verdict(
-                    Verdict::Held,
+                    FirewallVerdict::Held,
                     Reason::new(
                         codes::OTHER_SCOPE,
                         Some(format!("scope {}", valid.memory.scope)),
@@ -202,11 +202,11 @@ impl Firewall<'_> {
                 continue;
             }
             if let Life::CrossScope(reason) = life {
-                out.push(verdict(Verdict::Rejected, reason));
+                out.push(verdict(FirewallVerdict::Rejected, reason));
                 continue;
             }
             if let Some(reason) = untrusted(valid) {
-                out.push(verdict(Verdict::Held, reason));
+                out.push(verdict(FirewallVerdict::Held, reason));
                 continue;
             }
             let against = self.disagreeing(hit.doc, valid);
@@ -219,7 +219,7 @@ impl Firewall<'_> {
                         entry.1.push(hit.doc);
                     }
                 }
-                let mut v = verdict(Verdict::Conflict, self.conflict_reason(&against));
+                let mut v = verdict(FirewallVerdict::Conflict, self.conflict_reason(&against));
                 v.memory = Some(valid.memory.clone());
                 out.push(v);
                 continue;
@@ -231,14 +231,14 @@ impl Firewall<'_> {
                 && !valid.memory.pinned
             {
                 out.push(verdict(
-                    Verdict::Ignored,
+                    FirewallVerdict::Ignored,
                     Reason::new(codes::UNGROUNDED, Some("no provenance".into())),
                 ));
                 continue;
             }
             if valid.memory.confidence < self.min_confidence {
                 out.push(verdict(
-                    Verdict::Ignored,
+                    FirewallVerdict::Ignored,
                     Reason::new(
                         codes::LOW_CONFIDENCE,
                         Some(format!(
@@ -251,7 +251,7 @@ impl Firewall<'_> {
             }
             if used >= limit {
                 out.push(verdict(
-                    Verdict::Ignored,
+                    FirewallVerdict::Ignored,
                     Reason::new(codes::OVER_LIMIT, Some(format!("limit {limit}"))),
                 ));
                 continue;
@@ -261,7 +261,7 @@ impl Firewall<'_> {
                 .suspicious
                 .as_ref()
                 .map(|s| format!("suspicious: {s}; shown as fenced data"));
-            let mut v = verdict(Verdict::Used, Reason::new(codes::SAFE_FACT, detail));
+            let mut v = verdict(FirewallVerdict::Used, Reason::new(codes::SAFE_FACT, detail));
             v.memory = Some(valid.memory.clone());
             out.push(v);
         }
@@ -273,7 +273,7 @@ impl Firewall<'_> {
             out.push(RecordVerdict {
                 id: d.id.clone(),
                 version: d.version,
-                verdict: Verdict::Conflict,
+                verdict: FirewallVerdict::Conflict,
                 reason: self.conflict_reason(&with),
                 score: 0.0,
                 memory: Some(valid.memory.clone()),
@@ -319,12 +319,12 @@ pub(crate) fn policy(
     records: &[RecordVerdict],
     empty_diagnosis: impl FnOnce() -> String,
 ) -> Policy {
-    let rank = |v: Verdict| match v {
-        Verdict::Conflict => 0,
-        Verdict::Used => 1,
-        Verdict::Quarantined => 2,
-        Verdict::Rejected => 3,
-        Verdict::Ignored | Verdict::Held => 4,
+    let rank = |v: FirewallVerdict| match v {
+        FirewallVerdict::Conflict => 0,
+        FirewallVerdict::Used => 1,
+        FirewallVerdict::Quarantined => 2,
+        FirewallVerdict::Rejected => 3,
+        FirewallVerdict::Ignored | FirewallVerdict::Held => 4,
     };
     let Some(top) = records.iter().min_by_key(|r| rank(r.verdict)) else {
         return Policy {
@@ -334,21 +334,21 @@ pub(crate) fn policy(
         };
     };
     let verdict = match top.verdict {
-        Verdict::Conflict => PolicyVerdict::Conflict,
-        Verdict::Used => PolicyVerdict::Used,
-        Verdict::Quarantined => PolicyVerdict::Quarantined,
-        Verdict::Rejected => PolicyVerdict::Rejected,
-        Verdict::Ignored | Verdict::Held => PolicyVerdict::Ignored,
+        FirewallVerdict::Conflict => PolicyVerdict::Conflict,
+        FirewallVerdict::Used => PolicyVerdict::Used,
+        FirewallVerdict::Quarantined => PolicyVerdict::Quarantined,
+        FirewallVerdict::Rejected => PolicyVerdict::Rejected,
+        FirewallVerdict::Ignored | FirewallVerdict::Held => PolicyVerdict::Ignored,
     };
-    let reason = if top.verdict == Verdict::Held && top.reason.code == codes::OTHER_SCOPE {
+    let reason = if top.verdict == FirewallVerdict::Held && top.reason.code == codes::OTHER_SCOPE {
         Reason::new(codes::HELD_AT_SCOPE, Some(top.reason.to_string()))
     } else {
         top.reason.clone()
     };
-    let diagnosis = if records.iter().any(|r| r.verdict == Verdict::Used) {
+    let diagnosis = if records.iter().any(|r| r.verdict == FirewallVerdict::Used) {
         None
     } else {
-        let mut counts: Vec<(Verdict, usize)> = Vec::new();
+        let mut counts: Vec<(FirewallVerdict, usize)> = Vec::new();
         for r in records {
             match counts.iter_mut().find(|(v, _)| *v == r.verdict) {
                 Some((_, n)) => *n += 1,

@@ -90,8 +90,8 @@ pub use semantic::VectorOptions;
 pub use tokenize::Language;
 use tokenize::LanguageSet;
 pub use types::{
-    IndexBytes, MAX_LIMIT, MAX_QUERY_BYTES, PickerOptions, Policy, PolicyVerdict, Ranker, Reason,
-    RecallError, RecallOptions, RecallResult, RecordVerdict, Verdict, codes,
+    FirewallVerdict, IndexBytes, MAX_LIMIT, MAX_QUERY_BYTES, PickerOptions, Policy, PolicyVerdict,
+    Ranker, Reason, RecallError, RecallOptions, RecallResult, RecordVerdict, codes,
 };
 pub(crate) use types::{printable, shown_id};
 
@@ -251,7 +251,7 @@ impl Recall {
             judged = records.len(),
             used = records
                 .iter()
-                .filter(|r| r.verdict == Verdict::Used)
+                .filter(|r| r.verdict == FirewallVerdict::Used)
                 .count(),
             retried,
             policy = policy.verdict.as_str(),

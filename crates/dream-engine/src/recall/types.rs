@@ -122,9 +122,10 @@ impl fmt::Display for Reason {
     }
 }
 
-/// One record's verdict.
+/// What the recall firewall decided for one record (the scanner's judgement of a
+/// text is `dream_scan::Verdict`; a whole result's is [`PolicyVerdict`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Verdict {
+pub enum FirewallVerdict {
     /// Admitted and handed on.
     Used,
     /// Not current, not grounded, or over the limit.
@@ -139,7 +140,7 @@ pub enum Verdict {
     Conflict,
 }
 
-impl Verdict {
+impl FirewallVerdict {
     /// The lowercase word.
     pub fn as_str(self) -> &'static str {
         match self {
@@ -153,7 +154,7 @@ impl Verdict {
     }
 }
 
-impl fmt::Display for Verdict {
+impl fmt::Display for FirewallVerdict {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.as_str())
     }
@@ -175,13 +176,13 @@ pub enum PolicyVerdict {
 }
 
 impl PolicyVerdict {
-    /// The lowercase word: the same word as the record [`Verdict`] it names.
+    /// The lowercase word: the same word as the record [`FirewallVerdict`] it names.
     pub fn as_str(self) -> &'static str {
-        Verdict::from(self).as_str()
+        FirewallVerdict::from(self).as_str()
     }
 }
 
-impl From<PolicyVerdict> for Verdict {
+impl From<PolicyVerdict> for FirewallVerdict {
     /// The record verdict a whole result's verdict is named after.
     fn from(policy: PolicyVerdict) -> Self {
         match policy {
@@ -223,7 +224,7 @@ pub struct RecordVerdict {
     /// Its version.
     pub version: Version,
     /// What the firewall decided.
-    pub verdict: Verdict,
+    pub verdict: FirewallVerdict,
     /// Why.
     pub reason: Reason,
     /// Its BM25F score (0 for records added by the conflict rule or the picker).
@@ -310,7 +311,7 @@ impl RecallResult {
     pub fn used(&self) -> impl Iterator<Item = &Memory> {
         self.records
             .iter()
-            .filter(|r| r.verdict == Verdict::Used)
+            .filter(|r| r.verdict == FirewallVerdict::Used)
             .filter_map(|r| r.memory.as_deref())
     }
 

@@ -294,9 +294,123 @@ fn race_child(role: &str) {
                 }
                 println!("RESULT logged=12");
             }
+            "filler" => {
+                let (dream, signals) = open_child(&EchoModel::default()).await;
+                let dream = Dream::open(dream.store().clone(), bounded_options()).unwrap();
+                println!("READY");
+                wait_for_go(&signals).await;
+                let pid = std::process::id();
+                let attempts: Vec<_> = (0..FILL_ATTEMPTS)
+                    .map(|i| {
+                        let dream = dream.clone();
+                        tokio::spawn(async move {
+                            dream.log_session(user(&format!("fill {pid} {i}"))).await
+                        })
+                    })
+                    .collect();
+                let mut logged = 0;
+                for attempt in attempts {
+                    match attempt.await.unwrap() {
+                        Ok(_) => logged += 1,
+                        Err(dream_engine::DreamError::PendingFull { bound, .. }) => {
+                            assert_eq!(bound, PENDING_BOUND)
+                        }
+                        Err(other) => panic!("a logger failed otherwise: {other}"),
+                    }
+                }
+                println!("RESULT logged={logged}");
+            }
             other => panic!("unknown role {other}"),
         }
     })
+}
+
+/// The pending bound of the filling test, and how many sessions each of its
+/// processes tries to log at once.
+const PENDING_BOUND: usize = 5;
+const FILL_ATTEMPTS: usize = 6;
+const FILLERS: usize = 4;
+
+fn bounded_options() -> Options {
+    Options {
+        max_pending: PENDING_BOUND,
+        ..options()
+    }
+}
+
+/// Four processes log six sessions each, all at once, into a scope bounded to
+/// five pending sessions: exactly five are stored, every other call answers
+/// `PendingFull` and stores nothing.
+fn fill(test: &str, backend: &'static str) {
+    if let Some(role) = child_role() {
+        return race_child(&role);
+    }
+    let Some(place) = Place::new(backend) else {
+        return;
+    };
+    let mut children: Vec<ChildProcess> = (0..FILLERS)
+        .map(|_| spawn(test, "filler", &place, &[]))
+        .collect();
+    for child in &mut children {
+        child
+            .wait_for_line("READY", Duration::from_secs(60))
+            .unwrap();
+    }
+    std::fs::write(place.signals.path().join("go"), b"go").unwrap();
+    let mut logged = 0;
+    for child in &mut children {
+        let line = child
+            .wait_for_line("RESULT", Duration::from_secs(120))
+            .unwrap();
+        logged += line
+            .split("logged=")
+            .nth(1)
+            .unwrap()
+            .trim()
+            .parse::<usize>()
+            .unwrap();
+        assert!(child.wait(Duration::from_secs(60)).unwrap().success());
+    }
+    assert_eq!(logged, PENDING_BOUND, "the bound is exact across processes");
+    let rt = runtime();
+    rt.block_on(async {
+        let store = open_store(backend, &place.location).await;
+        let dream = Dream::open(store, bounded_options()).unwrap();
+        assert_eq!(dream.stats().await.unwrap().pending_sessions, PENDING_BOUND);
+        assert_eq!(dream.stats().await.unwrap().logged_sessions, PENDING_BOUND);
+    });
+}
+
+#[test]
+fn fs_four_processes_filling_the_pending_bound_store_exactly_the_bound() {
+    fill(
+        "multiprocess::fs_four_processes_filling_the_pending_bound_store_exactly_the_bound",
+        "fs",
+    );
+}
+
+#[test]
+fn sqlite_four_processes_filling_the_pending_bound_store_exactly_the_bound() {
+    fill(
+        "multiprocess::sqlite_four_processes_filling_the_pending_bound_store_exactly_the_bound",
+        "sqlite",
+    );
+}
+
+#[test]
+fn redis_four_processes_filling_the_pending_bound_store_exactly_the_bound() {
+    fill(
+        "multiprocess::redis_four_processes_filling_the_pending_bound_store_exactly_the_bound",
+        "redis",
+    );
+}
+
+#[test]
+fn postgres_four_processes_filling_the_pending_bound_store_exactly_the_bound() {
+    fill(
+        "multiprocess::postgres_four_processes_filling_the_pending_bound_store_exactly_the_bound",
+        "postgres",
+    );
 }
 
 /// Two processes dream at once (a slow model makes them overlap) while a third

@@ -11,7 +11,7 @@ use dream_core::testing::ScriptedModel;
 use dream_core::{
     Clock, Key, MemoryKind, MemoryStatus, Message, RecordId, RecordStore, Role, Write,
 };
-use dream_engine::recall::{Recall, RecallOptions, Verdict, codes};
+use dream_engine::recall::{FirewallVerdict, Recall, RecallOptions, codes};
 use dream_engine::{AuditAction, Confirmed, ImportSource, NewMemory, SealKey};
 use serde_json::json;
 
@@ -29,7 +29,7 @@ fn recall(h: &Harness, seal: Option<SealKey>) -> Recall {
 }
 
 /// The verdict and reason code of memory `id` for `query`.
-async fn judged(r: &Recall, h: &Harness, query: &str, id: &str) -> (Verdict, &'static str) {
+async fn judged(r: &Recall, h: &Harness, query: &str, id: &str) -> (FirewallVerdict, &'static str) {
     let result = r.recall(query, h.dream.scope(), 10).await.unwrap();
     let v = result
         .verdict_of(id)
@@ -68,7 +68,10 @@ async fn a_poisoned_tool_result_that_passes_the_scanner_is_never_used() {
     assert_eq!(m.evidence, vec![Role::Tool]);
     let r = recall(&h, None);
     let (verdict, code) = judged(&r, &h, "refund account", m.id.as_str()).await;
-    assert_eq!((verdict, code), (Verdict::Held, codes::UNCONFIRMED_SOURCE));
+    assert_eq!(
+        (verdict, code),
+        (FirewallVerdict::Held, codes::UNCONFIRMED_SOURCE)
+    );
     let result = r
         .recall("refund account", h.dream.scope(), 10)
         .await
@@ -83,7 +86,7 @@ async fn a_poisoned_tool_result_that_passes_the_scanner_is_never_used() {
     );
     assert_eq!(
         judged(&r, &h, "refund account", m.id.as_str()).await.0,
-        Verdict::Used
+        FirewallVerdict::Used
     );
     let audit = h
         .dream
@@ -124,7 +127,7 @@ async fn a_fact_the_person_stated_is_used() {
     );
     assert_eq!(
         judged(&recall(&h, None), &h, "vitest", id.as_str()).await,
-        (Verdict::Used, codes::SAFE_FACT)
+        (FirewallVerdict::Used, codes::SAFE_FACT)
     );
 }
 
@@ -184,7 +187,7 @@ async fn a_compromised_model_cannot_cite_its_way_to_trust() {
         assert_eq!(m.status, MemoryStatus::Unconfirmed, "{m:#?}");
         assert_eq!(
             judged(&r, &h, "refund account globex", id.as_str()).await,
-            (Verdict::Held, codes::UNCONFIRMED_SOURCE)
+            (FirewallVerdict::Held, codes::UNCONFIRMED_SOURCE)
         );
     }
 }
@@ -282,7 +285,7 @@ async fn standing_orders_that_send_data_out_are_held_whoever_said_them() {
             .join(" ");
         assert_eq!(
             judged(&r, &h, &words, m.id.as_str()).await,
-            (Verdict::Held, codes::UNCONFIRMED_SOURCE),
+            (FirewallVerdict::Held, codes::UNCONFIRMED_SOURCE),
             "{content}"
         );
     }
@@ -302,7 +305,7 @@ async fn standing_orders_that_send_data_out_are_held_whoever_said_them() {
         judged(&r, &h, "tests pull requests", plain.id.as_str())
             .await
             .0,
-        Verdict::Used
+        FirewallVerdict::Used
     );
 }
 
@@ -321,7 +324,7 @@ async fn records_the_engine_did_not_seal_are_held_until_confirmed() {
     let id = h.dream.dream(true).await.unwrap().created[0].clone();
     assert_eq!(
         judged(&r(), &h, "vitest", id.as_str()).await.0,
-        Verdict::Used
+        FirewallVerdict::Used
     );
 
     // A hand edit: same id, content changed, seal kept.
@@ -336,7 +339,7 @@ async fn records_the_engine_did_not_seal_are_held_until_confirmed() {
     h.store.put(&k, edited.into(), Write::any()).await.unwrap();
     assert_eq!(
         judged(&r(), &h, "vitest", id.as_str()).await,
-        (Verdict::Held, codes::UNVERIFIED)
+        (FirewallVerdict::Held, codes::UNVERIFIED)
     );
     // A planted record that claims to be the person's word and to retire another.
     let planted = format!(
@@ -364,7 +367,7 @@ async fn records_the_engine_did_not_seal_are_held_until_confirmed() {
     );
     assert_eq!(
         result.verdict_of(id.as_str()).unwrap().verdict,
-        Verdict::Used,
+        FirewallVerdict::Used,
         "a planted record's `supersedes` retires nothing: {result}"
     );
     // Passes do not build on an unverified record.
@@ -393,7 +396,7 @@ async fn records_the_engine_did_not_seal_are_held_until_confirmed() {
     );
     assert_eq!(
         judged(&r(), &h, "linter", "planted1").await.0,
-        Verdict::Used
+        FirewallVerdict::Used
     );
 }
 
@@ -435,11 +438,11 @@ async fn imports_are_the_persons_act_unless_marked_untrusted() {
     );
     assert_eq!(
         judged(&r, &h, "staging 5433", "note1").await.0,
-        Verdict::Used
+        FirewallVerdict::Used
     );
     assert_eq!(
         judged(&r, &h, "staging 6543", "note2").await,
-        (Verdict::Held, codes::UNCONFIRMED_SOURCE)
+        (FirewallVerdict::Held, codes::UNCONFIRMED_SOURCE)
     );
 }
 
@@ -470,7 +473,7 @@ async fn an_older_reader_refuses_a_held_record_instead_of_trusting_it() {
         judged(&recall(&h, None), &h, "refund account", id.as_str())
             .await
             .0,
-        Verdict::Rejected
+        FirewallVerdict::Rejected
     );
 }
 
@@ -546,7 +549,7 @@ async fn what_an_agent_remembers_is_held_never_pinned_until_a_person_confirms_it
     assert!(!m.pinned);
     assert_eq!(
         judged(&r, &h, "billing service deploys", m.id.as_str()).await,
-        (Verdict::Held, codes::UNCONFIRMED_SOURCE)
+        (FirewallVerdict::Held, codes::UNCONFIRMED_SOURCE)
     );
     // The same gate as `remember`: instruction-shaped text is quarantined.
     let hostile = NewMemory::new(
@@ -564,6 +567,6 @@ async fn what_an_agent_remembers_is_held_never_pinned_until_a_person_confirms_it
     );
     assert_eq!(
         judged(&r, &h, "billing service deploys", m.id.as_str()).await,
-        (Verdict::Used, codes::SAFE_FACT)
+        (FirewallVerdict::Used, codes::SAFE_FACT)
     );
 }
