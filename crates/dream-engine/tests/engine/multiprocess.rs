@@ -223,6 +223,22 @@ fn spawn(test: &str, role: &str, place: &Place, extra: &[(&str, &str)]) -> Child
     ChildProcess::spawn(test, role, &envs).unwrap()
 }
 
+/// Spawns one child per role, waits until each is ready, then lets them all go
+/// at once.
+fn start_together(test: &str, roles: &[&str], place: &Place) -> Vec<ChildProcess> {
+    let mut children: Vec<ChildProcess> = roles
+        .iter()
+        .map(|role| spawn(test, role, place, &[]))
+        .collect();
+    for child in &mut children {
+        child
+            .wait_for_line("READY", Duration::from_secs(60))
+            .unwrap();
+    }
+    std::fs::write(place.signals.path().join("go"), b"go").unwrap();
+    children
+}
+
 /// Every memory's name, after checking the store is consistent: no journal left,
 /// every memory parses, no name twice.
 async fn check_consistent(dream: &Dream) -> Vec<String> {
@@ -348,15 +364,8 @@ fn fill(test: &str, backend: &'static str) {
     let Some(place) = Place::new(backend) else {
         return;
     };
-    let mut children: Vec<ChildProcess> = (0..FILLERS)
-        .map(|_| spawn(test, "filler", &place, &[]))
-        .collect();
-    for child in &mut children {
-        child
-            .wait_for_line("READY", Duration::from_secs(60))
-            .unwrap();
-    }
-    std::fs::write(place.signals.path().join("go"), b"go").unwrap();
+    let roles = ["filler"; FILLERS];
+    let mut children = start_together(test, &roles, &place);
     let mut logged = 0;
     for child in &mut children {
         let line = child
@@ -433,16 +442,7 @@ fn race(test: &str, backend: &'static str) {
         }
         parent
     });
-    let mut children: Vec<ChildProcess> = ["dreamer", "dreamer", "logger"]
-        .iter()
-        .map(|role| spawn(test, role, &place, &[]))
-        .collect();
-    for child in &mut children {
-        child
-            .wait_for_line("READY", Duration::from_secs(60))
-            .unwrap();
-    }
-    std::fs::write(place.signals.path().join("go"), b"go").unwrap();
+    let mut children = start_together(test, &["dreamer", "dreamer", "logger"], &place);
     let mut results = Vec::new();
     for child in &mut children {
         results.push(
