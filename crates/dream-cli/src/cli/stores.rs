@@ -135,18 +135,16 @@ pub fn resolve_shorthand(url: &str, url_file: Option<&Path>) -> Result<String, C
             .filter(|q| q.is_empty() || q.starts_with('?'))
             .map(str::to_owned)
     };
+    let full = |env: &str, feature: &str| match url_file {
+        Some(path) => read_url_file(path, feature),
+        None => Ok(std::env::var(env).unwrap_or_default()),
+    };
     if let Some(query) = shorthand("redis") {
-        let full = match url_file {
-            Some(path) => std::fs::read_to_string(path)?.trim().to_owned(),
-            None => std::env::var(REDIS_URL_ENV).unwrap_or_default(),
-        };
+        let full = full(REDIS_URL_ENV, "redis")?;
         return Ok(format!("{full}{query}"));
     }
     if let Some(query) = shorthand("postgres") {
-        let full = match url_file {
-            Some(path) => std::fs::read_to_string(path)?.trim().to_owned(),
-            None => std::env::var(POSTGRES_URL_ENV).unwrap_or_default(),
-        };
+        let full = full(POSTGRES_URL_ENV, "postgres")?;
         let query = query.strip_prefix('?').unwrap_or("");
         return Ok(match (full.contains('?'), query.is_empty()) {
             (_, true) => full,
@@ -155,6 +153,23 @@ pub fn resolve_shorthand(url: &str, url_file: Option<&Path>) -> Result<String, C
         });
     }
     Ok(url.to_owned())
+}
+
+/// The URL in a `--url-file`, checked as the stores check it (a private regular
+/// file, not a link; `dream_tls::read_url_file`), its refusal naming the file.
+#[cfg(any(feature = "redis", feature = "postgres"))]
+fn read_url_file(path: &Path, _feature: &str) -> Result<String, CliError> {
+    dream_tls::read_url_file(path).map_err(|e| {
+        CliError::usage(format!(
+            "--url-file {}: {e}",
+            super::output::escape(&path.display().to_string())
+        ))
+    })
+}
+
+#[cfg(not(any(feature = "redis", feature = "postgres")))]
+fn read_url_file(_: &Path, feature: &str) -> Result<String, CliError> {
+    Err(not_built(feature))
 }
 
 /// Environment variable holding the Redis URL for `--store redis`.
