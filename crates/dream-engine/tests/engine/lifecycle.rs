@@ -861,5 +861,10 @@ async fn an_import_finds_every_existing_id_it_names_across_listing_pages() {
     assert_eq!(imported, vec!["m0000a", "m0750a", "m1501"], "{report:?}");
     let rejected: Vec<usize> = report.rejected.iter().map(|(i, _)| *i).collect();
     assert_eq!(rejected, vec![1, 2, 4], "{report:?}");
-    assert!(report.rejected.iter().all(|(_, why)| why.contains("exists")));
+    assert!(
+        report
+            .rejected
+            .iter()
+            .all(|(_, why)| why.contains("exists"))
+    );
 }
