@@ -276,6 +276,42 @@ impl Dream {
         Ok(entries.into_iter().map(|e| e.id).collect())
     }
 
+    /// Which of `ids` name a record of `ns`, without reading values: the
+    /// namespace is listed (ids and versions) only from just before the smallest
+    /// of them to the largest, since listings are sorted by id bytes.
+    pub(crate) async fn present_among(
+        &self,
+        ns: &'static str,
+        ids: &HashSet<RecordId>,
+    ) -> Result<HashSet<RecordId>> {
+        let mut present = HashSet::new();
+        let (Some(first), Some(last)) = (ids.iter().min(), ids.iter().max()) else {
+            return Ok(present);
+        };
+        let ns: Namespace = layout::namespace(ns);
+        // A proper prefix sorts before the id itself: the listing starts after it.
+        let cut = first.as_str().char_indices().last().map_or(0, |(i, _)| i);
+        let mut after = RecordId::new(&first.as_str()[..cut]).ok();
+        loop {
+            let page = self
+                .store
+                .list_versions(&ns, after.as_ref(), dream_core::store::MAX_LIST_LIMIT)
+                .await?;
+            for entry in page.entries {
+                if entry.id > *last {
+                    return Ok(present);
+                }
+                if ids.contains(&entry.id) {
+                    present.insert(entry.id);
+                }
+            }
+            match page.next {
+                Some(next) => after = Some(next),
+                None => return Ok(present),
+            }
+        }
+    }
+
     /// The entries of `ns` whose ids start with `prefix` (a valid id itself).
     pub(crate) async fn list_prefix(&self, ns: &'static str, prefix: &str) -> Result<Vec<Entry>> {
         let ns: Namespace = layout::namespace(ns);

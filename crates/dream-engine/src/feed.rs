@@ -291,11 +291,10 @@ impl Feed {
         Ok(entries)
     }
 
-    /// The newest entry's number (0: the feed is empty).
-    pub async fn newest(&self) -> Result<u64> {
-        let mut tail = self.tail.lock().await;
-        *tail = self.newest_after(*tail).await?;
-        Ok(*tail)
+    /// The newest entry this process has seen (0: none yet), without reading
+    /// the store: every entry appended from now on is numbered after it.
+    pub async fn seen(&self) -> u64 {
+        *self.tail.lock().await
     }
 
     /// Appends those of `events` that the journaled change `commit` has not
@@ -706,6 +705,36 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn resuming_after_an_entry_older_than_the_newest_still_finds_the_change() {
+        let store: Arc<dyn RecordStore> = Arc::new(MemoryStore::new());
+        let lease = store
+            .try_lease(&layout::dream_lock(), Duration::from_secs(60))
+            .await
+            .unwrap()
+            .unwrap();
+        let other = feed(&store, 100);
+        for i in 0..3 {
+            other.append(Utc::now(), event(i)).await.unwrap();
+        }
+        // A handle that has seen nothing journals `after = 0`, appends one of
+        // its two events, and dies.
+        let f = feed(&store, 100);
+        let after = f.seen().await;
+        assert_eq!(after, 0);
+        let events: Vec<Event> = vec![event(10), event(11)];
+        f.append_all(Utc::now(), &events[..1], Some("c2"), None)
+            .await
+            .unwrap();
+        let added = f
+            .resume(Utc::now(), &events, "c2", after, &lease.fence())
+            .await
+            .unwrap();
+        assert_eq!(added.len(), 1);
+        assert_eq!(added[0].event, event(11));
+        assert_eq!(added[0].seq, 5);
+    }
+
+    #[tokio::test]
     async fn resuming_a_journaled_change_appends_only_the_events_it_had_not() {
         let store: Arc<dyn RecordStore> = Arc::new(MemoryStore::new());
         let lease = store
@@ -715,7 +744,7 @@ mod tests {
             .unwrap();
         let f = feed(&store, 100);
         f.append(Utc::now(), event(0)).await.unwrap();
-        let after = f.newest().await.unwrap();
+        let after = f.seen().await;
         let events: Vec<Event> = (1..=3).map(event).collect();
         // The dead process appended two of its three events, and another
         // process appended one of its own in between.

@@ -173,8 +173,8 @@ pub(crate) struct Journal {
     /// The events the mutation records in the change feed, in order.
     #[serde(default)]
     pub events: Vec<Event>,
-    /// The feed's newest entry when the journal was stored: the mutation's
-    /// events are appended after it.
+    /// The newest feed entry this process had seen when the journal was stored
+    /// ([`Feed::seen`]): the mutation's events are appended after it.
     #[serde(default)]
     pub feed_after: u64,
 }
@@ -209,7 +209,8 @@ pub(crate) async fn run(
         return Ok((Outcome::default(), entries));
     }
     let journal = Journal {
-        feed_after: feed.newest().await?,
+        // No store read: the append right after looks for the newest entry.
+        feed_after: feed.seen().await,
         ..journal.clone()
     };
     let jkey = layout::journal_key();

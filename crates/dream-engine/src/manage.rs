@@ -996,7 +996,7 @@ impl Dream {
     }
 
     /// Imports `admitted` under `lease`, in batches of at most `MAX_BATCH_OPS`
-    /// writes, reading only the ids of the memories already there.
+    /// writes, reading only which of their ids are already there.
     async fn import_locked(
         &self,
         lease: &HeldLease,
@@ -1004,7 +1004,11 @@ impl Dream {
         existing: Existing,
         report: &mut ImportReport,
     ) -> Result<()> {
-        let present = self.list_ids(layout::MEMORIES).await?;
+        let wanted = admitted
+            .iter()
+            .map(|(_, m, _)| RecordId::from(m.id.clone()))
+            .collect();
+        let present = self.present_among(layout::MEMORIES, &wanted).await?;
         let mut batch = ImportBatch::default();
         for (i, mut m, admission) in admitted {
             let key = layout::key(layout::MEMORIES, m.id.clone());

@@ -104,16 +104,22 @@ pub(crate) fn reset(root: BorrowedFd<'_>, hint: &File) -> Result<(), StoreError>
     write_next(hint, reserved)
 }
 
-/// Issues the next version. Called under the store lock.
-pub(crate) fn issue(root: BorrowedFd<'_>, hint: &File) -> Result<Version, StoreError> {
+/// Issues `count` consecutive versions (at least one) and returns the first.
+/// Called under the store lock. A batch takes its versions in one go, so the
+/// counter's files are read and written once a batch, not once a record.
+pub(crate) fn issue(root: BorrowedFd<'_>, hint: &File, count: u64) -> Result<Version, StoreError> {
     let reserved = read_reserved(root)?;
     let next = match read_next(hint) {
         Some(n) if n <= reserved && n > 0 => n,
         _ => reserved,
     };
-    if next >= reserved {
-        write_reserved(root, bump(next)?)?;
+    // One past the last version issued; every issued version stays below `R`.
+    let end = next
+        .checked_add(count.max(1))
+        .ok_or_else(|| corrupt_store("the version counter is exhausted"))?;
+    if end > reserved {
+        write_reserved(root, bump(end - 1)?)?;
     }
-    write_next(hint, next + 1)?;
+    write_next(hint, end)?;
     Ok(Version(next))
 }

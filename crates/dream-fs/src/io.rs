@@ -210,7 +210,8 @@ pub(crate) fn overwrite_in_place(
             Err(e) => return Err(e.into()),
         }
     }
-    if u64::try_from(stat.st_size).ok() != Some(bytes.len() as u64) {
+    // Writing from offset 0 already made a shorter file exactly this long.
+    if u64::try_from(stat.st_size).map_or(true, |size| size > bytes.len() as u64) {
         rustix::fs::ftruncate(&fd, bytes.len() as u64)?;
     }
     if sync {
@@ -296,6 +297,23 @@ pub(crate) fn list_dir(dir: BorrowedFd<'_>) -> io::Result<Vec<Entry>> {
         });
     }
     Ok(out)
+}
+
+/// Whether some entry of `dir` (not `.` or `..`) has a name for which `wanted`
+/// holds; reading stops at the first one.
+pub(crate) fn any_entry(dir: BorrowedFd<'_>, wanted: impl Fn(&str) -> bool) -> io::Result<bool> {
+    let mut reader = Dir::read_from(dir.as_fd())?;
+    while let Some(entry) = reader.read() {
+        let entry = entry?;
+        if let Ok(name) = entry.file_name().to_str()
+            && name != "."
+            && name != ".."
+            && wanted(name)
+        {
+            return Ok(true);
+        }
+    }
+    Ok(false)
 }
 
 /// How `name` appears in `dir` on a case-insensitive filesystem.

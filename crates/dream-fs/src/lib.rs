@@ -383,8 +383,13 @@ impl Inner {
         self.root.as_fd()
     }
 
-    fn issue_version(&self, _guard: &Guard<'_>) -> Result<Version, StoreError> {
-        counter::issue(self.root(), &self.next_version)
+    fn issue_version(&self, guard: &Guard<'_>) -> Result<Version, StoreError> {
+        self.issue_versions(guard, 1)
+    }
+
+    /// Issues `count` consecutive versions (at least one) and returns the first.
+    fn issue_versions(&self, _guard: &Guard<'_>, count: u64) -> Result<Version, StoreError> {
+        counter::issue(self.root(), &self.next_version, count)
     }
 
     /// Opens a namespace directory afresh (never a link) and remembers the
@@ -783,7 +788,19 @@ impl Inner {
         // 3. Apply in order; 4. sync each directory touched.
         let mut applied = Vec::with_capacity(ops.len());
         let mut touched: Vec<Namespace> = Vec::new();
+        let puts = ops
+            .iter()
+            .filter(|op| matches!(op, BatchOp::Put { .. }))
+            .count() as u64;
         let result = (|| {
+            // The batch's versions, issued together, in order of its puts.
+            let mut versions = match puts {
+                0 => 0..0,
+                n => {
+                    let first = self.issue_versions(&guard, n)?.0;
+                    first..first + n
+                }
+            };
             for (op, current) in ops.iter().zip(&current) {
                 let key = op.key();
                 let NsDir::Open(ns) = &dirs[&key.namespace] else {
@@ -795,7 +812,7 @@ impl Inner {
                 let names = Names::of(key);
                 match op {
                     BatchOp::Put { value, .. } => {
-                        let version = self.issue_version(&guard)?;
+                        let version = Version(versions.next().expect("one version a put"));
                         let sidecar = Sidecar {
                             version: version.0,
                             sha256: record::sha256(value),
@@ -901,10 +918,10 @@ impl Inner {
                     )));
                 }
             };
-            let has_record = io::list_dir(ns.as_fd())
-                .context(|| format!("list namespace {namespace}"))?
-                .iter()
-                .any(|e| record::id_of_file(&namespace, &e.name).is_some());
+            let has_record = io::any_entry(ns.as_fd(), |name| {
+                record::id_of_file(&namespace, name).is_some()
+            })
+            .context(|| format!("list namespace {namespace}"))?;
             if has_record {
                 out.push(namespace);
             }

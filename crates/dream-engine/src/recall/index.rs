@@ -169,8 +169,19 @@ impl Index {
         let mut doc_scope = Vec::with_capacity(n);
         let mut languages = LanguageSet::default();
         let mut totals = [0f64; FIELDS];
-        let mut postings: Vec<Vec<Posting>> = Vec::new();
-        postings.resize_with(terms, Vec::new);
+        // Each term's list allocated once, at its final length.
+        let mut df = vec![0u32; terms];
+        for doc in &docs {
+            for (term, _) in &doc.terms {
+                if let Some(count) = df.get_mut(*term as usize) {
+                    *count += 1;
+                }
+            }
+        }
+        let mut postings: Vec<Vec<Posting>> = df
+            .into_iter()
+            .map(|count| Vec::with_capacity(count as usize))
+            .collect();
 
         for (i, doc) in docs.iter().enumerate() {
             let i = u32::try_from(i).unwrap_or(u32::MAX);
@@ -221,13 +232,18 @@ impl Index {
             })
             .collect();
 
-        let mut order: Vec<u32> = (0..n).filter_map(|i| u32::try_from(i).ok()).collect();
-        let key = |d: u32| {
-            docs[d as usize]
-                .valid()
-                .map(|v| (v.memory.confidence, v.memory.updated_at))
-        };
-        order.sort_by(|a, b| match (key(*a), key(*b)) {
+        // Sorted on keys read once, not looked up at every comparison.
+        let mut order: Vec<_> = docs
+            .iter()
+            .zip(0u32..)
+            .map(|(doc, i)| {
+                let key = doc
+                    .valid()
+                    .map(|v| (v.memory.confidence, v.memory.updated_at));
+                (key, i)
+            })
+            .collect();
+        order.sort_unstable_by(|(ka, a), (kb, b)| match (ka, kb) {
             (Some(x), Some(y)) => {
                 y.0.partial_cmp(&x.0)
                     .unwrap_or(Ordering::Equal)
@@ -239,7 +255,7 @@ impl Index {
             (None, None) => a.cmp(b),
         });
         let mut prior = vec![0u32; n];
-        for (rank, doc) in order.into_iter().enumerate() {
+        for (rank, (_, doc)) in order.into_iter().enumerate() {
             prior[doc as usize] = u32::try_from(rank).unwrap_or(u32::MAX);
         }
 

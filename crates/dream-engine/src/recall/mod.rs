@@ -121,6 +121,26 @@ impl fmt::Debug for Recall {
     }
 }
 
+/// An index of at least this many records is freed on a thread of its own.
+const DROP_APART_MIN: usize = 4096;
+
+impl Drop for Recall {
+    /// Frees a large index (≈ 0.2 s for 100,000 records: a dozen allocations
+    /// each) on a thread of its own, so that dropping the handle does not wait
+    /// for it: a command that answers and exits is not slowed by its teardown.
+    fn drop(&mut self) {
+        let Some(index) = self.index.get_mut().take() else {
+            return;
+        };
+        if Arc::strong_count(&index) == 1 && index.len() >= DROP_APART_MIN {
+            // Dropped here after all when no thread can be started.
+            let _ = std::thread::Builder::new()
+                .name("recall-drop".into())
+                .spawn(move || drop(index));
+        }
+    }
+}
+
 impl Recall {
     /// Recall over `store`, reading time from `clock`.
     pub fn new(store: Arc<dyn RecordStore>, clock: Arc<dyn Clock>, options: RecallOptions) -> Self {

@@ -158,18 +158,59 @@ pub(crate) async fn load(
             ));
         }
     }
+    let ids = manifest
+        .chunks
+        .iter()
+        .map(|c| RecordId::new(c.as_str()).map_err(|_| Unusable::Rejected("bad chunk id")))
+        .collect::<Result<Vec<_>, _>>()?;
+    // The chunks are read in two halves at once (a store that reads on
+    // blocking threads checks two chunks' hashes in parallel).
+    let (front, back) = ids.split_at(ids.len() / 2);
+    let (front, back) = tokio::join!(read_chunks(store, front), read_chunks(store, back));
     let mut payload = Vec::with_capacity(manifest.len.min(1 << 30));
-    for chunk in &manifest.chunks {
-        let id = RecordId::new(chunk.as_str()).map_err(|_| Unusable::Rejected("bad chunk id"))?;
-        match store.get(&layout::key(layout::RECALL, id)).await {
-            Ok(Some(record)) => payload.extend_from_slice(&record.value),
+    for chunk in front?.iter().chain(&back?) {
+        payload.extend_from_slice(chunk);
+    }
+    if payload.len() != manifest.len {
+        return Err(Unusable::Rejected("payload altered"));
+    }
+    // The payload is hashed while it is decoded; nothing decoded is used
+    // unless the hash is the manifest's.
+    let (sha256, decoded) = std::thread::scope(|scope| {
+        let hashing = scope.spawn(|| hex::encode(Sha256::digest(&payload)));
+        let decoded = decode(&payload);
+        let sha256 = hashing
+            .join()
+            .unwrap_or_else(|e| std::panic::resume_unwind(e));
+        (sha256, decoded)
+    });
+    if sha256 != manifest.sha256 {
+        return Err(Unusable::Rejected("payload altered"));
+    }
+    let (vocab, docs) = decoded?;
+    Ok(Snapshot {
+        generation: manifest.generation,
+        lineage: manifest.lineage,
+        docs,
+        vocab,
+    })
+}
+
+/// Reads the chunks named `ids`, in order.
+async fn read_chunks(store: &dyn RecordStore, ids: &[RecordId]) -> Result<Vec<Bytes>, Unusable> {
+    let mut out = Vec::with_capacity(ids.len());
+    for id in ids {
+        match store.get(&layout::key(layout::RECALL, id.clone())).await {
+            Ok(Some(record)) => out.push(record.value),
             _ => return Err(Unusable::Rejected("chunk missing")),
         }
     }
-    if payload.len() != manifest.len || hex::encode(Sha256::digest(&payload)) != manifest.sha256 {
-        return Err(Unusable::Rejected("payload altered"));
-    }
-    let mut r = Reader::new(&payload);
+    Ok(out)
+}
+
+/// The vocabulary and every record's analysis, from a payload.
+fn decode(payload: &[u8]) -> Result<(Vocabulary, Vec<Arc<Doc>>), Unusable> {
+    let mut r = Reader::new(payload);
     let vocab = Vocabulary::read_from(&mut r).ok_or(Unusable::Rejected("vocabulary malformed"))?;
     let n = r.count(1).ok_or(Unusable::Rejected("payload malformed"))?;
     let mut docs = Vec::with_capacity(n);
@@ -185,12 +226,7 @@ pub(crate) async fn load(
     if !r.done() {
         return Err(Unusable::Rejected("payload malformed"));
     }
-    Ok(Snapshot {
-        generation: manifest.generation,
-        lineage: manifest.lineage,
-        docs,
-        vocab,
-    })
+    Ok((vocab, docs))
 }
 
 /// What [`save`] did.

@@ -821,3 +821,50 @@ async fn an_update_that_changes_the_subject_is_refused_and_the_memory_kept() {
     let history = h.dream.history(&id).await.unwrap();
     assert_eq!(history[0].memory.content, "Deploys happen on Mondays.");
 }
+
+#[tokio::test]
+async fn an_import_finds_every_existing_id_it_names_across_listing_pages() {
+    let h = Harness::new(quick());
+    let memory = |id: &str| {
+        Memory::new(
+            dream_core::MemoryId::new(id).unwrap(),
+            MemoryKind::Project,
+            format!("Note {id}"),
+            format!("What note {id} says"),
+            format!("Build {id} runs on the shared runner pool."),
+            t0(),
+        )
+    };
+    // More than one listing page (1,000 ids) already there.
+    let first: Vec<Memory> = (1..=1500).map(|i| memory(&format!("m{i:04}"))).collect();
+    for chunk in first.chunks(750) {
+        let report = h
+            .dream
+            .import(chunk.to_vec(), false, dream_engine::ImportSource::Person)
+            .await
+            .unwrap();
+        assert_eq!(report.imported.len(), chunk.len(), "{report:?}");
+    }
+    // Existing ids at both ends of the import's range and in its middle, and
+    // new ones sorting before, between and after them.
+    let ids = ["m0000a", "m0001", "m0750", "m0750a", "m1500", "m1501"];
+    let report = h
+        .dream
+        .import(
+            ids.iter().map(|id| memory(id)).collect(),
+            false,
+            dream_engine::ImportSource::Person,
+        )
+        .await
+        .unwrap();
+    let imported: Vec<&str> = report.imported.iter().map(|id| id.as_str()).collect();
+    assert_eq!(imported, vec!["m0000a", "m0750a", "m1501"], "{report:?}");
+    let rejected: Vec<usize> = report.rejected.iter().map(|(i, _)| *i).collect();
+    assert_eq!(rejected, vec![1, 2, 4], "{report:?}");
+    assert!(
+        report
+            .rejected
+            .iter()
+            .all(|(_, why)| why.contains("exists"))
+    );
+}
