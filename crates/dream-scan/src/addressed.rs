@@ -195,7 +195,9 @@ fn addressed_request(text: &str, at: Range<usize>) -> Option<Range<usize>> {
 /// nor past a blank line).
 fn passage(text: &str, at: Range<usize>) -> (usize, usize) {
     let lo = crate::normalize::floor_boundary(text, at.start.saturating_sub(BEFORE));
-    let start = lo.max(line_start(text, at.start));
+    // The line's start when it is after `lo`; only `lo..at.start` is searched, so a
+    // long line costs no more than the window.
+    let start = text[lo..at.start].rfind('\n').map_or(lo, |p| lo + p + 1);
     let hi = crate::normalize::floor_boundary(text, (at.end + AFTER).min(text.len()));
     let window = &text[at.end..hi];
     let mut ends = window
