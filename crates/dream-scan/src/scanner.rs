@@ -497,7 +497,7 @@ impl Scanner {
 
         // 1. The one literal pass: which rules to confirm, and where.
         const SECRET_KEY: usize = 1 << 16;
-        let mut jobs: Vec<(usize, usize, usize)> = Vec::new();
+        let mut jobs = Jobs::new(c.norm.len() + c.secret.len());
         let mut pems: Vec<usize> = Vec::new();
         let nbytes = ntext.as_bytes();
         for m in c.ac.find_overlapping_iter(ntext) {
@@ -523,17 +523,18 @@ impl Scanner {
                         }
                         let s = m.start().saturating_sub(rule.before);
                         let e = (m.end() + rule.after).min(ntext.len());
-                        jobs.push((r as usize, s, e));
+                        jobs.add(r as usize, r as usize, s, e);
                     }
                     Target::Secret(_) | Target::Pem if !with_secrets => {}
                     Target::Secret(r) => {
                         let o = norm.to_original(m.start()..m.end());
                         let radius = c.secret[r as usize].rule.radius;
-                        jobs.push((
+                        jobs.add(
+                            c.norm.len() + r as usize,
                             SECRET_KEY + r as usize,
                             o.start.saturating_sub(radius),
                             (o.end + radius).min(text.len()),
-                        ));
+                        );
                     }
                     Target::Pem => pems.push(norm.start_of(m.start())),
                     Target::Gate(g) => {
@@ -552,6 +553,7 @@ impl Scanner {
                 }
             }
         }
+        let mut jobs = jobs.jobs;
         jobs.sort_unstable();
         let mut merged: Vec<(usize, usize, usize)> = Vec::with_capacity(jobs.len());
         for (k, s, e) in jobs {
@@ -850,6 +852,39 @@ impl Scanner {
                 });
             }
         }
+    }
+}
+
+/// The windows to confirm rules in, as `(rule key, start, end)`. A window that
+/// overlaps its rule's previous one is folded into it as it comes (a text of nothing
+/// but trigger words gives a rule a hit every few bytes); that leaves each rule's
+/// union of windows, and so the merged windows, as they were.
+struct Jobs {
+    jobs: Vec<(usize, usize, usize)>,
+    /// Per rule slot: the index in `jobs` of its latest window.
+    last: Vec<usize>,
+}
+
+impl Jobs {
+    fn new(slots: usize) -> Self {
+        Jobs {
+            jobs: Vec::new(),
+            last: vec![usize::MAX; slots],
+        }
+    }
+
+    /// Adds the window `s..e` of the rule in `slot`, whose key is `key`.
+    fn add(&mut self, slot: usize, key: usize, s: usize, e: usize) {
+        if let Some((_, ls, le)) = self.jobs.get_mut(self.last[slot])
+            && s <= *le
+            && *ls <= e
+        {
+            *ls = (*ls).min(s);
+            *le = (*le).max(e);
+            return;
+        }
+        self.last[slot] = self.jobs.len();
+        self.jobs.push((key, s, e));
     }
 }
 
