@@ -185,6 +185,13 @@ struct Ctx {
     secrets_only: bool,
     budget: usize,
     limit_reported: bool,
+    /// How many times the decoding budget was consulted: a scan of a decoded text
+    /// that leaves it unchanged did not depend on the budget (nor change it).
+    budget_checks: usize,
+    /// Decoded texts already scanned and what was found in them, for the ones whose
+    /// scan did not depend on the budget: a payload repeated on every line is scanned
+    /// once. Its keys hold at most [`DECODE_BUDGET`] bytes.
+    decoded: HashMap<String, Vec<Finding>>,
 }
 
 impl Scanner {
@@ -238,6 +245,8 @@ impl Scanner {
             secrets_only,
             budget: DECODE_BUDGET,
             limit_reported: false,
+            budget_checks: 0,
+            decoded: HashMap::new(),
         }
     }
 
@@ -454,6 +463,7 @@ impl Scanner {
         ctx: &mut Ctx,
         out: &mut Vec<Finding>,
     ) -> Severity {
+        ctx.budget_checks += 1;
         let hidden = encoded::decode_tags(run);
         if depth >= MAX_DECODE_DEPTH || hidden.len() > ctx.budget.min(encoded::MAX_CANDIDATE) {
             return Severity::Medium;
@@ -789,6 +799,7 @@ impl Scanner {
             structure::cipher_lines(text, norm, &gates, &mut cands);
         }
         for cand in cands {
+            ctx.budget_checks += 1;
             if ctx.budget == 0 {
                 if !ctx.limit_reported && !ctx.secrets_only {
                     ctx.limit_reported = true;
@@ -817,14 +828,24 @@ impl Scanner {
                 });
                 continue;
             }
-            let mut inner = Vec::new();
-            self.collect(
-                &decoded,
-                &normalize::normalize(&decoded),
-                depth + 1,
-                ctx,
-                &mut inner,
-            );
+            let inner = match ctx.decoded.get(&decoded) {
+                Some(found) => found.clone(),
+                None => {
+                    let checks = ctx.budget_checks;
+                    let mut inner = Vec::new();
+                    self.collect(
+                        &decoded,
+                        &normalize::normalize(&decoded),
+                        depth + 1,
+                        ctx,
+                        &mut inner,
+                    );
+                    if ctx.budget_checks == checks {
+                        ctx.decoded.insert(decoded, inner.clone());
+                    }
+                    inner
+                }
+            };
             if inner.is_empty() {
                 continue;
             }
