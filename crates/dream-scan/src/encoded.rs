@@ -125,7 +125,12 @@ fn hex_bytes(text: &str, out: &mut Vec<Candidate>) {
         let starts = (b[i].is_ascii_hexdigit() || b[i] == b'\\')
             && (i == 0 || !b[i - 1].is_ascii_alphanumeric());
         let Some(len) = starts.then(|| hex_byte_at(b, i)).flatten() else {
+            // No hex byte starts inside a word: skip to the word's end.
+            let word = b[i].is_ascii_alphanumeric();
             i += 1;
+            while word && i < b.len() && b[i].is_ascii_alphanumeric() {
+                i += 1;
+            }
             continue;
         };
         let mut end = i + len;

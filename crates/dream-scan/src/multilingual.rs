@@ -27,7 +27,7 @@
 use std::ops::Range;
 use std::sync::LazyLock;
 
-use aho_corasick::AhoCorasick;
+use aho_corasick::{AhoCorasick, AhoCorasickKind};
 
 use crate::normalize::Normalized;
 use crate::{Category, Finding, Severity};
@@ -279,7 +279,12 @@ static LEX: LazyLock<Lexicon> = LazyLock::new(|| {
             }
         }
     }
-    let ac = AhoCorasick::new(&pats).expect("the lexicon builds");
+    // A DFA: the same matches as the default (a contiguous NFA for a set this size),
+    // found faster over every byte of every text.
+    let ac = AhoCorasick::builder()
+        .kind(Some(AhoCorasickKind::DFA))
+        .build(&pats)
+        .expect("the lexicon builds");
     Lexicon { ac, info }
 });
 

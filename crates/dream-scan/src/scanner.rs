@@ -185,6 +185,13 @@ struct Ctx {
     secrets_only: bool,
     budget: usize,
     limit_reported: bool,
+    /// How many times the decoding budget was consulted: a scan of a decoded text
+    /// that leaves it unchanged did not depend on the budget (nor change it).
+    budget_checks: usize,
+    /// Decoded texts already scanned and what was found in them, for the ones whose
+    /// scan did not depend on the budget: a payload repeated on every line is scanned
+    /// once. Its keys hold at most [`DECODE_BUDGET`] bytes.
+    decoded: HashMap<String, Vec<Finding>>,
 }
 
 impl Scanner {
@@ -238,6 +245,8 @@ impl Scanner {
             secrets_only,
             budget: DECODE_BUDGET,
             limit_reported: false,
+            budget_checks: 0,
+            decoded: HashMap::new(),
         }
     }
 
@@ -454,6 +463,7 @@ impl Scanner {
         ctx: &mut Ctx,
         out: &mut Vec<Finding>,
     ) -> Severity {
+        ctx.budget_checks += 1;
         let hidden = encoded::decode_tags(run);
         if depth >= MAX_DECODE_DEPTH || hidden.len() > ctx.budget.min(encoded::MAX_CANDIDATE) {
             return Severity::Medium;
@@ -497,7 +507,7 @@ impl Scanner {
 
         // 1. The one literal pass: which rules to confirm, and where.
         const SECRET_KEY: usize = 1 << 16;
-        let mut jobs: Vec<(usize, usize, usize)> = Vec::new();
+        let mut jobs = Jobs::new(c.norm.len() + c.secret.len());
         let mut pems: Vec<usize> = Vec::new();
         let nbytes = ntext.as_bytes();
         for m in c.ac.find_overlapping_iter(ntext) {
@@ -523,17 +533,18 @@ impl Scanner {
                         }
                         let s = m.start().saturating_sub(rule.before);
                         let e = (m.end() + rule.after).min(ntext.len());
-                        jobs.push((r as usize, s, e));
+                        jobs.add(r as usize, r as usize, s, e);
                     }
                     Target::Secret(_) | Target::Pem if !with_secrets => {}
                     Target::Secret(r) => {
                         let o = norm.to_original(m.start()..m.end());
                         let radius = c.secret[r as usize].rule.radius;
-                        jobs.push((
+                        jobs.add(
+                            c.norm.len() + r as usize,
                             SECRET_KEY + r as usize,
                             o.start.saturating_sub(radius),
                             (o.end + radius).min(text.len()),
-                        ));
+                        );
                     }
                     Target::Pem => pems.push(norm.start_of(m.start())),
                     Target::Gate(g) => {
@@ -552,6 +563,7 @@ impl Scanner {
                 }
             }
         }
+        let mut jobs = jobs.jobs;
         jobs.sort_unstable();
         let mut merged: Vec<(usize, usize, usize)> = Vec::with_capacity(jobs.len());
         for (k, s, e) in jobs {
@@ -787,6 +799,7 @@ impl Scanner {
             structure::cipher_lines(text, norm, &gates, &mut cands);
         }
         for cand in cands {
+            ctx.budget_checks += 1;
             if ctx.budget == 0 {
                 if !ctx.limit_reported && !ctx.secrets_only {
                     ctx.limit_reported = true;
@@ -815,14 +828,24 @@ impl Scanner {
                 });
                 continue;
             }
-            let mut inner = Vec::new();
-            self.collect(
-                &decoded,
-                &normalize::normalize(&decoded),
-                depth + 1,
-                ctx,
-                &mut inner,
-            );
+            let inner = match ctx.decoded.get(&decoded) {
+                Some(found) => found.clone(),
+                None => {
+                    let checks = ctx.budget_checks;
+                    let mut inner = Vec::new();
+                    self.collect(
+                        &decoded,
+                        &normalize::normalize(&decoded),
+                        depth + 1,
+                        ctx,
+                        &mut inner,
+                    );
+                    if ctx.budget_checks == checks {
+                        ctx.decoded.insert(decoded, inner.clone());
+                    }
+                    inner
+                }
+            };
             if inner.is_empty() {
                 continue;
             }
@@ -850,6 +873,39 @@ impl Scanner {
                 });
             }
         }
+    }
+}
+
+/// The windows to confirm rules in, as `(rule key, start, end)`. A window that
+/// overlaps its rule's previous one is folded into it as it comes (a text of nothing
+/// but trigger words gives a rule a hit every few bytes); that leaves each rule's
+/// union of windows, and so the merged windows, as they were.
+struct Jobs {
+    jobs: Vec<(usize, usize, usize)>,
+    /// Per rule slot: the index in `jobs` of its latest window.
+    last: Vec<usize>,
+}
+
+impl Jobs {
+    fn new(slots: usize) -> Self {
+        Jobs {
+            jobs: Vec::new(),
+            last: vec![usize::MAX; slots],
+        }
+    }
+
+    /// Adds the window `s..e` of the rule in `slot`, whose key is `key`.
+    fn add(&mut self, slot: usize, key: usize, s: usize, e: usize) {
+        if let Some((_, ls, le)) = self.jobs.get_mut(self.last[slot])
+            && s <= *le
+            && *ls <= e
+        {
+            *ls = (*ls).min(s);
+            *le = (*le).max(e);
+            return;
+        }
+        self.last[slot] = self.jobs.len();
+        self.jobs.push((key, s, e));
     }
 }
 

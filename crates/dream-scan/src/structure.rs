@@ -59,7 +59,7 @@ pub(crate) fn nz(p: &str) -> Regex {
 /// ASCII word boundaries (`\b` is Unicode-aware by default, which keeps the regex
 /// engine off its fast DFA on any non-ASCII text; the normalised view is ASCII but
 /// for letters outside Latin, Greek and Cyrillic).
-fn ascii_boundaries(p: &str) -> String {
+pub(crate) fn ascii_boundaries(p: &str) -> String {
     p.replace(r"\b", r"(?-u:\b)")
 }
 
