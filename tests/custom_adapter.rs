@@ -44,7 +44,7 @@ impl RecordStore for MapStore {
                 durable: false,
                 max_value_size: MAX,
                 // One mutex around the whole batch: all or nothing.
-                atomic_batches: true,
+                atomic_batch_bytes: usize::MAX,
             },
         }
     }

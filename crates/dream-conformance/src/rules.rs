@@ -923,7 +923,7 @@ async fn assert_batch_failed(
     check: impl Fn(&StoreError) -> bool,
     what: &str,
 ) {
-    let atomic = store.info().capabilities.atomic_batches;
+    let atomic = store.info().capabilities.is_atomic(ops);
     let (applied, err) = match result {
         Ok(outcomes) => panic!("{what}: expected an error, got {outcomes:?}"),
         Err(StoreError::PartialBatch { applied, source }) => {
@@ -1247,17 +1247,20 @@ pub async fn batch_with_lost_fence_writes_nothing(store: Arc<dyn RecordStore>) {
 /// (on a store with atomic batches, no other batch applied anything).
 pub async fn concurrent_batches_are_isolated(store: Arc<dyn RecordStore>) {
     let (a, b) = (key("race", "a"), key("race", "b"));
+    let batch = |i: usize| {
+        vec![
+            BatchOp::put(a.clone(), Bytes::from(format!("{i}")), Precondition::Absent),
+            BatchOp::put(b.clone(), Bytes::from(format!("{i}")), Precondition::Absent),
+        ]
+    };
+    let atomic = store.info().capabilities.is_atomic(&batch(0));
     let tasks: Vec<_> = (0..8)
         .map(|i| {
             let store = store.clone();
-            let ops = vec![
-                BatchOp::put(a.clone(), Bytes::from(format!("{i}")), Precondition::Absent),
-                BatchOp::put(b.clone(), Bytes::from(format!("{i}")), Precondition::Absent),
-            ];
+            let ops = batch(i);
             tokio::spawn(async move { (i, store.write_batch(&ops, None).await) })
         })
         .collect();
-    let atomic = store.info().capabilities.atomic_batches;
     let mut winners = Vec::new();
     let mut partial = 0;
     for task in tasks {

@@ -20,10 +20,12 @@
 //! - more than [`MAX_BATCH_OPS`] operations, or two operations on one key →
 //!   `InvalidBatch`; a value over `max_value_size` → `TooLarge`; nothing written;
 //! - an empty batch is `Ok(vec![])` and touches nothing;
-//! - a failed precondition → `Conflict`, a lost fence → `LockLost`, and on a store
-//!   with [`Capabilities::atomic_batches`] nothing is written: the batch is all or
-//!   nothing, a crash included;
-//! - on a store without it every operation is still whole (never a torn record),
+//! - a failed precondition → `Conflict`, a lost fence → `LockLost`, and when the
+//!   batch's values total at most [`Capabilities::atomic_batch_bytes`] nothing is
+//!   written: the batch is all or nothing, a crash included
+//!   ([`Capabilities::is_atomic`]);
+//! - a larger batch (or any batch, on a store whose limit is 0) still writes every
+//!   operation whole (never a torn record),
 //!   and a failure after some operations were applied is
 //!   [`StoreError::PartialBatch`], naming the applied prefix; any other error
 //!   means nothing was written;
@@ -398,10 +400,24 @@ pub struct Capabilities {
     pub durable: bool,
     /// Largest value accepted, in bytes.
     pub max_value_size: usize,
-    /// `write_batch` is all or nothing, a crash included: a failed batch wrote
-    /// nothing. Without it each operation is still whole, and a failure after
-    /// some were applied is `PartialBatch`.
-    pub atomic_batches: bool,
+    /// A `write_batch` whose values total at most this many bytes is all or
+    /// nothing, a crash included: a failed one wrote nothing. 0: no batch is;
+    /// `usize::MAX`: every batch is. Beyond it each operation is still whole, and
+    /// a failure after some were applied is `PartialBatch`.
+    pub atomic_batch_bytes: usize,
+}
+
+impl Capabilities {
+    /// Whether `write_batch(ops)` is all or nothing on this store: its values
+    /// total at most [`Capabilities::atomic_batch_bytes`].
+    pub fn is_atomic(&self, ops: &[BatchOp]) -> bool {
+        self.atomic_batch_bytes > 0 && batch_value_bytes(ops) <= self.atomic_batch_bytes
+    }
+}
+
+/// The bytes of a batch's values (a delete has none).
+pub fn batch_value_bytes(ops: &[BatchOp]) -> usize {
+    ops.iter().map(|op| op.value().map_or(0, Bytes::len)).sum()
 }
 
 /// A store's name and capabilities.

@@ -117,7 +117,7 @@ impl RecordStore for MemoryStore {
                 fenced_writes: true,
                 durable: false,
                 max_value_size: self.max_value_size,
-                atomic_batches: true,
+                atomic_batch_bytes: usize::MAX,
             },
         }
     }

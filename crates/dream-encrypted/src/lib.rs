@@ -38,7 +38,9 @@
 //!   random nonces ([`DEFAULT_WRITE_CEILING`] = 2^30). Past it, writes fail with
 //!   [`EncryptionError::KeyExhausted`] (inside `StoreError::Backend`) asking for
 //!   rotation.
-//! - `max_value_size` is the inner store's limit minus [`envelope::OVERHEAD`].
+//! - `max_value_size` is the inner store's limit minus [`envelope::OVERHEAD`];
+//!   `atomic_batch_bytes` the inner one's minus that overhead for each of a
+//!   batch's [`dream_core::store::MAX_BATCH_OPS`] values (unless unlimited).
 //!
 //! # What the inner store still sees
 //!

@@ -4,7 +4,7 @@ use std::fmt;
 use std::sync::{Arc, RwLock};
 use std::time::Duration;
 
-use dream_core::store::check_batch;
+use dream_core::store::{MAX_BATCH_OPS, check_batch};
 use dream_core::{
     BatchOp, BatchOutcome, Bytes, Entry, Fence, Key, Lease, LockName, Namespace, Page, Record,
     RecordId, RecordStore, StoreError, StoreInfo, Version, VersionPage, Write, async_trait,
@@ -274,6 +274,12 @@ impl<S: RecordStore> RecordStore for EncryptedStore<S> {
         let inner = self.inner.info();
         let mut capabilities = inner.capabilities;
         capabilities.max_value_size = capabilities.max_value_size.saturating_sub(OVERHEAD);
+        // Every value of a batch grows by the envelope's overhead on its way in.
+        if capabilities.atomic_batch_bytes != usize::MAX {
+            capabilities.atomic_batch_bytes = capabilities
+                .atomic_batch_bytes
+                .saturating_sub(OVERHEAD * MAX_BATCH_OPS);
+        }
         StoreInfo {
             name: format!("encrypted({})", inner.name),
             capabilities,

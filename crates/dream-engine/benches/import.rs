@@ -293,7 +293,7 @@ fn raw_batches(memories: &[Memory]) -> Vec<Vec<BatchOp>> {
 /// Writes `batches` under one lease, each fenced; where batches are not atomic,
 /// a journal holding the batch's values is written first and deleted after.
 async fn raw_import(store: Arc<dyn RecordStore>, batches: &[Vec<BatchOp>]) {
-    let journaled = !store.info().capabilities.atomic_batches;
+    let capabilities = store.info().capabilities;
     let lease = store
         .try_lease(&layout::dream_lock(), Duration::from_secs(60))
         .await
@@ -301,7 +301,7 @@ async fn raw_import(store: Arc<dyn RecordStore>, batches: &[Vec<BatchOp>]) {
         .expect("free");
     let fence = lease.fence();
     for ops in batches {
-        let journal = journaled.then(|| {
+        let journal = (!capabilities.is_atomic(ops)).then(|| {
             let values: Vec<String> = ops
                 .iter()
                 .filter_map(|op| op.value().map(|v| String::from_utf8_lossy(v).into_owned()))

@@ -239,14 +239,31 @@ impl Feed {
         Ok(out)
     }
 
+    /// Whether `ops` and an entry for each of `events` fit one batch that this
+    /// store writes all or nothing ([`dream_core::Capabilities::is_atomic`]),
+    /// whatever numbers the entries get.
+    pub fn atomic_with(&self, at: DateTime<Utc>, events: &[Event], ops: &[BatchOp]) -> bool {
+        if ops.len() + events.len() > MAX_BATCH_OPS {
+            return false;
+        }
+        // Numbered as high as entries go (20 digits): no real numbering is longer.
+        let highest = numbered(events, u64::MAX - 1 - events.len() as u64, at, None);
+        let batch: Vec<BatchOp> = highest
+            .iter()
+            .map(entry_op)
+            .chain(ops.iter().cloned())
+            .collect();
+        self.store.info().capabilities.is_atomic(&batch)
+    }
+
     /// Writes `ops` under `fence` together with an entry for each of `events`, so
-    /// that no crash separates the change from its events. On a store with atomic
-    /// batches: one batch, the entries first (another appender taking their
-    /// numbers rejects the whole batch, and it is renumbered and written again).
-    /// Elsewhere the ops are written first, then the entries: a crash between the
-    /// two loses the events, never invents them (a change that must not lose them
-    /// is journaled, see [`crate::journal`]). The caller keeps `ops` plus
-    /// `events` within [`dream_core::store::MAX_BATCH_OPS`].
+    /// that no crash separates the change from its events. Where that is one
+    /// atomic batch ([`Feed::atomic_with`]): the entries first (another appender
+    /// taking their numbers rejects the whole batch, and it is renumbered and
+    /// written again). Elsewhere the ops are written first, then the entries: a
+    /// crash between the two loses the events, never invents them (a change that
+    /// must not lose them is journaled, see [`crate::journal`]). The caller keeps
+    /// `ops` plus `events` within [`dream_core::store::MAX_BATCH_OPS`].
     pub async fn write_with(
         &self,
         at: DateTime<Utc>,
@@ -254,7 +271,7 @@ impl Feed {
         ops: &[BatchOp],
         fence: Option<Fence>,
     ) -> Result<Vec<FeedEntry>> {
-        if !self.store.info().capabilities.atomic_batches {
+        if !self.atomic_with(at, events, ops) {
             if !ops.is_empty() {
                 self.store.write_batch(ops, fence.clone()).await?;
             }

@@ -1,11 +1,13 @@
 //! The journal: how a multi-record mutation becomes all-or-nothing.
 //!
-//! On a store with atomic batches ([`dream_core::Capabilities::atomic_batches`]) a
-//! mutation of at most [`MAX_BATCH_OPS`] writes is one fenced batch: the store
-//! applies all of it or none (a failed precondition rejects the whole batch), and
-//! no journal is written.
+//! A mutation that fits one batch the store writes all or nothing (at most
+//! [`MAX_BATCH_OPS`] writes whose values total at most
+//! [`dream_core::Capabilities::atomic_batch_bytes`], its events included) is one
+//! fenced batch: the store applies all of it or none (a failed precondition
+//! rejects the whole batch), and no journal is written.
 //!
-//! Elsewhere (or for a longer mutation), under the store lease, the writer first
+//! Elsewhere (a store without atomic batches, or a larger mutation), under the
+//! store lease, the writer first
 //! stores `journal/current` holding every write of the mutation (the new bytes,
 //! the version and hash it expects to replace, the hash it will leave), then
 //! applies the writes as fenced batches (each record whole, made durable together),
@@ -39,12 +41,12 @@ use crate::layout::{self, hash_bytes};
 use crate::lease::HeldLease;
 use crate::records::{from_json, to_json};
 
-/// The failpoints of apply on a store with atomic batches, in the order they are
+/// The failpoints of an apply that is one atomic batch, in the order they are
 /// reached. With the `failpoints` feature, setting `DREAM_FAILPOINT` to one of
 /// them kills the process there.
 pub const ATOMIC_APPLY_FAILPOINTS: &[&str] = &["apply-before-batch", "apply-after-batch"];
 
-/// The failpoints of a journaled apply (a store without atomic batches), in the
+/// The failpoints of a journaled apply (one that is not an atomic batch), in the
 /// order they are reached.
 pub const JOURNALED_APPLY_FAILPOINTS: &[&str] = &[
     "apply-before-journal",
@@ -187,7 +189,7 @@ pub(crate) struct Outcome {
 }
 
 /// Applies every op fenced by `lease`, with the journal's events: as one atomic
-/// batch where the store has them, else journal first, then the events, then
+/// batch where they fit one ([`Feed::atomic_with`]), else journal first, then the events, then
 /// the batches, then the journal cleared. The caller holds the lease and has
 /// rolled any leftover journal forward. Returns the feed entries written.
 pub(crate) async fn run(
@@ -197,11 +199,10 @@ pub(crate) async fn run(
     journal: &Journal,
 ) -> Result<(Outcome, Vec<FeedEntry>)> {
     let fence = lease.fence();
-    let writes = journal.ops.len() + journal.events.len();
-    if store.info().capabilities.atomic_batches && writes <= MAX_BATCH_OPS {
+    let batch: Vec<BatchOp> = journal.ops.iter().map(Op::batch_op).collect();
+    if feed.atomic_with(journal.at, &journal.events, &batch) {
         failpoint("apply-before-batch");
         lease.check()?;
-        let batch: Vec<BatchOp> = journal.ops.iter().map(Op::batch_op).collect();
         let entries = feed
             .write_with(journal.at, &journal.events, &batch, Some(fence))
             .await?;
@@ -560,11 +561,13 @@ mod tests {
         assert!(store.get(&layout::journal_key()).await.unwrap().is_none());
     }
 
-    /// A memory store without atomic batches that notes, at every batch, whether
-    /// the journal was already stored.
+    /// A memory store whose batches are atomic only up to `atomic_batch_bytes`
+    /// (default 0: none is) that notes, at every batch, whether the journal was
+    /// already stored.
     #[derive(Debug, Default)]
     struct NonAtomic {
         inner: MemoryStore,
+        atomic_batch_bytes: usize,
         journal_seen: std::sync::Mutex<Vec<bool>>,
         puts: std::sync::atomic::AtomicUsize,
     }
@@ -573,7 +576,7 @@ mod tests {
     impl RecordStore for NonAtomic {
         fn info(&self) -> dream_core::StoreInfo {
             let mut info = self.inner.info();
-            info.capabilities.atomic_batches = false;
+            info.capabilities.atomic_batch_bytes = self.atomic_batch_bytes;
             info
         }
         async fn get(&self, key: &Key) -> std::result::Result<Option<Record>, StoreError> {
@@ -709,6 +712,56 @@ mod tests {
         assert_eq!(*inner.journal_seen.lock().unwrap(), vec![true, true]);
         let record = store.get(&k("n0")).await.unwrap().unwrap();
         assert!(entries.iter().all(|e| e.version < record.version.0));
+        assert!(store.get(&layout::journal_key()).await.unwrap().is_none());
+    }
+
+    #[tokio::test]
+    async fn a_mutation_is_journaled_only_when_it_and_its_events_exceed_the_atomic_limit() {
+        let limit = 4096;
+        let inner = Arc::new(NonAtomic {
+            atomic_batch_bytes: limit,
+            ..NonAtomic::default()
+        });
+        let store: Arc<dyn RecordStore> = inner.clone();
+        let lease = HeldLease::try_take(&store, &layout::dream_lock(), Duration::from_secs(5))
+            .await
+            .unwrap()
+            .unwrap();
+        let feed = Feed::new(store.clone(), 10_000);
+        let mutation = |id: &str, value: String| Journal {
+            id: id.into(),
+            at: Utc::now(),
+            ops: vec![Op::create(k(id), value)],
+            events: vec![crate::events::Event::TrashExpired { count: 1 }],
+            feed_after: 0,
+        };
+        // Values and entry well within the limit: one batch, no journal.
+        run(
+            &store,
+            &feed,
+            &lease,
+            &mutation("small", "x".repeat(limit / 2)),
+        )
+        .await
+        .unwrap();
+        assert_eq!(*inner.journal_seen.lock().unwrap(), vec![false]);
+        assert_eq!(inner.puts.load(std::sync::atomic::Ordering::SeqCst), 0);
+        // The value alone fits, the value and its event's entry do not: journaled.
+        inner.journal_seen.lock().unwrap().clear();
+        run(
+            &store,
+            &feed,
+            &lease,
+            &mutation("large", "x".repeat(limit - 8)),
+        )
+        .await
+        .unwrap();
+        assert_eq!(*inner.journal_seen.lock().unwrap(), vec![true]);
+        assert_eq!(inner.puts.load(std::sync::atomic::Ordering::SeqCst), 2);
+        assert_eq!(
+            value(&store, "large").await.map(|v| v.len()),
+            Some(limit - 8)
+        );
         assert!(store.get(&layout::journal_key()).await.unwrap().is_none());
     }
 

@@ -104,7 +104,7 @@
 //!    success.
 //!
 //! Each record is written whole (a crash leaves it old or new, never torn), but
-//! the batch is not atomic (`atomic_batches: false`): a crash during step 3
+//! the batch is not atomic (`atomic_batch_bytes: 0`): a crash during step 3
 //! leaves a prefix applied, and an I/O error there is `PartialBatch` naming the
 //! applied prefix (whose directories are still synced). `syncfs` also flushes
 //! other dirty data on the same filesystem, so a batch on a busy disk costs more.
@@ -1035,7 +1035,7 @@ impl RecordStore for FsStore {
                 fenced_writes: true,
                 durable: true,
                 max_value_size: self.inner.max_value_size,
-                atomic_batches: false,
+                atomic_batch_bytes: 0,
             },
         }
     }

@@ -23,7 +23,7 @@
 //!   transaction. Preconditions are single statements (`INSERT … ON CONFLICT DO
 //!   NOTHING`, `UPDATE … WHERE version = $n`, `INSERT … ON CONFLICT DO UPDATE`),
 //!   so they hold under concurrency at `READ COMMITTED`.
-//! - **Batches are one statement too, and atomic** (`Capabilities::atomic_batches`).
+//! - **Batches are one statement too, and atomic** (`Capabilities::atomic_batch_bytes` is `usize::MAX`).
 //!   `write_batch` makes the shared checks first (`check_batch`: too many
 //!   operations, a key twice, a value too large → nothing sent), then calls
 //!   `S.write_batch` once with the operations as arrays. In that one

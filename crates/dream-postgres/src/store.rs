@@ -256,7 +256,7 @@ impl PostgresStore {
                     fenced_writes: true,
                     durable: true,
                     max_value_size: config.max_value_size,
-                    atomic_batches: true,
+                    atomic_batch_bytes: usize::MAX,
                 },
             },
             max_value_size: config.max_value_size,

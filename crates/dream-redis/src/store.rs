@@ -29,10 +29,10 @@ pub const MAX_LEASE_TTL: Duration = Duration::from_secs(365 * 24 * 3600);
 const EPOCH_FORMAT: &str = "dream-redis/1 ";
 
 /// A batch whose values total at most this many bytes is one Lua script, all or
-/// nothing. A larger batch is split into scripts of at most this many value bytes
-/// (at least one operation each), run in order: each script is atomic, the batch
-/// is not, and a failure after a script was applied is `PartialBatch`. The store
-/// therefore reports `atomic_batches: false`.
+/// nothing (the store's `atomic_batch_bytes`). A larger batch is split into
+/// scripts of at most this many value bytes (at least one operation each), run in
+/// order: each script is atomic, the batch is not, and a failure after a script
+/// was applied is `PartialBatch`.
 pub const BATCH_SCRIPT_BYTES: usize = 64 * 1024 * 1024;
 
 /// How often an idempotent call is tried across a reconnect.
@@ -256,7 +256,7 @@ impl RedisStore {
                     fenced_writes: true,
                     durable: false,
                     max_value_size: config.max_value_size,
-                    atomic_batches: false,
+                    atomic_batch_bytes: BATCH_SCRIPT_BYTES,
                 },
             },
             max_value_size: config.max_value_size,

@@ -890,7 +890,10 @@ async fn batches_over_the_script_budget_are_chunked_and_report_what_applied() {
     let store = common::open(&redis.url, &prefix).await;
     let quarter = dream_redis::BATCH_SCRIPT_BYTES / 4;
     assert!(quarter <= store.info().capabilities.max_value_size);
-    assert!(!store.info().capabilities.atomic_batches);
+    assert_eq!(
+        store.info().capabilities.atomic_batch_bytes,
+        dream_redis::BATCH_SCRIPT_BYTES
+    );
     let big = Bytes::from(vec![b'x'; quarter]);
     let mut ops: Vec<BatchOp> = (0..4)
         .map(|i| {
@@ -906,6 +909,7 @@ async fn batches_over_the_script_budget_are_chunked_and_report_what_applied() {
         &b"x"[..],
         Precondition::Matches(dream_core::Version(1 << 40)),
     ));
+    assert!(!store.info().capabilities.is_atomic(&ops));
     match store.write_batch(&ops, None).await {
         Err(StoreError::PartialBatch { applied, source }) => {
             assert_eq!(applied.len(), 4, "the first script (4 values) applied");
@@ -927,6 +931,7 @@ async fn batches_over_the_script_budget_are_chunked_and_report_what_applied() {
         BatchOp::put(key("small", "a"), &b"a"[..], Precondition::Any),
         BatchOp::put(key("big", "k0"), &b"a"[..], Precondition::Absent),
     ];
+    assert!(store.info().capabilities.is_atomic(&small));
     assert!(matches!(
         store.write_batch(&small, None).await,
         Err(StoreError::Conflict { .. })

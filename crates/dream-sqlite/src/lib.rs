@@ -739,7 +739,7 @@ impl RecordStore for SqliteStore {
                 fenced_writes: true,
                 durable: self.inner.options.durability == Durability::Full,
                 max_value_size: self.inner.options.max_value_size,
-                atomic_batches: true,
+                atomic_batch_bytes: usize::MAX,
             },
         }
     }
