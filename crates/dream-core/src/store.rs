@@ -25,10 +25,9 @@
 //!   written: the batch is all or nothing, a crash included
 //!   ([`Capabilities::is_atomic`]);
 //! - a larger batch (or any batch, on a store whose limit is 0) still writes every
-//!   operation whole (never a torn record),
-//!   and a failure after some operations were applied is
-//!   [`StoreError::PartialBatch`], naming the applied prefix; any other error
-//!   means nothing was written;
+//!   operation whole (never a torn record), and a failure after some operations
+//!   were applied is [`StoreError::PartialBatch`], naming the applied prefix; any
+//!   other error means nothing was written;
 //! - versions increase in the batch's order, above every earlier version.
 //!
 //! Listing versions ([`RecordStore::list_versions`]) pages like `list`, without the

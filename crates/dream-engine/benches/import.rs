@@ -5,10 +5,13 @@
 //! - `<backend>/dream`: the import end to end (gate, scanner, encoding, store);
 //! - `<backend>/dream-store-part`: the time the same import spends inside store
 //!   calls (every call of a timing wrapper, summed);
-//! - `<backend>/raw-batched`: the same batched durable writes without the gate:
-//!   the rendered memories, an audit record each and the generation, in batches
-//!   as large as the engine's, fenced under one lease, with the journal written
-//!   first and deleted after where the store's batches are not atomic.
+//! - `<backend>/raw-batched`: the records of the import without the gate: the
+//!   rendered memories, an audit record each and the generation, in batches of at
+//!   most `MAX_BATCH_OPS`, fenced under one lease, with the journal written first
+//!   and deleted after where a batch is not atomic;
+//! - `<backend>/raw-batched-with-feed`: the same plus the change-feed entry the
+//!   engine writes for each memory, in batches of the engine's size (333
+//!   memories): the same durable writes as the import's store part.
 //!
 //! Beside them, backend-independent: `memory/dream` (the import on the in-memory
 //! store: the engine's own CPU, gate and scanner included) and `scanner` (the
@@ -255,14 +258,31 @@ async fn import(store: Arc<dyn RecordStore>, memories: &[Memory]) {
 }
 
 /// The writes of an import without the engine: each memory rendered, an audit
-/// record each, the generation; batches as large as the engine's.
-fn raw_batches(memories: &[Memory]) -> Vec<Vec<BatchOp>> {
-    let per_batch = (MAX_BATCH_OPS - 1) / 2;
+/// record each, the generation, and with `feed` a change-feed entry each as the
+/// engine writes them; batches as large as they can be within `MAX_BATCH_OPS`.
+fn raw_batches(memories: &[Memory], feed: bool) -> Vec<Vec<BatchOp>> {
+    let per_memory = if feed { 3 } else { 2 };
+    let per_batch = (MAX_BATCH_OPS - 1) / per_memory;
+    let mut seq = 0u64;
     memories
         .chunks(per_batch)
         .enumerate()
         .map(|(b, chunk)| {
-            let mut ops = Vec::with_capacity(chunk.len() * 2 + 1);
+            let mut ops = Vec::with_capacity(chunk.len() * per_memory + 1);
+            if feed {
+                for m in chunk {
+                    seq += 1;
+                    let entry = serde_json::json!({
+                        "seq": seq, "at": m.created_at, "event": "memory-created",
+                        "memory": m.id,
+                    });
+                    ops.push(BatchOp::put(
+                        layout::key(layout::FEED, RecordId::new(format!("{seq:020}")).unwrap()),
+                        serde_json::to_vec(&entry).unwrap(),
+                        Precondition::Absent,
+                    ));
+                }
+            }
             for m in chunk {
                 ops.push(BatchOp::put(
                     layout::key(layout::MEMORIES, m.id.clone()),
@@ -370,20 +390,22 @@ fn backend_rows(group: &mut BenchmarkGroup<'_, WallTime>, rt: &Runtime, backend:
             total
         })
     });
-    let batches = raw_batches(&memories);
-    group.bench_function(format!("{name}/raw-batched"), |b| {
-        b.iter_custom(|iters| {
-            let mut total = Duration::ZERO;
-            for _ in 0..iters {
-                let fresh = backend.fresh(rt).unwrap();
-                let start = Instant::now();
-                rt.block_on(raw_import(fresh.store.clone(), &batches));
-                total += start.elapsed();
-                fresh.drop_in(rt);
-            }
-            total
-        })
-    });
+    for (row, feed) in [("raw-batched", false), ("raw-batched-with-feed", true)] {
+        let batches = raw_batches(&memories, feed);
+        group.bench_function(format!("{name}/{row}"), |b| {
+            b.iter_custom(|iters| {
+                let mut total = Duration::ZERO;
+                for _ in 0..iters {
+                    let fresh = backend.fresh(rt).unwrap();
+                    let start = Instant::now();
+                    rt.block_on(raw_import(fresh.store.clone(), &batches));
+                    total += start.elapsed();
+                    fresh.drop_in(rt);
+                }
+                total
+            })
+        });
+    }
 }
 
 fn import_group(c: &mut Criterion) {

@@ -246,6 +246,13 @@ impl Feed {
         if ops.len() + events.len() > MAX_BATCH_OPS {
             return false;
         }
+        let capabilities = self.store.info().capabilities;
+        // Only a limit between none and all needs the entries' size.
+        match capabilities.atomic_batch_bytes {
+            0 => return false,
+            usize::MAX => return true,
+            _ => {}
+        }
         // Numbered as high as entries go (20 digits): no real numbering is longer.
         let highest = numbered(events, u64::MAX - 1 - events.len() as u64, at, None);
         let batch: Vec<BatchOp> = highest
@@ -253,7 +260,7 @@ impl Feed {
             .map(entry_op)
             .chain(ops.iter().cloned())
             .collect();
-        self.store.info().capabilities.is_atomic(&batch)
+        capabilities.is_atomic(&batch)
     }
 
     /// Writes `ops` under `fence` together with an entry for each of `events`, so
