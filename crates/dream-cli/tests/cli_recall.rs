@@ -78,6 +78,36 @@ fn remember_then_recall_finds_vitest_by_a_word_inside_it() {
     assert_eq!(recall["records"].as_array().unwrap().len(), 1, "{recall}");
 }
 
+/// A new user's first try: the text as one argument, no flags. Its name is its
+/// first words, and the question finds it.
+#[test]
+fn remember_takes_the_text_as_an_argument_and_names_it_by_its_words() {
+    let cli = Cli::new();
+    let out = ok(cli.run(&["remember", "The project uses Vitest, not Jest"]));
+    assert!(out.starts_with("remembered "), "{out}");
+    let recall = recall_json(&cli, "how should I write tests");
+    assert_eq!(recall["policy"]["verdict"], "used", "{recall}");
+    assert_eq!(
+        recall["records"][0]["name"], "The project uses Vitest, not Jest",
+        "{recall}"
+    );
+    // A name can still be given; an empty text and TEXT with --content are refused.
+    ok(cli.run(&[
+        "remember",
+        "Deployments happen on Tuesdays.",
+        "--name",
+        "Deploy days",
+    ]));
+    let list: Vec<Value> = serde_json::from_str(&ok(cli.run(&["list", "--json"]))).unwrap();
+    assert!(list.iter().any(|m| m["name"] == "Deploy days"), "{list:?}");
+    fails(
+        cli.run(&["remember", "  "]),
+        "the text to remember is empty",
+    );
+    let both = cli.run(&["remember", "x", "--name", "n", "--content", "y"]);
+    assert_eq!(both.status.code(), Some(2), "{}", stderr(&both));
+}
+
 /// Three memories and five queries whose ranks are known: the metrics follow.
 #[test]
 fn queries_with_gold_print_recall_and_mrr_per_kind() {

@@ -14,8 +14,12 @@ use super::{CliError, Found, Outcome, read_piped_stdin};
 /// `dream remember`: one memory from flags, or a JSON object on stdin.
 #[derive(Debug, Args)]
 pub struct RememberArgs {
-    /// Its name (without --name, a JSON object with the same fields and defaults is read
-    /// from stdin, which must not be a terminal).
+    /// What to remember, as one argument (`dream remember "We deploy on Tuesdays"`);
+    /// its name, unless --name gives one, is its first words.
+    #[arg(conflicts_with = "content")]
+    pub text: Option<String>,
+    /// Its name (without it or TEXT, a JSON object with the same fields and defaults
+    /// is read from stdin, which must not be a terminal).
     #[arg(long)]
     pub name: Option<String>,
     /// A one-line description.
@@ -67,10 +71,43 @@ pub fn parse_kind(kind: &str) -> Result<MemoryKind, CliError> {
     })
 }
 
+/// The longest name `remember` makes from a memory's text, in characters.
+const NAME_FROM_TEXT_CHARS: usize = 60;
+
+/// A name for a memory given only its text: its words on one line, cut after
+/// [`NAME_FROM_TEXT_CHARS`] characters with an ellipsis.
+fn name_from_text(text: &str) -> String {
+    let words: Vec<&str> = text.split_whitespace().collect();
+    let line: String = words
+        .join(" ")
+        .chars()
+        .filter(|c| !c.is_control())
+        .collect();
+    match line.char_indices().nth(NAME_FROM_TEXT_CHARS) {
+        Some((cut, _)) => format!("{}…", line[..cut].trim_end()),
+        None => line,
+    }
+}
+
 /// Remembers one memory through the write gate (pinned).
 pub async fn remember(global: &Global, args: RememberArgs) -> Outcome {
-    let (input, scope) = match &args.name {
-        Some(name) => {
+    let (input, scope) = match (&args.text, &args.name) {
+        (Some(text), name) => {
+            if text.trim().is_empty() {
+                return Err(CliError::usage("the text to remember is empty"));
+            }
+            let input = RememberInput {
+                name: name.clone().unwrap_or_else(|| name_from_text(text)),
+                description: args.description.clone(),
+                kind: args.kind.clone(),
+                content: text.trim().to_owned(),
+                id: None,
+                tags: args.tags.clone(),
+                scope: None,
+            };
+            (input, None)
+        }
+        (None, Some(name)) => {
             let content = match &args.content {
                 Some(content) => content.clone(),
                 None => read_piped_stdin(
@@ -91,7 +128,7 @@ pub async fn remember(global: &Global, args: RememberArgs) -> Outcome {
             };
             (input, None)
         }
-        None => {
+        (None, None) => {
             let text = read_piped_stdin(
                 "a memory as a JSON object",
                 "pass --name and --content (dream remember --name NAME --content TEXT), \
@@ -609,4 +646,23 @@ pub async fn stats(global: &Global, output: FormatArg) -> Outcome {
         out!("{}", table(&rows))
     })?;
     Ok(Found::Nothing)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_name_from_text_is_its_words_on_one_line_cut_with_an_ellipsis() {
+        assert_eq!(
+            name_from_text("  We deploy\n on\tTuesdays. "),
+            "We deploy on Tuesdays."
+        );
+        let long = "word ".repeat(30);
+        let name = name_from_text(&long);
+        assert!(name.chars().count() <= NAME_FROM_TEXT_CHARS + 1, "{name}");
+        assert!(name.ends_with("word…"), "{name}");
+        assert_eq!(name_from_text("bell\u{7} here"), "bell here");
+        assert_eq!(name_from_text("日本語のテキスト"), "日本語のテキスト");
+    }
 }
