@@ -261,6 +261,11 @@ fn bad_input_is_one_clear_error_and_writes_nothing() {
         cli.run(&["log", "/nonexistent/session.json"]),
         "cannot read",
     );
+    // A sentence where a file belongs is pointed at `remember`.
+    fails(
+        cli.run(&["log", "We deploy on Fridays"]),
+        "to remember one sentence, use `dream remember \"TEXT\"`",
+    );
     fails(
         cli.run_with(
             &["log", "-"],

@@ -61,6 +61,12 @@ pub fn parse_session(text: &str) -> Result<Vec<Message>, CliError> {
     Ok(messages)
 }
 
+/// Whether a `log` argument is no file but reads like a sentence (a new user's
+/// `dream log "We deploy on Fridays"`).
+fn looks_like_a_sentence(file: &std::path::Path) -> bool {
+    file.as_os_str() != "-" && !file.exists() && file.to_string_lossy().contains(' ')
+}
+
 /// Logs one session.
 pub async fn log(global: &Global, args: LogArgs) -> Outcome {
     if let Some(format) = args.from {
@@ -72,6 +78,14 @@ pub async fn log(global: &Global, args: LogArgs) -> Outcome {
         return super::transcripts::log_from(global, format, &path, args.output).await;
     }
     let text = match &args.file {
+        Some(file) if looks_like_a_sentence(file) => {
+            return Err(CliError::usage(format!(
+                "there is no file named \"{}\": `dream log` takes a file of messages (a JSON array \
+                 or JSON lines of {{role, content}}) or reads them from standard input; \
+                 to remember one sentence, use `dream remember \"TEXT\"`",
+                escape(&file.display().to_string())
+            )));
+        }
         Some(file) => read_input(Some(file))?,
         None => read_piped_stdin(
             "a session",
