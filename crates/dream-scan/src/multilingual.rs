@@ -20,14 +20,12 @@
 //!   loan word "system prompt") + your, or reveal + the loan word + previous
 //!   (`multilingual.extraction`).
 //!
-//! One Aho-Corasick automaton over all stems is built on first use (a few hundred
-//! short literals, well under a millisecond), so the scanner's construction does not
-//! pay for it.
+//! The stems are found by the scanner's one literal pass ([`lexicon_literals`] are
+//! among its literals), which hands their hits to [`scan`]: the text is read once for
+//! every rule, not once more for the lexicon.
 
 use std::ops::Range;
 use std::sync::LazyLock;
-
-use aho_corasick::{AhoCorasick, AhoCorasickKind};
 
 use crate::normalize::Normalized;
 use crate::{Category, Finding, Severity};
@@ -242,10 +240,32 @@ const LEXICON: &[(&str, bool, &str)] = &[
 const WINDOW: usize = 120;
 
 struct Lexicon {
-    ac: AhoCorasick,
-    /// Per pattern: (concept bit, must start a word, must be a whole word, its
-    /// object may come before the verb).
+    /// The stems, normalised, in lexicon order.
+    stems: Vec<String>,
+    /// Per stem: (concept bit, must start a word, must be a whole word, its object
+    /// may come before the verb).
     info: Vec<(u8, bool, bool, bool)>,
+}
+
+/// A lexicon stem's match in the normalised text, from the scanner's one literal
+/// pass (in the order that pass reports them).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct LexiconHit {
+    pub start: usize,
+    pub end: usize,
+    /// Index of the stem in [`lexicon_literals`].
+    pub stem: u16,
+}
+
+/// The lexicon's stems (normalised), each with its index, for the scanner's literal
+/// pass.
+pub(crate) fn lexicon_literals() -> impl Iterator<Item = (String, u16)> {
+    LEX.stems.iter().enumerate().map(|(i, stem)| {
+        (
+            stem.clone(),
+            u16::try_from(i).expect("fewer than 65,536 stems"),
+        )
+    })
 }
 
 static LEX: LazyLock<Lexicon> = LazyLock::new(|| {
@@ -279,13 +299,7 @@ static LEX: LazyLock<Lexicon> = LazyLock::new(|| {
             }
         }
     }
-    // A DFA: the same matches as the default (a contiguous NFA for a set this size),
-    // found faster over every byte of every text.
-    let ac = AhoCorasick::builder()
-        .kind(Some(AhoCorasickKind::DFA))
-        .build(&pats)
-        .expect("the lexicon builds");
-    Lexicon { ac, info }
+    Lexicon { stems: pats, info }
 });
 
 /// Whether the character before `at` in `n` continues a word.
@@ -296,27 +310,25 @@ fn mid_word(n: &str, at: usize) -> bool {
         .is_some_and(char::is_alphanumeric)
 }
 
-/// Finds lexicon-concept combinations in the normalised view and reports them.
-pub(crate) fn scan(norm: &Normalized, out: &mut Vec<Finding>) {
+/// Finds lexicon-concept combinations in the normalised view, from its stem hits
+/// (`found`, as the literal pass reported them), and reports them.
+pub(crate) fn scan(norm: &Normalized, found: &[LexiconHit], out: &mut Vec<Finding>) {
     let n = norm.text.as_str();
     let lex = &*LEX;
-    // (start, end, concept, any order) of every accepted stem hit, by start.
+    // (start, end, concept, any order) of every accepted stem hit.
     let mut hits: Vec<(usize, usize, u8, bool)> = Vec::new();
-    for m in lex.ac.find_overlapping_iter(n) {
-        let (bit, bounded, whole, any_order) = lex.info[m.pattern().as_usize()];
-        if bounded && mid_word(n, m.start()) {
+    for m in found {
+        let (bit, bounded, whole, any_order) = lex.info[usize::from(m.stem)];
+        if bounded && mid_word(n, m.start) {
             continue;
         }
         // Short stems and "your" words are whole words: "tu" in "tutto", "vis" in
         // "visible" are none.
-        let runs_on = n[m.end()..]
-            .chars()
-            .next()
-            .is_some_and(char::is_alphanumeric);
+        let runs_on = n[m.end..].chars().next().is_some_and(char::is_alphanumeric);
         if runs_on && (whole || bit == YOUR) {
             continue;
         }
-        hits.push((m.start(), m.end(), bit, any_order));
+        hits.push((m.start, m.end, bit, any_order));
         if hits.len() >= 4096 {
             break;
         }

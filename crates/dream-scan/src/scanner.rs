@@ -13,7 +13,9 @@ use regex_automata::meta::Regex;
 use serde::{Deserialize, Serialize};
 
 use crate::{Category, DEFAULT_MAX_JSON_DEPTH, Finding, MAX_DECODE_DEPTH, Report, Severity};
-use crate::{classifier, encoded, normalize, pattern, pii, rules, secrets, structure};
+use crate::{
+    classifier, encoded, multilingual, normalize, pattern, pii, rules, secrets, structure,
+};
 
 /// Most times one secret rule looks again inside a rejected value, per window.
 const MAX_RETRIES: usize = 256;
@@ -42,6 +44,8 @@ enum Target {
     Pem,
     /// A gate word of the structural detectors (`structure::gate_literals`).
     Gate(u16),
+    /// A stem of the multilingual lexicon (`multilingual::lexicon_literals`).
+    Lexicon(u16),
 }
 
 struct Compiled {
@@ -141,6 +145,9 @@ impl Compiled {
         add(normalize::normalize_literal("-----BEGIN"), Target::Pem);
         for (lit, g) in structure::gate_literals() {
             add(lit, Target::Gate(g));
+        }
+        for (lit, stem) in multilingual::lexicon_literals() {
+            add(lit, Target::Lexicon(stem));
         }
         let ac = AhoCorasick::builder()
             .match_kind(MatchKind::Standard)
@@ -500,7 +507,7 @@ impl Scanner {
         ctx: &Ctx,
         with_secrets: bool,
         out: &mut Vec<Finding>,
-        gates: &mut Vec<structure::GateHit>,
+        hits: &mut StructureHits,
     ) {
         let c = &*self.rules;
         let ntext = norm.text.as_str();
@@ -553,10 +560,19 @@ impl Scanner {
                             && nbytes[m.start() - 1].is_ascii_alphanumeric()
                             && !norm.is_join(m.start());
                         if !ctx.secrets_only && !inside {
-                            gates.push(structure::GateHit {
+                            hits.gates.push(structure::GateHit {
                                 start: m.start(),
                                 end: m.end(),
                                 gate: g,
+                            });
+                        }
+                    }
+                    Target::Lexicon(stem) => {
+                        if !ctx.secrets_only {
+                            hits.lexicon.push(multilingual::LexiconHit {
+                                start: m.start(),
+                                end: m.end(),
+                                stem,
                             });
                         }
                     }
@@ -739,10 +755,10 @@ impl Scanner {
         ctx: &mut Ctx,
         out: &mut Vec<Finding>,
     ) {
-        let mut gates = Vec::new();
-        self.literal_pass(text, norm, ctx, true, out, &mut gates);
+        let mut hits = StructureHits::default();
+        self.literal_pass(text, norm, ctx, true, out, &mut hits);
         if !ctx.secrets_only {
-            structure::scan(text, norm, &gates, out);
+            structure::scan(text, norm, &hits.gates, &hits.lexicon, out);
         }
         // 3. The learned stage, for the wordings no rule was written for.
         let learned = self.learned && !ctx.secrets_only;
@@ -757,7 +773,14 @@ impl Scanner {
                 let part = &text[line.clone()];
                 let spaced = normalize::normalize_spaced(part);
                 let mut found = Vec::new();
-                self.literal_pass(part, &spaced, ctx, false, &mut found, &mut Vec::new());
+                self.literal_pass(
+                    part,
+                    &spaced,
+                    ctx,
+                    false,
+                    &mut found,
+                    &mut StructureHits::default(),
+                );
                 if learned {
                     learned_pass(&spaced, self.mode, &mut found);
                 }
@@ -796,7 +819,7 @@ impl Scanner {
         // 5. Encoded payloads, decoded and scanned again.
         let mut cands = encoded::candidates(text);
         if !ctx.secrets_only {
-            structure::cipher_lines(text, norm, &gates, &mut cands);
+            structure::cipher_lines(text, norm, &hits.gates, &mut cands);
         }
         for cand in cands {
             ctx.budget_checks += 1;
@@ -874,6 +897,14 @@ impl Scanner {
             }
         }
     }
+}
+
+/// What the literal pass finds for the detectors after it: gate words and the
+/// multilingual lexicon's stems, in the order the pass reports them.
+#[derive(Default)]
+struct StructureHits {
+    gates: Vec<structure::GateHit>,
+    lexicon: Vec<multilingual::LexiconHit>,
 }
 
 /// The windows to confirm rules in, as `(rule key, start, end)`. A window that

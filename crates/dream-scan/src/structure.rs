@@ -669,7 +669,13 @@ fn gated<'a>(
 }
 
 /// Runs every structural detector on a text and its normalised view.
-pub(crate) fn scan(text: &str, norm: &Normalized, hits: &[GateHit], out: &mut Vec<Finding>) {
+pub(crate) fn scan(
+    text: &str,
+    norm: &Normalized,
+    hits: &[GateHit],
+    lexicon: &[crate::multilingual::LexiconHit],
+    out: &mut Vec<Finding>,
+) {
     let n = norm.text.as_str();
     // Nothing below fits in fewer bytes (JSON keys, ids, tags).
     if n.len() < 16 {
@@ -836,7 +842,7 @@ pub(crate) fn scan(text: &str, norm: &Normalized, hits: &[GateHit], out: &mut Ve
     }
 
     crate::tool_output::scan(text, norm, out);
-    crate::multilingual::scan(norm, out);
+    crate::multilingual::scan(norm, lexicon, out);
 }
 
 /// Whether the addressee at `span` (original text) is a chat transcript's speaker
@@ -1084,7 +1090,8 @@ mod tests {
     fn rules(text: &str) -> Vec<&'static str> {
         let mut out = Vec::new();
         let norm = normalize(text);
-        scan(text, &norm, &hits(&norm.text), &mut out);
+        // The multilingual lexicon's hits are its own module's to test.
+        scan(text, &norm, &hits(&norm.text), &[], &mut out);
         out.iter().map(|f| f.rule).collect()
     }
 
