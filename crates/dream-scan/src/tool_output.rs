@@ -21,7 +21,10 @@
 //!   security code", "conversation history");
 //!
 //! and is an instruction (`tool.agent_directive`) when it has a target and a cue, or
-//! a cue of the strong kinds (task, secrecy, claimed approval) and sensitive data.
+//! a cue of the strong kinds (task, secrecy, claimed approval) and sensitive data, or
+//! when its passage slips a task in before the reader's own ("ahead of booking
+//! anything, …") and then sends it back to that task ("then go on with the original
+//! plan").
 //! Two shapes are instructions on their own: changing a credential, recovery channel,
 //! payee, phone number, forwarding or delivery address TO a given value (an address,
 //! a number, a street address: `tool.credential_change`), and a call verb before a
