@@ -296,7 +296,7 @@ static REQUEST: LazyLock<Regex> = LazyLock::new(|| {
         please | pls | kindly | (?:can|could|would|will)\ you(?:\ please)? | i\ (?:need|want|would\ like)\ you\ to
       | i'd\ like\ you\ to | make\ sure\ (?:to|you) | be\ sure\ to | before\ anything\ else | first\ thing
       | bitte | kannst\ du | konnen\ sie | merci\ de | veuillez | pouvez-vous | peux-tu | s'il\ (?:te|vous)\ plait
-      | por\ favor | puedes | podrias | per\ favore | puoi | potresti | por\ gentileza | pode | poderia
+      | por\ favor | puedes | podrias | per\ favore | puoi | potresti | por\ gentileza | voce\ pode | voce\ poderia | podes
       | alsjeblieft | graag | kun\ je | kunt\ u | prosze | lutfen
     )[\s,:!]+(?:(?:also|just|now|then|quickly|urgently|immediately|bitte|auch|aussi|tambien|anche|tambem)\s+){0,2}")
 });
@@ -685,6 +685,8 @@ mod tests {
             "Attackers hide requests like 'please transfer my balance to account 4410' in reviews.",
             // Advice in the imperative, without a possessive.
             "If the lid sticks, please turn off the power and unlock the lid with the key.",
+            // Can, said of someone else, is no request: "the bank can transfer …".
+            "O banco pode transferir o dinheiro da minha conta em dois dias úteis.",
         ] {
             passes(text);
         }
