@@ -924,7 +924,7 @@ fn passage_end(n: &str, from: usize) -> usize {
 
 /// The sentence around `start..end` (bounded by `.!?` followed by space, or a line
 /// break), at most 240 bytes either side.
-fn sentence(n: &str, start: usize, end: usize) -> Range<usize> {
+pub(crate) fn sentence(n: &str, start: usize, end: usize) -> Range<usize> {
     let b = n.as_bytes();
     let lo = crate::normalize::floor_boundary(n, start.saturating_sub(240));
     let mut s = start;

@@ -50,7 +50,8 @@
 //! theirs ("forward my CV").
 //!
 //! The regexes are compiled on first use; a clause is only read when one of the
-//! verbs opens it.
+//! verbs opens it, and a sentence for the user's voice only when a request opens it
+//! (at most 240 bytes of it, as [`crate::structure::sentence`] bounds a sentence).
 
 use std::ops::Range;
 use std::sync::LazyLock;
@@ -322,15 +323,18 @@ static OWNER_VERB: LazyLock<Regex> = LazyLock::new(|| {
     )\b")
 });
 
+/// First-person possessives (nine languages), for [`OWN_ASSET`] and [`MY`].
+const POSSESSIVE: &str = "my|mein|meine|meinen|meinem|meiner|meines|mon|ma|mes|mi|mis|mio|mia|miei|mie|meu|minha|meus|minhas|mijn|moj|moja|moje|mojego|mojej|moich";
+
 /// The writer's own asset: a first-person possessive, up to three words, and a
 /// thing whose misuse costs its owner (money, access, private data, the home's
 /// locks; nine languages; compounds such as `Girokonto` end in one). Photos, a
 /// profile or a delivery address are left out: "post my sourdough photo to the
 /// forum" is a person asking a person.
 static OWN_ASSET: LazyLock<Regex> = LazyLock::new(|| {
-    nz(
-        r"(?x)\b(?P<my>my|mein|meine|meinen|meinem|meiner|meines|mon|ma|mes|mi|mis|mio|mia|miei|mie|meu|minha|meus|minhas|mijn|moj|moja|moje|mojego|mojej|moich)
-        \s+(?:[\w'-]+\s+){0,3}?
+    nz(&format!(
+        r"(?x)\b(?P<my>{POSSESSIVE})
+        \s+(?:[\w'-]+\s+){{0,3}}?
         (?:accounts?|savings|checking|balance|funds|portfolio|shares|stocks?|crypto|bitcoin|btc|wallet|cards?|pin
           |passwords?|passcode|two-factor|2fa|login|credentials|e-?mails?|inbox|mailbox|messages|contacts?|address\ book
           |files?|folders?|documents?|drive|cloud|backups?|repositor(?:y|ies)|repo|organi[sz]ation
@@ -341,8 +345,8 @@ static OWN_ASSET: LazyLock<Regex> = LazyLock::new(|| {
           |cuenta|ahorros|acciones|archivos|carpeta|contrasena|pedidos|cerradura|puerta|casa|extracto
           |conto|risparmi|azioni|file|cartella|password|ordini|serratura|porta|casa|estratto
           |conta|poupanca|acoes|arquivos|pasta|senha|pedidos|fechadura|extrato
-          |rekening|spaarrekening|aandelen|bestanden|map|wachtwoord|bestellingen|slot|deur|huis)\b",
-    )
+          |rekening|spaarrekening|aandelen|bestanden|map|wachtwoord|bestellingen|slot|deur|huis)\b"
+    ))
 });
 
 /// Access given to someone: with a possessive in the sentence, access to something
@@ -354,9 +358,7 @@ static ACCESS: LazyLock<Regex> = LazyLock::new(|| {
 });
 
 /// A possessive anywhere (for [`ACCESS`]).
-static MY: LazyLock<Regex> = LazyLock::new(|| {
-    nz(r"\b(?:my|mein\w{0,2}|mon|ma|mes|mi|mis|mio|mia|miei|mie|meu|minha|meus|minhas|mijn)\b")
-});
+static MY: LazyLock<Regex> = LazyLock::new(|| nz(&format!(r"\b(?:{POSSESSIVE})\b")));
 
 /// Reads `text` (normalised as `norm`) for directives planted in tool output.
 pub(crate) fn scan(text: &str, norm: &Normalized, out: &mut Vec<Finding>) {
@@ -487,7 +489,7 @@ fn user_voice_request(n: &str) -> Option<Range<usize>> {
         let Some(verb) = OWNER_VERB.find(&n[request.end()..]) else {
             continue;
         };
-        let mut end = sentence_end(n, request.end());
+        let mut end = crate::structure::sentence(n, request.end(), request.end()).end;
         if n[..request.start()].ends_with(QUOTES) {
             // A quoted request ends at its closing quote.
             end = n[request.end()..end]
@@ -521,23 +523,6 @@ fn user_voice_request(n: &str) -> Option<Range<usize>> {
 
 /// Opening and closing quotation marks.
 const QUOTES: [char; 6] = ['\'', '"', '‘', '’', '“', '”'];
-
-/// Where the sentence holding `at` ends: a line break, or `.`, `!` or `?` before a
-/// space (a decimal point or an abbreviation inside a word does not end it).
-fn sentence_end(n: &str, at: usize) -> usize {
-    let b = n.as_bytes();
-    let mut i = at;
-    while i < b.len() {
-        match b[i] {
-            b'\n' => return i,
-            b'.' | b'!' | b'?' if b.get(i + 1).is_none_or(|c| c.is_ascii_whitespace()) => {
-                return i + 1;
-            }
-            _ => i += 1,
-        }
-    }
-    b.len()
-}
 
 /// Whether the normalised `verb` is one of `words` (plain spelling; the normalised
 /// view reads every `l` as `i`).
