@@ -519,3 +519,87 @@ fn sessions_past_the_bound_are_refused_and_the_open_ones_keep_working() {
     assert_eq!(status, 200, "{answer:?}");
     assert!(answer.unwrap()["result"]["structuredContent"]["memories"].is_number());
 }
+
+/// A request with several `Host` headers (the first one allowed, or all of
+/// them the same) gets 400 before anything runs; so do several `Origin`s.
+#[test]
+fn several_host_or_origin_headers_get_400() {
+    let cli = Cli::new();
+    let server = start(&cli);
+    let host = server.host();
+    let origin = format!("http://{host}");
+    for extra in [
+        vec![("host", host.as_str()), ("host", "evil.example")],
+        vec![("host", "evil.example"), ("host", host.as_str())],
+        vec![("host", host.as_str()), ("host", host.as_str())],
+        vec![("origin", origin.as_str()), ("origin", "http://evil.example")],
+    ] {
+        let (status, session, answer) = post(&server, initialize(), Some(TOKEN), None, &extra);
+        assert_eq!((status, session), (400, None), "{extra:?}: {answer:?}");
+    }
+    // Still serving; one Host is fine.
+    open_session(&server);
+    assert_eq!(sessions_logged(&cli), 0);
+}
+
+/// A token file of mode 0600 holding `token`.
+fn token_file(cli: &Cli, name: &str, token: &str) -> String {
+    use std::os::unix::fs::PermissionsExt as _;
+    let path = cli.config.path().join(name);
+    std::fs::write(&path, token).unwrap();
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600)).unwrap();
+    path.to_string_lossy().into_owned()
+}
+
+/// One bearer token cannot hold every session: past its own bound its next
+/// session is refused (503) while another token still opens one, and the
+/// sessions it holds keep working.
+#[test]
+fn one_token_cannot_hold_every_session() {
+    let cli = Cli::new();
+    const OTHER: &str = "other-token-0123456789abcdef";
+    let first = token_file(&cli, "first", TOKEN);
+    let second = token_file(&cli, "second", OTHER);
+    let server = start_with(
+        &cli,
+        &[
+            "mcp",
+            "--listen",
+            "127.0.0.1:0",
+            "--token-file",
+            &first,
+            "--token-file",
+            &second,
+        ],
+        None,
+    );
+    let mut held = Vec::new();
+    loop {
+        let (status, session, answer) = post(&server, initialize(), Some(TOKEN), None, &[]);
+        if status != 200 {
+            assert_eq!((status, session), (503, None), "{answer:?}");
+            break;
+        }
+        held.push(session.expect("a session id"));
+        assert!(
+            held.len() < dream_mcp::http::DEFAULT_MAX_SESSIONS,
+            "one token opened all {} sessions",
+            held.len()
+        );
+    }
+    assert!(!held.is_empty());
+    let (status, session, answer) = post(&server, initialize(), Some(OTHER), None, &[]);
+    assert_eq!(status, 200, "{answer:?}");
+    assert!(session.is_some());
+    let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+    let (status, _, _) = post(&server, initialized, Some(TOKEN), Some(&held[0]), &[]);
+    assert_eq!(status, 202);
+    let (status, _, answer) = post(
+        &server,
+        call(2, "stats", json!({})),
+        Some(TOKEN),
+        Some(&held[0]),
+        &[],
+    );
+    assert_eq!(status, 200, "{answer:?}");
+}
