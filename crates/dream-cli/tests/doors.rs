@@ -275,6 +275,16 @@ async fn metadata_at_the_documented_depth_is_recalled_and_one_deeper_is_refused(
     let id = records[0]["id"].as_str().unwrap().to_owned();
 
     let client = start_mcp(&cli).await;
+    // One serialiser: MCP's recall and `dream recall --format json` agree.
+    let over_mcp = mcp_ok(
+        &client,
+        "recall",
+        json!({"query": "staging cluster Frankfurt"}),
+    )
+    .await;
+    for field in ["policy", "records", "ranker", "retried"] {
+        assert_eq!(over_mcp[field], recalled[field], "{field}: {over_mcp:#}");
+    }
     let shown = mcp_ok(&client, "show", json!({"id": id})).await;
     assert!(shown.get("withheld").is_none(), "{shown:#}");
     assert_eq!(shown["content"], "The staging cluster runs in Frankfurt.");

@@ -49,7 +49,6 @@ use std::sync::Arc;
 use dream_core::{Memory, MemoryId, MemoryKind, MemoryStatus, Message, Role};
 use dream_engine::recall::{MAX_LIMIT, MAX_QUERY_BYTES, Recall, RecallResult};
 use dream_engine::{Caller, Confirmed, Dream, NewMemory, Remembered};
-use dream_scan::{Category, Scanner, Severity, Verdict};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, GetPromptRequestParams,
     GetPromptResponse, GetPromptResult, Implementation, JsonObject, ListPromptsResult,
@@ -99,9 +98,10 @@ pub const RECALL_PROMPT: &str = "recall_context";
 /// What a memory's resource URI starts with; the memory's id follows.
 pub const MEMORY_URI_PREFIX: &str = "dream://memory/";
 
-/// Dream as an MCP server: one engine handle, one recall index (refreshed on the
-/// store generation, so another process's writes are seen at the next call) and
-/// one compiled scanner, shared by every request.
+/// Dream as an MCP server: one engine handle and one recall index (refreshed on
+/// the store generation, so another process's writes are seen at the next call;
+/// its firewall also judges what `show`, `list`, `history` and resources
+/// return), shared by every request.
 #[derive(Clone)]
 pub struct DreamServer {
     inner: Arc<Inner>,
@@ -110,7 +110,6 @@ pub struct DreamServer {
 struct Inner {
     dream: Dream,
     recall: Recall,
-    scanner: Scanner,
     options: McpOptions,
 }
 
@@ -134,7 +133,6 @@ impl DreamServer {
             inner: Arc::new(Inner {
                 dream,
                 recall,
-                scanner: dream_engine::memory_scanner(),
                 options,
             }),
         }
@@ -414,25 +412,11 @@ impl DreamServer {
         let mut text = result.to_string();
         text.push('\n');
         text.push_str(&context);
-        let value = json!({
-            "policy": {
-                "verdict": result.policy.verdict.as_str(),
-                "reason": result.policy.reason.to_string(),
-                "diagnosis": result.policy.diagnosis,
-                "line": result.policy.to_string(),
-            },
-            "retried": result.retried,
-            "records": result.records.iter().map(|r| json!({
-                "id": r.shown_id(),
-                "version": r.version.0,
-                "score": r.score,
-                "verdict": r.verdict.as_str(),
-                "reason": r.reason.to_string(),
-                "name": r.memory.as_ref().map(|m| m.name.clone()),
-                "kind": r.memory.as_ref().map(|m| m.kind.as_str()),
-            })).collect::<Vec<_>>(),
-            "context": context,
-        });
+        // The engine's one serialiser of a recall result, plus the context block.
+        let mut value = result.to_json();
+        if let Value::Object(map) = &mut value {
+            map.insert("context".into(), context.into());
+        }
         let mut out = CallToolResult::success(vec![ContentBlock::text(text)]);
         out.structured_content = Some(value);
         Ok(out)
@@ -669,62 +653,14 @@ impl DreamServer {
         Ok(value)
     }
 
-    /// Recall's firewall step 2 for one memory: the write gate's fields at every
-    /// depth, then the ids it names. Instruction- or secret-shaped → withheld.
+    /// Recall's firewall step 2 for one memory, run by the engine's own
+    /// [`Recall::withheld`] (this server keeps no judgement of its): a memory
+    /// recall would quarantine is withheld, only named.
     fn judge(&self, m: &Memory) -> Result<(), Value> {
-        let scanner = &self.inner.scanner;
-        let fields = json!({
-            "name": m.name,
-            "description": m.description,
-            "content": m.content,
-            "tags": m.tags,
-            "metadata": Value::Object(m.metadata.clone()),
-        });
-        let report = scanner.scan_json(&fields);
-        let own_id = scanner.scan(m.id.as_str());
-        let mut ids = m.scope.to_string();
-        for id in m
-            .supersedes
-            .iter()
-            .map(|s| s.as_str())
-            .chain(m.sources.iter().map(|s| s.as_str()))
-        {
-            ids.push(' ');
-            ids.push_str(id);
+        match self.inner.recall.withheld(m) {
+            None => Ok(()),
+            Some(withheld) => Err(withheld.to_json()),
         }
-        let other_ids = scanner.scan(&ids);
-        let verdict = report.verdict.max(own_id.verdict).max(other_ids.verdict);
-        let code = match verdict {
-            Verdict::Secret => "secret",
-            Verdict::Instruction => "instruction",
-            _ => return Ok(()),
-        };
-        let mut rules: Vec<&str> = Vec::new();
-        for f in report
-            .findings
-            .iter()
-            .chain(&own_id.findings)
-            .chain(&other_ids.findings)
-        {
-            let earned = match verdict {
-                Verdict::Secret => f.category == Category::Secret,
-                _ => f.category.is_instruction() && f.severity == Severity::High,
-            };
-            if earned && !rules.contains(&f.rule) {
-                rules.push(f.rule);
-            }
-        }
-        let id = if own_id.findings.is_empty() {
-            m.id.to_string()
-        } else {
-            "(withheld: the id itself is flagged)".to_owned()
-        };
-        Err(json!({
-            "id": id,
-            "withheld": "quarantined",
-            "reason": format!("{code} (rule {})", rules.join(", ")),
-            "note": "recall would quarantine this record: its content is never returned",
-        }))
     }
 }
 

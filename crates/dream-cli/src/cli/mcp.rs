@@ -4,12 +4,8 @@
 //! or `DREAM_MCP_TOKEN`, never a flag): on a loopback address, or with
 //! `--tls-cert` and `--tls-key` over HTTPS on any address.
 
-use std::sync::Arc;
-
 use clap::Args;
-use dream::core::SystemClock;
 use dream::engine::Dream;
-use dream::engine::recall::{PickerOptions, Recall, RecallOptions, VectorOptions};
 use dream_mcp::http::TOKEN_ENV;
 use dream_mcp::{BearerToken, DreamServer, HttpOptions, McpOptions, TlsIdentity};
 
@@ -60,22 +56,15 @@ pub async fn mcp(global: &Global, args: McpArgs) -> Outcome {
     if let Some(key) = &seal {
         dream = dream.with_seal(key.clone());
     }
-    // The persisted index, as `recall::open_recall` uses it.
-    let mut options = RecallOptions {
-        seal,
-        persist: true,
-        ..RecallOptions::default()
-    };
-    if let Some(model) = model {
-        options.picker = Some(PickerOptions::new(model.clone()));
-        dream = dream.with_model(model);
+    if let Some(model) = &model {
+        dream = dream.with_model(model.clone());
     }
     // A long-lived server: every write starts a vector backfill in the background.
-    if let Some(embedder) = global.embedder(&config)? {
-        options.vectors = Some(VectorOptions::new(embedder.clone()));
-        dream = dream.with_embedder(embedder);
+    let embedder = global.embedder(&config)?;
+    if let Some(embedder) = &embedder {
+        dream = dream.with_embedder(embedder.clone());
     }
-    let recall = Recall::new(store, Arc::new(SystemClock), options);
+    let recall = super::recall::build_recall(store, seal, model, embedder);
     let server = DreamServer::new(
         dream,
         recall,
