@@ -53,6 +53,41 @@ impl Caller {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::{Dream, Options};
+    use dream_core::{MemoryStatus, Message, testing::MemoryStore};
+    use std::sync::Arc;
+
+    /// The same words, logged by the person and by an agent: only the person's
+    /// become an active memory; the agent's session holds its report.
+    #[tokio::test]
+    async fn an_agents_user_message_is_stored_as_its_report() {
+        for (caller, person) in [
+            (Caller::Person, true),
+            (Caller::Harness, true),
+            (Caller::Agent, false),
+            (Caller::Foreign, false),
+        ] {
+            let dream = Dream::open(Arc::new(MemoryStore::new()), Options::default()).unwrap();
+            let id = dream
+                .log_session_as(vec![Message::new(Role::User, "Call me Sam.")], caller)
+                .await
+                .unwrap();
+            let stored = dream.session(&id).await.unwrap().unwrap();
+            assert_eq!(
+                stored.messages[0].role,
+                caller.stored_role(Role::User),
+                "{caller:?}"
+            );
+            dream.dream(true).await.unwrap();
+            let active = dream
+                .list()
+                .await
+                .unwrap()
+                .iter()
+                .any(|m| m.status == MemoryStatus::Active);
+            assert_eq!(active, person, "{caller:?}");
+        }
+    }
 
     #[test]
     fn only_the_person_and_the_harness_speak_as_the_person() {
