@@ -327,7 +327,8 @@ impl RecallResult {
 
     /// The result as JSON: the one serialiser every front end (`dream recall
     /// --format json`, MCP's `recall`) renders it with. Ids as shown
-    /// ([`RecordVerdict::shown_id`]); names without invisible characters.
+    /// ([`RecordVerdict::shown_id`]); names without invisible characters; no
+    /// store version (a conversion renumbers it; the text form shows it).
     pub fn to_json(&self) -> serde_json::Value {
         use serde_json::json;
         json!({
@@ -348,7 +349,6 @@ impl RecallResult {
             },
             "records": self.records.iter().map(|r| json!({
                 "id": r.shown_id(),
-                "version": r.version.0,
                 "score": r.score,
                 "verdict": r.verdict.as_str(),
                 "reason": r.reason.to_string(),
