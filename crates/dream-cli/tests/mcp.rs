@@ -148,17 +148,9 @@ async fn the_persons_word_is_used_and_the_agents_is_held() {
     let cli = Cli::new();
     let client = start(&cli, &[]).await;
 
-    // log_session → dream(force) → recall: the person's statement is used.
-    let logged = ok(
-        &client,
-        "log_session",
-        json!({"messages": [
-            {"role": "user", "content": "Call me Sam."},
-            {"role": "assistant", "content": "Sure, Sam."}
-        ]}),
-    )
-    .await;
-    assert!(logged["session"].is_string(), "{logged}");
+    // The person's statement, logged from the terminal (as a harness hook does
+    // with `dream log --from`) → dream(force) over MCP → recall: it is used.
+    common::ok(cli.run_with(&["log", "-"], Some(&session("Call me Sam.")), &[]));
     let report = ok(&client, "dream", json!({"force": true})).await;
     let created = report["created"].as_array().expect("created");
     assert_eq!(created.len(), 1, "{report:#}");
@@ -575,12 +567,7 @@ async fn purge_scope_over_mcp_and_a_warm_server_never_returns_the_purged_memory(
     let cli = Cli::new();
     let admin = start(&cli, &["--allow-admin"]).await;
     let reader = start(&cli, &[]).await;
-    ok(
-        &admin,
-        "log_session",
-        json!({"messages": [{"role": "user", "content": "Call me Zorblax."}]}),
-    )
-    .await;
+    cli.log("Call me Zorblax.");
     ok(&admin, "dream", json!({"force": true})).await;
     for client in [&admin, &reader] {
         let recalled = ok(client, "recall", json!({"query": "Zorblax", "limit": 5})).await;

@@ -268,6 +268,9 @@ fn only_the_right_token_from_a_local_origin_reaches_the_tools() {
     );
     assert_eq!(status, 200, "{answer:?}");
     assert_eq!(sessions_logged(&cli), 1);
+    // What the agent logged is its report; the person's word comes from the
+    // terminal (or the harness's transcript file).
+    cli.log("Call me Sam.");
     let (_, _, answer) = post(
         &server,
         call(6, "dream", json!({"force": true})),
@@ -305,7 +308,7 @@ fn only_the_right_token_from_a_local_origin_reaches_the_tools() {
     let (status, _, _) = post(&server, huge, Some(TOKEN), Some(&session), &[]);
     // 413, or the connection reset under it when the server stops reading.
     assert!(status == 413 || status == 0, "{status}");
-    assert_eq!(sessions_logged(&cli), 1);
+    assert_eq!(sessions_logged(&cli), 2);
 }
 
 #[test]
@@ -502,20 +505,133 @@ fn over_tls_the_same_checks_hold_and_only_a_client_trusting_the_ca_gets_in() {
 
 #[test]
 fn sessions_past_the_bound_are_refused_and_the_open_ones_keep_working() {
+    use dream_mcp::http::{DEFAULT_MAX_SESSIONS, DEFAULT_MAX_SESSIONS_PER_TOKEN};
     let cli = Cli::new();
-    let server = start(&cli);
-    let open: Vec<String> = (0..dream_mcp::http::DEFAULT_MAX_SESSIONS)
-        .map(|_| open_session(&server))
+    // One token per client: enough clients to fill every session, and one more.
+    let clients = DEFAULT_MAX_SESSIONS / DEFAULT_MAX_SESSIONS_PER_TOKEN + 1;
+    let tokens: Vec<String> = (0..clients)
+        .map(|i| format!("client-{i}-token-0123456789abcdef"))
         .collect();
-    let (status, session, _) = post(&server, initialize(), Some(TOKEN), None, &[]);
+    let files: Vec<String> = tokens
+        .iter()
+        .enumerate()
+        .map(|(i, t)| token_file(&cli, &format!("token-{i}"), t))
+        .collect();
+    let mut args = vec!["mcp", "--listen", "127.0.0.1:0"];
+    for file in &files {
+        args.extend(["--token-file", file.as_str()]);
+    }
+    let server = start_with(&cli, &args, None);
+    let mut open = Vec::new();
+    for token in &tokens[..clients - 1] {
+        for _ in 0..DEFAULT_MAX_SESSIONS_PER_TOKEN {
+            let (status, session, answer) = post(&server, initialize(), Some(token), None, &[]);
+            assert_eq!(status, 200, "{answer:?}");
+            open.push((token.clone(), session.unwrap()));
+        }
+    }
+    assert_eq!(open.len(), DEFAULT_MAX_SESSIONS);
+    // The last client's token holds nothing, yet every session is taken.
+    let (status, session, _) = post(&server, initialize(), Some(&tokens[clients - 1]), None, &[]);
     assert_eq!((status, session), (503, None));
+    let (token, first) = &open[0];
+    let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+    let (status, _, _) = post(&server, initialized, Some(token), Some(first), &[]);
+    assert_eq!(status, 202);
     let (status, _, answer) = post(
         &server,
         call(2, "stats", json!({})),
-        Some(TOKEN),
-        Some(&open[0]),
+        Some(token),
+        Some(first),
         &[],
     );
     assert_eq!(status, 200, "{answer:?}");
     assert!(answer.unwrap()["result"]["structuredContent"]["memories"].is_number());
+}
+
+/// A request with several `Host` headers (the first one allowed, or all of
+/// them the same) gets 400 before anything runs; so do several `Origin`s.
+#[test]
+fn several_host_or_origin_headers_get_400() {
+    let cli = Cli::new();
+    let server = start(&cli);
+    let host = server.host();
+    let origin = format!("http://{host}");
+    for extra in [
+        vec![("host", host.as_str()), ("host", "evil.example")],
+        vec![("host", "evil.example"), ("host", host.as_str())],
+        vec![("host", host.as_str()), ("host", host.as_str())],
+        vec![
+            ("origin", origin.as_str()),
+            ("origin", "http://evil.example"),
+        ],
+    ] {
+        let (status, session, answer) = post(&server, initialize(), Some(TOKEN), None, &extra);
+        assert_eq!((status, session), (400, None), "{extra:?}: {answer:?}");
+    }
+    // Still serving; one Host is fine.
+    open_session(&server);
+    assert_eq!(sessions_logged(&cli), 0);
+}
+
+/// A token file of mode 0600 holding `token`.
+fn token_file(cli: &Cli, name: &str, token: &str) -> String {
+    use std::os::unix::fs::PermissionsExt as _;
+    let path = cli.config.path().join(name);
+    std::fs::write(&path, token).unwrap();
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600)).unwrap();
+    path.to_string_lossy().into_owned()
+}
+
+/// One bearer token cannot hold every session: past its own bound its next
+/// session is refused (503) while another token still opens one, and the
+/// sessions it holds keep working.
+#[test]
+fn one_token_cannot_hold_every_session() {
+    let cli = Cli::new();
+    const OTHER: &str = "other-token-0123456789abcdef";
+    let first = token_file(&cli, "first", TOKEN);
+    let second = token_file(&cli, "second", OTHER);
+    let server = start_with(
+        &cli,
+        &[
+            "mcp",
+            "--listen",
+            "127.0.0.1:0",
+            "--token-file",
+            &first,
+            "--token-file",
+            &second,
+        ],
+        None,
+    );
+    let mut held = Vec::new();
+    loop {
+        let (status, session, answer) = post(&server, initialize(), Some(TOKEN), None, &[]);
+        if status != 200 {
+            assert_eq!((status, session), (503, None), "{answer:?}");
+            break;
+        }
+        held.push(session.expect("a session id"));
+        assert!(
+            held.len() < dream_mcp::http::DEFAULT_MAX_SESSIONS,
+            "one token opened all {} sessions",
+            held.len()
+        );
+    }
+    assert!(!held.is_empty());
+    let (status, session, answer) = post(&server, initialize(), Some(OTHER), None, &[]);
+    assert_eq!(status, 200, "{answer:?}");
+    assert!(session.is_some());
+    let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+    let (status, _, _) = post(&server, initialized, Some(TOKEN), Some(&held[0]), &[]);
+    assert_eq!(status, 202);
+    let (status, _, answer) = post(
+        &server,
+        call(2, "stats", json!({})),
+        Some(TOKEN),
+        Some(&held[0]),
+        &[],
+    );
+    assert_eq!(status, 200, "{answer:?}");
 }

@@ -167,9 +167,10 @@ fn has_bad_control(s: &str, allow_newlines: bool) -> bool {
     })
 }
 
-/// Unicode bidirectional controls (the "Trojan source" characters).
+/// Unicode bidirectional controls (the "Trojan source" characters; U+061C
+/// included): the one definition, from the Unicode property.
 pub(crate) fn is_bidi_control(c: char) -> bool {
-    matches!(c, '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}' | '\u{200E}' | '\u{200F}')
+    dream_core::display::is_bidi_control(c)
 }
 
 fn depth(value: &Value) -> usize {

@@ -24,6 +24,7 @@
 //! and key at every depth, and quarantines what is instruction- or secret-shaped.
 //! The storage layout is in [`layout`].
 
+mod caller;
 mod consolidate;
 mod diff;
 mod dream;
@@ -49,6 +50,7 @@ mod sessions;
 pub mod transcripts;
 pub mod vectors;
 
+pub use caller::Caller;
 pub use consolidate::{
     Batch, BatchSession, Consolidation, Consolidator, LlmConsolidator, RuleBasedConsolidator,
     SYSTEM_RULES,
@@ -79,5 +81,6 @@ pub use records::{
     Actor, AuditAction, AuditRecord, FindingInfo, ProposalKind, QuarantineRecord, QuarantineSource,
     SessionRecord, SessionStatus, SuccessStamp,
 };
+pub use scan::{MEMORY_JSON_DEPTH, memory_scanner};
 pub use seal::SealKey;
 pub use sessions::Logged;

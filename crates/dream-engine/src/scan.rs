@@ -12,9 +12,18 @@ use serde_json::Value;
 use crate::records::FindingInfo;
 
 /// How deep the memory scanner follows a memory's JSON: the metadata limit the gate
-/// enforces, plus the one object (name, content, tags, metadata…) that holds it, so
-/// metadata the gate accepts is never refused by the scanner's depth cap.
-const MEMORY_JSON_DEPTH: usize = crate::options::limits::METADATA_DEPTH + 1;
+/// enforces ([`crate::limits::METADATA_DEPTH`]), plus the one object (name,
+/// content, tags, metadata…) that holds it, so metadata the gate accepts is never
+/// refused by the scanner's depth cap. The one scan depth: the write gate,
+/// recall's firewall and the MCP server all scan with [`memory_scanner`].
+pub const MEMORY_JSON_DEPTH: usize = crate::options::limits::METADATA_DEPTH + 1;
+
+/// The scanner every reader and writer of memories uses: [`Mode::Memory`] to
+/// [`MEMORY_JSON_DEPTH`]. Building one compiles the rule tables: build it once
+/// and keep it.
+pub fn memory_scanner() -> Scanner {
+    Scanner::new(Mode::Memory).with_max_json_depth(MEMORY_JSON_DEPTH)
+}
 
 /// The scanners a [`crate::Dream`] uses, each built when first needed.
 #[derive(Default)]
@@ -94,8 +103,7 @@ impl Scanners {
     }
 
     fn memory_scanner(&self) -> &Scanner {
-        self.memory
-            .get_or_init(|| Scanner::new(Mode::Memory).with_max_json_depth(MEMORY_JSON_DEPTH))
+        self.memory.get_or_init(memory_scanner)
     }
 
     /// Scans transcript text.

@@ -3,6 +3,7 @@
 use dream_core::store::MAX_LIST_LIMIT;
 use dream_core::{BatchOp, Fence, Key, Message, Precondition, Record, RecordId, Role, SessionId};
 
+use crate::caller::Caller;
 use crate::dream::{AuditEntry, Dream};
 use crate::error::{DreamError, Result};
 use crate::events::Event;
@@ -109,8 +110,27 @@ impl Dream {
     /// The bound is exact across processes: the count and the write happen under
     /// the scope's logging lease ([`layout::log_lock`]), the write fenced by it.
     /// Waits up to `lease_wait` for another logger (`Busy` past it).
+    ///
+    /// The messages are the person's ([`Caller::Person`]): a front end that
+    /// logs for someone else calls [`Dream::log_session_as`].
     pub async fn log_session(&self, messages: Vec<Message>) -> Result<SessionId> {
+        self.log_session_as(messages, Caller::Person).await
+    }
+
+    /// As [`Dream::log_session`], for `caller`: each message is stored with the
+    /// role [`Caller::stored_role`] gives it, so an agent's `user` message is
+    /// stored as the agent's report (never the person's word until `dream
+    /// confirm`) and a foreign one as tool text.
+    pub async fn log_session_as(
+        &self,
+        messages: Vec<Message>,
+        caller: Caller,
+    ) -> Result<SessionId> {
         validate(&messages)?;
+        let messages = messages
+            .into_iter()
+            .map(|m| Message::new(caller.stored_role(m.role), m.content))
+            .collect();
         self.under_log_lease(async |log, fence| self.log(messages, None, log, fence).await)
             .await
     }

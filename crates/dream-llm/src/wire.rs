@@ -337,11 +337,11 @@ pub(crate) fn scrub(message: &str, secrets: &[(&str, usize)]) -> String {
     escaped
 }
 
-/// Control characters and invisible direction or width marks: escaped before
-/// a provider's text reaches an error (and from there a terminal).
+/// Control characters, line breaks and invisible characters (the one
+/// definition, [`dream_core::display::is_invisible`]): escaped before a
+/// provider's text reaches an error (and from there a terminal).
 fn is_unsafe_for_terminal(c: char) -> bool {
-    c.is_control()
-        || matches!(c, '\u{200b}'..='\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}' | '\u{feff}')
+    dream_core::display::needs_escape(c, false)
 }
 
 #[cfg(test)]

@@ -1,9 +1,12 @@
 //! Streamable HTTP: the same server on a loopback address, or with TLS on any
 //! address (`dream mcp --listen`).
 //!
-//! Before any MCP handler runs, [`Guard`] (a tower layer) checks the bearer token
-//! in constant time — a request without the right one gets 401 and touches
-//! nothing — and bounds in-flight requests and open sessions (503 past them).
+//! Before any MCP handler runs, [`Guard`] (a tower layer) refuses a request with
+//! more than one `Host` or `Origin` header (400: the allowlists below read only
+//! one), checks the bearer token in constant time — a request without a right
+//! one gets 401 and touches nothing — and bounds in-flight requests, open
+//! sessions, and the sessions each token holds (503 past them), so one token
+//! cannot take every session.
 //! Then rmcp's own checks run: the `Host` allowlist (loopback names, the
 //! listening address, and any names the person adds) and the `Origin` allowlist
 //! (this server's own origins on those hosts plus any the person adds),
@@ -46,6 +49,10 @@ const MAX_TOKEN_FILE_BYTES: u64 = 4096;
 pub const DEFAULT_MAX_BODY_BYTES: usize = crate::MAX_ARGUMENT_BYTES + 64 * 1024;
 /// Default cap on open MCP sessions.
 pub const DEFAULT_MAX_SESSIONS: usize = 16;
+/// Default cap on the open sessions one bearer token holds: a quarter of
+/// [`DEFAULT_MAX_SESSIONS`], so one client (or one leaked token) cannot take
+/// them all. Give each client its own token for more.
+pub const DEFAULT_MAX_SESSIONS_PER_TOKEN: usize = DEFAULT_MAX_SESSIONS / 4;
 /// Default cap on requests in flight at once.
 pub const DEFAULT_MAX_IN_FLIGHT: usize = 64;
 /// Default idle time after which a session is closed.
@@ -144,13 +151,31 @@ impl BearerToken {
 
     /// Whether an `Authorization` header value is `Bearer <this token>`, compared
     /// in constant time (over digests, so the length does not leak either).
+    #[cfg(test)]
     fn admits(&self, authorization: Option<&[u8]>) -> bool {
-        let presented = authorization
-            .and_then(|v| v.strip_prefix(b"Bearer "))
-            .unwrap_or_default();
-        let digest: [u8; 32] = Sha256::digest(presented).into();
-        bool::from(digest.ct_eq(&self.digest))
+        bool::from(presented(authorization).ct_eq(&self.digest))
     }
+}
+
+/// The digest of the token an `Authorization` header value presents.
+fn presented(authorization: Option<&[u8]>) -> [u8; 32] {
+    let presented = authorization
+        .and_then(|v| v.strip_prefix(b"Bearer "))
+        .unwrap_or_default();
+    Sha256::digest(presented).into()
+}
+
+/// Which of `tokens` an `Authorization` header value presents: every token is
+/// compared, in constant time, whichever matches.
+fn admitted(tokens: &[BearerToken], authorization: Option<&[u8]>) -> Option<usize> {
+    let digest = presented(authorization);
+    let mut found = None;
+    for (i, token) in tokens.iter().enumerate() {
+        if bool::from(digest.ct_eq(&token.digest)) {
+            found = Some(i);
+        }
+    }
+    found
 }
 
 /// How the HTTP server listens and what it admits.
@@ -159,8 +184,11 @@ pub struct HttpOptions {
     /// Where to listen: a loopback address, or any with [`HttpOptions::tls`]
     /// (port 0 picks a free port).
     pub listen: SocketAddr,
-    /// The token every request must carry.
+    /// The token every request must carry (or one of [`HttpOptions::extra_tokens`]).
     pub token: BearerToken,
+    /// More tokens admitted besides [`HttpOptions::token`]: one per client, so
+    /// each holds its own [`HttpOptions::max_sessions_per_token`] sessions.
+    pub extra_tokens: Vec<BearerToken>,
     /// Serve HTTPS with this identity; without it only loopback is served.
     pub tls: Option<TlsIdentity>,
     /// Host names admitted in `Host` besides the loopback names and the
@@ -173,6 +201,8 @@ pub struct HttpOptions {
     pub max_body_bytes: usize,
     /// Most open sessions.
     pub max_sessions: usize,
+    /// Most open sessions one token holds.
+    pub max_sessions_per_token: usize,
     /// Most requests in flight.
     pub max_in_flight: usize,
     /// Idle time after which a session closes.
@@ -185,11 +215,13 @@ impl HttpOptions {
         HttpOptions {
             listen,
             token,
+            extra_tokens: Vec::new(),
             tls: None,
             extra_hosts: Vec::new(),
             extra_origins: Vec::new(),
             max_body_bytes: DEFAULT_MAX_BODY_BYTES,
             max_sessions: DEFAULT_MAX_SESSIONS,
+            max_sessions_per_token: DEFAULT_MAX_SESSIONS_PER_TOKEN,
             max_in_flight: DEFAULT_MAX_IN_FLIGHT,
             session_idle: DEFAULT_SESSION_IDLE,
         }
@@ -252,10 +284,18 @@ impl DreamServer {
         let sessions = Arc::new(sessions);
         let server = self.clone();
         let mcp = StreamableHttpService::new(move || Ok(server.clone()), sessions.clone(), config);
+        let mut tokens = vec![options.token];
+        tokens.extend(options.extra_tokens);
+        let held = Arc::new(std::sync::Mutex::new(vec![
+            TokenSessions::default();
+            tokens.len()
+        ]));
         let auth = AuthLayer {
-            token: Arc::new(options.token),
+            tokens: tokens.into(),
+            held,
             sessions,
             max_sessions: options.max_sessions,
+            max_sessions_per_token: options.max_sessions_per_token,
             in_flight: Arc::new(tokio::sync::Semaphore::new(options.max_in_flight)),
         };
         let service = tower_layer::Layer::layer(&auth, mcp);
@@ -335,10 +375,75 @@ async fn serve_connection<I>(
 /// The tower layer that admits a request to the MCP service (see [`Guard`]).
 #[derive(Clone)]
 pub struct AuthLayer {
-    token: Arc<BearerToken>,
+    tokens: Arc<[BearerToken]>,
+    /// The sessions each token (by its index in `tokens`) opened.
+    held: Arc<std::sync::Mutex<Vec<TokenSessions>>>,
     sessions: Arc<LocalSessionManager>,
     max_sessions: usize,
+    max_sessions_per_token: usize,
     in_flight: Arc<tokio::sync::Semaphore>,
+}
+
+/// The sessions one token opened (some may have closed since), and how many
+/// it is opening now.
+#[derive(Debug, Clone, Default)]
+struct TokenSessions {
+    ids: Vec<Arc<str>>,
+    opening: usize,
+}
+
+/// A session a token is opening, counted against its bound until the answer
+/// is in (or the request is dropped).
+struct Opening {
+    held: Arc<std::sync::Mutex<Vec<TokenSessions>>>,
+    token: usize,
+}
+
+impl Opening {
+    /// Records the session the answer opened, if any, as the token's.
+    fn opened(self, session: Option<&header::HeaderValue>) {
+        let id = session.and_then(|v| v.to_str().ok());
+        if let (Some(id), Ok(mut held)) = (id, self.held.lock()) {
+            held[self.token].ids.push(Arc::from(id));
+        }
+    }
+}
+
+impl Drop for Opening {
+    fn drop(&mut self) {
+        if let Ok(mut held) = self.held.lock() {
+            held[self.token].opening -= 1;
+        }
+    }
+}
+
+impl AuthLayer {
+    /// Counts a session `token` is about to open against the bounds: every
+    /// token's, then its own (what it opened and still holds, and what it is
+    /// opening now).
+    async fn reserve(&self, token: usize) -> Result<Opening, &'static str> {
+        let live = self.sessions.sessions.read().await;
+        let Ok(mut held) = self.held.lock() else {
+            return Err("the session table is unavailable\n");
+        };
+        let opening: usize = held.iter().map(|t| t.opening).sum();
+        if live.len() + opening >= self.max_sessions {
+            return Err("too many open sessions\n");
+        }
+        let mine = &mut held[token];
+        mine.ids.retain(|id| live.contains_key(id));
+        if mine.ids.len() + mine.opening >= self.max_sessions_per_token {
+            return Err(
+                "too many open sessions for this token (close one, or give each client \
+                        its own token)\n",
+            );
+        }
+        mine.opening += 1;
+        Ok(Opening {
+            held: self.held.clone(),
+            token,
+        })
+    }
 }
 
 impl<S> tower_layer::Layer<S> for AuthLayer {
@@ -397,18 +502,28 @@ where
     }
 
     fn call(&mut self, request: Request<B>) -> Self::Future {
-        let authorization = request
-            .headers()
-            .get(header::AUTHORIZATION)
-            .map(|v| v.as_bytes());
-        if !self.layer.token.admits(authorization) {
+        // The Host and Origin allowlists read one header each: a request that
+        // carries two (the first allowed, the second not) is refused whole.
+        let headers = request.headers();
+        if headers.get_all(header::HOST).iter().count() > 1
+            || headers.get_all(header::ORIGIN).iter().count() > 1
+        {
+            return Box::pin(async {
+                Ok(plain(
+                    StatusCode::BAD_REQUEST,
+                    "a request may carry one Host header and at most one Origin header\n",
+                ))
+            });
+        }
+        let authorization = headers.get(header::AUTHORIZATION).map(|v| v.as_bytes());
+        let Some(token) = admitted(&self.layer.tokens, authorization) else {
             return Box::pin(async {
                 Ok(plain(
                     StatusCode::UNAUTHORIZED,
                     "a bearer token is required (Authorization: Bearer …)\n",
                 ))
             });
-        }
+        };
         let Ok(permit) = self.layer.in_flight.clone().try_acquire_owned() else {
             return Box::pin(async {
                 Ok(plain(
@@ -425,13 +540,18 @@ where
         let mut inner = std::mem::replace(&mut self.inner, clone);
         let layer = self.layer.clone();
         Box::pin(async move {
-            if opens_session && layer.sessions.sessions.read().await.len() >= layer.max_sessions {
-                return Ok(plain(
-                    StatusCode::SERVICE_UNAVAILABLE,
-                    "too many open sessions\n",
-                ));
-            }
+            let opening = if opens_session {
+                match layer.reserve(token).await {
+                    Ok(opening) => Some(opening),
+                    Err(refusal) => return Ok(plain(StatusCode::SERVICE_UNAVAILABLE, refusal)),
+                }
+            } else {
+                None
+            };
             let response = inner.call(request).await;
+            if let (Some(opening), Ok(response)) = (opening, &response) {
+                opening.opened(response.headers().get("mcp-session-id"));
+            }
             drop(permit);
             response
         })
@@ -461,6 +581,17 @@ mod tests {
             );
         }
         assert!(!token.admits(None));
+        let other = BearerToken::new("another-token-0123456789").unwrap();
+        let both = [token.clone(), other];
+        assert_eq!(
+            admitted(&both, Some(b"Bearer another-token-0123456789")),
+            Some(1)
+        );
+        assert_eq!(
+            admitted(&both, Some(b"Bearer correct-horse-battery-staple")),
+            Some(0)
+        );
+        assert_eq!(admitted(&both, Some(b"Bearer nobody-0123456789abc")), None);
         assert_eq!(format!("{token:?}"), "BearerToken(..)");
         assert!(BearerToken::new("short").is_err());
         assert!(BearerToken::new("sixteen chars but spaces").is_err());

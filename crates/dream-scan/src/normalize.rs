@@ -411,17 +411,10 @@ fn fold_char(c: char, out: &mut String) {
     });
 }
 
-/// Zero-width, bidirectional and other invisible format characters.
+/// Zero-width, bidirectional and other invisible format characters: the one
+/// definition, from the Unicode properties ([`dream_core::display::is_invisible`]).
 pub(crate) fn is_invisible(c: char) -> bool {
-    matches!(c as u32,
-        0x00AD | 0x034F | 0x061C | 0x115F | 0x1160 | 0x17B4 | 0x17B5
-        | 0x180B..=0x180F
-        | 0x200B..=0x200F
-        | 0x202A..=0x202E
-        | 0x2060..=0x206F
-        | 0x3164 | 0xFE00..=0xFE0F | 0xFEFF | 0xFFA0
-        | 0x1D173..=0x1D17A
-        | 0xE0000..=0xE0FFF)
+    dream_core::display::is_invisible(c)
 }
 
 /// Look-alike letters (and typographic punctuation) folded to ASCII.

@@ -10,9 +10,9 @@ use std::sync::Arc;
 use chrono::Utc;
 use dream::core::{
     Bytes, Key, Memory, MemoryId, MemoryKind, Message, Namespace, RecordId, RecordStore, Role,
-    SessionId, SystemClock, Write, render_memory,
+    SessionId, Write, render_memory,
 };
-use dream::engine::recall::{FirewallVerdict, Recall, RecallOptions};
+use dream::engine::recall::FirewallVerdict;
 use dream::engine::{Dream, Options};
 
 use super::output::{Style, escape, escape_body, table};
@@ -186,11 +186,7 @@ pub async fn demo() -> Outcome {
         "\n{}",
         style.bold("6. recall \"which test runner do we use\"")
     )?;
-    let recall = Recall::new(
-        store.clone(),
-        Arc::new(SystemClock),
-        RecallOptions::default(),
-    );
+    let recall = super::recall::build_recall(store.clone(), None, None, None);
     let result = recall
         .recall("which test runner do we use", dream.scope(), 10)
         .await?;

@@ -4,12 +4,8 @@
 //! or `DREAM_MCP_TOKEN`, never a flag): on a loopback address, or with
 //! `--tls-cert` and `--tls-key` over HTTPS on any address.
 
-use std::sync::Arc;
-
 use clap::Args;
-use dream::core::SystemClock;
 use dream::engine::Dream;
-use dream::engine::recall::{PickerOptions, Recall, RecallOptions, VectorOptions};
 use dream_mcp::http::TOKEN_ENV;
 use dream_mcp::{BearerToken, DreamServer, HttpOptions, McpOptions, TlsIdentity};
 
@@ -38,9 +34,11 @@ pub struct McpArgs {
     /// names and the listening address (e.g. the name in the certificate).
     #[arg(long, value_name = "NAME", requires = "listen")]
     pub allow_host: Vec<String>,
-    /// With --listen: a file (mode 0600) holding the bearer token.
+    /// With --listen: a file (mode 0600) holding the bearer token. Repeat it to
+    /// admit several tokens, one per client: each token holds at most a quarter
+    /// of the sessions.
     #[arg(long, value_name = "PATH", requires = "listen")]
-    pub token_file: Option<std::path::PathBuf>,
+    pub token_file: Vec<std::path::PathBuf>,
     /// With --listen: a browser origin to admit besides the server's own
     /// (scheme://host:port); requests with any other Origin get 403.
     #[arg(long, value_name = "ORIGIN", requires = "listen")]
@@ -58,22 +56,15 @@ pub async fn mcp(global: &Global, args: McpArgs) -> Outcome {
     if let Some(key) = &seal {
         dream = dream.with_seal(key.clone());
     }
-    // The persisted index, as `recall::open_recall` uses it.
-    let mut options = RecallOptions {
-        seal,
-        persist: true,
-        ..RecallOptions::default()
-    };
-    if let Some(model) = model {
-        options.picker = Some(PickerOptions::new(model.clone()));
-        dream = dream.with_model(model);
+    if let Some(model) = &model {
+        dream = dream.with_model(model.clone());
     }
     // A long-lived server: every write starts a vector backfill in the background.
-    if let Some(embedder) = global.embedder(&config)? {
-        options.vectors = Some(VectorOptions::new(embedder.clone()));
-        dream = dream.with_embedder(embedder);
+    let embedder = global.embedder(&config)?;
+    if let Some(embedder) = &embedder {
+        dream = dream.with_embedder(embedder.clone());
     }
-    let recall = Recall::new(store, Arc::new(SystemClock), options);
+    let recall = super::recall::build_recall(store, seal, model, embedder);
     let server = DreamServer::new(
         dream,
         recall,
@@ -85,16 +76,25 @@ pub async fn mcp(global: &Global, args: McpArgs) -> Outcome {
         server.serve_stdio().await?;
         return Ok(Found::Nothing);
     };
-    let token = match &args.token_file {
-        Some(path) => BearerToken::from_file(path)?,
-        None => BearerToken::from_env()?.ok_or_else(|| {
-            CliError::usage(format!(
-                "--listen needs a bearer token: put it in a file of mode 0600 (--token-file) \
-                 or in {TOKEN_ENV}"
-            ))
-        })?,
-    };
+    let mut tokens = args
+        .token_file
+        .iter()
+        .map(|path| BearerToken::from_file(path))
+        .collect::<Result<Vec<_>, _>>()?;
+    if tokens.is_empty()
+        && let Some(token) = BearerToken::from_env()?
+    {
+        tokens.push(token);
+    }
+    if tokens.is_empty() {
+        return Err(CliError::usage(format!(
+            "--listen needs a bearer token: put it in a file of mode 0600 (--token-file) \
+             or in {TOKEN_ENV}"
+        )));
+    }
+    let token = tokens.remove(0);
     let mut options = HttpOptions::new(listen, token);
+    options.extra_tokens = tokens;
     if let (Some(cert), Some(key)) = (&args.tls_cert, &args.tls_key) {
         options.tls = Some(TlsIdentity::from_files(cert, key)?);
     }

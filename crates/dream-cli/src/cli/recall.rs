@@ -103,21 +103,35 @@ pub async fn open_recall(global: &Global) -> Result<(Recall, dream::core::Scope)
     let config = global.file_config()?;
     let store = global.open_store(&config, false).await?;
     let scope = global.scope(&config)?;
-    // The persisted index: the CLI has a seal key, or an encrypted store, so it is
-    // authenticated either way; recall reads every memory it shows again, so a
-    // hand edit that keeps its version is judged on its own bytes.
-    let mut options = RecallOptions {
-        seal: global.seal_key(&config)?,
+    let recall = build_recall(
+        store,
+        global.seal_key(&config)?,
+        global.model(&config)?,
+        global.embedder(&config)?,
+    );
+    Ok((recall, scope))
+}
+
+/// The one place the CLI builds a `Recall` (`recall`, `export`, `dream mcp`, the
+/// demo): over `store` with its seal key, the persisted index, and the
+/// configured picker model and embedder. The persisted index is authenticated
+/// by the seal key or the encrypted store either way; recall reads every memory
+/// it shows again, so a hand edit that keeps its version is judged on its own
+/// bytes.
+pub fn build_recall(
+    store: Arc<dyn dream::core::RecordStore>,
+    seal: Option<dream::engine::SealKey>,
+    model: Option<Arc<dyn dream::core::LanguageModel>>,
+    embedder: Option<Arc<dyn dream::core::Embedder>>,
+) -> Recall {
+    let options = RecallOptions {
+        seal,
         persist: true,
+        picker: model.map(PickerOptions::new),
+        vectors: embedder.map(VectorOptions::new),
         ..RecallOptions::default()
     };
-    if let Some(model) = global.model(&config)? {
-        options.picker = Some(PickerOptions::new(model));
-    }
-    if let Some(embedder) = global.embedder(&config)? {
-        options.vectors = Some(VectorOptions::new(embedder));
-    }
-    Ok((Recall::new(store, Arc::new(SystemClock), options), scope))
+    Recall::new(store, Arc::new(SystemClock), options)
 }
 
 #[derive(Debug, Deserialize)]
@@ -286,7 +300,7 @@ pub async fn recall(global: &Global, args: RecallArgs) -> Outcome {
             .iter()
             .any(|r| r.verdict == FirewallVerdict::Used);
         match args.format.unwrap_or_default() {
-            RecallFormat::Json | RecallFormat::Jsonl => print_json(&to_json(&result))?,
+            RecallFormat::Json | RecallFormat::Jsonl => print_json(&result.to_json())?,
             RecallFormat::Text | RecallFormat::Context => {
                 out!("{}", escape_body(&result.to_context()))?
             }
@@ -344,33 +358,10 @@ pub async fn recall(global: &Global, args: RecallArgs) -> Outcome {
         .any(|r| r.verdict == FirewallVerdict::Used);
     match args.format.unwrap_or_default() {
         RecallFormat::Context => out!("{}", escape_body(&result.to_context()))?,
-        RecallFormat::Json | RecallFormat::Jsonl => print_json(&to_json(&result))?,
+        RecallFormat::Json | RecallFormat::Jsonl => print_json(&result.to_json())?,
         RecallFormat::Text => print_text(&result)?,
     }
     Ok(Found::when(!admitted))
-}
-
-/// The result as JSON for programs.
-pub fn to_json(result: &RecallResult) -> Value {
-    json!({
-        "policy": { "verdict": result.policy.verdict.as_str(), "reason": result.policy.reason.to_string(),
-                    "diagnosis": result.policy.diagnosis },
-        "retried": result.retried,
-        "ranker": match &result.ranker {
-            Ranker::Lexical => json!({ "kind": "lexical" }),
-            Ranker::Model { model } => json!({ "kind": "model", "model": model }),
-            Ranker::Hybrid { embedder } => json!({ "kind": "hybrid", "embedder": embedder }),
-            Ranker::LexicalFallback { reason } => json!({ "kind": "lexical-fallback", "reason": reason }),
-        },
-        "records": result.records.iter().map(|r| json!({
-            "id": r.id.as_str(),
-            "score": r.score,
-            "verdict": r.verdict.as_str(),
-            "reason": r.reason.to_string(),
-            "name": r.memory.as_ref().map(|m| m.name.clone()),
-            "kind": r.memory.as_ref().map(|m| m.kind.as_str()),
-        })).collect::<Vec<_>>(),
-    })
 }
 
 fn print_text(result: &RecallResult) -> Result<(), CliError> {

@@ -369,26 +369,9 @@ fn excerpt(text: &str, f: &Finding) -> String {
     format!("\"{}\"", escape(&short))
 }
 
-/// Escapes control characters and invisible format characters (zero-width, bidi,
-/// Unicode tags), so scanned text can neither drive the terminal nor hide in it.
+/// Escapes control characters, line breaks and invisible characters (the one
+/// definition, [`dream::core::display::is_invisible`]), so scanned text can
+/// neither drive the terminal nor hide in it.
 fn escape(text: &str) -> std::borrow::Cow<'_, str> {
-    let needs = |c: char| {
-        c.is_control()
-            || matches!(c as u32,
-                0x00AD | 0x034F | 0x061C | 0x115F | 0x1160 | 0x17B4 | 0x17B5 | 0x180B..=0x180F
-                | 0x200B..=0x200F | 0x2028..=0x202E | 0x2060..=0x206F | 0x3164 | 0xFE00..=0xFE0F
-                | 0xFEFF | 0xFFA0 | 0xFFF9..=0xFFFB | 0x1D173..=0x1D17A | 0xE0000..=0xE0FFF)
-    };
-    if !text.chars().any(needs) {
-        return std::borrow::Cow::Borrowed(text);
-    }
-    let mut out = String::with_capacity(text.len() + 16);
-    for c in text.chars() {
-        if needs(c) {
-            out.push_str(&format!("\\u{{{:x}}}", c as u32));
-        } else {
-            out.push(c);
-        }
-    }
-    std::borrow::Cow::Owned(out)
+    dream::core::display::escape_for_display(text, false)
 }

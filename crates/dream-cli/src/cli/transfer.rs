@@ -258,23 +258,69 @@ async fn export_section(global: &Global, into: Option<&std::path::Path>) -> Outc
         return Ok(Found::Nothing);
     };
     let shown = escape(&path.display().to_string()).into_owned();
-    let existing = match std::fs::read_to_string(path) {
-        Ok(text) => text,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
-        Err(e) => return Err(CliError::usage(format!("cannot read {shown}: {e}"))),
+    let (existing, permissions) = match read_regular(path) {
+        Ok(Some((text, permissions))) => (text, Some(permissions)),
+        Ok(None) => (String::new(), None),
+        Err(e) => {
+            return Err(CliError::usage(format!(
+                "{shown}: {e}; nothing was written"
+            )));
+        }
     };
     let updated = memory_file::splice(&existing, &escape_body(&section))
         .map_err(|e| CliError::usage(format!("{shown}: {e}")))?;
-    write_replacing(path, updated.as_bytes())
+    write_replacing(path, updated.as_bytes(), permissions)
         .map_err(|e| CliError::usage(format!("cannot write {shown}: {e}")))?;
     eprintln!("wrote {admitted} admitted memories into {shown}");
     Ok(Found::Nothing)
 }
 
-/// Writes `bytes` to `path` through a temporary file beside it and a rename, so a
-/// reader sees the old file or the new one, never half of one. Keeps the mode of
-/// an existing file.
-fn write_replacing(path: &std::path::Path, bytes: &[u8]) -> std::io::Result<()> {
+/// The text and permissions of the memory file at `path`, or `None` when there
+/// is none. Agents read CLAUDE.md and AGENTS.md as binding instructions, so the
+/// file must be the regular file it names: it is opened with `O_NOFOLLOW` (a
+/// symbolic link, dangling or not, is refused, never followed) and
+/// `O_NONBLOCK` (a FIFO never blocks), then checked with `fstat` (a directory,
+/// FIFO, socket or device is refused).
+fn read_regular(path: &std::path::Path) -> Result<Option<(String, std::fs::Permissions)>, String> {
+    use rustix::fs::{Mode, OFlags};
+    use std::io::Read as _;
+    let flags =
+        OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::NOCTTY | OFlags::CLOEXEC;
+    let fd = match rustix::fs::open(path, flags, Mode::empty()) {
+        Ok(fd) => fd,
+        Err(rustix::io::Errno::NOENT) => return Ok(None),
+        Err(rustix::io::Errno::LOOP) => {
+            return Err(
+                "is a symbolic link: refusing to follow it (agents read this file as \
+                 instructions; give the path of the regular file itself)"
+                    .to_owned(),
+            );
+        }
+        Err(e) => return Err(format!("cannot open it: {e}")),
+    };
+    let mut file = std::fs::File::from(fd);
+    let meta = file
+        .metadata()
+        .map_err(|e| format!("cannot read it: {e}"))?;
+    if !meta.is_file() {
+        return Err("is not a regular file".to_owned());
+    }
+    let mut text = String::new();
+    file.read_to_string(&mut text)
+        .map_err(|e| format!("cannot read it: {e}"))?;
+    Ok(Some((text, meta.permissions())))
+}
+
+/// Writes `bytes` to `path` through a temporary file beside it (created
+/// exclusively: a link planted at its name is never followed) and a rename, so
+/// a reader sees the old file or the new one, never half of one; the rename
+/// replaces whatever is at `path` itself, never what a link there points to.
+/// The new file gets `permissions` (the old file's), if given.
+fn write_replacing(
+    path: &std::path::Path,
+    bytes: &[u8],
+    permissions: Option<std::fs::Permissions>,
+) -> std::io::Result<()> {
     let dir = match path.parent() {
         Some(d) if !d.as_os_str().is_empty() => d,
         _ => std::path::Path::new("."),
@@ -291,15 +337,17 @@ fn write_replacing(path: &std::path::Path, bytes: &[u8]) -> std::io::Result<()> 
             .write(true)
             .create_new(true)
             .open(&tmp)?;
-        if let Ok(meta) = std::fs::metadata(path) {
-            file.set_permissions(meta.permissions())?;
+        if let Some(permissions) = permissions {
+            file.set_permissions(permissions)?;
         }
         file.write_all(bytes)?;
         file.sync_all()?;
         std::fs::rename(&tmp, path)
     })();
-    if result.is_err() {
-        let _ = std::fs::remove_file(&tmp);
+    match &result {
+        // The rename itself, made durable where the directory can be synced.
+        Ok(()) => drop(std::fs::File::open(dir).and_then(|d| d.sync_all())),
+        Err(_) => drop(std::fs::remove_file(&tmp)),
     }
     result
 }

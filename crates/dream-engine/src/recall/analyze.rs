@@ -288,6 +288,20 @@ fn merge_ids(scanner: &Scanner, report: &mut Report, ids: &str) -> bool {
     flagged
 }
 
+/// Step 2 alone for one memory (stored as record `record`): the quarantine
+/// reason recall's firewall gives it, if any, and whether the record's own id
+/// was flagged. What the MCP server's `show`, `list`, `history` and resources
+/// run, so they withhold exactly what recall quarantines.
+pub(crate) fn screen(
+    scanner: &Scanner,
+    record: &RecordId,
+    memory: &Memory,
+    strict: bool,
+) -> Option<(Reason, bool)> {
+    let (report, id_flagged) = scan_memory(scanner, record, memory);
+    quarantine_reason(&report, strict).map(|reason| (reason, id_flagged))
+}
+
 /// The quarantine reason when the scan verdict is instruction or secret (or merely
 /// suspicious, when `strict`).
 fn quarantine_reason(report: &Report, strict: bool) -> Option<Reason> {

@@ -77,7 +77,7 @@ use std::collections::HashSet;
 use std::fmt;
 use std::sync::{Arc, OnceLock};
 
-use dream_core::{Clock, Memory, RecordStore, Scope};
+use dream_core::{Clock, Memory, RecordId, RecordStore, Scope};
 use dream_scan::Scanner;
 
 use analyze::{AnalyzeConfig, Outcome};
@@ -94,6 +94,28 @@ pub use types::{
     Ranker, Reason, RecallError, RecallOptions, RecallResult, RecordVerdict, codes,
 };
 pub(crate) use types::{printable, shown_id};
+
+/// A memory recall would quarantine, as a front end may name it: never its
+/// content.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Withheld {
+    /// Its id, or `record-<sha256 prefix>` when the id itself is flagged.
+    pub shown_id: String,
+    /// Why (`instruction` or `secret`, with the rules that fired).
+    pub reason: Reason,
+}
+
+impl Withheld {
+    /// The JSON a front end returns in the memory's place.
+    pub fn to_json(&self) -> serde_json::Value {
+        serde_json::json!({
+            "id": self.shown_id,
+            "withheld": "quarantined",
+            "reason": self.reason.to_string(),
+            "note": "recall would quarantine this record: its content is never returned",
+        })
+    }
+}
 
 /// Recall over one store: owns the in-memory index and the firewall.
 pub struct Recall {
@@ -169,6 +191,22 @@ impl Recall {
     /// The options in force.
     pub fn options(&self) -> &RecallOptions {
         &self.options
+    }
+
+    /// The firewall's scan (step 2) of one memory, exactly as recall judges it
+    /// (the write gate's fields at every depth, the ids it names, the same
+    /// scanner and depth): `Some` with what to show instead when recall would
+    /// quarantine it. A front end that returns memory content outside recall
+    /// (MCP's `show`, `list`, `history`, resources) withholds what this names.
+    pub fn withheld(&self, memory: &Memory) -> Option<Withheld> {
+        let scanner = self.scanner.get_or_init(crate::scan::memory_scanner);
+        let record = RecordId::from(memory.id.clone());
+        analyze::screen(scanner, &record, memory, self.analyze.quarantine_suspicious).map(
+            |(reason, id_flagged)| Withheld {
+                shown_id: shown_id(&record, id_flagged),
+                reason,
+            },
+        )
     }
 
     /// Ranks memories for `query` and judges each candidate (see the module docs).

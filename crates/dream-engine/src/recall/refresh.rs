@@ -16,7 +16,7 @@ use std::future::Future;
 use std::sync::OnceLock;
 
 use dream_core::{Record, RecordId};
-use dream_scan::{Mode, Scanner};
+use dream_scan::Scanner;
 use sha2::{Digest, Sha256};
 
 use crate::error::DreamError;
@@ -364,7 +364,7 @@ fn analyse_all(
                 }),
             );
         }
-        let scanner = scanner.get_or_init(|| Scanner::new(Mode::Memory));
+        let scanner = scanner.get_or_init(crate::scan::memory_scanner);
         let doc = analyze::analyze(id, record.version, &record.value, scanner, config, vocab);
         (i, Arc::new(doc))
     };

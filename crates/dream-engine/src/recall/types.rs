@@ -324,6 +324,40 @@ impl RecallResult {
     pub fn to_context(&self) -> String {
         context::render(self)
     }
+
+    /// The result as JSON: the one serialiser every front end (`dream recall
+    /// --format json`, MCP's `recall`) renders it with. Ids as shown
+    /// ([`RecordVerdict::shown_id`]); names without invisible characters; no
+    /// store version (a conversion renumbers it; the text form shows it).
+    pub fn to_json(&self) -> serde_json::Value {
+        use serde_json::json;
+        json!({
+            "policy": {
+                "verdict": self.policy.verdict.as_str(),
+                "reason": self.policy.reason.to_string(),
+                "diagnosis": self.policy.diagnosis,
+                "line": self.policy.to_string(),
+            },
+            "retried": self.retried,
+            "ranker": match &self.ranker {
+                Ranker::Lexical => json!({ "kind": "lexical" }),
+                Ranker::Model { model } => json!({ "kind": "model", "model": model }),
+                Ranker::Hybrid { embedder } => json!({ "kind": "hybrid", "embedder": embedder }),
+                Ranker::LexicalFallback { reason } => {
+                    json!({ "kind": "lexical-fallback", "reason": reason })
+                }
+            },
+            "records": self.records.iter().map(|r| json!({
+                "id": r.shown_id(),
+                "score": r.score,
+                "verdict": r.verdict.as_str(),
+                "reason": r.reason.to_string(),
+                "name": r.memory.as_ref()
+                    .map(|m| dream_core::display::visible_text(&m.name).into_owned()),
+                "kind": r.memory.as_ref().map(|m| m.kind.as_str()),
+            })).collect::<Vec<_>>(),
+        })
+    }
 }
 
 impl fmt::Display for RecallResult {
