@@ -94,6 +94,7 @@ mod addressed;
 mod classifier;
 mod encoded;
 mod encoded_extra;
+mod families;
 mod multilingual;
 mod normalize;
 mod pattern;

@@ -400,6 +400,12 @@ pub(crate) fn provider_body(body: &str) -> bool {
 /// words (`ThisIsNotARealToken`, `my-project-key-goes-here`). A run of one letter
 /// (`AAAA…`) or the alphabet in order is none of these: tidy, but pasted as a key.
 pub(crate) fn stands_for_a_key(body: &str) -> bool {
+    masked_or_placeholder(body) || reads_as_words(body)
+}
+
+/// A mask (`xxxx…`, `****`, `0000…`) or a placeholder (`<…>`, `${…}`,
+/// `your_key_here`, `…EXAMPLE`): [`stands_for_a_key`] without the words test.
+pub(crate) fn masked_or_placeholder(body: &str) -> bool {
     let lower = body.to_ascii_lowercase();
     if body
         .chars()
@@ -432,14 +438,13 @@ pub(crate) fn stands_for_a_key(body: &str) -> bool {
     ]
     .iter()
     .any(|w| lower.contains(w))
-        || reads_as_words(body)
 }
 
 /// Three or more words (letter runs split at separators, digits and lower-to-upper
 /// case changes), each at most sixteen letters with a vowel, and vowels a word's share
 /// of the letters: `ThisIsNotARealToken`, `my-openai-project-key`. Random bodies split
 /// into runs without vowels (`Zq`, `Lr`, `Tn`); a run of one letter is one word.
-fn reads_as_words(body: &str) -> bool {
+pub(crate) fn reads_as_words(body: &str) -> bool {
     let is_vowel = |c: char| "aeiouyAEIOUY".contains(c);
     let mut words = 0usize;
     let mut letters = 0usize;
