@@ -887,6 +887,7 @@ static BIP39: LazyLock<Vec<String>> = LazyLock::new(|| {
 });
 
 /// The BIP-39 English wordlist, in its order (an index is a word's 11 bits).
+#[cfg(test)]
 pub(crate) fn bip39_words() -> &'static [String] {
     &BIP39
 }
@@ -1040,8 +1041,56 @@ fn discord_bot(run: &str) -> bool {
 }
 
 /// Runs of BIP-39 words separated by single spaces (or one line break); each run of
-/// 12 or more is searched for valid mnemonics, longest first.
+/// 12 or more is searched for valid mnemonics, longest first. A cheap gate goes first:
+/// only a stretch of twelve or more lower-case words of three to eight letters, one
+/// separator apart, is looked up in the list (prose breaks such stretches with short
+/// words, capitals and punctuation within a few words).
 fn seed_phrases(text: &str, out: &mut Vec<(&'static str, Range<usize>)>) {
+    let b = text.as_bytes();
+    let n = b.len();
+    let mut i = 0;
+    let (mut start, mut end, mut words) = (0, 0, 0);
+    while i < n {
+        if !b[i].is_ascii_lowercase() {
+            i += 1;
+            continue;
+        }
+        let s = i;
+        while i < n && b[i].is_ascii_lowercase() {
+            i += 1;
+        }
+        let fits = (3..=8).contains(&(i - s))
+            && (s == 0 || !b[s - 1].is_ascii_alphanumeric())
+            && (i == n || !b[i].is_ascii_alphanumeric());
+        let follows = words > 0 && s == end + 1 && matches!(b[end], b' ' | b'\n');
+        if fits && follows {
+            words += 1;
+            end = i;
+        } else {
+            if words >= 12 {
+                phrases_in(text, start..end, out);
+            }
+            (start, end, words) = if fits { (s, i, 1) } else { (0, 0, 0) };
+        }
+    }
+    if words >= 12 {
+        phrases_in(text, start..end, out);
+    }
+}
+
+/// [`seed_phrases`] within a gated stretch.
+fn phrases_in(text: &str, within: Range<usize>, out: &mut Vec<(&'static str, Range<usize>)>) {
+    let base = within.start;
+    let mut found = Vec::new();
+    lookup_phrases(&text[within], &mut found);
+    out.extend(
+        found
+            .into_iter()
+            .map(|(r, s)| (r, s.start + base..s.end + base)),
+    );
+}
+
+fn lookup_phrases(text: &str, out: &mut Vec<(&'static str, Range<usize>)>) {
     let b = text.as_bytes();
     let n = b.len();
     // (index, start, end) of each word of the current run.
@@ -1116,5 +1165,196 @@ fn mnemonics(run: &[(usize, usize, usize)], out: &mut Vec<(&'static str, Range<u
             out.push(("bip39_seed_phrase", run[s].1..run[s + len - 1].2));
             taken.push(w);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{Category, Mode, Scanner};
+
+    fn found(text: &str) -> Vec<(&'static str, String)> {
+        Scanner::new(Mode::Transcript)
+            .scan_secrets(text)
+            .findings
+            .into_iter()
+            .filter(|f| f.category == Category::Secret)
+            .map(|f| (f.rule, text[f.span.unwrap()].to_string()))
+            .collect()
+    }
+
+    fn noise(n: usize, seed: u64, alphabet: &[u8]) -> String {
+        let mut x = seed.wrapping_mul(6364136223846793005).wrapping_add(1);
+        (0..n)
+            .map(|_| {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                alphabet[(x % alphabet.len() as u64) as usize] as char
+            })
+            .collect()
+    }
+
+    const ALNUM: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
+    const HEX: &[u8] = b"0123456789abcdef";
+
+    #[test]
+    fn every_spec_parses_and_every_family_has_a_literal() {
+        for f in FAMILIES.iter() {
+            assert!(!f.lits.is_empty(), "{}", f.id);
+            assert!(f.lits.iter().all(|l| !l.is_empty()), "{}", f.id);
+            if f.kind == Kind::Near {
+                assert!(!f.parts.is_empty(), "{}", f.id);
+                assert!(
+                    f.lits.iter().all(|l| *l == l.to_ascii_lowercase()),
+                    "{}",
+                    f.id
+                );
+            }
+        }
+    }
+
+    /// The embedded list is the published BIP-39 English wordlist (its SHA-256, one
+    /// word a line, is the one the standard's repository publishes).
+    #[test]
+    fn the_wordlist_is_bip39_english() {
+        let words = bip39_words();
+        assert_eq!(words.len(), 2048);
+        assert!(words.windows(2).all(|w| w[0] < w[1]));
+        let file: String = words.iter().map(|w| format!("{w}\n")).collect();
+        let hash: String = Sha256::digest(file.as_bytes())
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect();
+        assert_eq!(
+            hash,
+            "2f5eed53a4727b4bf8880d8f3f199efc90e58503646d9ff8eff3a2ed3b24dbda"
+        );
+    }
+
+    #[test]
+    fn seed_phrases_need_their_checksum() {
+        let words = bip39_words();
+        let at = |w: &str| words.iter().position(|x| x == w).unwrap();
+        // BIP-39's first test vector: all-zero entropy, eleven times word 0 and the
+        // checksum word.
+        let mut idx = vec![0usize; 11];
+        idx.push(at("about"));
+        assert!(bip39_valid(&idx));
+        assert!(!bip39_valid(&[0usize; 12]));
+        let phrase: Vec<&str> = idx.iter().map(|&i| words[i].as_str()).collect();
+        let phrase = phrase.join(" ");
+        assert_eq!(found(&format!("restore with {phrase} please")).len(), 1);
+        // Twelve list words with no valid checksum, and one list word repeated.
+        let prose = "you will have to keep this simple and also make sure they know what we need";
+        assert!(found(prose).is_empty(), "{prose}");
+        assert!(found(&"ignore ".repeat(5000)).is_empty());
+        // Capitalised or punctuated, it is a sentence, not a pasted phrase.
+        assert!(found(&phrase.replace(' ', ", ")).is_empty());
+    }
+
+    #[test]
+    fn age_keys_need_their_bech32_checksum() {
+        // A key built from 32 zero bytes: its checksum computed here.
+        let hrp = "age-secret-key-";
+        let data = vec![0u8; 52];
+        let mut values: Vec<u8> = hrp.bytes().map(|c| c >> 5).collect();
+        values.push(0);
+        values.extend(hrp.bytes().map(|c| c & 31));
+        values.extend(&data);
+        values.extend([0; 6]);
+        let pm = bech32_polymod(&values) ^ 1;
+        let mut all = data.clone();
+        all.extend((0..6).map(|i| ((pm >> (5 * (5 - i))) & 31) as u8));
+        let body: String = all.iter().map(|&d| BECH32[d as usize] as char).collect();
+        let key = format!("{hrp}1{body}").to_ascii_uppercase();
+        assert!(age_checksum(&key));
+        let mut broken = key.clone().into_bytes();
+        let last = broken.len() - 1;
+        broken[last] = if broken[last] == b'Q' { b'P' } else { b'Q' };
+        assert!(!age_checksum(&String::from_utf8(broken).unwrap()));
+    }
+
+    #[test]
+    fn prefixed_tokens_keep_to_their_documented_shape() {
+        let body = noise(36, 1, ALNUM);
+        let npm = format!("npm_{body}");
+        assert_eq!(
+            found(&format!("it is {npm} now")),
+            vec![("npm_token", npm.clone())]
+        );
+        // Inside a longer word, one character too many, a mask, a package setting.
+        assert!(found(&format!("it is x{npm} now")).is_empty());
+        assert!(found(&format!("it is {npm}Z now")).is_empty());
+        assert!(found(&format!("it is npm_{} now", "x".repeat(36))).is_empty());
+        assert!(found("set npm_config_registry first").is_empty());
+        // Labelled as a sample on its line.
+        assert!(found(&format!("example token: {npm}")).is_empty());
+        // Hex bodies are keys whatever letters they hold.
+        let dapi = format!("dapi{}", noise(32, 2, HEX));
+        assert_eq!(found(&dapi).len(), 1, "{dapi}");
+    }
+
+    #[test]
+    fn provider_words_must_start_a_word_and_tokens_look_random() {
+        let hex = noise(35, 3, HEX);
+        // "lob" inside "global" is no provider word.
+        assert!(found(&format!("the global build live_{hex} ran")).is_empty());
+        assert_eq!(found(&format!("the Lob build live_{hex} ran")).len(), 1);
+        // A commit hash beside "aws" is no secret access key (no upper case).
+        let sha = noise(40, 4, HEX);
+        assert!(found(&format!("aws deploy at commit {sha}")).is_empty());
+        let secret = noise(
+            40,
+            5,
+            b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/",
+        );
+        assert_eq!(found(&format!("aws deploy with {secret} today")).len(), 1);
+    }
+
+    #[test]
+    fn bot_tokens_and_twilio_keys_by_shape() {
+        let tg = format!("{}:AA{}", "1234567890", noise(33, 6, ALNUM));
+        assert_eq!(
+            found(&format!("bot {tg}")),
+            vec![("telegram_bot_token", tg.clone())]
+        );
+        let url = format!("https://api.telegram.org/bot{tg}/sendMessage");
+        assert_eq!(found(&url).len(), 1, "{url}");
+        assert!(found("at 12:30:45 on 2026-12-06, 1234567890:short").is_empty());
+        let sk = format!("SK{}", noise(32, 7, HEX));
+        assert_eq!(found(&sk), vec![("twilio_key", sk.clone())]);
+        assert!(found(&format!("SKU{}", noise(32, 8, HEX))).is_empty());
+    }
+
+    #[test]
+    fn basic_auth_decodes_to_user_and_password() {
+        // "deploy:" and fourteen random characters, base64.
+        let creds = format!("deploy:{}", noise(14, 9, ALNUM));
+        let b64 = {
+            const A: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+            let bytes = creds.as_bytes();
+            let mut out = String::new();
+            for c in bytes.chunks(3) {
+                let v = (u32::from(c[0]) << 16)
+                    | (u32::from(*c.get(1).unwrap_or(&0)) << 8)
+                    | u32::from(*c.get(2).unwrap_or(&0));
+                for k in 0..4 {
+                    out.push(if k <= c.len() {
+                        A[((v >> (18 - 6 * k)) & 63) as usize] as char
+                    } else {
+                        '='
+                    });
+                }
+            }
+            out
+        };
+        let header = format!("Authorization: Basic {b64}");
+        assert_eq!(found(&header).len(), 1, "{header}");
+        assert!(found("a basic understanding of the basic building blocks").is_empty());
+        assert!(
+            found("Basic QUJDREVGR0hJSktMTU5PUA==").is_empty(),
+            "no colon"
+        );
     }
 }

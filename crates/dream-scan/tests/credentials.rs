@@ -713,3 +713,44 @@ fn look_alikes_are_not_credentials() {
     );
     assert!(false_positives.is_empty(), "{false_positives:#?}");
 }
+
+/// A private-key header alone on its line is a key cut off (issue 36); the header
+/// inside a sentence, or with the footer on the next line (an empty key in the
+/// docs), is not.
+#[test]
+fn private_key_headers_on_their_own_line() {
+    let scanner = Scanner::new(Mode::Transcript);
+    for label in [
+        "OPENSSH PRIVATE KEY",
+        "RSA PRIVATE KEY",
+        "EC PRIVATE KEY",
+        "DSA PRIVATE KEY",
+        "PGP PRIVATE KEY BLOCK",
+        "ENCRYPTED PRIVATE KEY",
+        "PRIVATE KEY",
+    ] {
+        let header = format!("-----BEGIN {label}-----");
+        for text in [
+            format!("{header}"),
+            format!("here it is:\n{header}\n"),
+            format!("here it is:\n  {header}\nb3BlbnNzaC1r\n"),
+        ] {
+            let at = text.find("-----BEGIN").unwrap();
+            assert!(
+                covered(&scanner, &text, &(at..at + header.len())),
+                "{text:?}"
+            );
+        }
+        for text in [
+            format!("the file starts with {header} and ends with a footer"),
+            format!("{header}\n-----END {label}-----"),
+        ] {
+            let r = scanner.scan_secrets(&text);
+            assert!(
+                r.findings.iter().all(|f| f.category != Category::Secret),
+                "{text:?}: {:?}",
+                r.findings
+            );
+        }
+    }
+}
