@@ -903,7 +903,7 @@ fn bip39_index(word: &[u8]) -> Option<usize> {
 /// three, whose last bits are the first bits of the SHA-256 of the rest.
 pub(crate) fn bip39_valid(idx: &[usize]) -> bool {
     let n = idx.len();
-    if !(12..=24).contains(&n) || n % 3 != 0 {
+    if !(12..=24).contains(&n) || !n.is_multiple_of(3) {
         return false;
     }
     let bits = n * 11;

@@ -624,7 +624,23 @@ fn place(sentence: &str, provider: &str, sample: &str) -> (String, Range<usize>)
 
 /// The secret findings' spans cover `want`.
 fn covered(scanner: &Scanner, text: &str, want: &Range<usize>) -> bool {
+    covering(scanner, text, want).is_some()
+}
+
+/// The rules whose findings cover `want`, if they do.
+fn covering(scanner: &Scanner, text: &str, want: &Range<usize>) -> Option<Vec<&'static str>> {
     let r = scanner.scan_secrets(text);
+    let rules: Vec<&'static str> = r
+        .findings
+        .iter()
+        .filter(|f| f.category == Category::Secret)
+        .filter(|f| {
+            f.span
+                .as_ref()
+                .is_some_and(|s| s.start < want.end && want.start < s.end)
+        })
+        .map(|f| f.rule)
+        .collect();
     let mut spans: Vec<Range<usize>> = r
         .findings
         .iter()
@@ -638,7 +654,7 @@ fn covered(scanner: &Scanner, text: &str, want: &Range<usize>) -> bool {
             at = s.end;
         }
     }
-    at >= want.end
+    (at >= want.end).then_some(rules)
 }
 
 #[test]
@@ -651,27 +667,36 @@ fn credential_families_are_recognised_by_value_alone() {
         let mut caught = 0;
         let mut total = 0;
         let mut missed = Vec::new();
+        let mut rules: Vec<&'static str> = Vec::new();
         for _ in 0..3 {
             let sample = sample(template, &mut rng);
             for sentence in SENTENCES {
                 let (text, span) = place(sentence, provider, &sample);
                 total += 1;
-                if covered(&scanner, &text, &span) {
-                    caught += 1;
-                } else {
-                    missed.push(text);
+                match covering(&scanner, &text, &span) {
+                    Some(r) => {
+                        caught += 1;
+                        rules.extend(r);
+                    }
+                    None => missed.push(text),
                 }
             }
         }
         if caught == total {
             recognised += 1;
         }
-        table.push((family, caught, total, missed));
+        rules.sort_unstable();
+        rules.dedup();
+        table.push((family, caught, total, missed, rules, !provider.is_empty()));
     }
-    println!("| family | caught | placements |");
+    println!("| family | caught / placements | by rule |");
     println!("|---|---|---|");
-    for (family, caught, total, missed) in &table {
-        println!("| {family} | {caught} | {total} |");
+    for (family, caught, total, missed, rules, near) in &table {
+        let how = if *near { " (provider word)" } else { "" };
+        println!(
+            "| {family}{how} | {caught} / {total} | {} |",
+            rules.join(", ")
+        );
         if let Some(m) = missed.first() {
             eprintln!("MISSED {family}: {m:?}");
         }
@@ -731,7 +756,7 @@ fn private_key_headers_on_their_own_line() {
     ] {
         let header = format!("-----BEGIN {label}-----");
         for text in [
-            format!("{header}"),
+            header.clone(),
             format!("here it is:\n{header}\n"),
             format!("here it is:\n  {header}\nb3BlbnNzaC1r\n"),
         ] {
