@@ -923,8 +923,13 @@ pub(crate) fn bip39_valid(idx: &[usize]) -> bool {
 /// Shapes without a literal: Twilio keys, Telegram and Discord bot tokens (long
 /// tokens), and BIP-39 seed phrases (runs of list words). `(rule, span)`.
 pub(crate) fn sweep(text: &str, out: &mut Vec<(&'static str, Range<usize>)>) {
-    long_tokens(text, out);
-    seed_phrases(text, out);
+    // Shorter texts (most JSON keys and values) hold neither.
+    if text.len() >= 34 {
+        long_tokens(text, out);
+    }
+    if text.len() >= 12 * 4 - 1 {
+        seed_phrases(text, out);
+    }
 }
 
 fn long_tokens(text: &str, out: &mut Vec<(&'static str, Range<usize>)>) {
