@@ -953,6 +953,9 @@ fn long_tokens(text: &str, out: &mut Vec<(&'static str, Range<usize>)>) {
             end += 1;
         }
         i = end + 1;
+        if end - start < MIN {
+            continue;
+        }
         // A run that continues a longer token (`/`, `+`, `=`) is part of something else.
         if (start > 0 && matches!(b[start - 1], b'+' | b'=' | b'$'))
             || (end < n && matches!(b[end], b'+' | b'='))
