@@ -3,8 +3,8 @@
 //!
 //! Groups: clean English prose, attack-dense text, and a JSON document (every string
 //! and key), 256 KiB each; and `worst_1mib`, hostile 1 MiB inputs of several kinds
-//! (attack-dense, encoded, secret-dense, invisible characters, spaced letters, one
-//! line of trigger words). Run: `cargo bench -p dream-scan --bench scan`.
+//! (attack-dense, encoded, secret-dense, credential-dense, invisible characters, spaced
+//! letters, one line of trigger words). Run: `cargo bench -p dream-scan --bench scan`.
 
 // `criterion_group!` generates an undocumented public function.
 #![allow(missing_docs)]
@@ -118,6 +118,21 @@ fn worst_inputs() -> Vec<(&'static str, String)> {
             fill(&|i| {
                 let a: String = ATTACKS[i % 6].chars().flat_map(|c| [c, ' ']).collect();
                 format!("{a}\n")
+            }),
+        ),
+        // Credential families (issue 36): prefixes, provider words beside hex, webhook
+        // hosts, seed-phrase words, long tokens.
+        (
+            "credential_dense",
+            fill(&|i| {
+                format!(
+                    "npm_{:036} aws {:040x} SG.{:022}.x https://discord.com/api/webhooks/{i}/x abandon ability able about above absent {}:{:035}\n",
+                    i,
+                    i * 7919,
+                    i,
+                    1_000_000_000 + i,
+                    i
+                )
             }),
         ),
         // One line, no newline, nothing but trigger words.

@@ -15,7 +15,11 @@
 //!    trigger literals ([`literals`]). Only the rules whose literals occur are
 //!    confirmed, each with its own regex, and only in a window around the hits.
 //!    Instruction rules read the normalised text; secret rules read the original
-//!    (where case and digits matter).
+//!    (where case and digits matter). The same pass carries the credential families
+//!    (`families.rs`: provider prefixes, webhook hosts, provider words, each token
+//!    checked against its documented shape); shapes with no literal (Twilio keys,
+//!    Telegram and Discord bot tokens, BIP-39 seed phrases) are found by one bounded
+//!    sweep beside it.
 //!    The same pass carries the gate words of the **structural detectors**
 //!    (`structure.rs`), which read only the windows around their gate words: a
 //!    request addressed to the assistant/AI/agent/model inside data with an action on
@@ -94,6 +98,7 @@ mod addressed;
 mod classifier;
 mod encoded;
 mod encoded_extra;
+mod families;
 mod multilingual;
 mod normalize;
 mod pattern;

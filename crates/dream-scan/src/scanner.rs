@@ -14,7 +14,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::{Category, DEFAULT_MAX_JSON_DEPTH, Finding, MAX_DECODE_DEPTH, Report, Severity};
 use crate::{
-    classifier, encoded, multilingual, normalize, pattern, pii, rules, secrets, structure,
+    classifier, encoded, families, multilingual, normalize, pattern, pii, rules, secrets, structure,
 };
 
 /// Most times one secret rule looks again inside a rejected value, per window.
@@ -41,6 +41,8 @@ enum Target {
     /// A phrase rule; `true`: the literal must end a word.
     Norm(u16, bool),
     Secret(u16),
+    /// A credential family's literal (`families::table`).
+    Family(u16),
     Pem,
     /// A gate word of the structural detectors (`structure::gate_literals`).
     Gate(u16),
@@ -140,6 +142,16 @@ impl Compiled {
         for (i, r) in secret.iter().enumerate() {
             for a in r.rule.anchors {
                 add(normalize::normalize_literal(a), Target::Secret(i as u16));
+            }
+        }
+        for (i, f) in families::FAMILIES.iter().enumerate() {
+            for l in &f.lits {
+                // Normalised as the text will be: its last word goes on into the
+                // token's body (`KEY-1` + `EA6…` reads `key-iea6…`, leet inside a word
+                // with letters), so it is normalised with a letter after it.
+                let mut lit = normalize::normalize_literal(&format!("{l}x"));
+                lit.pop();
+                add(lit, Target::Family(i as u16));
             }
         }
         add(normalize::normalize_literal("-----BEGIN"), Target::Pem);
@@ -516,6 +528,10 @@ impl Scanner {
         const SECRET_KEY: usize = 1 << 16;
         let mut jobs = Jobs::new(c.norm.len() + c.secret.len());
         let mut pems: Vec<usize> = Vec::new();
+        // Credential families: literal hits of prefixed tokens, and windows around
+        // provider words.
+        let mut prefixed: Vec<(u16, Range<usize>)> = Vec::new();
+        let mut near: Vec<(u16, usize, usize)> = Vec::new();
         let nbytes = ntext.as_bytes();
         for m in c.ac.find_overlapping_iter(ntext) {
             let pid = m.pattern().as_usize();
@@ -542,7 +558,27 @@ impl Scanner {
                         let e = (m.end() + rule.after).min(ntext.len());
                         jobs.add(r as usize, r as usize, s, e);
                     }
-                    Target::Secret(_) | Target::Pem if !with_secrets => {}
+                    Target::Secret(_) | Target::Pem | Target::Family(_) if !with_secrets => {}
+                    Target::Family(f) => {
+                        let fam = &families::FAMILIES[f as usize];
+                        let o = norm.to_original(m.start()..m.end());
+                        if fam.kind == families::Kind::Near {
+                            // A provider word starts a word ("lob" in "global" is none).
+                            let inside = m.start() > 0
+                                && nbytes[m.start() - 1].is_ascii_alphanumeric()
+                                && !norm.is_join(m.start());
+                            if !inside {
+                                let s = o.start.saturating_sub(families::NEAR);
+                                let e = (o.end + families::NEAR).min(text.len());
+                                match near.last_mut() {
+                                    Some((lf, _, le)) if *lf == f && s <= *le => *le = e,
+                                    _ => near.push((f, s, e)),
+                                }
+                            }
+                        } else {
+                            prefixed.push((f, o));
+                        }
+                    }
                     Target::Secret(r) => {
                         let o = norm.to_original(m.start()..m.end());
                         let radius = c.secret[r as usize].rule.radius;
@@ -711,6 +747,9 @@ impl Scanner {
                 }
             }
         }
+        if with_secrets {
+            self.family_findings(text, prefixed, near, &mut secret_found);
+        }
         pems.sort_unstable();
         pems.dedup();
         let mut no_footer_before = 0;
@@ -743,6 +782,63 @@ impl Scanner {
             first = false;
             kept_end = kept_end.max(s.end);
             out.push(f);
+        }
+    }
+
+    /// The credential families' findings: each prefixed token at its literal, each
+    /// provider's shape in the merged windows around its name, and the shapes without
+    /// a literal (`families::sweep`). A token labelled as a sample is documentation.
+    fn family_findings(
+        &self,
+        text: &str,
+        prefixed: Vec<(u16, Range<usize>)>,
+        mut near: Vec<(u16, usize, usize)>,
+        out: &mut Vec<(Finding, usize)>,
+    ) {
+        let base = self.rules.secret.len();
+        let mut push = |rule: &'static str, span: Range<usize>, prio: usize| {
+            if !secrets::labelled_sample(text, span.start) {
+                out.push((
+                    Finding {
+                        category: Category::Secret,
+                        rule,
+                        severity: Severity::High,
+                        span: Some(span),
+                        path: None,
+                    },
+                    prio,
+                ));
+            }
+        };
+        for (f, hit) in prefixed {
+            let fam = &families::FAMILIES[f as usize];
+            if let Some(span) = fam.at(text, hit) {
+                push(fam.id, span, base + f as usize);
+            }
+        }
+        near.sort_unstable();
+        let mut merged: Vec<(u16, usize, usize)> = Vec::with_capacity(near.len());
+        for (f, s, e) in near {
+            match merged.last_mut() {
+                Some((lf, _, le)) if *lf == f && s <= *le => *le = (*le).max(e),
+                _ => merged.push((f, s, e)),
+            }
+        }
+        let mut spans = Vec::new();
+        for (f, s, e) in merged {
+            let fam = &families::FAMILIES[f as usize];
+            let s = normalize::floor_boundary(text, s);
+            let e = normalize::ceil_boundary(text, e);
+            spans.clear();
+            fam.near(text, s..e, &mut spans);
+            for span in spans.drain(..) {
+                push(fam.id, span, base + f as usize);
+            }
+        }
+        let mut swept = Vec::new();
+        families::sweep(text, &mut swept);
+        for (rule, span) in swept {
+            push(rule, span, base + families::FAMILIES.len());
         }
     }
 

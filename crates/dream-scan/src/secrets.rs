@@ -400,6 +400,12 @@ pub(crate) fn provider_body(body: &str) -> bool {
 /// words (`ThisIsNotARealToken`, `my-project-key-goes-here`). A run of one letter
 /// (`AAAA…`) or the alphabet in order is none of these: tidy, but pasted as a key.
 pub(crate) fn stands_for_a_key(body: &str) -> bool {
+    masked_or_placeholder(body) || reads_as_words(body)
+}
+
+/// A mask (`xxxx…`, `****`, `0000…`) or a placeholder (`<…>`, `${…}`,
+/// `your_key_here`, `…EXAMPLE`): [`stands_for_a_key`] without the words test.
+pub(crate) fn masked_or_placeholder(body: &str) -> bool {
     let lower = body.to_ascii_lowercase();
     if body
         .chars()
@@ -432,14 +438,13 @@ pub(crate) fn stands_for_a_key(body: &str) -> bool {
     ]
     .iter()
     .any(|w| lower.contains(w))
-        || reads_as_words(body)
 }
 
 /// Three or more words (letter runs split at separators, digits and lower-to-upper
 /// case changes), each at most sixteen letters with a vowel, and vowels a word's share
 /// of the letters: `ThisIsNotARealToken`, `my-openai-project-key`. Random bodies split
 /// into runs without vowels (`Zq`, `Lr`, `Tn`); a run of one letter is one word.
-fn reads_as_words(body: &str) -> bool {
+pub(crate) fn reads_as_words(body: &str) -> bool {
     let is_vowel = |c: char| "aeiouyAEIOUY".contains(c);
     let mut words = 0usize;
     let mut letters = 0usize;
@@ -1042,9 +1047,26 @@ pub(crate) fn pem_at(text: &str, at: usize, no_footer_before: &mut usize) -> Opt
         .filter(|b| b.is_ascii_alphanumeric() || *b == b'+' || *b == b'/')
         .count();
     if b64 < 40 {
-        return None;
+        return header_alone(text, at, header);
     }
     Some(at..end.min(text.len()))
+}
+
+/// A private-key header alone on its line (`-----BEGIN OPENSSH PRIVATE KEY-----`) is
+/// the start of a pasted key even when its body is cut off; the header is the span.
+/// Documentation that shows an empty key (the footer on the next line) is not.
+fn header_alone(text: &str, at: usize, header: &str) -> Option<Range<usize>> {
+    let line_start = memchr::memrchr(b'\n', &text.as_bytes()[..at]).map_or(0, |p| p + 1);
+    let end = at + header.len();
+    let after = &text[end..];
+    let rest_of_line = after.split('\n').next().unwrap_or_default();
+    if !text[line_start..at].trim().is_empty() || !rest_of_line.trim().is_empty() {
+        return None;
+    }
+    if after.trim_start().starts_with("-----END") {
+        return None;
+    }
+    Some(at..end)
 }
 
 /// Whether `s` starts with an escaped line break (`\n`, `\r`, `\\n` in a string
@@ -1140,6 +1162,16 @@ mod tests {
         let span = pem_at(&key, 2, &mut 0).expect("key found");
         assert_eq!(&key[span], format!("{begin}\n{body}\n{body}\n{end}"));
         assert!(pem_at(&format!("{begin}\n{end}"), 0, &mut 0).is_none());
+        // A header alone on its line is a key cut off; beside other words it is prose.
+        let openssh = format!("-----BEGIN {}-----", "OPENSSH PRIVATE KEY");
+        let pasted = format!("my key:\n{openssh}\nb3Blbn\n");
+        assert_eq!(pem_at(&pasted, 8, &mut 0), Some(8..8 + openssh.len()));
+        assert_eq!(
+            pem_at(&format!("{openssh}\n"), 0, &mut 0),
+            Some(0..openssh.len())
+        );
+        let prose = format!("the file starts with {openssh} and so on");
+        assert!(pem_at(&prose, 21, &mut 0).is_none());
         let public = format!("-----BEGIN {}-----\n{body}\n", "PUBLIC KEY");
         assert!(pem_at(&public, 0, &mut 0).is_none());
     }

@@ -176,6 +176,14 @@ fn pathological_repetition_is_bounded() {
         ("key words", "password= token: key ".repeat(MB / 21)),
         ("at signs", "a@b.co ".repeat(MB / 7)),
         ("sk prefixes", "sk-".repeat(MB / 3)),
+        // Credential families (issue 36): a literal hit at every byte, provider words
+        // every few bytes, seed-phrase words, long tokens.
+        ("one letter", "A".repeat(MB)),
+        ("family prefixes", "npm_hf_SG.dop_v1_pat-us".repeat(MB / 23)),
+        ("provider words", "aws datadog vault okta ".repeat(MB / 23)),
+        ("list words", "abandon ability able about ".repeat(MB / 27)),
+        ("basic headers", "Basic QUJD ".repeat(MB / 11)),
+        ("bot ids", "1234567890:".repeat(MB / 11)),
         (
             "rejected key values",
             "api_key=https://a.b/?".repeat(MB / 21),
