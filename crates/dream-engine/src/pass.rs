@@ -401,7 +401,9 @@ impl Dream {
             reason: reason.to_string(),
         })
         .await?;
-        Ok(DreamReport::skipped(reason, consolidator))
+        let mut report = DreamReport::skipped(reason, consolidator);
+        report.pending = self.pending_count(None).await?;
+        Ok(report)
     }
 
     async fn pass_failed(&self, pass: &str, error: &DreamError) {

@@ -931,3 +931,187 @@ fn postgres_a_scope_purge_killed_at_each_failpoint_completes_on_the_next_lease()
         "postgres",
     );
 }
+
+// ---------------------------------------------------------------------------
+// Every fact kept under random kills (issue 34).
+
+/// Facts each killed-and-restarted worker logs.
+const FACTS_PER_WORKER: usize = 8;
+
+/// The fact worker `k` logs `i`-th: a decision with numbered names.
+fn numbered_fact(k: usize, i: usize) -> String {
+    format!(
+        "We decided that the Juniper{k}x{i} team deploys its svc{k}x{i} service with Deployer{k}x{i}X."
+    )
+}
+
+/// The messages of every session in the store, whatever its status.
+async fn logged_texts(store: &dyn RecordStore) -> Vec<String> {
+    let ns = dream_engine::layout::namespace(dream_engine::layout::SESSIONS);
+    let mut out = Vec::new();
+    let mut after = None;
+    loop {
+        let page = store.list(&ns, after.as_ref(), 1000).await.unwrap();
+        for e in page.entries {
+            let s: dream_engine::SessionRecord = serde_json::from_slice(&e.record.value).unwrap();
+            out.extend(s.messages.into_iter().map(|m| m.content));
+        }
+        match page.next {
+            Some(next) => after = Some(next),
+            None => return out,
+        }
+    }
+}
+
+/// A worker: logs its facts it has not logged yet (the store says which), and
+/// dreams offline after each; it may be killed at any moment and started again.
+fn kill_child(role: &str) {
+    let k: usize = role.strip_prefix("worker-").unwrap().parse().unwrap();
+    runtime().block_on(async {
+        let backend = std::env::var(BACKEND_ENV).unwrap();
+        let location = std::env::var(STORE_ENV).unwrap();
+        let store = open_store(&backend, &location).await;
+        let dream = Dream::open(store.clone(), options()).unwrap();
+        println!("READY");
+        for i in 0..FACTS_PER_WORKER {
+            let fact = numbered_fact(k, i);
+            if !logged_texts(store.as_ref()).await.contains(&fact) {
+                dream.log_session(user(&fact)).await.unwrap();
+            }
+            // A pass may lose to another process or find its lease stolen by a
+            // kill: whatever it did not apply stays pending for the next one.
+            let _ = dream.dream(true).await;
+        }
+        println!("DONE");
+    });
+}
+
+/// Four workers log and dream on one store while the parent kills one at
+/// random every few hundred milliseconds and starts it again; then one clean
+/// pass. Every fact, numbered names included, is a memory.
+fn kept_under_kills(test: &str, backend: &'static str) {
+    if let Some(role) = child_role() {
+        return kill_child(&role);
+    }
+    let Some(place) = Place::new(backend) else {
+        return;
+    };
+    let seed = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_nanos() as u64;
+    eprintln!("kill schedule seed {seed}");
+    let mut state = seed | 1;
+    let mut next = move |bound: u64| {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state % bound
+    };
+    let roles = ["worker-0", "worker-1", "worker-2", "worker-3"];
+    let mut children: Vec<Option<ChildProcess>> = roles
+        .iter()
+        .map(|role| Some(spawn(test, role, &place, &[])))
+        .collect();
+    let mut done = [false; 4];
+    let mut kills = 0;
+    let deadline = Instant::now() + Duration::from_secs(150);
+    while done.iter().any(|d| !d) {
+        assert!(Instant::now() < deadline, "the workers did not finish");
+        std::thread::sleep(Duration::from_millis(150 + next(600)));
+        for (i, child) in children.iter_mut().enumerate() {
+            if let Some(c) = child
+                && c.drain_lines().iter().any(|l| l.contains("DONE"))
+            {
+                done[i] = true;
+            }
+        }
+        // Kill a random worker that is still at work, and start it again; no
+        // more kills in the last third of the time, so the run ends.
+        let victim = next(4) as usize;
+        if !done[victim] && kills < 24 {
+            if let Some(mut c) = children[victim].take() {
+                c.kill();
+                kills += 1;
+            }
+            children[victim] = Some(spawn(test, roles[victim], &place, &[]));
+        }
+    }
+    eprintln!("{kills} kills");
+    for child in children.iter_mut().flatten() {
+        assert!(child.wait(Duration::from_secs(60)).unwrap().success());
+    }
+    let rt = runtime();
+    rt.block_on(async {
+        let store = open_store(backend, &place.location).await;
+        let dream = Dream::open(store, options()).unwrap();
+        // A killed worker's claim lasts its TTL: a pass skipped for it waits.
+        let deadline = Instant::now() + Duration::from_secs(60);
+        loop {
+            let report = dream.dream(true).await.unwrap();
+            let stats = dream.stats().await.unwrap();
+            if stats.pending_sessions == 0 && stats.stuck_sessions == 0 {
+                break;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "sessions still pending: {report:?}"
+            );
+            if report.skipped.is_some() {
+                tokio::time::sleep(LEASE_TTL / 2).await;
+            }
+        }
+        check_consistent(&dream).await;
+        let contents: Vec<String> = dream
+            .list()
+            .await
+            .unwrap()
+            .into_iter()
+            .map(|m| m.content)
+            .collect();
+        for k in 0..4 {
+            for i in 0..FACTS_PER_WORKER {
+                let token = format!("Deployer{k}x{i}X");
+                assert!(
+                    contents
+                        .iter()
+                        .any(|c| c.contains(&token) && c.contains(&format!("Juniper{k}x{i}"))),
+                    "fact {k}/{i} lost (seed {seed}): {contents:#?}"
+                );
+            }
+        }
+        assert_eq!(dream.stats().await.unwrap().pending_sessions, 0);
+    });
+}
+
+#[test]
+fn fs_four_processes_killed_at_random_keep_every_fact() {
+    kept_under_kills(
+        "multiprocess::fs_four_processes_killed_at_random_keep_every_fact",
+        "fs",
+    );
+}
+
+#[test]
+fn sqlite_four_processes_killed_at_random_keep_every_fact() {
+    kept_under_kills(
+        "multiprocess::sqlite_four_processes_killed_at_random_keep_every_fact",
+        "sqlite",
+    );
+}
+
+#[test]
+fn redis_four_processes_killed_at_random_keep_every_fact() {
+    kept_under_kills(
+        "multiprocess::redis_four_processes_killed_at_random_keep_every_fact",
+        "redis",
+    );
+}
+
+#[test]
+fn postgres_four_processes_killed_at_random_keep_every_fact() {
+    kept_under_kills(
+        "multiprocess::postgres_four_processes_killed_at_random_keep_every_fact",
+        "postgres",
+    );
+}
