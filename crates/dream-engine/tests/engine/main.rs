@@ -10,3 +10,4 @@ mod provenance;
 mod purge;
 mod rules;
 mod secrets;
+mod verified;
