@@ -272,9 +272,15 @@ impl Dream {
             for entry in page.entries {
                 let key = Key::new(ns.clone(), entry.id.clone());
                 let mut header: SessionHeader = from_json(&key, &entry.record)?;
-                if !self.status_holds(&header) {
-                    // Its status was set back by hand (or its consumed fields
-                    // removed): read as consumed, never replayed by a pass.
+                if !self.status_holds(&header)
+                    && from_json::<SessionRecord>(&key, &entry.record)
+                        .is_ok_and(|s| crate::seal::verified_transcript(self.seal.as_ref(), &s))
+                {
+                    // The engine logged it, but its status was set back by hand
+                    // (or its consumed fields removed): read as consumed, never
+                    // replayed by a pass. (A planted session, whose transcript
+                    // does not verify either, stays pending: a pass reads it as
+                    // tool text.)
                     tracing::warn!(session = %header.id, "session status does not match its state seal: read as consumed");
                     header.status = SessionStatus::Consumed;
                 }
