@@ -369,22 +369,22 @@ impl Dream {
         }
     }
 
-    /// The memories of this scope (every status), oldest first.
+    /// The memories of this scope (every status), oldest first, each through the
+    /// one verified read: one whose record does not carry this store's seal is
+    /// shown in its held form (`unconfirmed`, evidence `tool`, unpinned), as
+    /// [`Dream::export`] writes it.
     pub async fn list(&self) -> Result<Vec<Memory>> {
-        let mut out: Vec<Memory> = self
-            .orient()
-            .await?
-            .memories
-            .into_values()
-            .map(|k| k.memory)
-            .collect();
-        out.sort_by(|a, b| (a.created_at, &a.id).cmp(&(b.created_at, &b.id)));
-        Ok(out)
+        Ok(self.export().await?.into_iter().map(|e| e.memory).collect())
     }
 
-    /// One memory of this scope.
+    /// One memory of this scope, through the one verified read (see [`Dream::list`]).
     pub async fn get(&self, id: &MemoryId) -> Result<Option<Memory>> {
-        Ok(self.read_memory(id).await?.map(|(m, _)| m))
+        Ok(self.read_memory(id).await?.map(|(mut m, record)| {
+            if !self.verified(&RecordId::from(id.clone()), &record) {
+                crate::seal::held(&mut m);
+            }
+            m
+        }))
     }
 
     /// Moves a memory to the trash (restorable for `trash_days`).
