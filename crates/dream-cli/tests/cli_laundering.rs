@@ -427,9 +427,9 @@ fn conversions_carry_the_held_state(backend: &str) {
 
     // plain → encrypted: the planted memory and session stay held.
     let said = ok(run(&cli, &place, &["rekey", "--from-plain"], &[key]));
-    assert!(said.contains("stay held"), "{said}");
     assert_eq!(at(&enc, &eenv, "deploy fridays", &planted), "held");
     assert_eq!(at(&enc, &eenv, "codename", &own), "used");
+    assert!(said.contains("stay held"), "{said}");
     ok(run(
         &cli,
         &place,
