@@ -73,19 +73,6 @@ pub enum DreamError {
     /// The consolidator's answer could not be turned into a plan; the sessions stay pending.
     #[error("consolidation failed: {0}")]
     Consolidation(String),
-    /// The plan proposed actions and the parser or the write gate refused every
-    /// one: nothing is applied and the sessions stay pending (each refusal is
-    /// audited), as for an answer that does not parse.
-    #[error(
-        "consolidation failed: every one of the {} proposed actions was dropped or refused \
-         (first: {}); the sessions stay pending",
-        refused.len(),
-        refused.first().map_or("", |r| r.reason.as_str())
-    )]
-    NothingSurvived {
-        /// Every refusal, in the engine's words.
-        refused: Vec<crate::plan::Refusal>,
-    },
     /// What a plan or pass read has changed since; nothing was applied.
     #[error("refused: {reason}")]
     Stale {

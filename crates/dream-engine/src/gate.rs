@@ -20,7 +20,9 @@ use serde_json::{Map, Value, json};
 
 use crate::layout::{IdGen, hash_bytes};
 use crate::options::{Options, limits};
-use crate::plan::{Citation, Plan, ProposedCreate, ProposedDelete, ProposedUpdate, Refusal};
+use crate::plan::{
+    Citation, Plan, ProposedCreate, ProposedDelete, ProposedUpdate, Refusal, RefusalCause,
+};
 use crate::provenance::{self, Support};
 use crate::records::{ProposalKind, QuarantineRecord, QuarantineSource};
 use crate::scan::{Scan, Scanners};
@@ -87,6 +89,22 @@ pub(crate) struct Removed {
     pub reason_hash: Option<String>,
 }
 
+/// A statement-carrying proposal the gate did not store, and the sessions that
+/// therefore stay pending.
+struct Held {
+    reason: String,
+    cause: RefusalCause,
+    sessions: Vec<SessionId>,
+}
+
+/// A proposal that says again what a memory already says: nothing is written,
+/// and the sessions it cites count as kept.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub(crate) struct Restated {
+    pub memory: MemoryId,
+    pub sessions: Vec<SessionId>,
+}
+
 /// What survives the gate: concrete, engine-made writes.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub(crate) struct Gated {
@@ -97,6 +115,9 @@ pub(crate) struct Gated {
     pub prunes: Vec<Removed>,
     pub quarantine: Vec<QuarantineRecord>,
     pub refused: Vec<Refusal>,
+    /// Proposals that restate a memory (stored, or created earlier in this plan).
+    #[serde(default)]
+    pub restated: Vec<Restated>,
 }
 
 impl Gated {
@@ -345,6 +366,45 @@ fn merge_sources(into: &mut Vec<SessionId>, more: &[SessionId]) {
     }
 }
 
+/// What a memory's content asserts, for telling a restatement: case, spacing,
+/// end punctuation and ISO dates aside.
+pub(crate) fn assertion(content: &str) -> String {
+    let mut out = String::with_capacity(content.len());
+    let mut digits = String::new();
+    for c in content.to_lowercase().chars() {
+        if c.is_ascii_digit() || (c == '-' && !digits.is_empty()) {
+            digits.push(c);
+            continue;
+        }
+        if !digits.is_empty() {
+            if !is_iso_date(&digits) {
+                out.push_str(&digits);
+            }
+            digits.clear();
+        }
+        if c.is_alphanumeric() {
+            out.push(c);
+        } else if !out.ends_with(' ') {
+            out.push(' ');
+        }
+    }
+    if !digits.is_empty() && !is_iso_date(&digits) {
+        out.push_str(&digits);
+    }
+    out.trim().to_owned()
+}
+
+/// Whether `s` is `YYYY-MM-DD`.
+fn is_iso_date(s: &str) -> bool {
+    let b = s.as_bytes();
+    b.len() == 10
+        && b[4] == b'-'
+        && b[7] == b'-'
+        && b.iter()
+            .enumerate()
+            .all(|(i, c)| i == 4 || i == 7 || c.is_ascii_digit())
+}
+
 // ---------------------------------------------------------------------------
 // The pass gate.
 
@@ -384,7 +444,16 @@ pub(crate) fn gate(plan: Plan, ctx: &GateContext<'_>) -> Gated {
             ..Gated::default()
         },
     };
-    for c in plan.creates {
+    let mut dropped = std::mem::take(&mut judge.out.refused);
+    for r in &mut dropped {
+        r.sessions = judge.cite(&r.cites);
+    }
+    judge.out.refused = dropped;
+    // The person's word first: when a cap applies, proposals resting on the
+    // person's own messages take the slots before agent- or tool-sourced ones.
+    let mut creates = plan.creates;
+    creates.sort_by_key(|c| !judge.cites_person(&c.evidence));
+    for c in creates {
         judge.create(c);
     }
     for u in plan.updates {
@@ -415,6 +484,51 @@ pub(crate) fn gate(plan: Plan, ctx: &GateContext<'_>) -> Gated {
 impl<'b> Judge<'_, 'b> {
     fn refuse(&mut self, action: &str, target: Option<&str>, reason: impl Into<String>) {
         self.out.refused.push(Refusal::new(action, target, reason));
+    }
+
+    /// Refuses a statement-carrying proposal, naming the sessions it cites so
+    /// they stay pending.
+    fn hold_back(&mut self, action: &str, target: Option<&str>, refusal: Held) {
+        let mut r = Refusal::new(action, target, refusal.reason).because(refusal.cause);
+        r.sessions = refusal.sessions;
+        self.out.refused.push(r);
+    }
+
+    /// [`Self::hold_back`] for the sessions `named`.
+    fn refuse_for(
+        &mut self,
+        named: &[SessionId],
+        action: &str,
+        target: Option<&str>,
+        reason: impl Into<String>,
+        cause: RefusalCause,
+    ) {
+        let refusal = Held {
+            reason: reason.into(),
+            cause,
+            sessions: named.to_vec(),
+        };
+        self.hold_back(action, target, refusal);
+    }
+
+    /// The batch sessions that `citations` and `sources` name.
+    fn sessions_named(&self, citations: &[Citation], sources: &[String]) -> Vec<SessionId> {
+        let refs: Vec<String> = citations
+            .iter()
+            .map(|c| c.session.clone())
+            .chain(sources.iter().cloned())
+            .collect();
+        self.cite(&refs)
+    }
+
+    /// Whether a proposal cites a message of the person's own.
+    fn cites_person(&self, citations: &[Citation]) -> bool {
+        citations.iter().any(|c| {
+            self.batch
+                .get(c.session.trim())
+                .and_then(|s| s.messages.get(c.message))
+                .is_some_and(|m| m.role == dream_core::Role::User)
+        })
     }
 
     fn cite(&self, sources: &[String]) -> Vec<SessionId> {
@@ -524,17 +638,114 @@ impl<'b> Judge<'_, 'b> {
         self.out.quarantine.push(record);
     }
 
+    /// Whether `memory` says again what a current memory of the scope, or an
+    /// earlier create of this plan, already says (dates aside): then the
+    /// sessions count as kept and nothing new is written. A held memory
+    /// restated in the person's own words becomes the person's word.
+    fn restates(
+        &mut self,
+        memory: &Memory,
+        cited: &[provenance::Cited<'_>],
+        sessions: &[SessionId],
+        named: &[SessionId],
+    ) -> bool {
+        let said = assertion(&memory.content);
+        if let Some(earlier) = self
+            .out
+            .creates
+            .iter_mut()
+            .find(|e| e.memory.status.is_current() && assertion(&e.memory.content) == said)
+        {
+            merge_sources(&mut earlier.memory.sources, sessions);
+            for s in sessions {
+                if !earlier.sessions.contains(s) {
+                    earlier.sessions.push(s.clone());
+                }
+            }
+            let id = earlier.memory.id.clone();
+            self.out.restated.push(Restated {
+                memory: id,
+                sessions: sessions.to_vec(),
+            });
+            return true;
+        }
+        let Some(known) = self
+            .ctx
+            .memories
+            .values()
+            .find(|k| k.memory.status.is_current() && assertion(&k.memory.content) == said)
+        else {
+            return false;
+        };
+        let by_person = provenance::support(&known.memory, cited).is_ok_and(|s| s.by_person);
+        let confirms = by_person
+            && known.verified
+            && !known.memory.pinned
+            && known.memory.status == MemoryStatus::Unconfirmed
+            && !self.touched.contains(&known.memory.id);
+        if confirms {
+            if self.budget() == 0 {
+                let reason = "per-pass change cap reached: proposed again by the next pass";
+                let target = known.memory.id.to_string();
+                self.refuse_for(
+                    named,
+                    "update",
+                    Some(&target),
+                    reason,
+                    RefusalCause::PassCap,
+                );
+                return true;
+            }
+            let known = known.clone();
+            let mut after = known.memory.clone();
+            merge_sources(&mut after.sources, sessions);
+            after.updated_at = self.ctx.now;
+            let mut roles = after.evidence.clone();
+            roles.extend(cited.iter().map(|c| c.role));
+            apply_support(
+                &mut after,
+                &Support {
+                    roles,
+                    by_person: true,
+                },
+            );
+            self.changes += 1;
+            self.touched.insert(known.memory.id.clone());
+            self.out.updates.push(Changed {
+                prior: known.prior(),
+                before: known.memory,
+                after,
+                sessions: sessions.to_vec(),
+                by: None,
+                rules: Vec::new(),
+            });
+            return true;
+        }
+        self.out.restated.push(Restated {
+            memory: known.memory.id.clone(),
+            sessions: sessions.to_vec(),
+        });
+        true
+    }
+
     fn create(&mut self, p: ProposedCreate) {
         let handle = p.handle.clone();
         let h = Some(handle.as_str());
+        let named = self.sessions_named(&p.evidence, &p.sources);
+        let held = |reason: String, cause| Held {
+            reason,
+            cause,
+            sessions: named.clone(),
+        };
         let (cited, sessions) = match self.evidence(&p.evidence) {
             Ok(found) => found,
-            Err(reason) => return self.refuse("create", h, reason),
+            Err(reason) => return self.hold_back("create", h, held(reason, RefusalCause::Refused)),
         };
         if let Some(at) = p.expires_at
             && at <= self.ctx.now
         {
-            return self.refuse("create", h, "expires_at is not in the future");
+            let reason = "expires_at is not in the future".to_owned();
+            return self.hold_back("create", h, held(reason, RefusalCause::Refused));
         }
         let c = self.ctx;
         let mut memory = Memory::new(
@@ -552,10 +763,14 @@ impl<'b> Judge<'_, 'b> {
         memory.metadata = p.metadata;
         memory.expires_at = p.expires_at;
         if let Err(reason) = validate_fields(&memory) {
-            return self.refuse("create", h, reason);
+            return self.hold_back("create", h, held(reason, RefusalCause::Refused));
+        }
+        if self.restates(&memory, &cited, &sessions, &named) {
+            return;
         }
         if self.creates >= c.options.max_creates_per_pass {
-            return self.refuse("create", h, "per-pass create cap reached");
+            let reason = "per-pass create cap reached: proposed again by the next pass".to_owned();
+            return self.hold_back("create", h, held(reason, RefusalCause::PassCap));
         }
         self.creates += 1;
         let scan = scan_memory(c.scanners, &memory);
@@ -564,7 +779,17 @@ impl<'b> Judge<'_, 'b> {
         }
         match provenance::support(&memory, &cited) {
             Ok(support) => apply_support(&mut memory, &support),
-            Err(reason) => return self.refuse("create", h, reason),
+            Err(reason) => {
+                return self.hold_back(
+                    "create",
+                    h,
+                    Held {
+                        reason,
+                        cause: RefusalCause::Refused,
+                        sessions: named,
+                    },
+                );
+            }
         }
         let mut supersedes = Vec::new();
         for raw in &p.supersedes {
@@ -636,16 +861,22 @@ impl<'b> Judge<'_, 'b> {
 
     fn update(&mut self, p: ProposedUpdate) {
         let t = Some(p.target.as_str());
+        let named = self.sessions_named(&p.evidence, &p.sources);
         let known = match self.target(&p.target) {
             Ok(k) => k.clone(),
-            Err(reason) => return self.refuse("update", t, reason),
+            Err(reason) => {
+                return self.refuse_for(&named, "update", t, reason, RefusalCause::Refused);
+            }
         };
         let (cited, sessions) = match self.evidence(&p.evidence) {
             Ok(found) => found,
-            Err(reason) => return self.refuse("update", t, reason),
+            Err(reason) => {
+                return self.refuse_for(&named, "update", t, reason, RefusalCause::Refused);
+            }
         };
         if self.budget() == 0 {
-            return self.refuse("update", t, "per-pass change cap reached");
+            let reason = "per-pass change cap reached: proposed again by the next pass";
+            return self.refuse_for(&named, "update", t, reason, RefusalCause::PassCap);
         }
         let mut after = known.memory.clone();
         if let Some(v) = p.name {
@@ -672,14 +903,16 @@ impl<'b> Judge<'_, 'b> {
         merge_sources(&mut after.sources, &sessions);
         after.updated_at = self.ctx.now;
         if let Err(reason) = validate_fields(&after) {
-            return self.refuse("update", t, reason);
+            return self.refuse_for(&named, "update", t, reason, RefusalCause::Refused);
         }
         if !provenance::keeps_subject(&known.memory, &after) {
-            return self.refuse(
+            return self.refuse_for(
+                &named,
                 "update",
                 t,
                 "the new content no longer shares the memory's subject: propose a create \
                  that supersedes it",
+                RefusalCause::Refused,
             );
         }
         self.changes += 1;
@@ -696,18 +929,22 @@ impl<'b> Judge<'_, 'b> {
         let added = after_tokens.difference(&before_tokens).cloned().collect();
         let mut support = match provenance::support_of(&added, &after.content, &cited) {
             Ok(support) => support,
-            Err(reason) => return self.refuse("update", t, reason),
+            Err(reason) => {
+                return self.refuse_for(&named, "update", t, reason, RefusalCause::Refused);
+            }
         };
         if known.memory.status != MemoryStatus::Active {
             support.by_person = provenance::support_of(&after_tokens, &after.content, &cited)
                 .is_ok_and(|whole| whole.by_person);
         }
         if known.memory.status == MemoryStatus::Active && !support.by_person {
-            return self.refuse(
+            return self.refuse_for(
+                &named,
                 "update",
                 t,
                 "the change does not rest on the person's words: it cannot change a memory \
                  that is the person's word (propose a create instead)",
+                RefusalCause::Refused,
             );
         }
         let mut roles = known.memory.evidence.clone();
@@ -744,6 +981,15 @@ impl<'b> Judge<'_, 'b> {
         if sessions.is_empty() {
             return self.refuse("delete", t, "cites no session of this batch");
         }
+        if known.memory.status == MemoryStatus::Active && !self.person_speaks_of(&known, &sessions)
+        {
+            return self.refuse(
+                "delete",
+                t,
+                "no cited session holds the person's own words about it: it cannot remove a \
+                 memory that is the person's word",
+            );
+        }
         if self.budget() == 0 {
             return self.refuse("delete", t, "per-pass change cap reached");
         }
@@ -762,9 +1008,35 @@ impl<'b> Judge<'_, 'b> {
         });
     }
 
-    /// Prunes beyond `max_memories`: inactive memories first, then the least
-    /// recently updated; never pinned ones, never what this pass writes;
-    /// counted against the change cap.
+    /// Whether the person's own messages in `sessions` speak of `known`: the
+    /// support an update of the person's word needs, asked of a delete.
+    fn person_speaks_of(&self, known: &Known, sessions: &[SessionId]) -> bool {
+        let said: Vec<provenance::Cited<'_>> = self
+            .ctx
+            .sessions
+            .iter()
+            .filter(|s| sessions.contains(&s.id))
+            .flat_map(|s| {
+                s.messages
+                    .iter()
+                    .filter(|m| m.role == dream_core::Role::User)
+                    .map(|m| provenance::Cited {
+                        role: m.role,
+                        text: &m.content,
+                        date: s.created_at,
+                    })
+            })
+            .collect();
+        provenance::speaks_of(&known.memory, &said)
+    }
+
+    /// Prunes beyond `max_memories`, in this order, each step only while memories
+    /// are still over: memories that are not the person's word (held,
+    /// unconfirmed, superseded, expired; least recently updated first); then
+    /// this pass's own unconfirmed creates are withdrawn and wait for room
+    /// (their sessions stay pending); only then the person's older words, to
+    /// make room for the person's newer ones. Never a pinned memory, never what
+    /// this pass writes; counted against the change cap.
     fn prune(&mut self) {
         let c = self.ctx;
         let after = c.memories.len() + self.out.creates.len() - self.out.deletes.len();
@@ -786,9 +1058,30 @@ impl<'b> Judge<'_, 'b> {
                 .cmp(&key(b))
                 .then_with(|| a.memory.id.cmp(&b.memory.id))
         });
+        let (untrusted, persons): (Vec<&Known>, Vec<&Known>) = candidates
+            .into_iter()
+            .partition(|k| k.memory.status != MemoryStatus::Active);
+        self.prune_from(&untrusted, &mut excess);
+        while excess > 0 && self.withdraw_unconfirmed_create() {
+            excess -= 1;
+        }
+        self.prune_from(&persons, &mut excess);
+        if excess > 0 && self.budget() > 0 {
+            self.refuse(
+                "prune",
+                None,
+                format!("{excess} memories over max_memories are pinned or written by this pass"),
+            );
+        }
+    }
+
+    /// Prunes from `candidates`, in order, while `excess` remains and the change
+    /// cap allows.
+    fn prune_from(&mut self, candidates: &[&Known], excess: &mut usize) {
+        let max = self.ctx.options.max_memories;
         for known in candidates {
-            if excess == 0 {
-                break;
+            if *excess == 0 {
+                return;
             }
             if self.budget() == 0 {
                 self.refuse(
@@ -796,10 +1089,10 @@ impl<'b> Judge<'_, 'b> {
                     None,
                     format!("per-pass change cap reached with {excess} memories over max_memories"),
                 );
-                break;
+                return;
             }
             self.changes += 1;
-            excess -= 1;
+            *excess -= 1;
             // Its trash copy is sealed when applied: in its held form when the
             // record did not pass the verified read, so a restore cannot launder it.
             let mut memory = known.memory.clone();
@@ -810,17 +1103,69 @@ impl<'b> Judge<'_, 'b> {
                 memory,
                 prior: known.prior(),
                 sessions: Vec::new(),
-                reason: format!("pruned: over max_memories ({})", c.options.max_memories),
+                reason: format!("pruned: over max_memories ({max})"),
                 reason_hash: None,
             });
         }
-        if excess > 0 && self.budget() > 0 {
-            self.refuse(
-                "prune",
-                None,
-                format!("{excess} memories over max_memories are pinned or written by this pass"),
-            );
+    }
+
+    /// Takes back this pass's latest unconfirmed create (and what it
+    /// superseded), holding its sessions back for lack of room; `false` when
+    /// there is none.
+    fn withdraw_unconfirmed_create(&mut self) -> bool {
+        let Some(index) = self
+            .out
+            .creates
+            .iter()
+            .rposition(|c| c.memory.status == MemoryStatus::Unconfirmed)
+        else {
+            return false;
+        };
+        let withdrawn = self.out.creates.remove(index);
+        let id = withdrawn.memory.id.clone();
+        for h in self.handles.values_mut() {
+            if *h > index {
+                *h -= 1;
+            }
         }
+        let (undone, kept): (Vec<Changed>, Vec<Changed>) = std::mem::take(&mut self.out.supersedes)
+            .into_iter()
+            .partition(|s| s.by.as_ref() == Some(&id));
+        self.out.supersedes = kept;
+        for s in undone {
+            self.changes = self.changes.saturating_sub(1);
+            self.touched.remove(&s.before.id);
+        }
+        for earlier in &mut self.out.creates {
+            if withdrawn.memory.supersedes.contains(&earlier.memory.id) {
+                earlier.memory.status = MemoryStatus::Unconfirmed;
+            }
+        }
+        let mut sessions = withdrawn.sessions.clone();
+        self.out.restated.retain(|r| {
+            if r.memory != id {
+                return true;
+            }
+            sessions.extend(r.sessions.iter().cloned());
+            false
+        });
+        sessions.sort();
+        sessions.dedup();
+        let reason = format!(
+            "max_memories ({}) reached and only the person's own memories are left to prune: \
+             forget some or raise max_memories",
+            self.ctx.options.max_memories
+        );
+        self.hold_back(
+            "create",
+            None,
+            Held {
+                reason,
+                cause: RefusalCause::StoreFull,
+                sessions,
+            },
+        );
+        true
     }
 }
 

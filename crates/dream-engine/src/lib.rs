@@ -69,11 +69,12 @@ pub use options::{
     MAX_MESSAGE_BYTES, MAX_MESSAGES_PER_SESSION, MAX_SESSION_BYTES, Options, limits,
 };
 pub use pass::{
-    DreamReport, DryRun, PassProgress, PassStage, PlanSummary, SessionYield, SkipReason,
+    DreamReport, DryRun, HeldSession, PassProgress, PassStage, PlanSummary, SessionYield,
+    SkipReason,
 };
 pub use plan::{
     Citation, MAX_ACTIONS, MAX_EVIDENCE, Plan, ProposedCreate, ProposedDelete, ProposedUpdate,
-    Refusal,
+    Refusal, RefusalCause,
 };
 pub use purge::{MIN_MATCHING_CHARS, PURGE_FAILPOINTS, PURGED_MARK, PurgeReport};
 pub use records::{

@@ -21,7 +21,7 @@ use crate::lease::HeldLease;
 use crate::provenance::Support;
 use crate::records::{
     Actor, AuditAction, AuditRecord, HistoryRecord, ProposalKind, QuarantineRecord,
-    QuarantineSource, SessionStatus, TrashRecord, from_json, to_json,
+    QuarantineSource, TrashRecord, from_json, to_json,
 };
 
 /// Most memories one import call takes.
@@ -204,8 +204,11 @@ pub struct Stats {
     pub active: usize,
     /// Of which pinned.
     pub pinned: usize,
-    /// Pending sessions in this scope.
+    /// Pending sessions in this scope that a pass takes.
     pub pending_sessions: usize,
+    /// Pending sessions held for the person: passes left part of each unstored
+    /// too many times (see [`Dream::stuck_sessions`]); a forced pass retries them.
+    pub stuck_sessions: usize,
     /// Sessions in the log (every scope).
     pub logged_sessions: usize,
     /// Quarantine entries in this scope.
@@ -897,11 +900,8 @@ impl Dream {
     pub async fn stats(&self) -> Result<Stats> {
         let orient = self.orient().await?;
         let log = self.session_log().await?;
-        let pending = log
-            .entries
-            .iter()
-            .filter(|e| e.header.status == SessionStatus::Pending && e.header.scope == self.scope)
-            .count();
+        let pending = log.to_dream(&self.scope, false).count();
+        let stuck = log.pending(&self.scope).count() - pending;
         let memories: Vec<&Memory> = orient.memories.values().map(|k| &k.memory).collect();
         Ok(Stats {
             scope: self.scope.clone(),
@@ -912,6 +912,7 @@ impl Dream {
                 .count(),
             pinned: memories.iter().filter(|m| m.pinned).count(),
             pending_sessions: pending,
+            stuck_sessions: stuck,
             logged_sessions: log.entries.len(),
             quarantined: self.quarantine().await?.len(),
             trash: self.trash().await?.len(),

@@ -16,6 +16,10 @@ pub const MAX_SESSION_BYTES: usize = 512 * 1024;
 /// Caps on one memory's fields, applied by the write gate to every writer
 /// (consolidators, `remember`, imports, releases).
 pub mod limits {
+    /// Passes that may leave part of a session unstored (a per-pass cap wait
+    /// aside) before it is held for the person: listed by `stats` and `doctor`,
+    /// retried only by a forced pass, never dropped.
+    pub const SESSION_ATTEMPTS: u32 = 3;
     /// Longest name, in characters.
     pub const NAME_CHARS: usize = 200;
     /// Longest description, in characters.

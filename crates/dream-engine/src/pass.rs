@@ -16,7 +16,8 @@ use crate::gate::{Cited, GateContext, Gated, Prior, gate};
 use crate::journal::Op;
 use crate::layout::{self, hash_bytes};
 use crate::lease::HeldLease;
-use crate::plan::Refusal;
+use crate::options::limits;
+use crate::plan::{Refusal, RefusalCause};
 use crate::records::{
     Actor, AuditAction, AuditRecord, HistoryRecord, SessionRecord, SessionStatus, SuccessStamp,
     TrashRecord, from_json, to_json,
@@ -112,8 +113,12 @@ pub struct DreamReport {
     pub quarantined: Vec<String>,
     /// Proposed actions refused, with reasons.
     pub refused: Vec<Refusal>,
-    /// Sessions consumed.
+    /// Sessions consumed: everything the consolidator found in them is stored
+    /// (or restates a memory), or they hold nothing durable.
     pub sessions_consumed: Vec<SessionId>,
+    /// Sessions left pending because part of what they say was not stored, each
+    /// with why; they are proposed again by the next pass.
+    pub held_back: Vec<HeldSession>,
     /// What each consumed session yielded.
     pub yields: Vec<SessionYield>,
     /// Sessions of this scope still pending after the pass (a dry run: after
@@ -147,6 +152,64 @@ impl SessionYield {
     }
 }
 
+/// A session a pass left pending because part of what it says was not stored.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct HeldSession {
+    /// The session.
+    pub session: SessionId,
+    /// Why, in the engine's words.
+    pub reason: String,
+    /// Whether it counts as a failed attempt (a per-pass cap wait does not).
+    pub attempt: bool,
+    /// Failed attempts so far, this pass included (set when applied).
+    #[serde(default)]
+    pub attempts: u32,
+    /// Whether it is now held for the person: listed by `stats` and `doctor`,
+    /// retried only by a forced pass (set when applied).
+    #[serde(default)]
+    pub stuck: bool,
+}
+
+/// The sessions of a batch that stay pending after `gated`: each cited by a
+/// create or update that was refused or withdrawn. A refused statement that
+/// names no session of the batch (a malformed answer) holds back every session
+/// that kept nothing, since the pass cannot tell whose it was.
+fn held_sessions(gated: &Gated, batch: &[BatchSession]) -> Vec<HeldSession> {
+    let mut held: Vec<HeldSession> = Vec::new();
+    let mut hold = |session: &SessionId, r: &Refusal| {
+        let attempt = r.cause != RefusalCause::PassCap;
+        let reason = format!("{} refused: {}", r.action, r.reason);
+        match held.iter_mut().find(|h| &h.session == session) {
+            Some(h) => h.attempt |= attempt,
+            None => held.push(HeldSession {
+                session: session.clone(),
+                reason,
+                attempt,
+                attempts: 0,
+                stuck: false,
+            }),
+        }
+    };
+    let statements = gated.refused.iter().filter(|r| r.holds_back_a_statement());
+    for r in statements.clone() {
+        for s in &r.sessions {
+            hold(s, r);
+        }
+    }
+    if let Some(unattributed) = statements.clone().find(|r| r.sessions.is_empty()) {
+        let kept = |id: &SessionId| {
+            gated.creates.iter().any(|c| c.sessions.contains(id))
+                || gated.updates.iter().any(|c| c.sessions.contains(id))
+                || gated.quarantine.iter().any(|q| q.sessions.contains(id))
+                || gated.restated.iter().any(|r| r.sessions.contains(id))
+        };
+        for s in batch.iter().filter(|s| !kept(&s.id)) {
+            hold(&s.id, unattributed);
+        }
+    }
+    held
+}
+
 /// What each session of a prepared pass yields.
 fn yields(p: &Prepared) -> Vec<SessionYield> {
     let g = &p.gated;
@@ -166,6 +229,12 @@ fn yields(p: &Prepared) -> Vec<SessionYield> {
                             .filter(|c| c.sessions.contains(id))
                             .map(|c| c.after.id.clone()),
                     )
+                    .chain(
+                        g.restated
+                            .iter()
+                            .filter(|r| r.sessions.contains(id))
+                            .map(|r| r.memory.clone()),
+                    )
                     .collect(),
                 quarantined: g
                     .quarantine
@@ -175,7 +244,9 @@ fn yields(p: &Prepared) -> Vec<SessionYield> {
                     .collect(),
                 reason: None,
             };
-            if y.is_empty() {
+            if let Some(h) = p.held.iter().find(|h| &h.session == id) {
+                y.reason = Some(format!("left pending: {}", h.reason));
+            } else if y.is_empty() {
                 y.reason = Some(if p.proposed_from.contains(id) {
                     "every proposal citing it was refused by the gate (see refused)".to_owned()
                 } else {
@@ -235,6 +306,10 @@ pub(crate) struct Prepared {
     /// The sessions of the batch that some proposal of the plan cited.
     #[serde(default)]
     pub proposed_from: Vec<SessionId>,
+    /// The sessions of the batch that stay pending: part of what they say was
+    /// not stored.
+    #[serde(default)]
+    pub held: Vec<HeldSession>,
     /// Consumed sessions to trim from the log, oldest first.
     pub trim: Vec<(RecordId, Prior)>,
     pub gated: Gated,
@@ -332,20 +407,6 @@ impl Dream {
     async fn pass_failed(&self, pass: &str, error: &DreamError) {
         tracing::warn!(pass, error = %error, "dream pass failed; its sessions stay pending");
         let mut ops = Vec::new();
-        if let DreamError::NothingSurvived { refused } = error {
-            for r in refused {
-                let mut entry = AuditEntry::new(
-                    AuditAction::Refused,
-                    Actor::Engine,
-                    format!("{} refused: {}", r.action, r.reason),
-                )
-                .pass(pass);
-                if let Some(id) = r.target.as_deref().and_then(|t| MemoryId::new(t).ok()) {
-                    entry = entry.memory(&id);
-                }
-                ops.push(self.audit_op(entry).batch_op());
-            }
-        }
         let entry = AuditEntry::new(
             AuditAction::PassFailed,
             Actor::Engine,
@@ -396,7 +457,7 @@ impl Dream {
         let log = claim.guard(self.session_log()).await?;
         let mut sessions = Vec::new();
         let mut bytes = 0usize;
-        for entry in log.pending(&self.scope) {
+        for entry in log.to_dream(&self.scope, force) {
             if sessions.len() >= self.options.batch_sessions {
                 break;
             }
@@ -485,18 +546,8 @@ impl Dream {
             .filter(|s| references.contains(&&s.reference))
             .map(|s| s.id.clone())
             .collect();
-        let proposed = consolidation.plan.creates.len()
-            + consolidation.plan.updates.len()
-            + consolidation.plan.deletes.len()
-            + consolidation.plan.dropped.len();
         let gated = gate(consolidation.plan, &ctx);
-        // A plan that proposed something of which nothing survived fails like an
-        // unparseable answer: its sessions stay pending for a later pass.
-        if proposed > 0 && !gated.changes_memories() && gated.quarantine.is_empty() {
-            return Err(DreamError::NothingSurvived {
-                refused: gated.refused,
-            });
-        }
+        let held = held_sessions(&gated, &batch.sessions);
         let excess = log.entries.len().saturating_sub(self.options.session_log);
         let trim = log
             .entries
@@ -528,6 +579,7 @@ impl Dream {
                 generation: orient.generation,
                 sessions: session_ids,
                 proposed_from,
+                held,
                 trim,
                 gated,
                 diff,
@@ -594,10 +646,22 @@ impl Dream {
                     reason: format!("session {id} is already consumed; nothing applied"),
                 });
             }
-            self.mark_consumed(&mut session, now, &p.pass);
+            if let Some(held) = p.held.iter().find(|h| &h.session == id) {
+                // Part of it was not stored: it stays pending, and says why.
+                let mut held = held.clone();
+                if held.attempt {
+                    session.attempts = session.attempts.saturating_add(1);
+                }
+                session.held_back = Some(held.reason.clone());
+                held.attempts = session.attempts;
+                held.stuck = session.attempts >= limits::SESSION_ATTEMPTS;
+                report.held_back.push(held);
+            } else {
+                self.mark_consumed(&mut session, now, &p.pass);
+                report.sessions_consumed.push(id.clone());
+            }
             let value = String::from_utf8(to_json(&session).to_vec()).expect("JSON is UTF-8");
             ops.push(Op::put(key, value, Some(&record)));
-            report.sessions_consumed.push(id.clone());
         }
         let g = &p.gated;
         for c in &g.creates {
@@ -1159,7 +1223,13 @@ fn preview(p: &Prepared) -> DreamReport {
         pruned: g.prunes.iter().map(|r| r.memory.id.clone()).collect(),
         quarantined: g.quarantine.iter().map(|q| q.id.clone()).collect(),
         refused: g.refused.clone(),
-        sessions_consumed: p.sessions.iter().map(|(s, _)| s.clone()).collect(),
+        sessions_consumed: p
+            .sessions
+            .iter()
+            .map(|(s, _)| s.clone())
+            .filter(|s| !p.held.iter().any(|h| &h.session == s))
+            .collect(),
+        held_back: p.held.clone(),
         yields: yields(p),
         pending: 0,
         usage: p.usage,

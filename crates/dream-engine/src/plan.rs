@@ -94,6 +94,22 @@ pub struct ProposedDelete {
     pub sources: Vec<String>,
 }
 
+/// Why a proposal was refused, as far as the sessions it cites are concerned.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum RefusalCause {
+    /// A per-pass cap was reached: the proposal waits for the next pass, which
+    /// does not count as a failed attempt.
+    PassCap,
+    /// `max_memories` is reached and nothing untrusted is left to prune: the
+    /// proposal waits until the person makes room (counts as an attempt).
+    StoreFull,
+    /// The proposal itself was refused: malformed, unsupported by its
+    /// citations, or aimed at a memory it may not change.
+    #[default]
+    Refused,
+}
+
 /// Something the parser or the write gate refused, and why.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Refusal {
@@ -104,6 +120,16 @@ pub struct Refusal {
     pub target: Option<String>,
     /// Why, in the engine's words.
     pub reason: String,
+    /// Whether it waits for capacity or was refused outright.
+    #[serde(default)]
+    pub cause: RefusalCause,
+    /// The batch's sessions the proposal cites (filled in by the gate).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub sessions: Vec<dream_core::SessionId>,
+    /// The batch references the proposal cited, as the parser read them
+    /// (unvalidated; the gate resolves them into `sessions`).
+    #[serde(skip)]
+    pub(crate) cites: Vec<String>,
 }
 
 impl Refusal {
@@ -114,8 +140,47 @@ impl Refusal {
                 .filter(|t| dream_core::id::validate_id(t, "target").is_ok())
                 .map(str::to_owned),
             reason: reason.into(),
+            cause: RefusalCause::Refused,
+            sessions: Vec::new(),
+            cites: Vec::new(),
         }
     }
+
+    /// The same refusal, waiting for capacity of kind `cause`.
+    pub(crate) fn because(mut self, cause: RefusalCause) -> Self {
+        self.cause = cause;
+        self
+    }
+
+    /// Whether it refused a statement (a create or an update), so the sessions
+    /// it cites keep something that was not stored.
+    pub fn holds_back_a_statement(&self) -> bool {
+        matches!(self.action.as_str(), "create" | "update")
+    }
+}
+
+/// The batch references a malformed action cites (`sources` and each
+/// `evidence[].session`), read leniently: only to keep those sessions pending.
+fn cited_references(item: &Value) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    let mut add = |v: Option<&Value>| {
+        if let Some(Value::String(s)) = v
+            && s.len() <= 32
+            && !out.contains(s)
+        {
+            out.push(s.clone());
+        }
+    };
+    if let Some(Value::Array(sources)) = item.get("sources") {
+        sources.iter().take(MAX_EVIDENCE).for_each(|s| add(Some(s)));
+    }
+    if let Some(Value::Array(evidence)) = item.get("evidence") {
+        evidence
+            .iter()
+            .take(MAX_EVIDENCE)
+            .for_each(|e| add(e.get("session")));
+    }
+    out
 }
 
 /// What a consolidator proposes for one batch.
@@ -151,16 +216,19 @@ impl Plan {
         for (i, item) in creates.iter().enumerate() {
             match parse_create(item, i) {
                 Ok(c) => plan.creates.push(c),
-                Err(reason) => plan.dropped.push(Refusal::new("create", None, reason)),
+                Err(reason) => plan.dropped.push(Refusal {
+                    cites: cited_references(item),
+                    ..Refusal::new("create", None, reason)
+                }),
             }
         }
         for item in updates {
             match parse_update(item) {
                 Ok(u) => plan.updates.push(u),
-                Err((target, reason)) => {
-                    plan.dropped
-                        .push(Refusal::new("update", target.as_deref(), reason))
-                }
+                Err((target, reason)) => plan.dropped.push(Refusal {
+                    cites: cited_references(item),
+                    ..Refusal::new("update", target.as_deref(), reason)
+                }),
             }
         }
         for item in deletes {

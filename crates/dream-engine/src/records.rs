@@ -56,6 +56,14 @@ pub struct SessionRecord {
     /// already logged in the scope.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub source: Option<String>,
+    /// Passes that left part of what it says unstored (a wait for a per-pass cap
+    /// aside); at [`crate::options::limits::SESSION_ATTEMPTS`] it is held for
+    /// the person: listed, never dropped, retried by a forced pass.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub attempts: u32,
+    /// Why the last pass that read it left it pending.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub held_back: Option<String>,
     /// The transcript, secrets redacted.
     pub messages: Vec<Message>,
     /// The store's seal over the transcript (see [`crate::SealKey`]); a session
@@ -87,6 +95,21 @@ pub(crate) struct SessionHeader {
     pub seal: Option<String>,
     #[serde(default)]
     pub state_seal: Option<String>,
+    #[serde(default)]
+    pub attempts: u32,
+}
+
+impl SessionHeader {
+    /// Pending, but held for the person after too many passes left part of it
+    /// unstored.
+    pub fn is_stuck(&self) -> bool {
+        self.status == SessionStatus::Pending
+            && self.attempts >= crate::options::limits::SESSION_ATTEMPTS
+    }
+}
+
+fn is_zero(n: &u32) -> bool {
+    *n == 0
 }
 
 /// Who did something recorded in the audit log.

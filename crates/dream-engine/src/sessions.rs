@@ -39,7 +39,8 @@ pub(crate) struct SessionLog {
 }
 
 impl SessionLog {
-    /// Pending sessions of `scope`, oldest first.
+    /// Pending sessions of `scope`, oldest first, those held for the person
+    /// included.
     pub fn pending<'a>(
         &'a self,
         scope: &'a dream_core::Scope,
@@ -47,6 +48,17 @@ impl SessionLog {
         self.entries
             .iter()
             .filter(move |e| e.header.status == SessionStatus::Pending && &e.header.scope == scope)
+    }
+
+    /// Pending sessions of `scope` a pass takes: those held for the person
+    /// (stuck) only when `with_stuck`.
+    pub fn to_dream<'a>(
+        &'a self,
+        scope: &'a dream_core::Scope,
+        with_stuck: bool,
+    ) -> impl Iterator<Item = &'a LogEntry> {
+        self.pending(scope)
+            .filter(move |e| with_stuck || !e.header.is_stuck())
     }
 }
 
@@ -219,6 +231,8 @@ impl Dream {
             redactions: redactions.clone(),
             flags: flags.clone(),
             source,
+            attempts: 0,
+            held_back: None,
             messages: clean,
             seal: None,
             state_seal: None,
@@ -348,13 +362,30 @@ impl Dream {
         )
     }
 
-    /// Pending sessions of this scope, not counting `exclude`.
+    /// Pending sessions of this scope a pass would take, not counting `exclude`
+    /// (those held for the person are counted by [`Dream::stuck_sessions`]).
     pub(crate) async fn pending_count(&self, exclude: Option<&SessionId>) -> Result<usize> {
         let log = self.session_log().await?;
         Ok(log
-            .pending(&self.scope)
+            .to_dream(&self.scope, false)
             .filter(|e| exclude.is_none_or(|x| x.as_str() != e.id.as_str()))
             .count())
+    }
+
+    /// Pending sessions of this scope held for the person: passes left part of
+    /// each unstored too many times. Each with why, oldest first.
+    pub async fn stuck_sessions(&self) -> Result<Vec<(SessionId, String)>> {
+        let log = self.session_log().await?;
+        let mut out = Vec::new();
+        for entry in log.pending(&self.scope).filter(|e| e.header.is_stuck()) {
+            let key = Key::new(layout::namespace(layout::SESSIONS), entry.id.clone());
+            let record: SessionRecord = from_json(&key, &entry.record)?;
+            let why = record
+                .held_back
+                .unwrap_or_else(|| "part of it could not be stored".to_owned());
+            out.push((record.id, why));
+        }
+        Ok(out)
     }
 
     /// A logged session of this scope.

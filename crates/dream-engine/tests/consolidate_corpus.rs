@@ -171,12 +171,15 @@ fn report(file: &str) -> Score {
 fn development_half() {
     let total = report("dev.jsonl");
     // Floors just under the measured numbers: a regression fails.
+    // Issue 34 (statements kept in the person's own words) raised recall from
+    // 0.86 to 0.975; precision fell from 0.97 to 0.93, mostly on further lasting
+    // statements the labels do not list ("I'm the backend lead here").
     assert!(
-        total.precision() >= 0.97,
+        total.precision() >= 0.93,
         "precision {:.3}",
         total.precision()
     );
-    assert!(total.recall() >= 0.86, "recall {:.3}", total.recall());
+    assert!(total.recall() >= 0.97, "recall {:.3}", total.recall());
 }
 
 #[test]
@@ -184,12 +187,13 @@ fn blind_half() {
     let total = report("blind.jsonl");
     assert!(total.expected > 100, "the blind half is scored whole");
     // Never tuned on; floors under its scores guard against regressions.
+    // Issue 34: recall 0.77 -> 0.95, precision 0.95 -> 0.907.
     assert!(
-        total.precision() >= 0.95,
+        total.precision() >= 0.90,
         "precision {:.3}",
         total.precision()
     );
-    assert!(total.recall() >= 0.77, "recall {:.3}", total.recall());
+    assert!(total.recall() >= 0.95, "recall {:.3}", total.recall());
 }
 
 #[test]

@@ -123,17 +123,26 @@ pub async fn doctor(global: &Global, args: DoctorArgs) -> Outcome {
                 .and_then(|o| Ok(dream::engine::Dream::open(store, o)?))
             {
                 Ok(dream) => match dream.stats().await {
-                    Ok(stats) => checks.push(Check::Ok(format!(
-                        "records: readable{} ({} memories, {} sessions pending in scope {})",
-                        if global.encrypt {
-                            " and decrypted with the key"
-                        } else {
-                            ""
-                        },
-                        stats.memories,
-                        stats.pending_sessions,
-                        stats.scope
-                    ))),
+                    Ok(stats) => {
+                        checks.push(Check::Ok(format!(
+                            "records: readable{} ({} memories, {} sessions pending in scope {})",
+                            if global.encrypt {
+                                " and decrypted with the key"
+                            } else {
+                                ""
+                            },
+                            stats.memories,
+                            stats.pending_sessions,
+                            stats.scope
+                        )));
+                        if stats.stuck_sessions > 0 {
+                            checks.push(Check::Warn(format!(
+                                "sessions: {} held for you after repeated passes left part of each \
+                                 unstored; `dream dream --force` retries them",
+                                stats.stuck_sessions
+                            )));
+                        }
+                    }
                     Err(e) => checks.push(Check::Fail(format!("records: {e}"))),
                 },
                 Err(e) => checks.push(Check::Fail(format!("engine: {e}"))),

@@ -641,10 +641,17 @@ pub async fn stats(global: &Global, output: FormatArg) -> Outcome {
             ],
             vec![
                 "sessions".into(),
-                format!(
-                    "{} pending, {} in the log",
-                    stats.pending_sessions, stats.logged_sessions
-                ),
+                if stats.stuck_sessions == 0 {
+                    format!(
+                        "{} pending, {} in the log",
+                        stats.pending_sessions, stats.logged_sessions
+                    )
+                } else {
+                    format!(
+                        "{} pending, {} held for you (`dream dream --force` retries them), {} in the log",
+                        stats.pending_sessions, stats.stuck_sessions, stats.logged_sessions
+                    )
+                },
             ],
             vec!["quarantined".into(), stats.quarantined.to_string()],
             vec!["trash".into(), stats.trash.to_string()],

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use clap::Args;
 use dream::core::Message;
 use dream::engine::transcripts::Format;
-use dream::engine::{DreamReport, PassStage};
+use dream::engine::{DreamReport, PassStage, SkipReason};
 
 use super::context::Global;
 use super::models::LlmChoice;
@@ -230,7 +230,20 @@ pub fn print_report(report: &DreamReport, output: FormatArg) -> Outcome {
 fn print_report_text(report: &DreamReport) -> Result<(), CliError> {
     let style = Style::detect();
     if let Some(reason) = &report.skipped {
-        return outln!("skipped: {}", escape(&reason.to_string()));
+        outln!("skipped: {}", escape(&reason.to_string()))?;
+        let hint = match reason {
+            SkipReason::TooSoon { .. } | SkipReason::NotEnoughSessions { .. } => {
+                "the gates open by themselves; `dream dream --force` dreams now"
+            }
+            SkipReason::NothingPending => {
+                "log a session first (`dream log`, or a hook); `dream stats` lists sessions held for you"
+            }
+            SkipReason::AnotherPassRunning | SkipReason::Disabled => "",
+        };
+        if !hint.is_empty() {
+            outln!("  {hint}")?;
+        }
+        return Ok(());
     }
     outln!(
         "{} {} ({})",
@@ -277,6 +290,9 @@ fn print_report_text(report: &DreamReport) -> Result<(), CliError> {
     }
     outln!("  sessions consumed {}", report.sessions_consumed.len())?;
     for y in &report.yields {
+        if report.held_back.iter().any(|h| h.session == y.session) {
+            continue;
+        }
         if y.is_empty() {
             let reason = y.reason.as_deref().unwrap_or_default();
             outln!("    {}  nothing durable: {}", y.session, escape(reason))?;
@@ -285,6 +301,26 @@ fn print_report_text(report: &DreamReport) -> Result<(), CliError> {
             what.extend(y.quarantined.iter().map(|q| format!("quarantined {q}")));
             outln!("    {}  {}", y.session, what.join(", "))?;
         }
+    }
+    if !report.held_back.is_empty() {
+        outln!(
+            "  {} {}",
+            style.warn("sessions left pending"),
+            report.held_back.len()
+        )?;
+    }
+    for h in &report.held_back {
+        let when = if h.stuck {
+            format!(
+                "held for you after {} attempts: `dream dream --force` retries it",
+                h.attempts
+            )
+        } else if h.attempt {
+            format!("attempt {}: retried by the next pass", h.attempts)
+        } else {
+            "waits for the next pass".to_owned()
+        };
+        outln!("    {}  {} ({when})", h.session, escape(&h.reason))?;
     }
     outln!("  sessions pending  {}", report.pending)?;
     outln!(

@@ -3,6 +3,7 @@
 //! ([`LlmConsolidator`]) and the deterministic, offline rule-based one
 //! ([`RuleBasedConsolidator`]).
 
+mod durable;
 mod llm;
 mod rules;
 

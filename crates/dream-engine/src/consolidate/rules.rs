@@ -11,6 +11,14 @@
 //! | "from now on we deploy on Fridays"          | project: decision, with its date      |
 //! | "we decided to drop IE11"                   | project: decision, with its date      |
 //! | "always run the tests", "never use tabs"    | feedback                              |
+//! | any other lasting statement, in any words   | the sentence itself                   |
+//!
+//! What no rule names is kept as the person said it when [`durable`] judges it
+//! a lasting statement ("Customer emails go out through Postmark"), so nothing
+//! is lost for want of a trigger word; questions, greetings, requests about the
+//! task, ephemeral status, chatter and quoted material are not. A "never X" or
+//! "not Y" clause stays with its subject: a sentence becomes two memories only
+//! when each part has a subject of its own.
 //!
 //! A statement about a subject an existing memory (or an earlier statement of the
 //! batch) already covers becomes an update of that memory instead of a new one:
@@ -27,15 +35,18 @@ use dream_core::{Memory, MemoryKind, Role, TokenUsage};
 use regex::Regex;
 use serde_json::{Map, Value, json};
 
-use super::{Batch, BatchSession, Consolidation, Consolidator};
+use super::{Batch, BatchSession, Consolidation, Consolidator, durable};
 use crate::error::Result;
 use crate::plan::{Citation, Plan, ProposedCreate, ProposedUpdate};
-use crate::provenance::{identifying_in, identifying_in_sentence};
+use crate::provenance::{identifying_in, identifying_in_sentence, own_words};
 
 /// How the offline mode names itself in reports and audit records.
 const LABEL: &str = "rule-based (offline mode)";
 /// Word overlap (Jaccard) at which two statements are the same memory.
 const NEAR_DUPLICATE: f64 = 0.6;
+/// Word overlap (Jaccard) at which two statements in the person's own words
+/// are one memory.
+const SAME_STATEMENT: f64 = 0.75;
 /// Longest captured value, in characters.
 const MAX_VALUE_CHARS: usize = 300;
 
@@ -90,6 +101,7 @@ enum Rule {
     Feedback,
     Note,
     Fact,
+    Statement,
 }
 
 impl Rule {
@@ -102,6 +114,7 @@ impl Rule {
             Rule::Feedback => "feedback",
             Rule::Note => "note",
             Rule::Fact => "fact",
+            Rule::Statement => "statement",
         }
     }
 
@@ -114,6 +127,7 @@ impl Rule {
             Rule::Feedback,
             Rule::Note,
             Rule::Fact,
+            Rule::Statement,
         ]
         .into_iter()
         .find(|r| r.as_str() == s)
@@ -140,7 +154,7 @@ struct Statement {
 
 static PREAMBLE: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(
-        r"(?i)^(?:(?:ok(?:ay)?|so|also|and|btw|by the way|actually|no|nope|well|hey|fyi|note|correction|to be clear|just so you know|personally)\b[,:!]?\s*)+",
+        r"(?i)^(?:(?:ok(?:ay)?|so|also|and|btw|by the way|actually|well|hey|fyi|note|correction|to be clear|just so you know|personally|oh|ah|cool|great|perfect|sure|yeah|yep|anyway|anyways|side note|quick note|heads up|psa|then|next|haha|lol|ugh|sorry|i mean|i meant|seriously)\b[,:!]?\s*|(?:no|nope)[,:!]\s*)+",
     )
     .expect("static regex")
 });
@@ -289,6 +303,14 @@ static CLAUSE: LazyLock<Regex> = LazyLock::new(|| {
     )
     .expect("static regex")
 });
+/// Where a statement runs into a request or question of the moment ("the cron
+/// runs at 2am UTC, can you check the logs?"): they are read as two sentences.
+static REQUEST_CLAUSE: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(
+        r"(?i)(?:,|\s[—–-])\s+((?:and\s+)?(?:can|could|would|will) you\b|let's\b|lets\b|any idea\b|what\b|how\b|why\b|is there\b|do you\b|let me know\b)",
+    )
+    .expect("static regex")
+});
 /// A code name in backticks (`` `ledger-worker` ``).
 static BACKTICKED: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"`[^`\s]{2,80}`").expect("static regex"));
@@ -337,11 +359,24 @@ fn clean(value: &str) -> Option<String> {
     })
 }
 
+/// `value` cut to about `chars` characters at a word boundary, so a name never
+/// holds part of a word (a cut `ToolchainK…` would be a token nobody said).
 fn short(value: &str, chars: usize) -> String {
-    match value.char_indices().nth(chars) {
-        Some((cut, _)) => format!("{}…", &value[..cut]),
-        None => value.to_owned(),
-    }
+    let Some((cut, _)) = value.char_indices().nth(chars) else {
+        return value.to_owned();
+    };
+    let head = &value[..cut];
+    let at_boundary = value[cut..].starts_with(char::is_whitespace);
+    let kept = if at_boundary {
+        head
+    } else {
+        match head.rfind(char::is_whitespace) {
+            Some(space) => &head[..space],
+            None => value.split_whitespace().next().unwrap_or(head),
+        }
+    };
+    let kept = kept.trim_end_matches(|c: char| !c.is_alphanumeric() && c != ')');
+    format!("{kept}…")
 }
 
 fn capitalized(value: &str) -> String {
@@ -420,7 +455,8 @@ fn hyphenated(text: &str) -> impl Iterator<Item = String> + '_ {
 /// request to keep something ("remember that …", "note for later: …") is read
 /// without its wrapper; what no other rule recognises becomes a note.
 fn recognise(sentence: &str, session: &BatchSession, message: usize) -> Option<Statement> {
-    let trimmed = sentence.trim();
+    let trimmed = PREAMBLE.replace(sentence.trim(), "");
+    let trimmed = trimmed.trim();
     if let Some(c) = REMEMBER.captures(trimmed) {
         let fact = c[1].to_owned();
         // "Remember what the error was?" asks; it keeps nothing.
@@ -450,8 +486,16 @@ fn recognise(sentence: &str, session: &BatchSession, message: usize) -> Option<S
     recognise_fact(trimmed, session, message)
 }
 
+/// The statement of one sentence (a request wrapper such as "remember that"
+/// already removed): by a rule that names its shape, else as the person said
+/// it when it states something lasting.
 fn recognise_fact(sentence: &str, session: &BatchSession, message: usize) -> Option<Statement> {
     let sentence = PREAMBLE.replace(sentence.trim(), "");
+    by_rule(&sentence, session, message).or_else(|| statement(&sentence, session, message))
+}
+
+/// The statement of one sentence by the rule that names its shape, if any.
+fn by_rule(sentence: &str, session: &BatchSession, message: usize) -> Option<Statement> {
     let sentence = sentence.trim();
     let date = session.created_at.format("%Y-%m-%d").to_string();
     let stated = format!("Stated by the user on {date}");
@@ -544,6 +588,14 @@ fn recognise_fact(sentence: &str, session: &BatchSession, message: usize) -> Opt
                 subject.extend(words(&old));
                 format!("The project uses {tool}, not {old} (since {date}).")
             }
+            // "Feature flags are managed in Unleash, self-hosted at …": what the
+            // tool is for, and all the rest, in the person's own words.
+            None if c
+                .name("what")
+                .is_some_and(|w| !w.as_str().trim().is_empty()) =>
+            {
+                format!("{}.", capitalized(&clean(sentence)?))
+            }
             None => format!("The project uses {tool}."),
         };
         return Some(make(
@@ -588,6 +640,40 @@ fn recognise_fact(sentence: &str, session: &BatchSession, message: usize) -> Opt
         ));
     }
     fact(sentence, session, message)
+}
+
+/// A lasting statement no rule names, kept in the person's own words: the
+/// sentence is the content, and its first words the name.
+fn statement(sentence: &str, session: &BatchSession, message: usize) -> Option<Statement> {
+    let ids = identifying_in_sentence(sentence);
+    if !durable::is_durable(sentence, !ids.is_empty() || BACKTICKED.is_match(sentence)) {
+        return None;
+    }
+    let value = clean(sentence)?;
+    let first = value.split_whitespace().next()?.to_lowercase();
+    let kind = if ["i", "i'm", "im", "my", "me", "i've", "i'd", "mine"].contains(&first.as_str()) {
+        MemoryKind::User
+    } else {
+        MemoryKind::Project
+    };
+    let mut all_ids = ids;
+    all_ids.extend(hyphenated(&value));
+    Some(Statement {
+        rule: Rule::Statement,
+        subject: words(&value),
+        ids: all_ids,
+        kind,
+        name: short(&capitalized(&value), 60),
+        description: format!(
+            "Stated by the user on {}",
+            session.created_at.format("%Y-%m-%d")
+        ),
+        content: format!("{}.", capitalized(&value)),
+        cited: Citation {
+            session: session.reference.clone(),
+            message,
+        },
+    })
 }
 
 /// A statement of fact about the project with no trigger word ("The staging
@@ -656,13 +742,74 @@ fn statements(session: &BatchSession) -> Vec<Statement> {
         .enumerate()
         .filter(|(_, m)| m.role == Role::User)
         .flat_map(|(i, m)| {
-            SENTENCE_END
-                .split(&m.content)
-                .map(move |sentence| (i, sentence.to_owned()))
+            let own: String = own_words(&m.content)
+                .lines()
+                .filter(|line| !durable::looks_pasted(line))
+                .collect::<Vec<_>>()
+                .join("\n");
+            let own = REQUEST_CLAUSE.replace_all(&own, ".\n$1");
+            sentences(&own)
+                .into_iter()
+                .map(move |sentence| (i, sentence))
                 .collect::<Vec<_>>()
         })
         .flat_map(|(i, sentence)| recognise_all(&sentence, session, i))
         .collect()
+}
+
+/// Abbreviations whose dot ends no sentence.
+const ABBREVIATIONS: &[&str] = &[
+    "dr", "mr", "mrs", "ms", "st", "prof", "sr", "jr", "vs", "etc", "e.g", "i.e", "approx", "no",
+    "inc", "ltd", "co", "mt", "ft", "av", "sra", "hr", "fr",
+];
+
+/// The sentences of a text: split at `.`, `!`, `?`, `;` and line breaks, but
+/// not after an abbreviation ("Dr. Almeida").
+fn sentences(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut start = 0;
+    for end in SENTENCE_END.find_iter(text) {
+        let before = &text[start..end.start()];
+        let last = before
+            .rsplit(|c: char| c.is_whitespace() || c == '(')
+            .next()
+            .unwrap_or("")
+            .to_lowercase();
+        if end.as_str().starts_with('.')
+            && end.as_str().trim() == "."
+            && ABBREVIATIONS.contains(&last.as_str())
+        {
+            continue;
+        }
+        out.push(text[start..end.start()].to_owned());
+        start = end.end();
+    }
+    out.push(text[start..].to_owned());
+    out
+}
+
+/// Whether a clause that opens with `always`, `never`, `please` … says enough
+/// to stand alone: "never push to main" does; "never Kubernetes", "never on
+/// Fridays" and "always use it" lean on the clause before them and stay with it.
+fn has_own_subject(clause: &str) -> bool {
+    let mut words = clause.split_whitespace();
+    let opener = words.next().unwrap_or("").to_lowercase();
+    if !matches!(opener.as_str(), "always" | "never" | "please") {
+        return true;
+    }
+    let rest: Vec<String> = words
+        .map(|w| {
+            w.trim_matches(|c: char| !c.is_alphanumeric())
+                .to_lowercase()
+        })
+        .filter(|w| !w.is_empty())
+        .collect();
+    const LEANING: &[&str] = &[
+        "it", "that", "this", "them", "those", "so", "on", "in", "at", "for", "with", "before",
+        "after", "during", "the", "a", "an", "as", "to", "by", "from", "under", "over", "into",
+        "of", "via", "without", "within", "outside", "inside", "than", "again",
+    ];
+    rest.len() >= 3 && !LEANING.contains(&rest[0].as_str()) && !rest.iter().any(|w| w == "it")
 }
 
 /// The statements of one sentence: two or more when it joins clauses that are
@@ -672,20 +819,25 @@ fn recognise_all(sentence: &str, session: &BatchSession, message: usize) -> Vec<
     let mut spans = vec![(0, sentence.len())];
     for c in CLAUSE.captures_iter(sentence) {
         if let (Some(joiner), Some(opener)) = (c.get(0), c.get(1)) {
+            if !has_own_subject(&sentence[opener.start()..]) {
+                continue;
+            }
             if let Some(last) = spans.last_mut() {
                 last.1 = joiner.start();
             }
             spans.push((opener.start(), sentence.len()));
         }
     }
-    if spans.len() > 1 {
-        let parts: Vec<Statement> = spans
+    let parts: Vec<Statement> = if spans.len() > 1 {
+        spans
             .iter()
             .filter_map(|&(from, to)| recognise(&sentence[from..to], session, message))
-            .collect();
-        if parts.len() >= 2 {
-            return parts;
-        }
+            .collect()
+    } else {
+        Vec::new()
+    };
+    if parts.len() >= 2 {
+        return parts;
     }
     // Two statements joined by a bare "and" ("Prod runs in eu-west-1 and DR is
     // in eu-central-1"): only when each half is one.
@@ -694,11 +846,18 @@ fn recognise_all(sentence: &str, session: &BatchSession, message: usize) -> Vec<
         if let (Some(a), Some(b)) = (
             recognise(first, session, message),
             recognise(second, session, message),
-        ) {
+        ) && a.rule != Rule::Statement
+            && b.rule != Rule::Statement
+        {
             return vec![a, b];
         }
     }
-    recognise(sentence, session, message).into_iter().collect()
+    // A clause that states something after one that does not ("When you write
+    // SQL, always use parameterised queries"): the clause.
+    match recognise(sentence, session, message) {
+        Some(whole) => vec![whole],
+        None => parts,
+    }
 }
 
 /// A subject: its words and its identifiers.
@@ -714,6 +873,8 @@ fn same_subject(rule: Rule, (a, a_ids): Subject<'_>, (b, b_ids): Subject<'_>) ->
         Rule::Uses => !a.is_disjoint(b),
         // The same thing (its head and verb), whatever it now says.
         Rule::Name | Rule::Fact => a == b,
+        // Words said in any order: only a near-verbatim restatement is the same.
+        Rule::Statement => jaccard(a, b) >= SAME_STATEMENT,
         _ => a == b || jaccard(a, b) >= NEAR_DUPLICATE,
     }
 }

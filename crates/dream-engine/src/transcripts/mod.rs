@@ -360,22 +360,12 @@ fn str_field<'a>(value: &'a Value, field: &str) -> Result<&'a str, String> {
 /// Text a harness injects into a `user` turn that the person did not type:
 /// command and hook output, reminders, environment context, instruction files.
 fn injected(text: &str) -> bool {
-    const TAGS: [&str; 12] = [
-        "<command-name>",
-        "<command-message>",
-        "<command-args>",
-        "<local-command-stdout>",
-        "<local-command-stderr>",
-        "<bash-input>",
-        "<bash-stdout>",
-        "<bash-stderr>",
-        "<system-reminder>",
-        "<environment_context>",
-        "<user_instructions>",
-        "<user-prompt-submit-hook>",
-    ];
     let start = text.trim_start();
-    TAGS.iter().any(|tag| start.starts_with(tag)) || start.starts_with("# AGENTS.md instructions")
+    crate::provenance::HARNESS_TAGS.iter().any(|tag| {
+        start
+            .strip_prefix('<')
+            .is_some_and(|s| s.starts_with(&format!("{tag}>")))
+    }) || start.starts_with("# AGENTS.md instructions")
 }
 
 /// `role` unless the text is [`injected`], which is tool text.

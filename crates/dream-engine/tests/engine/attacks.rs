@@ -128,12 +128,13 @@ async fn deletes_of_wildcards_paths_foreign_scopes_and_pinned_memories_are_refus
         "update": [{"id": foreign.id.as_str(), "content": "The other project uses MySQL.", "evidence": [{"session": "S1", "message": 0}]}]
     })));
     h.dream.log_session(user("Please tidy up.")).await.unwrap();
-    // Nothing survives the gate: the pass fails and its session stays pending.
-    let Err(dream_engine::DreamError::NothingSurvived { refused }) = h.dream.dream(true).await
-    else {
-        panic!("every action refused fails the pass")
-    };
+    // Nothing survives the gate: the refused update held its session back, so it
+    // stays pending, and the report names every refusal.
+    let report = h.dream.dream(true).await.unwrap();
+    assert!(report.sessions_consumed.is_empty(), "{report:#?}");
+    assert_eq!(report.held_back.len(), 1, "{report:#?}");
     assert_eq!(h.dream.stats().await.unwrap().pending_sessions, 1);
+    let refused = report.refused;
 
     let reasons: Vec<(String, Option<String>, String)> = refused
         .iter()
@@ -307,10 +308,16 @@ async fn a_session_flood_cannot_push_pinned_memories_out_and_loses_nothing() {
             .count(),
         refused_creates
     );
-    // A last pass brings the store within max_memories.
-    h.dream.log_session(user("Thanks.")).await.unwrap();
-    h.dream.dream(true).await.unwrap();
-    assert!(h.dream.list().await.unwrap().len() <= 8 + 4);
+    // Every statement of the flood was kept (none consumed by a cap): each is a
+    // memory or was pruned to the trash, restorable.
+    let kept = h.dream.list().await.unwrap().len() - real.len() + pruned.len();
+    assert_eq!(kept, logged, "no statement lost to the create cap");
+    // Later passes bring the store within max_memories, four prunes a pass.
+    for _ in 0..8 {
+        h.dream.log_session(user("Thanks.")).await.unwrap();
+        h.dream.dream(true).await.unwrap();
+    }
+    assert!(h.dream.list().await.unwrap().len() <= 8);
 }
 
 #[tokio::test]

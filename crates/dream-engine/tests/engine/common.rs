@@ -59,6 +59,12 @@ impl Harness {
         self
     }
 
+    /// The same harness consolidating with a model of the test's own.
+    pub fn with_model_arc(mut self, model: impl dream_core::LanguageModel) -> Self {
+        self.dream = self.dream.clone().with_model(Arc::new(model));
+        self
+    }
+
     /// Another handle on the same store and clock, in `scope`.
     pub fn other_scope(&self, scope: &str) -> Dream {
         let options = Options {

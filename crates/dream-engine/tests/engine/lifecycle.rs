@@ -414,7 +414,9 @@ async fn dry_run_stores_a_plan_that_applies_exactly_once_unless_stale() {
         h.dream.apply(&plan).await,
         Err(DreamError::NotFound { .. })
     ));
-    assert_eq!(h.dream.stats().await.unwrap().pending_sessions, 0);
+    // The refused create keeps its session pending for the next pass.
+    assert_eq!(applied.held_back.len(), 1, "{applied:#?}");
+    assert_eq!(h.dream.stats().await.unwrap().pending_sessions, 1);
 
     // Stale: something the plan read changed.
     model.push_text(plan_answer);
@@ -436,7 +438,8 @@ async fn dry_run_stores_a_plan_that_applies_exactly_once_unless_stale() {
         .unwrap_err();
     assert!(matches!(err, DreamError::Stale { .. }), "{err}");
     assert!(err.to_string().contains("changed"));
-    assert_eq!(h.dream.stats().await.unwrap().pending_sessions, 1);
+    // Nothing applied: the held session and the new one both stay pending.
+    assert_eq!(h.dream.stats().await.unwrap().pending_sessions, 2);
     assert_eq!(h.dream.list().await.unwrap().len(), 2);
     assert!(matches!(
         h.dream.apply("../plan").await,
@@ -789,10 +792,9 @@ async fn an_update_that_changes_the_subject_is_refused_and_the_memory_kept() {
         .log_session(user("My favourite colour is blue."))
         .await
         .unwrap();
-    let refused = match h.dream.dream(true).await {
-        Err(DreamError::NothingSurvived { refused }) => refused,
-        other => panic!("expected NothingSurvived, got {other:?}"),
-    };
+    let report = h.dream.dream(true).await.unwrap();
+    assert_eq!(report.held_back.len(), 1, "{report:#?}");
+    let refused = report.refused;
     assert_eq!(refused.len(), 1);
     assert_eq!(refused[0].action, "update");
     assert!(

@@ -183,7 +183,13 @@ async fn wrong_types_are_dropped_with_reasons_and_the_rest_applies() {
     );
     assert_eq!(m.scope, *h.dream.scope());
     assert_eq!(m.created_at, t0());
-    assert_eq!(m.sources, report.sessions_consumed);
+    // The malformed "Bad kind" proposal cites the session: it stays pending,
+    // named in the report with the reason, never "nothing durable".
+    assert!(report.sessions_consumed.is_empty(), "{report:#?}");
+    assert_eq!(m.sources.len(), 1);
+    assert_eq!(report.held_back.len(), 1, "{report:#?}");
+    assert_eq!(report.held_back[0].session, m.sources[0]);
+    assert!(report.held_back[0].reason.contains("kind"), "{report:#?}");
     assert!(!m.pinned);
     let reasons: Vec<&str> = report.refused.iter().map(|r| r.reason.as_str()).collect();
     assert_eq!(reasons.len(), 5, "{reasons:?}");

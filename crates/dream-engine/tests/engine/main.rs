@@ -3,6 +3,7 @@
 mod accounting;
 mod attacks;
 mod common;
+mod kept;
 mod lifecycle;
 mod llm;
 mod multiprocess;
