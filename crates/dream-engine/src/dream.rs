@@ -354,13 +354,15 @@ impl Dream {
     }
 
     /// Whether a stored memory record carries this store's seal (always, without a key).
+    /// The one verified read ([`crate::seal::verified`]) for a memory record.
     pub(crate) fn verified(&self, id: &RecordId, record: &Record) -> bool {
-        match &self.seal {
-            None => true,
-            Some(key) => {
-                std::str::from_utf8(&record.value).is_ok_and(|text| key.verify(id.as_str(), text))
-            }
-        }
+        crate::seal::verified(self.seal.as_ref(), id.as_str(), &record.value)
+    }
+
+    /// The one verified read for a memory's Markdown kept inside another record
+    /// (a trash or history copy), for memory `id`.
+    pub(crate) fn verified_text(&self, id: &MemoryId, text: &str) -> bool {
+        crate::seal::verified(self.seal.as_ref(), id.as_str(), text.as_bytes())
     }
 
     /// Parses a stored memory, checking it is stored under its own id.

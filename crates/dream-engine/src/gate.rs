@@ -1094,8 +1094,14 @@ impl<'b> Judge<'_, 'b> {
             }
             self.changes += 1;
             *excess -= 1;
+            // Its trash copy is sealed when applied: in its held form when the
+            // record did not pass the verified read, so a restore cannot launder it.
+            let mut memory = known.memory.clone();
+            if !known.verified {
+                crate::seal::held(&mut memory);
+            }
             self.out.prunes.push(Removed {
-                memory: known.memory.clone(),
+                memory,
                 prior: known.prior(),
                 sessions: Vec::new(),
                 reason: format!("pruned: over max_memories ({max})"),

@@ -26,6 +26,7 @@
 
 mod caller;
 mod consolidate;
+mod convert;
 mod diff;
 mod dream;
 mod error;
@@ -55,6 +56,7 @@ pub use consolidate::{
     Batch, BatchSession, Consolidation, Consolidator, LlmConsolidator, RuleBasedConsolidator,
     SYSTEM_RULES,
 };
+pub use convert::Carried;
 pub use diff::escape_for_display;
 pub use dream::Dream;
 pub use error::{DreamError, Result};
@@ -62,8 +64,8 @@ pub use events::Event;
 pub use feed::{DEFAULT_POLL, FeedEntry, MAX_FEED_PAGE, Subscription};
 pub use journal::{ATOMIC_APPLY_FAILPOINTS, JOURNALED_APPLY_FAILPOINTS};
 pub use manage::{
-    Confirmed, Existing, HistoryEntry, ImportReport, ImportSource, MAX_IMPORT, NewMemory, Purged,
-    Remembered, Stats, TrashEntry,
+    Confirmed, Existing, Exported, HistoryEntry, ImportReport, ImportSource, MAX_IMPORT, NewMemory,
+    Purged, Remembered, Stats, TrashEntry,
 };
 pub use options::{
     MAX_MESSAGE_BYTES, MAX_MESSAGES_PER_SESSION, MAX_SESSION_BYTES, Options, limits,

@@ -92,15 +92,6 @@ pub enum ImportSource {
     Untrusted,
 }
 
-impl ImportSource {
-    fn role(self) -> Role {
-        match self {
-            ImportSource::Person => Role::User,
-            ImportSource::Untrusted => Role::Tool,
-        }
-    }
-}
-
 /// What `confirm` found a memory to be before a person confirmed it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]
@@ -127,8 +118,15 @@ pub struct TrashEntry {
     pub reason: String,
     /// Who trashed it.
     pub actor: Actor,
-    /// The memory as it was.
+    /// The memory as it was (held form when its copy did not verify).
     pub memory: Memory,
+    /// Whether the copy carries this store's seal: `false` for an entry edited
+    /// on disk or planted; restoring it gives a held memory.
+    pub verified: bool,
+    /// SHA-256 of the copy's bytes, to see that an entry changed.
+    pub hash: String,
+    /// The first line of its body (control characters are the printer's to escape).
+    pub first_line: String,
 }
 
 /// A prior version of a memory.
@@ -179,6 +177,20 @@ pub struct ImportReport {
     pub quarantined: Vec<String>,
     /// Refused, by position in the input, with the reason.
     pub rejected: Vec<(usize, String)>,
+    /// Foreign versions of the person's memories (`--untrusted --replace`):
+    /// `(the person's memory, the held alternative kept beside it under a new id)`.
+    pub held_beside: Vec<(MemoryId, MemoryId)>,
+}
+
+/// A memory as an export carries it: lowered to its held form when its record
+/// did not pass the verified read, so a round trip can never raise its trust.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Exported {
+    /// The memory (`unconfirmed`, evidence `tool`, unpinned when not verified).
+    #[serde(flatten)]
+    pub memory: Memory,
+    /// Whether its record carries this store's seal.
+    pub verified: bool,
 }
 
 /// Counts for a dashboard.
@@ -360,22 +372,22 @@ impl Dream {
         }
     }
 
-    /// The memories of this scope (every status), oldest first.
+    /// The memories of this scope (every status), oldest first, each through the
+    /// one verified read: one whose record does not carry this store's seal is
+    /// shown in its held form (`unconfirmed`, evidence `tool`, unpinned), as
+    /// [`Dream::export`] writes it.
     pub async fn list(&self) -> Result<Vec<Memory>> {
-        let mut out: Vec<Memory> = self
-            .orient()
-            .await?
-            .memories
-            .into_values()
-            .map(|k| k.memory)
-            .collect();
-        out.sort_by(|a, b| (a.created_at, &a.id).cmp(&(b.created_at, &b.id)));
-        Ok(out)
+        Ok(self.export().await?.into_iter().map(|e| e.memory).collect())
     }
 
-    /// One memory of this scope.
+    /// One memory of this scope, through the one verified read (see [`Dream::list`]).
     pub async fn get(&self, id: &MemoryId) -> Result<Option<Memory>> {
-        Ok(self.read_memory(id).await?.map(|(m, _)| m))
+        Ok(self.read_memory(id).await?.map(|(mut m, record)| {
+            if !self.verified(&RecordId::from(id.clone()), &record) {
+                crate::seal::held(&mut m);
+            }
+            m
+        }))
     }
 
     /// Moves a memory to the trash (restorable for `trash_days`).
@@ -390,6 +402,12 @@ impl Dream {
         };
         let now = self.now();
         let (generation, gen_record) = self.read_generation().await?;
+        // The trash copy is sealed only in the form the verified read allows: a
+        // memory that did not verify goes to the trash held.
+        let mut memory = memory;
+        if !self.verified(&RecordId::from(id.clone()), &record) {
+            crate::seal::held(&mut memory);
+        }
         let (text, hash) = self.rendered(&memory);
         let trash = TrashRecord {
             memory_id: id.clone(),
@@ -466,6 +484,18 @@ impl Dream {
         Ok(out)
     }
 
+    /// A trash entry's memory through the one verified read: held form (see
+    /// [`crate::seal::held`]) when its copy does not carry this store's seal, and
+    /// whether it did.
+    fn trash_copy(&self, key: &dream_core::Key, t: &TrashRecord) -> Result<(Memory, bool)> {
+        let mut memory = parse_memory(&t.markdown).map_err(|e| DreamError::corrupt(key, e))?;
+        let verified = memory.id == t.memory_id && self.verified_text(&t.memory_id, &t.markdown);
+        if !verified {
+            crate::seal::held(&mut memory);
+        }
+        Ok((memory, verified))
+    }
+
     fn trash_expiry(&self, at: DateTime<Utc>) -> DateTime<Utc> {
         at + Duration::days(i64::from(self.options.trash_days))
     }
@@ -480,14 +510,17 @@ impl Dream {
                 continue;
             }
             let key = layout::key(layout::TRASH, rid.clone());
-            let memory = parse_memory(&t.markdown).map_err(|e| DreamError::corrupt(&key, e))?;
+            let (memory, verified) = self.trash_copy(&key, &t)?;
             out.push(TrashEntry {
                 id: rid.to_string(),
                 at: t.at,
                 expires_at,
                 reason: t.reason,
                 actor: t.actor,
+                first_line: memory.content.lines().next().unwrap_or("").to_owned(),
                 memory,
+                verified,
+                hash: hash_bytes(t.markdown.as_bytes()),
             });
         }
         Ok(out)
@@ -554,7 +587,16 @@ impl Dream {
             });
         };
         let tkey = layout::key(layout::TRASH, rid);
-        let memory = parse_memory(&t.markdown).map_err(|e| DreamError::corrupt(&tkey, e))?;
+        let (mut memory, verified) = self.trash_copy(&tkey, &t)?;
+        if memory.id != *id {
+            return Err(DreamError::Refused {
+                reason: format!(
+                    "trash entry {} holds another memory than {id}; it stays in the trash",
+                    tkey.id
+                ),
+            });
+        }
+        memory.scope = self.scope.clone();
         let scan = scan_memory(&self.scanners, &memory);
         if scan.blocks() {
             return Err(DreamError::Refused {
@@ -584,7 +626,12 @@ impl Dream {
                 AuditEntry::new(
                     AuditAction::Restored,
                     Actor::Person,
-                    "restored from the trash",
+                    if verified {
+                        "restored from the trash"
+                    } else {
+                        "restored from the trash held: its copy did not carry this store's \
+                         seal (edited or planted); unconfirmed until a person confirms it"
+                    },
                 )
                 .memory(id)
                 .hash(hash),
@@ -876,6 +923,33 @@ impl Dream {
         })
     }
 
+    /// Every memory of this scope for an export, oldest first, each through the
+    /// one verified read: a record without this store's seal is exported in its
+    /// held form (`unconfirmed`, evidence `tool`) with `verified: false`, never
+    /// as the person's word.
+    pub async fn export(&self) -> Result<Vec<Exported>> {
+        let mut out: Vec<Exported> = self
+            .orient()
+            .await?
+            .memories
+            .into_values()
+            .map(|k| {
+                let mut memory = k.memory;
+                if !k.verified {
+                    crate::seal::held(&mut memory);
+                }
+                Exported {
+                    memory,
+                    verified: k.verified,
+                }
+            })
+            .collect();
+        out.sort_by(|a, b| {
+            (a.memory.created_at, &a.memory.id).cmp(&(b.memory.created_at, &b.memory.id))
+        });
+        Ok(out)
+    }
+
     /// Which of `ids` a stored memory (of any scope) already has; reads ids only.
     pub async fn existing(&self, ids: &[MemoryId]) -> Result<Vec<MemoryId>> {
         let present = self.list_ids(layout::MEMORIES).await?;
@@ -958,16 +1032,9 @@ impl Dream {
         let mut seen = std::collections::HashSet::new();
         for (i, mut m) in memories.into_iter().enumerate() {
             m.scope = self.scope.clone();
-            m.pinned = pin;
             m.supersedes.clear();
             m.sources.clear();
-            apply_support(
-                &mut m,
-                &Support {
-                    roles: vec![from.role()],
-                    by_person: from == ImportSource::Person,
-                },
-            );
+            import_trust(&mut m, from, pin);
             if m.created_at > now {
                 m.created_at = now;
             }
@@ -987,7 +1054,7 @@ impl Dream {
         }
         if !admitted.is_empty() {
             self.under_lease(async |lease| {
-                self.import_locked(lease, admitted, existing, &mut report)
+                self.import_locked(lease, admitted, from, existing, &mut report)
                     .await
             })
             .await?;
@@ -1002,6 +1069,7 @@ impl Dream {
         &self,
         lease: &HeldLease,
         admitted: Vec<(usize, Memory, Admission)>,
+        from: ImportSource,
         existing: Existing,
         report: &mut ImportReport,
     ) -> Result<()> {
@@ -1039,6 +1107,21 @@ impl Dream {
                 continue;
             }
             let now = self.now();
+            let mut old = old;
+            if let Some((before, record)) = &old
+                && from == ImportSource::Untrusted
+                && persons_word(before, self.verified(&key.id, record))
+            {
+                // A foreign line never displaces the person's memory: it is kept
+                // beside it, held, under an id of its own.
+                let theirs = m.id.clone();
+                m.id = MemoryId::new(self.ids.next(now))?;
+                m.created_at = now;
+                m.updated_at = now;
+                report.held_beside.push((theirs, m.id.clone()));
+                old = None;
+            }
+            let key = layout::key(layout::MEMORIES, m.id.clone());
             let mut ops = Vec::new();
             let done = match admission {
                 Admission::Admit { rules } => {
@@ -1220,4 +1303,40 @@ fn same_assertion(stored: &Memory, imported: &Memory) -> bool {
         && stored.tags == imported.tags
         && stored.expires_at == imported.expires_at
         && stored.metadata == imported.metadata
+}
+
+/// The trust an imported memory gets: what its source allows (`from`), lowered
+/// further by what the memory says of itself — its `status` and `evidence` (an
+/// exported line carries them) — and never raised by them. A foreign import is
+/// evidence `tool` whatever it claims; the person's import is the person's word
+/// only when the line is `active` and its evidence (if any) includes `user`.
+/// Retired statuses (superseded, revoked, expired) are kept. Pinned only if
+/// `pin` and the person's word.
+fn import_trust(m: &mut Memory, from: ImportSource, pin: bool) {
+    let claimed = m.status;
+    let evidence = std::mem::take(&mut m.evidence);
+    let roles = match from {
+        ImportSource::Untrusted => vec![Role::Tool],
+        ImportSource::Person if evidence.is_empty() => vec![Role::User],
+        ImportSource::Person => evidence,
+    };
+    let by_person = from == ImportSource::Person
+        && claimed == MemoryStatus::Active
+        && roles.contains(&Role::User);
+    apply_support(m, &Support { roles, by_person });
+    if matches!(
+        claimed,
+        MemoryStatus::Superseded | MemoryStatus::Revoked | MemoryStatus::Expired
+    ) {
+        m.status = claimed;
+    }
+    m.pinned = pin && m.status == MemoryStatus::Active;
+}
+
+/// Whether a stored memory is the person's word: its record verified, current,
+/// and resting on what the person said.
+fn persons_word(m: &Memory, verified: bool) -> bool {
+    verified
+        && m.status == MemoryStatus::Active
+        && (m.evidence.is_empty() || m.evidence.contains(&Role::User))
 }

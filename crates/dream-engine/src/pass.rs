@@ -659,9 +659,7 @@ impl Dream {
                 held.stuck = session.attempts >= limits::SESSION_ATTEMPTS;
                 report.held_back.push(held);
             } else {
-                session.status = SessionStatus::Consumed;
-                session.consumed_at = Some(now);
-                session.consumed_by = Some(p.pass.clone());
+                self.mark_consumed(&mut session, now, &p.pass);
                 report.sessions_consumed.push(id.clone());
             }
             let value = String::from_utf8(to_json(&session).to_vec()).expect("JSON is UTF-8");
@@ -992,8 +990,15 @@ impl Dream {
             )
             .pass(&prepared.pass),
         );
+        // Sealed, so `apply` can tell the plan the person reviewed from one edited
+        // in the store since.
+        let value = to_json(&prepared);
+        let value = match &self.seal {
+            Some(k) => bytes::Bytes::from(k.seal_plan(&prepared.pass, &value)),
+            None => value,
+        };
         let ops = [
-            dream_core::BatchOp::put(key, to_json(&prepared), dream_core::Precondition::Absent),
+            dream_core::BatchOp::put(key, value, dream_core::Precondition::Absent),
             audit.batch_op(),
         ];
         let event = Event::PlanStored {
@@ -1049,6 +1054,14 @@ impl Dream {
 
     /// Applies exactly the plan a dry run stored, if nothing it read has changed
     /// (else `Stale` with the reason, and nothing is applied). A plan applies once.
+    ///
+    /// The stored plan passes the one verified read first: a plan whose bytes do
+    /// not match the seal the dry run made (edited in the store, planted) is
+    /// refused. What it would write is judged again: the gate's scan and field
+    /// rules on every memory it writes, and the provenance check against its
+    /// sessions as stored now (a session that does not verify counts as tool
+    /// text), so a plan can never write the person's word that its sessions do
+    /// not carry.
     pub async fn apply(&self, plan_id: &str) -> Result<DreamReport> {
         let id = RecordId::new(plan_id)?;
         let key = layout::key(layout::PLANS, id);
@@ -1059,6 +1072,18 @@ impl Dream {
         if prepared.scope != self.scope {
             return Err(DreamError::not_found("plan", plan_id));
         }
+        if prepared.pass != plan_id
+            || !crate::seal::verified_plan(self.seal.as_ref(), plan_id, &record.value)
+        {
+            return Err(DreamError::Refused {
+                reason: format!(
+                    "plan {plan_id} does not carry the seal its dry run made (it was changed in \
+                     the store, or not made by this store); nothing applied: run `dream dream \
+                     --dry-run` again and review the new plan"
+                ),
+            });
+        }
+        self.recheck_plan(&prepared).await?;
         let plan = (key, record.version.0, hash_bytes(&record.value));
         let result = self.apply_prepared(None, &prepared, Some(plan)).await;
         if let Err(e) = &result {
@@ -1066,6 +1091,114 @@ impl Dream {
         }
         result
     }
+}
+
+impl Dream {
+    /// The gate's scan, its field rules and the provenance check, run again on
+    /// what a stored plan writes. `Refused` naming the first failure.
+    async fn recheck_plan(&self, p: &Prepared) -> Result<()> {
+        let refuse = |id: &MemoryId, why: String| DreamError::Refused {
+            reason: format!("plan {}: memory {id} {why}; nothing applied", p.pass),
+        };
+        let batch: Vec<&SessionId> = p.sessions.iter().map(|(s, _)| s).collect();
+        let mut sessions: std::collections::HashMap<SessionId, SessionRecord> =
+            std::collections::HashMap::new();
+        for id in &batch {
+            let key = layout::key(layout::SESSIONS, (*id).clone());
+            let Some(record) = self.store.get(&key).await? else {
+                continue;
+            };
+            let mut session: SessionRecord = from_json(&key, &record)?;
+            if !crate::seal::verified_transcript(self.seal.as_ref(), &session) {
+                for m in &mut session.messages {
+                    m.role = dream_core::Role::Tool;
+                }
+            }
+            sessions.insert((*id).clone(), session);
+        }
+        let cited =
+            |of: &[SessionId]| -> std::result::Result<Vec<crate::provenance::Cited<'_>>, String> {
+                let mut out = Vec::new();
+                for s in of {
+                    if !batch.contains(&s) {
+                        return Err(format!(
+                            "cites session {s}, which is not of the plan's batch"
+                        ));
+                    }
+                    if let Some(session) = sessions.get(s) {
+                        out.extend(session.messages.iter().map(|m| crate::provenance::Cited {
+                            role: m.role,
+                            text: &m.content,
+                            date: session.created_at,
+                        }));
+                    }
+                }
+                Ok(out)
+            };
+        let judge = |m: &dream_core::Memory| -> std::result::Result<(), String> {
+            crate::gate::validate_fields(m)?;
+            let scan = crate::gate::scan_memory(&self.scanners, m);
+            if scan.blocks() {
+                return Err(format!(
+                    "is flagged by the scanner (rules: {})",
+                    scan.rules().join(", ")
+                ));
+            }
+            if m.scope != self.scope {
+                return Err("is of another scope".into());
+            }
+            Ok(())
+        };
+        let g = &p.gated;
+        for c in &g.creates {
+            let m = &c.memory;
+            judge(m).map_err(|why| refuse(&m.id, why))?;
+            if m.pinned {
+                return Err(refuse(&m.id, "is pinned (a pass never pins)".into()));
+            }
+            let cited = cited(&c.sessions).map_err(|why| refuse(&m.id, why))?;
+            let support =
+                crate::provenance::support(m, &cited).map_err(|why| refuse(&m.id, why))?;
+            check_support(m, &support).map_err(|why| refuse(&m.id, why))?;
+        }
+        for c in g.updates.iter().chain(&g.supersedes) {
+            let m = &c.after;
+            judge(m).map_err(|why| refuse(&m.id, why))?;
+            if m.id != c.before.id || m.pinned != c.before.pinned {
+                return Err(refuse(&m.id, "changes its id or pin".into()));
+            }
+            if c.by.is_some() {
+                continue;
+            }
+            let before = crate::provenance::identifying_tokens(&c.before);
+            let added = crate::provenance::identifying_tokens(m)
+                .difference(&before)
+                .cloned()
+                .collect();
+            let cited = cited(&c.sessions).map_err(|why| refuse(&m.id, why))?;
+            let mut support = crate::provenance::support_of(&added, &m.content, &cited)
+                .map_err(|why| refuse(&m.id, why))?;
+            if c.before.status != dream_core::MemoryStatus::Active {
+                support.by_person =
+                    crate::provenance::support(m, &cited).is_ok_and(|whole| whole.by_person);
+            }
+            check_support(m, &support).map_err(|why| refuse(&m.id, why))?;
+        }
+        Ok(())
+    }
+}
+
+/// Whether a memory claims no more trust than `support` gives it.
+fn check_support(
+    m: &dream_core::Memory,
+    support: &crate::provenance::Support,
+) -> std::result::Result<(), String> {
+    if m.status == dream_core::MemoryStatus::Active
+        && (!support.by_person || crate::provenance::sends_data_out(m))
+    {
+        return Err("claims the person's word, which its sessions do not carry".into());
+    }
+    Ok(())
 }
 
 fn rules_of(q: &crate::records::QuarantineRecord) -> Vec<String> {

@@ -703,10 +703,9 @@ impl Dream {
         if !session.redactions.iter().any(|r| r == "purge") {
             session.redactions.push("purge".into());
         }
-        session.seal = match &self.seal {
-            Some(k) if was_sealed => Some(k.seal_session(&session)),
-            _ => session.seal,
-        };
+        if was_sealed {
+            self.seal_session(&mut session);
+        }
         let value = String::from_utf8(to_json(&session).to_vec()).expect("JSON is UTF-8");
         Some(Action {
             key,

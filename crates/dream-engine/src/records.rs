@@ -71,6 +71,12 @@ pub struct SessionRecord {
     /// text: it can never make a memory the person's word.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub seal: Option<String>,
+    /// The store's seal over its state: `status`, `consumed_at`, `consumed_by`
+    /// and `seal` (see `SealKey::seal_state`), made whenever the status is
+    /// written. A status that does not match it (a consumed or purged session
+    /// set back to `pending` by hand) is read as consumed: never replayed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub state_seal: Option<String>,
 }
 
 /// The first fields of a session record: enough to count and select.
@@ -81,6 +87,14 @@ pub(crate) struct SessionHeader {
     pub id: SessionId,
     #[serde(default)]
     pub source: Option<String>,
+    #[serde(default)]
+    pub consumed_at: Option<DateTime<Utc>>,
+    #[serde(default)]
+    pub consumed_by: Option<String>,
+    #[serde(default)]
+    pub seal: Option<String>,
+    #[serde(default)]
+    pub state_seal: Option<String>,
     #[serde(default)]
     pub attempts: u32,
 }

@@ -23,8 +23,10 @@ use hmac::{Hmac, Mac};
 use sha2::Sha256;
 use zeroize::Zeroizing;
 
-use crate::records::SessionRecord;
+use crate::records::{SessionRecord, SessionStatus};
 
+/// How a sealed plan's bytes begin.
+const PLAN_SEAL_PREFIX: &str = "{\"plan_seal\":\"";
 /// The frontmatter key of the seal line.
 const SEAL_PREFIX: &str = "seal: v1:";
 /// Domain separation for the MAC input.
@@ -92,14 +94,104 @@ impl SealKey {
         hex::encode(tag.finalize().into_bytes())
     }
 
-    /// Whether a stored session carries a seal made with this key over its transcript.
+    /// Whether a stored session carries a seal made with this key over its
+    /// transcript, and a state seal over its status (see [`SealKey::seal_state`]):
+    /// a session whose status was set back by hand is not the person's word.
     pub fn verify_session(&self, session: &SessionRecord) -> bool {
+        self.verify_transcript(session) && self.verify_state(session)
+    }
+
+    /// Whether a stored session's transcript seal verifies (its status aside).
+    pub(crate) fn verify_transcript(&self, session: &SessionRecord) -> bool {
         let Some(tag) = session.seal.as_deref().and_then(|t| hex::decode(t).ok()) else {
             return false;
         };
         self.mac(&session_label(session), &session_bytes(session))
             .verify_slice(&tag)
             .is_ok()
+    }
+
+    /// The state seal of a session: over its id, status, when and by which pass
+    /// it was consumed, and its transcript seal, so a status set back to
+    /// `pending` by hand (or a consumed session's fields removed) no longer
+    /// verifies. Made whenever the status is written.
+    pub(crate) fn seal_state(&self, session: &SessionRecord) -> String {
+        self.state_of(
+            &session.id,
+            session.status,
+            session.consumed_at.as_ref(),
+            session.consumed_by.as_deref(),
+            session.seal.as_deref(),
+        )
+    }
+
+    fn state_of(
+        &self,
+        id: &dream_core::SessionId,
+        status: SessionStatus,
+        consumed_at: Option<&chrono::DateTime<chrono::Utc>>,
+        consumed_by: Option<&str>,
+        seal: Option<&str>,
+    ) -> String {
+        let bytes =
+            serde_json::to_vec(&(status, consumed_at, consumed_by, seal)).unwrap_or_default();
+        hex::encode(self.tag(&format!("sessions-state/{id}"), &bytes))
+    }
+
+    /// Whether a session's state seal verifies over its status fields.
+    pub(crate) fn verify_state_fields(
+        &self,
+        id: &dream_core::SessionId,
+        status: SessionStatus,
+        consumed_at: Option<&chrono::DateTime<chrono::Utc>>,
+        consumed_by: Option<&str>,
+        seal: Option<&str>,
+        state_seal: Option<&str>,
+    ) -> bool {
+        let Some(tag) = state_seal.and_then(|t| hex::decode(t).ok()) else {
+            return false;
+        };
+        let bytes =
+            serde_json::to_vec(&(status, consumed_at, consumed_by, seal)).unwrap_or_default();
+        self.verify_tag(&format!("sessions-state/{id}"), &bytes, &tag)
+    }
+
+    fn verify_state(&self, session: &SessionRecord) -> bool {
+        self.verify_state_fields(
+            &session.id,
+            session.status,
+            session.consumed_at.as_ref(),
+            session.consumed_by.as_deref(),
+            session.seal.as_deref(),
+            session.state_seal.as_deref(),
+        )
+    }
+
+    /// Seals a stored plan's JSON bytes: the value written is the same JSON
+    /// object with a first member `"plan_seal"` (which the plan's reader ignores).
+    pub(crate) fn seal_plan(&self, id: &str, json: &[u8]) -> Vec<u8> {
+        let tag = hex::encode(self.tag(&format!("plans/{id}"), json));
+        let mut out = Vec::with_capacity(json.len() + PLAN_SEAL_PREFIX.len() + 66);
+        out.extend_from_slice(PLAN_SEAL_PREFIX.as_bytes());
+        out.extend_from_slice(tag.as_bytes());
+        out.extend_from_slice(b"\",");
+        out.extend_from_slice(json.strip_prefix(b"{").unwrap_or(json));
+        out
+    }
+
+    /// Whether a stored plan's bytes are exactly what [`SealKey::seal_plan`] made
+    /// for plan `id`.
+    pub(crate) fn verify_plan(&self, id: &str, stored: &[u8]) -> bool {
+        let Some(rest) = stored.strip_prefix(PLAN_SEAL_PREFIX.as_bytes()) else {
+            return false;
+        };
+        if rest.len() < 66 || &rest[64..66] != b"\"," {
+            return false;
+        }
+        let Ok(tag) = hex::decode(&rest[..64]) else {
+            return false;
+        };
+        self.verify_tag(&format!("plans/{id}"), &unsealed_plan(stored), &tag)
     }
 
     /// `markdown` (as `render_memory` wrote it, for record `id`) with its seal
@@ -130,6 +222,61 @@ impl fmt::Debug for SealKey {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str("SealKey(<redacted>)")
     }
+}
+
+/// THE verified read of a memory record's Markdown (a memory, a trash or a
+/// history copy of one): whether `text`, stored for memory `id`, carries `key`'s
+/// seal. Without a key the store authenticates its own records (an encrypted
+/// store's AEAD), so every record verifies. Every place that reads a memory for
+/// any use — orient, recall, export, restore, a conversion — asks this.
+pub(crate) fn verified(key: Option<&SealKey>, id: &str, text: &[u8]) -> bool {
+    match key {
+        None => true,
+        Some(key) => std::str::from_utf8(text).is_ok_and(|text| key.verify(id, text)),
+    }
+}
+
+/// The same for a session: its transcript and its status.
+pub(crate) fn verified_session(key: Option<&SealKey>, session: &SessionRecord) -> bool {
+    key.is_none_or(|k| k.verify_session(session))
+}
+
+/// The same for a session's transcript alone (its status aside): whether what
+/// it says was logged by this store's engine.
+pub(crate) fn verified_transcript(key: Option<&SealKey>, session: &SessionRecord) -> bool {
+    key.is_none_or(|k| k.verify_transcript(session))
+}
+
+/// The same for a stored plan's bytes.
+pub(crate) fn verified_plan(key: Option<&SealKey>, id: &str, bytes: &[u8]) -> bool {
+    key.is_none_or(|k| k.verify_plan(id, bytes))
+}
+
+/// A stored plan's JSON without its seal member (as it was before
+/// [`SealKey::seal_plan`]); bytes without one as they are.
+pub(crate) fn unsealed_plan(stored: &[u8]) -> Vec<u8> {
+    match stored.strip_prefix(PLAN_SEAL_PREFIX.as_bytes()) {
+        Some(rest) if rest.len() >= 66 && &rest[64..66] == b"\"," => {
+            let mut json = Vec::with_capacity(rest.len() - 65);
+            json.push(b'{');
+            json.extend_from_slice(&rest[66..]);
+            json
+        }
+        _ => stored.to_vec(),
+    }
+}
+
+/// A memory that failed the verified read, in the form that carries its held
+/// state without any seal: not current unless confirmed (`unconfirmed`), never
+/// the person's word (evidence `tool`), never pinned. Retired statuses stay (they
+/// are lower already). Idempotent.
+pub(crate) fn held(memory: &mut dream_core::Memory) {
+    use dream_core::{MemoryStatus, Role};
+    if memory.status == MemoryStatus::Active {
+        memory.status = MemoryStatus::Unconfirmed;
+    }
+    memory.evidence = vec![Role::Tool];
+    memory.pinned = false;
 }
 
 fn session_label(session: &SessionRecord) -> String {

@@ -1,5 +1,6 @@
 //! Logging sessions, and reading the session log for the gates and for gather.
 
+use chrono::{DateTime, Utc};
 use dream_core::store::MAX_LIST_LIMIT;
 use dream_core::{BatchOp, Fence, Key, Message, Precondition, Record, RecordId, Role, SessionId};
 
@@ -254,8 +255,9 @@ impl Dream {
             held_back: None,
             messages: clean,
             seal: None,
+            state_seal: None,
         };
-        record.seal = self.seal.as_ref().map(|key| key.seal_session(&record));
+        self.seal_session(&mut record);
         let bytes = to_json(&record);
         let hash = hash_bytes(&bytes);
         let key = layout::key(layout::SESSIONS, id.clone());
@@ -303,7 +305,19 @@ impl Dream {
             let page = self.store.list(&ns, after.as_ref(), MAX_LIST_LIMIT).await?;
             for entry in page.entries {
                 let key = Key::new(ns.clone(), entry.id.clone());
-                let header: SessionHeader = from_json(&key, &entry.record)?;
+                let mut header: SessionHeader = from_json(&key, &entry.record)?;
+                if !self.status_holds(&header)
+                    && from_json::<SessionRecord>(&key, &entry.record)
+                        .is_ok_and(|s| crate::seal::verified_transcript(self.seal.as_ref(), &s))
+                {
+                    // The engine logged it, but its status was set back by hand
+                    // (or its consumed fields removed): read as consumed, never
+                    // replayed by a pass. (A planted session, whose transcript
+                    // does not verify either, stays pending: a pass reads it as
+                    // tool text.)
+                    tracing::warn!(session = %header.id, "session status does not match its state seal: read as consumed");
+                    header.status = SessionStatus::Consumed;
+                }
                 log.entries.push(LogEntry {
                     id: entry.id,
                     record: entry.record,
@@ -315,6 +329,57 @@ impl Dream {
                 None => return Ok(log),
             }
         }
+    }
+
+    /// Seals a session this engine writes: its transcript and its state (a
+    /// no-op without a key). Every write of a session's status goes through here
+    /// or [`Dream::mark_consumed`].
+    pub(crate) fn seal_session(&self, session: &mut SessionRecord) {
+        if let Some(key) = &self.seal {
+            session.seal = Some(key.seal_session(session));
+            session.state_seal = Some(key.seal_state(session));
+        }
+    }
+
+    /// Marks a session consumed by `pass` at `now`, its state sealed again (its
+    /// transcript seal, valid or not, is kept as it was).
+    pub(crate) fn mark_consumed(
+        &self,
+        session: &mut SessionRecord,
+        now: DateTime<Utc>,
+        pass: &str,
+    ) {
+        session.status = SessionStatus::Consumed;
+        session.consumed_at = Some(now);
+        session.consumed_by = Some(pass.to_owned());
+        if let Some(key) = &self.seal {
+            session.state_seal = Some(key.seal_state(session));
+        }
+    }
+
+    /// Whether a session's `pending` status can be believed: always without a
+    /// key, and for a consumed session; a pending one whose state seal does not
+    /// verify is believed only when nothing says it was ever consumed (a session
+    /// logged before state seals, or planted: read as tool text by the pass,
+    /// since [`crate::SealKey::verify_session`] fails for it).
+    fn status_holds(&self, h: &SessionHeader) -> bool {
+        let Some(key) = &self.seal else {
+            return true;
+        };
+        if h.status != SessionStatus::Pending {
+            return true;
+        }
+        if h.state_seal.is_none() {
+            return h.consumed_at.is_none() && h.consumed_by.is_none();
+        }
+        key.verify_state_fields(
+            &h.id,
+            h.status,
+            h.consumed_at.as_ref(),
+            h.consumed_by.as_deref(),
+            h.seal.as_deref(),
+            h.state_seal.as_deref(),
+        )
     }
 
     /// Pending sessions of this scope a pass would take, not counting `exclude`

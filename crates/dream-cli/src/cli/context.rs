@@ -188,13 +188,16 @@ impl Global {
         if self.encrypt {
             return Ok(None);
         }
+        self.location_seal_key(config).map(Some)
+    }
+
+    /// The seal key of the store's location, encrypted or not: what a conversion
+    /// to or from plaintext carries trust to and from.
+    pub fn location_seal_key(&self, config: &FileConfig) -> Result<SealKey, CliError> {
         let url =
             super::stores::resolve_shorthand(&self.store_url(config), self.url_file.as_deref())?;
         let locator = super::seal::locator(&url)?;
-        Ok(Some(super::seal::load_or_create(
-            &super::seal::config_dir()?,
-            &locator,
-        )?))
+        super::seal::load_or_create(&super::seal::config_dir()?, &locator)
     }
 
     /// Opens an existing store and the engine over it (a read never creates one).

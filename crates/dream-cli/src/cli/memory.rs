@@ -380,7 +380,15 @@ pub async fn restore(global: &Global, args: RestoreArgs) -> Outcome {
     };
     args.output
         .one(&serde_json::json!({ "restored": memory }), || {
-            outln!("restored {} ({})", memory.id, escape(&memory.name))
+            outln!("restored {} ({})", memory.id, escape(&memory.name))?;
+            if memory.status == dream::core::MemoryStatus::Unconfirmed {
+                outln!(
+                    "held: it is not the person's word (its trash copy did not carry this \
+                     store's seal, or it was held before); `dream confirm {}` after review",
+                    memory.id
+                )?;
+            }
+            Ok(())
         })?;
     Ok(Found::Nothing)
 }
@@ -445,6 +453,9 @@ pub async fn trash(global: &Global, output: FormatArg) -> Outcome {
             "PURGED AFTER".into(),
             "REASON".into(),
             "NAME".into(),
+            "SEAL".into(),
+            "SHA-256".into(),
+            "FIRST LINE".into(),
         ]];
         for e in &entries {
             rows.push(vec![
@@ -454,6 +465,13 @@ pub async fn trash(global: &Global, output: FormatArg) -> Outcome {
                 e.expires_at.to_rfc3339(),
                 escape(&e.reason).into_owned(),
                 escape(&e.memory.name).into_owned(),
+                if e.verified {
+                    "sealed".into()
+                } else {
+                    "UNVERIFIED (edited or planted)".into()
+                },
+                e.hash.chars().take(16).collect(),
+                escape(&e.first_line.chars().take(60).collect::<String>()).into_owned(),
             ]);
         }
         out!("{}", table(&rows))?;

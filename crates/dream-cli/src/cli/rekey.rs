@@ -214,6 +214,19 @@ async fn from_plain(
         ),
     };
     let id = key.0;
+    // The held state, written out while the store's seals still say what the
+    // engine wrote: the encrypted store checks no seal.
+    let resuming = dream::encrypted::conversion_in_progress(&*inner)
+        .await?
+        .is_some();
+    if !resuming && !super::stores::is_encrypted(&inner.namespaces().await?) {
+        let config = global.file_config()?;
+        let seal = global.location_seal_key(&config)?;
+        let dream = dream::engine::Dream::open(inner.clone(), global.options(&config)?)?
+            .with_seal(seal.clone());
+        let carried = dream.carry_trust(Some(&seal)).await?;
+        report_carried(&carried)?;
+    }
     let store = converter(inner.clone(), key);
     let bar = super::progress(0, "encrypting");
     let done = when_free(&bar, || store.encrypt_in_place(report_to(&bar)))
@@ -234,6 +247,25 @@ async fn from_plain(
     Ok(super::Found::Nothing)
 }
 
+/// Says what a conversion's trust carry held (only when it held something).
+#[cfg(feature = "encryption")]
+fn report_carried(carried: &dream::engine::Carried) -> Result<(), CliError> {
+    if !carried.held.is_empty() {
+        outln!(
+            "{} records did not carry this store's seal (edited or planted): they stay held \
+             (unconfirmed) after the conversion until `dream confirm`",
+            carried.held.len()
+        )?;
+    }
+    if carried.plans_dropped > 0 {
+        outln!(
+            "{} stored plans did not carry this store's seal: dropped",
+            carried.plans_dropped
+        )?;
+    }
+    Ok(())
+}
+
 /// `--encrypt rekey --to-plain`: decrypts an encrypted store in place.
 #[cfg(feature = "encryption")]
 async fn to_plain(global: &Global, inner: std::sync::Arc<dyn dream::core::RecordStore>) -> Outcome {
@@ -248,6 +280,14 @@ async fn to_plain(global: &Global, inner: std::sync::Arc<dyn dream::core::Record
         let namespaces = inner.namespaces().await?;
         if super::stores::is_encrypted(&namespaces) {
             super::stores::check_key_opens(&*store, &namespaces).await?;
+            // The AEAD authenticated every record; the plain store checks the
+            // location's seal instead, so every record is sealed under it now
+            // (what was held stays held: its held form is sealed as such).
+            let config = global.file_config()?;
+            let seal = global.location_seal_key(&config)?;
+            let dream = dream::engine::Dream::open(store.clone(), global.options(&config)?)?;
+            let carried = dream.carry_trust(Some(&seal)).await?;
+            report_carried(&carried)?;
         }
     }
     let bar = super::progress(0, "decrypting");

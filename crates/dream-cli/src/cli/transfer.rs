@@ -60,7 +60,9 @@ pub async fn export(global: &Global, args: ExportArgs) -> Outcome {
         ));
     }
     let dream = global.open().await?;
-    let memories = dream.list().await?;
+    // Through the one verified read: a record without this store's seal is
+    // exported held (`unconfirmed`, evidence `tool`, `"verified": false`).
+    let memories = dream.export().await?;
     let (mut out, write_error): (Box<dyn std::io::Write>, fn(std::io::Error) -> CliError) =
         match &args.file {
             Some(path) if path.as_os_str() != "-" => (
@@ -124,8 +126,9 @@ pub struct ImportArgs {
 }
 
 /// One imported line: the four required fields, everything else optional. A
-/// line's own `status`, `supersedes`, `sources`, `evidence`, `pinned` and `scope`
-/// are ignored: a record never grants itself trust.
+/// line's own `supersedes`, `sources`, `pinned` and `scope` are ignored, and its
+/// `status`, `evidence` and `verified` (an export carries them) only ever lower
+/// its trust: a record never grants itself trust.
 #[derive(Debug, Deserialize)]
 struct ImportLine {
     name: String,
@@ -141,6 +144,10 @@ struct ImportLine {
     confidence: Option<f64>,
     #[serde(default)]
     metadata: Map<String, Value>,
+    status: Option<dream::core::MemoryStatus>,
+    #[serde(default)]
+    evidence: Vec<dream::core::Role>,
+    verified: Option<bool>,
 }
 
 /// Parses JSONL into memories; any bad line fails the whole import, naming the line.
@@ -171,6 +178,18 @@ pub fn parse_import(text: &str, now: DateTime<Utc>) -> Result<Vec<Memory>, CliEr
         memory.updated_at = parsed.updated_at.unwrap_or(memory.created_at);
         memory.confidence = parsed.confidence.unwrap_or(1.0);
         memory.metadata = parsed.metadata;
+        // Ceilings for the engine's import (see `Dream::import`): what the line
+        // says of its own trust lowers it, never raises it.
+        if let Some(status) = parsed.status {
+            memory.status = status;
+        }
+        memory.evidence = parsed.evidence;
+        if parsed.verified == Some(false) {
+            if memory.status == dream::core::MemoryStatus::Active {
+                memory.status = dream::core::MemoryStatus::Unconfirmed;
+            }
+            memory.evidence = vec![dream::core::Role::Tool];
+        }
         memories.push(memory);
     }
     Ok(memories)
@@ -202,6 +221,7 @@ pub async fn import(global: &Global, args: ImportArgs) -> Outcome {
     };
     let (mut imported, mut replaced, mut unchanged) = (0, 0, 0);
     let (mut quarantined, mut rejected) = (Vec::new(), Vec::new());
+    let mut beside = Vec::new();
     {
         let mut batch = memories.into_iter().peekable();
         while batch.peek().is_some() {
@@ -215,6 +235,7 @@ pub async fn import(global: &Global, args: ImportArgs) -> Outcome {
             replaced += report.replaced.len();
             unchanged += report.unchanged.len();
             quarantined.extend(report.quarantined);
+            beside.extend(report.held_beside);
             rejected.extend(
                 report
                     .rejected
@@ -229,6 +250,7 @@ pub async fn import(global: &Global, args: ImportArgs) -> Outcome {
     let json = serde_json::json!({
         "imported": imported, "replaced": replaced, "unchanged": unchanged,
         "quarantined": quarantined,
+        "held_beside": beside.iter().map(|(theirs, kept)| serde_json::json!({ "id": theirs, "held_as": kept })).collect::<Vec<_>>(),
         "rejected": rejected.iter().map(|(id, reason)| serde_json::json!({ "id": id, "reason": reason })).collect::<Vec<_>>(),
     });
     args.output.one(&json, || {
@@ -238,6 +260,12 @@ pub async fn import(global: &Global, args: ImportArgs) -> Outcome {
         }
         for entry in &quarantined {
             outln!("{} {}", style.bad("quarantined"), escape(entry))?;
+        }
+        for (theirs, kept) in &beside {
+            outln!(
+                "{} {theirs}: the person's memory stays; the imported version is kept beside it, held, as {kept}",
+                style.bad("not replaced")
+            )?;
         }
         for (id, reason) in &rejected {
             outln!("{} {id}: {}", style.bad("rejected"), escape(reason))?;

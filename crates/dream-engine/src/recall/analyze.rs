@@ -183,10 +183,8 @@ pub(crate) fn analyze(
         None => {
             let suspicious = (report.verdict == Verdict::Suspicious).then(|| cite(&report));
             let subject = subject_key(&memory);
-            let verified = config
-                .seal
-                .as_ref()
-                .is_none_or(|key| key.verify(id.as_str(), &text));
+            let verified =
+                crate::seal::verified(config.seal.as_ref(), id.as_str(), text.as_bytes());
             Outcome::Valid(Valid {
                 verified,
                 subject_hash: hash64(&subject),

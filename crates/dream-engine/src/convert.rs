@@ -1,0 +1,191 @@
+//! Carrying trust across a conversion of the store (`rekey --from-plain`,
+//! `--to-plain`): the seal that says "the engine wrote this" does not survive a
+//! change of what authenticates the records (a per-store seal key on a plain
+//! store, the AEAD on an encrypted one), so the held state is written out
+//! explicitly before the conversion.
+//!
+//! Every memory, trash copy, session and stored plan (every scope) passes the one
+//! verified read of the handle doing the conversion (its seal key, or none when
+//! the store authenticates its own records). What verifies is sealed under the
+//! key of the store it becomes; what does not is written in its held form
+//! ([`crate::seal::held`]: `unconfirmed`, evidence `tool`, unpinned), a session
+//! that does not verify as tool text (or, when only its status fails, as
+//! consumed), and a plan that does not verify is dropped. So a record that was
+//! held before a conversion is held after it, whether or not the store it
+//! becomes checks seals, and a record that was trusted stays trusted.
+
+use dream_core::{Entry, Memory, Role, parse_memory, render_memory};
+use serde::Serialize;
+
+use crate::dream::Dream;
+use crate::error::Result;
+use crate::journal::Op;
+use crate::layout;
+use crate::records::{SessionRecord, SessionStatus, TrashRecord, from_json, to_json};
+use crate::seal::{self, SealKey};
+
+/// Records written per journaled commit.
+const CHUNK: usize = 64;
+
+/// What [`Dream::carry_trust`] did.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct Carried {
+    /// Records rewritten sealed under the target key (they verified).
+    pub sealed: usize,
+    /// Records that did not verify, written held (`namespace/id`).
+    pub held: Vec<String>,
+    /// Stored plans that did not verify, dropped.
+    pub plans_dropped: usize,
+}
+
+impl Dream {
+    /// Writes the trust of every record out explicitly, for a conversion to a
+    /// store whose records are checked with `to` (`None`: a store that
+    /// authenticates its own records, where no seal is checked). Run under the
+    /// store lease, journaled, before the conversion starts. See the module doc.
+    pub async fn carry_trust(&self, to: Option<&SealKey>) -> Result<Carried> {
+        let mut carried = Carried::default();
+        let mut ops = Vec::new();
+        for entry in self.list_all(layout::MEMORIES).await? {
+            let Ok(text) = std::str::from_utf8(&entry.record.value) else {
+                continue;
+            };
+            let Ok(mut memory) = parse_memory(text) else {
+                continue;
+            };
+            let verified =
+                memory.id.as_str() == entry.id.as_str() && self.verified(&entry.id, &entry.record);
+            if !verified {
+                seal::held(&mut memory);
+            }
+            let value = sealed(to, &memory);
+            if value != text {
+                note(&mut carried, verified, layout::MEMORIES, &entry);
+                ops.push(Op::put(
+                    layout::key(layout::MEMORIES, entry.id.clone()),
+                    value,
+                    Some(&entry.record),
+                ));
+            }
+        }
+        for entry in self.list_all(layout::TRASH).await? {
+            let key = layout::key(layout::TRASH, entry.id.clone());
+            let Ok(mut trash) = from_json::<TrashRecord>(&key, &entry.record) else {
+                continue;
+            };
+            let Ok(mut memory) = parse_memory(&trash.markdown) else {
+                continue;
+            };
+            let verified = memory.id == trash.memory_id
+                && self.verified_text(&trash.memory_id, &trash.markdown);
+            if !verified {
+                seal::held(&mut memory);
+            }
+            let value = sealed(to, &memory);
+            if value != trash.markdown {
+                note(&mut carried, verified, layout::TRASH, &entry);
+                trash.markdown = value;
+                ops.push(Op::put(key, json(&trash), Some(&entry.record)));
+            }
+        }
+        for entry in self.list_all(layout::SESSIONS).await? {
+            let key = layout::key(layout::SESSIONS, entry.id.clone());
+            let Ok(mut session) = from_json::<SessionRecord>(&key, &entry.record) else {
+                continue;
+            };
+            let transcript = seal::verified_transcript(self.seal.as_ref(), &session);
+            let verified = seal::verified_session(self.seal.as_ref(), &session);
+            if !transcript {
+                // Not logged by this store's engine: never the person's word.
+                for m in &mut session.messages {
+                    m.role = Role::Tool;
+                }
+            } else if !verified && session.status == SessionStatus::Pending {
+                // Its status cannot be believed (set back by hand, or logged
+                // before status was sealed and possibly so): consumed when
+                // anything says it was, else read as tool text as a pass would.
+                if session.consumed_at.is_some()
+                    || session.consumed_by.is_some()
+                    || session.state_seal.is_some()
+                {
+                    session.status = SessionStatus::Consumed;
+                } else {
+                    for m in &mut session.messages {
+                        m.role = Role::Tool;
+                    }
+                }
+            }
+            let already = to.is_some_and(|k| k.verify_session(&session));
+            if let Some(k) = to
+                && !already
+            {
+                session.seal = Some(k.seal_session(&session));
+                session.state_seal = Some(k.seal_state(&session));
+            }
+            let value = json(&session);
+            if value.as_bytes() != entry.record.value {
+                note(&mut carried, verified, layout::SESSIONS, &entry);
+                ops.push(Op::put(key, value, Some(&entry.record)));
+            }
+        }
+        for entry in self.list_all(layout::PLANS).await? {
+            let key = layout::key(layout::PLANS, entry.id.clone());
+            let id = entry.id.as_str();
+            if !seal::verified_plan(self.seal.as_ref(), id, &entry.record.value) {
+                carried.plans_dropped += 1;
+                ops.push(Op::delete(key, &entry.record));
+                continue;
+            }
+            let raw = seal::unsealed_plan(&entry.record.value);
+            let value = match to {
+                Some(k) => k.seal_plan(id, &raw),
+                None => raw,
+            };
+            if value != entry.record.value {
+                carried.sealed += 1;
+                let Ok(value) = String::from_utf8(value) else {
+                    continue;
+                };
+                ops.push(Op::put(key, value, Some(&entry.record)));
+            }
+        }
+        if ops.is_empty() {
+            return Ok(carried);
+        }
+        self.under_lease(async |lease| {
+            let mut ops = ops;
+            while !ops.is_empty() {
+                let rest = ops.split_off(ops.len().min(CHUNK));
+                let mut chunk = std::mem::replace(&mut ops, rest);
+                let (generation, record) = self.read_generation().await?;
+                chunk.push(self.bump_op(generation, record.as_ref()));
+                let id = self.ids.next(self.now());
+                self.commit(lease, &id, chunk, Vec::new()).await?;
+            }
+            Ok(())
+        })
+        .await?;
+        Ok(carried)
+    }
+}
+
+/// A memory's Markdown, sealed under `to` when there is one.
+fn sealed(to: Option<&SealKey>, memory: &Memory) -> String {
+    let text = render_memory(memory);
+    match to {
+        Some(k) => k.seal(memory.id.as_str(), &text),
+        None => text,
+    }
+}
+
+fn json<T: Serialize>(value: &T) -> String {
+    String::from_utf8(to_json(value).to_vec()).expect("JSON is UTF-8")
+}
+
+fn note(carried: &mut Carried, verified: bool, ns: &str, entry: &Entry) {
+    if verified {
+        carried.sealed += 1;
+    } else {
+        carried.held.push(format!("{ns}/{}", entry.id));
+    }
+}
