@@ -109,10 +109,6 @@ fn check(file: &str, blind: bool, max_share: [f64; 2]) {
 /// The targets of issue 36.
 const CHAT: f64 = 0.001;
 const MEMORY_INSTRUCTIONS: f64 = 0.0;
-/// Where the blind chat half stands, (Transcript, Memory), while above the target:
-/// a floor, so that it cannot get worse unnoticed (measured 2026-12-06 on `d238c9a`,
-/// see LOOKS.md).
-const CHAT_BLIND_FLOOR: [f64; 2] = [5.0 / 1244.0, 2.0 / 1244.0];
 
 #[test]
 fn chat_dev_is_not_flagged() {
@@ -131,11 +127,7 @@ fn memory_instructions_dev_are_not_flagged() {
 #[test]
 #[ignore = "blind half: scored deliberately, aggregates only, each run logged in benign_chat/LOOKS.md"]
 fn chat_blind_is_not_flagged() {
-    check(
-        "blind.jsonl",
-        true,
-        [CHAT.max(CHAT_BLIND_FLOOR[0]), CHAT.max(CHAT_BLIND_FLOOR[1])],
-    );
+    check("blind.jsonl", true, [CHAT, CHAT]);
 }
 
 #[test]
