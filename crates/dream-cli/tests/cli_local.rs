@@ -94,22 +94,44 @@ fn a_fetch_of_files_that_are_no_model_stores_no_ref() {
     );
     code(&out, 2);
     let err = stderr(&out);
-    assert!(err.contains("models are downloaded from http://127.0.0.1:"), "{err}");
+    assert!(
+        err.contains("models are downloaded from http://127.0.0.1:"),
+        "{err}"
+    );
     assert!(err.contains("not a usable model"), "{err}");
     assert!(
         !cache.path().join("models--org--broken/refs/main").exists(),
         "a ref points only at files that load"
     );
     let asked = asked.lock().unwrap().clone();
-    assert!(asked.contains(&"/org/broken/resolve/main/config.json".to_owned()), "{asked:?}");
+    assert!(
+        asked.contains(&"/org/broken/resolve/main/config.json".to_owned()),
+        "{asked:?}"
+    );
 
     // A model the hub does not have, a name that is no name, a hub over plain http.
-    let out = cli.run_with(&["model", "fetch", "org/absent"], None, &hub_env(cache.path(), &endpoint));
+    let out = cli.run_with(
+        &["model", "fetch", "org/absent"],
+        None,
+        &hub_env(cache.path(), &endpoint),
+    );
     code(&out, 2);
-    assert!(stderr(&out).contains("the hub has no config.json"), "{}", stderr(&out));
-    let out = cli.run_with(&["model", "fetch", "../x"], None, &hub_env(cache.path(), &endpoint));
+    assert!(
+        stderr(&out).contains("the hub has no config.json"),
+        "{}",
+        stderr(&out)
+    );
+    let out = cli.run_with(
+        &["model", "fetch", "../x"],
+        None,
+        &hub_env(cache.path(), &endpoint),
+    );
     code(&out, 2);
-    assert!(stderr(&out).contains("invalid model name"), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("invalid model name"),
+        "{}",
+        stderr(&out)
+    );
     let out = cli.run_with(
         &["model", "fetch", "org/x"],
         None,
@@ -125,14 +147,28 @@ fn the_local_embedder_refuses_what_it_cannot_use() {
     let env = [("HF_HUB_CACHE", cache.path().to_str().unwrap())];
     let out = cli.run_with(&["--embedder", "local", "list"], None, &env);
     code(&out, 2);
-    assert!(stderr(&out).contains("--embedder local needs --embedding-model"), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("--embedder local needs --embedding-model"),
+        "{}",
+        stderr(&out)
+    );
     let out = cli.run_with(
-        &["--embedder", "local", "--embedding-model", "org/not-fetched", "list"],
+        &[
+            "--embedder",
+            "local",
+            "--embedding-model",
+            "org/not-fetched",
+            "list",
+        ],
         None,
         &env,
     );
     code(&out, 2);
-    assert!(stderr(&out).contains("dream model fetch org/not-fetched"), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("dream model fetch org/not-fetched"),
+        "{}",
+        stderr(&out)
+    );
     // dream.toml may name a model of the cache, never a directory of weights.
     let weights = cli.path("weights");
     std::fs::create_dir(&weights).unwrap();
@@ -178,10 +214,20 @@ fn local_model_fetched_from_a_loopback_hub_ranks_a_paraphrase_first() {
     let out = cli.run_with(&["model", "fetch", "all-MiniLM-L6-v2"], None, &env);
     code(&out, 0);
     assert!(stdout(&out).contains("384 dimensions"), "{}", stdout(&out));
-    let folder = cache.path().join("models--sentence-transformers--all-MiniLM-L6-v2");
-    assert_eq!(std::fs::read_to_string(folder.join("refs/main")).unwrap(), COMMIT);
+    let folder = cache
+        .path()
+        .join("models--sentence-transformers--all-MiniLM-L6-v2");
+    assert_eq!(
+        std::fs::read_to_string(folder.join("refs/main")).unwrap(),
+        COMMIT
+    );
     let snapshot = folder.join("snapshots").join(COMMIT);
-    for file in ["config.json", "tokenizer.json", "model.safetensors", "1_Pooling/config.json"] {
+    for file in [
+        "config.json",
+        "tokenizer.json",
+        "model.safetensors",
+        "1_Pooling/config.json",
+    ] {
         assert!(snapshot.join(file).is_file(), "{file}");
     }
     assert!(
@@ -195,7 +241,12 @@ fn local_model_fetched_from_a_loopback_hub_ranks_a_paraphrase_first() {
 
     // Recall by meaning with the fetched model, named as in the cache; no hub now.
     let env = [("HF_HUB_CACHE", cache.path().to_str().unwrap())];
-    let local = ["--embedder", "local", "--embedding-model", "sentence-transformers/all-MiniLM-L6-v2"];
+    let local = [
+        "--embedder",
+        "local",
+        "--embedding-model",
+        "sentence-transformers/all-MiniLM-L6-v2",
+    ];
     let with = |args: &[&str]| {
         let mut all: Vec<&str> = local.to_vec();
         all.extend_from_slice(args);
@@ -204,9 +255,15 @@ fn local_model_fetched_from_a_loopback_hub_ranks_a_paraphrase_first() {
     for (name, content) in [
         ("Test runner", "We use Vitest for unit tests, not Jest."),
         ("Afternoons", "The team drinks green tea after lunch."),
-        ("Deploys", "Production deploys happen on Tuesdays after the standup."),
+        (
+            "Deploys",
+            "Production deploys happen on Tuesdays after the standup.",
+        ),
     ] {
-        code(&with(&["remember", "--name", name, "--content", content]), 0);
+        code(
+            &with(&["remember", "--name", name, "--content", content]),
+            0,
+        );
     }
     let query = "which tool checks our specs";
     let hybrid = with(&["recall", query, "--format", "json"]);

@@ -17,7 +17,8 @@ use dream_embed::LocalEmbedder;
 use tokenizers::Tokenizer;
 
 /// A memory-sized text (about 20 tokens) and a longer one (about 120).
-const SHORT: &str = "We use Vitest for unit tests, not Jest; run them with pnpm test before every push.";
+const SHORT: &str =
+    "We use Vitest for unit tests, not Jest; run them with pnpm test before every push.";
 
 fn long() -> String {
     [SHORT; 6].join(" ")

@@ -34,7 +34,9 @@ pub enum HubError {
     #[error("no Hugging Face cache directory: set HF_HUB_CACHE or HF_HOME")]
     NoCache,
     /// The model or revision is not in the cache.
-    #[error("model {repo}@{revision} is not in the Hugging Face cache at {cache}; fetch it with `dream model fetch {repo}`")]
+    #[error(
+        "model {repo}@{revision} is not in the Hugging Face cache at {cache}; fetch it with `dream model fetch {repo}`"
+    )]
     NotCached {
         /// `ORG/NAME`.
         repo: String,
@@ -168,7 +170,10 @@ impl HubCache {
         }
         let home = var("HOME").ok_or(HubError::NoCache)?;
         Ok(Self::at(
-            Path::new(&home).join(".cache").join("huggingface").join("hub"),
+            Path::new(&home)
+                .join(".cache")
+                .join("huggingface")
+                .join("hub"),
         ))
     }
 
@@ -273,7 +278,10 @@ mod tests {
         let m = ModelName::parse("sentence-transformers/all-MiniLM-L6-v2").unwrap();
         assert_eq!(m.repo(), "sentence-transformers/all-MiniLM-L6-v2");
         assert_eq!(m.revision(), "main");
-        assert_eq!(m.folder(), "models--sentence-transformers--all-MiniLM-L6-v2");
+        assert_eq!(
+            m.folder(),
+            "models--sentence-transformers--all-MiniLM-L6-v2"
+        );
         assert_eq!(ModelName::parse("all-MiniLM-L6-v2").unwrap(), m);
         let pinned = ModelName::parse("BAAI/bge-small-en-v1.5@v1").unwrap();
         assert_eq!(pinned.revision(), "v1");
@@ -305,12 +313,18 @@ mod tests {
             }
         };
         let at = |pairs| HubCache::from_vars(vars(pairs)).unwrap().root;
-        assert_eq!(at(&[("HOME", "/h")]), Path::new("/h/.cache/huggingface/hub"));
+        assert_eq!(
+            at(&[("HOME", "/h")]),
+            Path::new("/h/.cache/huggingface/hub")
+        );
         assert_eq!(
             at(&[("HOME", "/h"), ("XDG_CACHE_HOME", "/x")]),
             Path::new("/x/huggingface/hub")
         );
-        assert_eq!(at(&[("HOME", "/h"), ("HF_HOME", "/hf")]), Path::new("/hf/hub"));
+        assert_eq!(
+            at(&[("HOME", "/h"), ("HF_HOME", "/hf")]),
+            Path::new("/hf/hub")
+        );
         assert_eq!(
             at(&[("HF_HOME", "/hf"), ("HF_HUB_CACHE", "/c")]),
             Path::new("/c")
@@ -331,16 +345,16 @@ mod tests {
         cache
             .store_file(&model, commit, "1_Pooling/config.json", b"{}")
             .unwrap();
-        cache.store_file(&model, commit, "config.json", b"{}").unwrap();
+        cache
+            .store_file(&model, commit, "config.json", b"{}")
+            .unwrap();
         assert!(cache.store_file(&model, commit, "../x", b"").is_err());
         assert!(cache.store_file(&model, "main", "x", b"").is_err());
         cache.store_ref(&model, commit).unwrap();
         let snapshot = cache.resolve(&model).unwrap();
         assert_eq!(
             snapshot,
-            dir.path()
-                .join("models--org--model/snapshots")
-                .join(commit)
+            dir.path().join("models--org--model/snapshots").join(commit)
         );
         assert!(snapshot.join("1_Pooling/config.json").is_file());
         let by_commit = ModelName::parse(&format!("org/model@{commit}")).unwrap();

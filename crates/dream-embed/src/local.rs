@@ -367,8 +367,12 @@ impl Embedder for LocalEmbedder {
         let owned = texts.to_vec();
         let vectors = tokio::task::spawn_blocking(move || this.embed_blocking(&owned))
             .await
-            .map_err(|e| EmbedError::Model(ModelError::InvalidResponse(format!("local model: {e}"))))?
-            .map_err(|e| EmbedError::Model(ModelError::InvalidResponse(format!("local model: {e}"))))?;
+            .map_err(|e| {
+                EmbedError::Model(ModelError::InvalidResponse(format!("local model: {e}")))
+            })?
+            .map_err(|e| {
+                EmbedError::Model(ModelError::InvalidResponse(format!("local model: {e}")))
+            })?;
         check_vectors(&vectors, texts.len(), self.dimensions)?;
         Ok(vectors)
     }

@@ -16,9 +16,7 @@ fn minilm() -> Option<PathBuf> {
             panic!("DREAM_REQUIRE_MODELS=1 but DREAM_TEST_MINILM is unset")
         }
         None => {
-            eprintln!(
-                "SKIPPED: DREAM_TEST_MINILM is unset (run scripts/fetch-test-models.py)"
-            );
+            eprintln!("SKIPPED: DREAM_TEST_MINILM is unset (run scripts/fetch-test-models.py)");
             None
         }
     }

@@ -31,7 +31,6 @@ fn minilm() -> Option<PathBuf> {
 
 #[derive(Debug, Deserialize)]
 struct Row {
-    id: String,
     kind: String,
     text: String,
     #[serde(default)]
@@ -58,7 +57,8 @@ async fn local_model_hybrid_recall_on_the_dev_paraphrases() {
         .map(|l| serde_json::from_str(l).unwrap())
         .filter(|r: &Row| r.kind == "durable" && r.question.is_some())
         .collect();
-    let embedder: Arc<LocalEmbedder> = Arc::new(LocalEmbedder::load(&dir, "all-MiniLM-L6-v2").unwrap());
+    let embedder: Arc<LocalEmbedder> =
+        Arc::new(LocalEmbedder::load(&dir, "all-MiniLM-L6-v2").unwrap());
     let store = Arc::new(MemoryStore::new());
     let scope = Scope::new("p1").unwrap();
     let dream = Dream::open(
@@ -85,6 +85,35 @@ async fn local_model_hybrid_recall_on_the_dev_paraphrases() {
     let report = dream.backfill_vectors().await.unwrap();
     assert_eq!(report.embedded + report.current, asked.len(), "{report:?}");
 
+    if let Ok(grid) = std::env::var("FUSION_GRID") {
+        // Exploration (FUSION_GRID="3,10;2,60"): the vector list's weight and
+        // the RRF k, words+model at each.
+        for cell in grid.split(';') {
+            let (w, k) = cell.split_once(',').unwrap();
+            let mut vectors = VectorOptions::new(embedder.clone());
+            vectors.fusion.vector_weight = w.parse().unwrap();
+            vectors.fusion.k = k.parse().unwrap();
+            let recall = Recall::new(
+                store.clone(),
+                Arc::new(SystemClock),
+                RecallOptions {
+                    vectors: Some(vectors),
+                    ..RecallOptions::default()
+                },
+            );
+            let mut score = Score::default();
+            for (question, gold) in &asked {
+                let result = recall.recall(question, &scope, 10).await.unwrap();
+                score.add(&eval::ranked_ids(&result, 10), std::slice::from_ref(gold));
+            }
+            println!(
+                "w={w} k={k}: R@1 {:.1} R@5 {:.1} R@10 {:.1}",
+                score.recall_at(1),
+                score.recall_at(5),
+                score.recall_at(10)
+            );
+        }
+    }
     let modes: [(&str, RecallOptions); 3] = [
         ("words", RecallOptions::default()),
         (
@@ -108,7 +137,10 @@ async fn local_model_hybrid_recall_on_the_dev_paraphrases() {
         rows.len(),
         asked.len()
     );
-    println!("{:<12} {:>6} {:>6} {:>6} {:>6}", "mode", "R@1", "R@5", "R@10", "MRR");
+    println!(
+        "{:<12} {:>6} {:>6} {:>6} {:>6}",
+        "mode", "R@1", "R@5", "R@10", "MRR"
+    );
     let mut scores = Vec::new();
     for (mode, options) in modes {
         let recall = Recall::new(store.clone(), Arc::new(SystemClock), options);

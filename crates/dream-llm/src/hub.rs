@@ -94,7 +94,8 @@ impl HubClient {
 
     /// The URL of `file` of `repo` (`ORG/NAME`) at `revision`.
     pub fn file_url(&self, repo: &str, revision: &str, file: &str) -> Result<Url, ModelError> {
-        let invalid = || ModelError::InvalidRequest(format!("invalid hub path {repo}@{revision}:{file}"));
+        let invalid =
+            || ModelError::InvalidRequest(format!("invalid hub path {repo}@{revision}:{file}"));
         let (org, name) = repo.split_once('/').ok_or_else(invalid)?;
         if ![org, name, revision].into_iter().all(safe_segment)
             || !file.split('/').all(safe_segment)
@@ -211,11 +212,17 @@ mod tests {
             ("org/m", "main", "a?b"),
             ("org/m", "ma in", "x"),
         ] {
-            assert!(hub.file_url(repo, rev, file).is_err(), "{repo} {rev} {file}");
+            assert!(
+                hub.file_url(repo, rev, file).is_err(),
+                "{repo} {rev} {file}"
+            );
         }
         assert!(HubClient::new("http://example.com").is_err());
         assert!(HubClient::new("https://example.com").is_ok());
-        assert_eq!(HubClient::new(DEFAULT_HUB_ENDPOINT).unwrap().announcement(), None);
+        assert_eq!(
+            HubClient::new(DEFAULT_HUB_ENDPOINT).unwrap().announcement(),
+            None
+        );
         assert!(hub.announcement().unwrap().contains("127.0.0.1:9/mirror"));
     }
 }

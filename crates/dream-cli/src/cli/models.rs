@@ -190,8 +190,7 @@ fn build_local(spec: EmbedderSpec) -> Result<Arc<dyn dream::core::Embedder>, Cli
     use dream::embed::LocalEmbedder;
     use dream::embed::hub::HubCache;
     use std::sync::{Mutex, OnceLock};
-    static LOADED: OnceLock<Mutex<Vec<(std::path::PathBuf, Arc<LocalEmbedder>)>>> =
-        OnceLock::new();
+    static LOADED: OnceLock<Mutex<Vec<(std::path::PathBuf, Arc<LocalEmbedder>)>>> = OnceLock::new();
     if spec.base_url.is_some() {
         return Err(CliError::usage(
             "--embedding-url needs --embedder openai, compatible or ollama (the local model is in this process)",
@@ -390,7 +389,10 @@ struct FetchArgs {
 
 /// The files of a model: required ones first, then those a sentence-transformers
 /// model may have (pooling, sequence length, licence).
-#[cfg_attr(not(all(feature = "llm", feature = "local-embedder")), allow(dead_code))]
+#[cfg_attr(
+    not(all(feature = "llm", feature = "local-embedder")),
+    allow(dead_code)
+)]
 const MODEL_FILES: [(&str, bool); 8] = [
     ("config.json", true),
     ("tokenizer.json", true),
@@ -501,7 +503,9 @@ async fn fetch(args: FetchArgs) -> super::Outcome {
     let embedder = tokio::task::spawn_blocking(move || LocalEmbedder::load(&dir, label))
         .await
         .map_err(|e| CliError::usage(format!("loading the model failed: {e}")))?
-        .map_err(|e| CliError::usage(format!("the downloaded files are not a usable model: {e}")))?;
+        .map_err(|e| {
+            CliError::usage(format!("the downloaded files are not a usable model: {e}"))
+        })?;
     cache.store_ref(&name, &commit)?;
     outln!(
         "{repo}@{commit}: {} dimensions, in {}",
