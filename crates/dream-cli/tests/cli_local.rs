@@ -145,7 +145,11 @@ fn the_local_embedder_refuses_what_it_cannot_use() {
     let cli = Cli::new();
     let cache = tempfile::tempdir().unwrap();
     let env = [("HF_HUB_CACHE", cache.path().to_str().unwrap())];
-    let out = cli.run_with(&["--embedder", "local", "list"], None, &env);
+    let out = cli.run_with(
+        &["--embedder", "local", "remember", "We use Vitest"],
+        None,
+        &env,
+    );
     code(&out, 2);
     assert!(
         stderr(&out).contains("--embedder local needs --embedding-model"),
@@ -173,7 +177,11 @@ fn the_local_embedder_refuses_what_it_cannot_use() {
     let weights = cli.path("weights");
     std::fs::create_dir(&weights).unwrap();
     std::fs::write(cli.path("dream.toml"), "embedding_model = \"./weights\"\n").unwrap();
-    let out = cli.run_with(&["--embedder", "local", "list"], None, &env);
+    let out = cli.run_with(
+        &["--embedder", "local", "remember", "We use Vitest"],
+        None,
+        &env,
+    );
     code(&out, 2);
     assert!(stderr(&out).contains("dream.toml"), "{}", stderr(&out));
 }

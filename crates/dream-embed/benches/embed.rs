@@ -33,7 +33,16 @@ impl Raw {
     fn load(dir: &std::path::Path) -> Raw {
         let config: Config =
             serde_json::from_slice(&std::fs::read(dir.join("config.json")).unwrap()).unwrap();
-        let tokenizer = Tokenizer::from_file(dir.join("tokenizer.json")).unwrap();
+        // The file's own padding (to 128 tokens) off and its cut at the model's
+        // 256 tokens, as the local embedder tokenises: the same tokens in both.
+        let mut tokenizer = Tokenizer::from_file(dir.join("tokenizer.json")).unwrap();
+        tokenizer.with_padding(None);
+        tokenizer
+            .with_truncation(Some(tokenizers::TruncationParams {
+                max_length: 256,
+                ..Default::default()
+            }))
+            .unwrap();
         let weights = std::fs::read(dir.join("model.safetensors")).unwrap();
         let vb = VarBuilder::from_buffered_safetensors(weights, DType::F32, &Device::Cpu).unwrap();
         Raw {
