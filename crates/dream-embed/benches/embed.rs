@@ -7,6 +7,8 @@
 //! (python3 scripts/fetch-test-models.py). Quick run:
 //! `cargo bench -p dream-embed --bench embed -- --quick`
 
+#![allow(missing_docs)] // criterion_group! makes an undocumented function
+
 use std::path::PathBuf;
 
 use candle_core::{DType, Device, Tensor};

@@ -190,7 +190,9 @@ fn build_local(spec: EmbedderSpec) -> Result<Arc<dyn dream::core::Embedder>, Cli
     use dream::embed::LocalEmbedder;
     use dream::embed::hub::HubCache;
     use std::sync::{Mutex, OnceLock};
-    static LOADED: OnceLock<Mutex<Vec<(std::path::PathBuf, Arc<LocalEmbedder>)>>> = OnceLock::new();
+    /// The models this process loaded, by directory.
+    type Loaded = Mutex<Vec<(std::path::PathBuf, Arc<LocalEmbedder>)>>;
+    static LOADED: OnceLock<Loaded> = OnceLock::new();
     if spec.base_url.is_some() {
         return Err(CliError::usage(
             "--embedding-url needs --embedder openai, compatible or ollama (the local model is in this process)",
