@@ -166,6 +166,7 @@ pub struct EmbedderSpec {
     /// Whether `model` came from `dream.toml` (then, for `--embedder local`, only a
     /// Hugging Face cache name: a file in the working directory never picks a
     /// directory of weights).
+    #[cfg_attr(not(feature = "local-embedder"), allow(dead_code))]
     pub model_from_file: bool,
 }
 
