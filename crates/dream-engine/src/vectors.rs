@@ -146,6 +146,16 @@ impl Dream {
     /// removed meanwhile is removed again here or by the next backfill (recall
     /// never uses a vector without its memory). Without an embedder, does nothing.
     pub async fn backfill_vectors(&self) -> Result<VectorReport> {
+        self.backfill_vectors_with_progress(|_, _| {}).await
+    }
+
+    /// [`Dream::backfill_vectors`], calling `progress(done, total)` before the
+    /// first batch and after each batch the embedder computed (`total`: the
+    /// vectors missing or stale).
+    pub async fn backfill_vectors_with_progress(
+        &self,
+        progress: impl Fn(usize, usize) + Send + Sync,
+    ) -> Result<VectorReport> {
         let Some(embedder) = self.embedder.clone() else {
             return Ok(VectorReport::default());
         };
@@ -189,6 +199,8 @@ impl Dream {
                 report.removed += 1;
             }
         }
+        progress(0, todo.len());
+        let mut done = 0;
         for chunk in todo.chunks(BACKFILL_BATCH) {
             let texts: Vec<String> = chunk.iter().map(|(_, t, _)| t.clone()).collect();
             let vectors = embedder
@@ -216,6 +228,8 @@ impl Dream {
                     report.removed += 1;
                 }
             }
+            done += chunk.len();
+            progress(done, todo.len());
         }
         if report.embedded > 0 || report.removed > 0 {
             let nonce = self.ids.next(self.now());

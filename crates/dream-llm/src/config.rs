@@ -325,7 +325,7 @@ fn check_model_name(model: &str) -> Result<(), ConfigError> {
 
 /// Parses and checks a base URL: http(s), a host, no credentials, no query or
 /// fragment, and plain http only to loopback unless allowed.
-fn check_base_url(raw: &str, allow_plain_http: bool) -> Result<Url, ConfigError> {
+pub(crate) fn check_base_url(raw: &str, allow_plain_http: bool) -> Result<Url, ConfigError> {
     let url = Url::parse(raw.trim()).map_err(|_| ConfigError::InvalidBaseUrl("not a URL"))?;
     match url.scheme() {
         "https" => {}

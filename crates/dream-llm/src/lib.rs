@@ -3,6 +3,9 @@
 //! and embedding models ([`EmbedderOptions`]: OpenAI's `/v1/embeddings`, the same
 //! format on compatible servers, Ollama's `/api/embed`) over the same transport.
 //!
+//! [`HubClient`] downloads model files from the Hugging Face hub's file endpoint,
+//! only when the person asks (`dream model fetch`).
+//!
 //! This is the only crate in Dream that reaches the network, and only for a
 //! model selected explicitly: nothing here picks a provider because a key is in
 //! the environment. Keys come from an explicit [`ApiKey`] or from a standard
@@ -42,6 +45,7 @@ mod client;
 mod config;
 mod embed;
 mod error;
+mod hub;
 mod key;
 mod wire;
 
@@ -54,4 +58,5 @@ pub use config::{
 };
 pub use embed::{DEFAULT_EMBED_BATCH, EmbedWire, EmbedderOptions, HttpEmbedder, MAX_EMBED_REQUEST};
 pub use error::ConfigError;
+pub use hub::{DEFAULT_HUB_ENDPOINT, HUB_ENDPOINT_VAR, HubClient, HubFile, MAX_HUB_REDIRECTS};
 pub use key::{ANTHROPIC_API_KEY_VAR, ApiKey, MAX_KEY_LEN, OPENAI_API_KEY_VAR};

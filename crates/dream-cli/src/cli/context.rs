@@ -50,10 +50,12 @@ pub struct Global {
     #[arg(long, global = true, value_name = "URL")]
     pub base_url: Option<String>,
     /// The embedding model for recall by meaning: none (default, no network),
-    /// openai, compatible or ollama. Memory text is sent to it (announced).
+    /// local (built in, in this process), or the services openai, compatible or
+    /// ollama, to which memory text is sent (announced).
     #[arg(long, global = true, value_enum)]
     pub embedder: Option<EmbedderChoice>,
-    /// The embedding model name for --embedder.
+    /// The embedding model name for --embedder (local: a model directory, or
+    /// ORG/NAME[@REVISION] of the Hugging Face cache).
     #[arg(long, global = true, value_name = "NAME")]
     pub embedding_model: Option<String>,
     /// The dimension of the embedding model's vectors.
@@ -155,6 +157,7 @@ impl Global {
                 .or_else(|| config.embedding_model.clone()),
             dimensions: self.embedding_dims.or(config.embedding_dims),
             base_url: self.embedding_url.clone(),
+            model_from_file: self.embedding_model.is_none() && config.embedding_model.is_some(),
         };
         super::models::build_embedder(self.embedder.unwrap_or_default(), spec)
     }

@@ -35,6 +35,11 @@ pub enum EmbedderChoice {
     Compatible,
     /// Ollama's native /api/embed at --embedding-url.
     Ollama,
+    /// The built-in local model, run in this process: --embedding-model DIR (a
+    /// sentence-transformers BERT model: config.json, tokenizer.json,
+    /// model.safetensors) or ORG/NAME from the Hugging Face cache (`dream model
+    /// fetch`). Memory text never leaves the machine.
+    Local,
 }
 
 /// Environment variable with an optional key for `--llm compatible`.
@@ -158,12 +163,106 @@ pub struct EmbedderSpec {
     pub dimensions: Option<usize>,
     /// `--embedding-url`.
     pub base_url: Option<String>,
+    /// Whether `model` came from `dream.toml` (then, for `--embedder local`, only a
+    /// Hugging Face cache name: a file in the working directory never picks a
+    /// directory of weights).
+    #[cfg_attr(not(feature = "local-embedder"), allow(dead_code))]
+    pub model_from_file: bool,
 }
 
 /// Builds the chosen embedder; `None` when none is chosen (the default: no
-/// vectors, no network). Always announces on stderr where memory text is sent.
-#[cfg(feature = "llm")]
+/// vectors, no network). Always announces on stderr where memory text is sent
+/// (the local model: that it stays here).
 pub fn build_embedder(
+    choice: EmbedderChoice,
+    spec: EmbedderSpec,
+) -> Result<Option<Arc<dyn dream::core::Embedder>>, CliError> {
+    if choice == EmbedderChoice::Local {
+        return build_local(spec).map(Some);
+    }
+    build_remote(choice, spec)
+}
+
+/// The local model: a directory or a Hugging Face cache name, loaded once per
+/// process (off the async runtime's worker).
+#[cfg(feature = "local-embedder")]
+fn build_local(spec: EmbedderSpec) -> Result<Arc<dyn dream::core::Embedder>, CliError> {
+    use dream::core::Embedder;
+    use dream::embed::LocalEmbedder;
+    use dream::embed::hub::HubCache;
+    use std::sync::{Mutex, OnceLock};
+    /// The models this process loaded, by directory.
+    type Loaded = Mutex<Vec<(std::path::PathBuf, Arc<LocalEmbedder>)>>;
+    static LOADED: OnceLock<Loaded> = OnceLock::new();
+    if spec.base_url.is_some() {
+        return Err(CliError::usage(
+            "--embedding-url needs --embedder openai, compatible or ollama (the local model is in this process)",
+        ));
+    }
+    let name = spec.model.ok_or_else(|| {
+        CliError::usage(
+            "--embedder local needs --embedding-model DIR or ORG/NAME (a model of the Hugging Face cache; `dream model fetch` downloads one)",
+        )
+    })?;
+    let cache = HubCache::from_env()?;
+    let dir = LocalEmbedder::locate(&name, !spec.model_from_file, &cache).map_err(|e| {
+        if spec.model_from_file {
+            CliError::usage(format!(
+                "embedding_model in dream.toml: {e} (a directory of weights is taken only from --embedding-model)"
+            ))
+        } else {
+            CliError::from(e)
+        }
+    })?;
+    let loaded = LOADED.get_or_init(Default::default);
+    let known = loaded
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .iter()
+        .find(|(d, _)| *d == dir)
+        .map(|(_, m)| m.clone());
+    let embedder = match known {
+        Some(embedder) => embedder,
+        None => {
+            let load = || LocalEmbedder::load(&dir, name.clone());
+            let embedder = match tokio::runtime::Handle::try_current() {
+                Ok(h) if h.runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread => {
+                    tokio::task::block_in_place(load)
+                }
+                _ => load(),
+            }
+            .map_err(|e| CliError::usage(format!("cannot load the local embedding model: {e}")))?;
+            let embedder = Arc::new(embedder);
+            loaded
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .push((dir.clone(), embedder.clone()));
+            embedder
+        }
+    };
+    if let Some(dims) = spec.dimensions
+        && dims != embedder.dimensions()
+    {
+        return Err(CliError::usage(format!(
+            "--embedding-dims {dims}: the local model {} returns {} dimensions",
+            embedder.describe(),
+            embedder.dimensions()
+        )));
+    }
+    Ok(embedder)
+}
+
+/// Without the `local-embedder` feature there is no local model.
+#[cfg(not(feature = "local-embedder"))]
+fn build_local(_: EmbedderSpec) -> Result<Arc<dyn dream::core::Embedder>, CliError> {
+    Err(CliError::usage(
+        "this dream was built without feature `local-embedder`; rebuild with --features local-embedder",
+    ))
+}
+
+/// An embeddings service over HTTP.
+#[cfg(feature = "llm")]
+fn build_remote(
     choice: EmbedderChoice,
     spec: EmbedderSpec,
 ) -> Result<Option<Arc<dyn dream::core::Embedder>>, CliError> {
@@ -173,6 +272,7 @@ pub fn build_embedder(
         model,
         dimensions,
         base_url,
+        ..
     } = spec;
     if choice == EmbedderChoice::None {
         if base_url.is_some() {
@@ -194,7 +294,7 @@ pub fn build_embedder(
             .ok_or_else(|| CliError::usage("--embedder compatible and ollama need --embedding-url"))
     };
     let config = match choice {
-        EmbedderChoice::None => unreachable!("handled above"),
+        EmbedderChoice::None | EmbedderChoice::Local => unreachable!("handled above"),
         EmbedderChoice::Openai => {
             let config = EmbedderOptions::openai(model, dimensions).http(|c| c.api_key_from_env());
             match &base_url {
@@ -226,9 +326,9 @@ pub fn build_embedder(
     Ok(Some(Arc::new(embedder)))
 }
 
-/// Without the `llm` feature no embedder exists.
+/// Without the `llm` feature no embeddings service exists.
 #[cfg(not(feature = "llm"))]
-pub fn build_embedder(
+fn build_remote(
     choice: EmbedderChoice,
     _: EmbedderSpec,
 ) -> Result<Option<Arc<dyn dream::core::Embedder>>, CliError> {
@@ -263,4 +363,164 @@ pub async fn settle_vectors(dream: &dream::engine::Dream) {
     eprintln!(
         "note: memory vectors not updated ({why}); recall ranks by words until a later write backfills them"
     );
+}
+
+/// `dream model`: the local embedding models.
+#[derive(Debug, clap::Args)]
+pub struct ModelArgs {
+    #[command(subcommand)]
+    command: ModelCommand,
+}
+
+#[derive(Debug, clap::Subcommand)]
+enum ModelCommand {
+    /// Download a sentence-transformers model into the Hugging Face cache
+    /// (HF_HUB_CACHE, HF_HOME/hub or ~/.cache/huggingface/hub) for `--embedder
+    /// local --embedding-model ORG/NAME`: from https://huggingface.co, or HF_ENDPOINT.
+    Fetch(FetchArgs),
+    /// Compute the vector of every memory whose vector is missing or stale for
+    /// the chosen --embedder (another model, or changed text), with a progress
+    /// bar; writes do this in the background, this does it now.
+    Embed,
+}
+
+#[derive(Debug, clap::Args)]
+struct FetchArgs {
+    /// ORG/NAME[@REVISION] (a bare NAME is sentence-transformers/NAME).
+    name: String,
+}
+
+/// The files of a model: required ones first, then those a sentence-transformers
+/// model may have (pooling, sequence length, licence).
+#[cfg_attr(
+    not(all(feature = "llm", feature = "local-embedder")),
+    allow(dead_code)
+)]
+const MODEL_FILES: [(&str, bool); 8] = [
+    ("config.json", true),
+    ("tokenizer.json", true),
+    ("model.safetensors", true),
+    ("modules.json", false),
+    ("sentence_bert_config.json", false),
+    ("1_Pooling/config.json", false),
+    ("config_sentence_transformers.json", false),
+    ("LICENSE", false),
+];
+
+/// `dream model …`.
+pub async fn model(global: &super::context::Global, args: ModelArgs) -> super::Outcome {
+    match args.command {
+        ModelCommand::Fetch(args) => fetch(args).await,
+        ModelCommand::Embed => embed(global).await,
+    }
+}
+
+/// `dream model embed`: the backfill, now, with a bar.
+async fn embed(global: &super::context::Global) -> super::Outcome {
+    let dream = global.open().await?;
+    if !dream.has_embedder() {
+        return Err(CliError::usage(
+            "`dream model embed` needs --embedder (local, openai, compatible or ollama)",
+        ));
+    }
+    let bar = super::progress(0, "embedding memories");
+    let report = dream
+        .backfill_vectors_with_progress(|done, total| {
+            bar.set_length(total as u64);
+            bar.set_position(done as u64);
+        })
+        .await?;
+    bar.finish_and_clear();
+    outln!(
+        "{} embedded, {} already current, {} removed",
+        report.embedded,
+        report.current,
+        report.removed
+    )?;
+    Ok(super::Found::Nothing)
+}
+
+#[cfg(all(feature = "llm", feature = "local-embedder"))]
+async fn fetch(args: FetchArgs) -> super::Outcome {
+    use dream::core::Embedder;
+    use dream::embed::hub::{HubCache, ModelName, is_commit};
+    use dream::embed::{LocalEmbedder, MAX_CONFIG_BYTES, MAX_TOKENIZER_BYTES, MAX_WEIGHTS_BYTES};
+    let name = ModelName::parse(&args.name)?;
+    let cache = HubCache::from_env()?;
+    let hub = dream::llm::HubClient::from_env()?;
+    if let Some(line) = hub.announcement() {
+        eprintln!("{line}");
+    }
+    let repo = name.repo();
+    let mut files = Vec::new();
+    let mut commit: Option<String> = None;
+    for (file, required) in MODEL_FILES {
+        let cap = match file {
+            "model.safetensors" => MAX_WEIGHTS_BYTES,
+            "tokenizer.json" => MAX_TOKENIZER_BYTES,
+            _ => MAX_CONFIG_BYTES,
+        } as usize;
+        eprintln!("fetching {repo}@{} {file}", name.revision());
+        let Some(got) = hub.download(&repo, name.revision(), file, cap).await? else {
+            if required {
+                return Err(CliError::usage(format!(
+                    "{repo}@{}: the hub has no {file} (not a sentence-transformers model with safetensors weights?)",
+                    name.revision()
+                )));
+            }
+            continue;
+        };
+        match (&commit, got.commit) {
+            (None, Some(c)) => commit = Some(c),
+            (Some(a), Some(b)) if *a != b => {
+                return Err(CliError::usage(format!(
+                    "{repo}@{} moved to another commit during the download; fetch it again",
+                    name.revision()
+                )));
+            }
+            _ => {}
+        }
+        files.push((file, got.bytes));
+    }
+    let commit = match commit {
+        Some(c) if is_commit(&c) => c,
+        Some(_) => return Err(CliError::usage("the hub named a commit that is not one")),
+        None if is_commit(name.revision()) => name.revision().to_owned(),
+        None => {
+            return Err(CliError::usage(
+                "the hub did not say which commit it served (no X-Repo-Commit); give NAME@COMMIT",
+            ));
+        }
+    };
+    let mut snapshot = None;
+    for (file, bytes) in &files {
+        let path = cache.store_file(&name, &commit, file, bytes)?;
+        if *file == "config.json" {
+            snapshot = path.parent().map(std::path::Path::to_path_buf);
+        }
+    }
+    let snapshot = snapshot.expect("config.json is required");
+    // The ref moves only once the files load as a model.
+    let label = repo.clone();
+    let dir = snapshot.clone();
+    let embedder = tokio::task::spawn_blocking(move || LocalEmbedder::load(&dir, label))
+        .await
+        .map_err(|e| CliError::usage(format!("loading the model failed: {e}")))?
+        .map_err(|e| {
+            CliError::usage(format!("the downloaded files are not a usable model: {e}"))
+        })?;
+    cache.store_ref(&name, &commit)?;
+    outln!(
+        "{repo}@{commit}: {} dimensions, in {}",
+        embedder.dimensions(),
+        super::output::escape(&snapshot.display().to_string())
+    )?;
+    Ok(super::Found::Nothing)
+}
+
+#[cfg(not(all(feature = "llm", feature = "local-embedder")))]
+async fn fetch(_: FetchArgs) -> super::Outcome {
+    Err(CliError::usage(
+        "`dream model fetch` needs features `llm` and `local-embedder`; rebuild with --features full",
+    ))
 }
