@@ -87,9 +87,18 @@ enum Command {
 
 /// The global options `scan` and `demo` do not use (they open no store and call
 /// no model): not offered in their help, and refused when given.
-const UNUSED_BY_SCAN_AND_DEMO: [&str; 10] = [
-    "store", "url_file", "encrypt", "key_file", "scope", "llm", "model", "base_url", "timeout",
+const UNUSED_BY_SCAN_AND_DEMO: [&str; 11] = [
+    "store",
+    "url_file",
+    "encrypt",
+    "key_file",
+    "scope",
+    "llm",
+    "model",
+    "base_url",
+    "timeout",
     "deadline",
+    "sessions_per_request",
 ];
 
 /// The command line, with the options a command does not use hidden from its help

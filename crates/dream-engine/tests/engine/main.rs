@@ -11,3 +11,4 @@ mod provenance;
 mod purge;
 mod rules;
 mod secrets;
+mod small;
