@@ -7,7 +7,9 @@
 # banner nobody sees. A test that needs Redis or PostgreSQL lives in that
 # backend's crate or says `redis` / `postgres` in its name.
 # DREAM_REQUIRE_REDIS=1 / DREAM_REQUIRE_POSTGRES=1 keep them in: a missing
-# server is then a failure.
+# server is then a failure. A test with a real small language model says
+# `local_llm` in its name and runs only when DREAM_TEST_LOCAL_LLM names the model
+# (scripts/fetch-local-model.sh fetches it).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -41,6 +43,11 @@ if [ "${DREAM_REQUIRE_POSTGRES:-}" != 1 ] && ! postgres_here; then
   echo "test.sh: no PostgreSQL at" \
     "${DREAM_TEST_POSTGRES_URL:-postgres://postgres@127.0.0.1:5432/test}: its tests are skipped" >&2
   left_out+=("package(dream-postgres) | test(/postgres/)")
+fi
+if [ -z "${DREAM_TEST_LOCAL_LLM:-}" ]; then
+  echo "test.sh: DREAM_TEST_LOCAL_LLM unset (scripts/fetch-local-model.sh --env sets it):" \
+    "the tests with a real local model are skipped" >&2
+  left_out+=("test(/local_llm/)")
 fi
 filter=()
 if [ ${#left_out[@]} -gt 0 ]; then

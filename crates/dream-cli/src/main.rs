@@ -87,7 +87,7 @@ enum Command {
 
 /// The global options `scan` and `demo` do not use (they open no store and call
 /// no model): not offered in their help, and refused when given.
-const UNUSED_BY_SCAN_AND_DEMO: [&str; 11] = [
+const UNUSED_BY_SCAN_AND_DEMO: [&str; 12] = [
     "store",
     "url_file",
     "encrypt",
@@ -99,6 +99,7 @@ const UNUSED_BY_SCAN_AND_DEMO: [&str; 11] = [
     "timeout",
     "deadline",
     "sessions_per_request",
+    "max_tokens",
 ];
 
 /// The command line, with the options a command does not use hidden from its help

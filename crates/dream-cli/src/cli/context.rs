@@ -67,6 +67,10 @@ pub struct Global {
     /// the whole batch with openai and anthropic).
     #[arg(long, global = true, value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
     pub sessions_per_request: Option<u16>,
+    /// Output tokens one model answer may take (default 4096); a small local
+    /// model is faster and rambles less with a few hundred.
+    #[arg(long, global = true, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    pub max_tokens: Option<u32>,
     /// Seconds one attempt of a model call may take (default 60).
     #[arg(long, global = true, value_name = "SECS")]
     pub timeout: Option<u64>,
@@ -183,6 +187,9 @@ impl Global {
         }
         if let Some(n) = limits.session_log {
             options.session_log = n;
+        }
+        if let Some(n) = self.max_tokens {
+            options.max_tokens = n;
         }
         options.sessions_per_request = match (self.sessions_per_request, self.llm) {
             (Some(n), _) => Some(usize::from(n)),
