@@ -103,10 +103,6 @@ fn run_on(server: &Server, store: &str, started: Instant) {
     };
     ok(run(&["log", "-"], Some(&session(STATEMENT))));
     ok(run(&["log", "-"], Some(&injected())));
-    ok(run(
-        &["log", "-"],
-        Some(&session("thanks, that is all for now")),
-    ));
 
     let pass = Instant::now();
     let out = run(
@@ -190,9 +186,10 @@ fn run_on(server: &Server, store: &str, started: Instant) {
         ATTACKER,
         "what should every deploy use",
     ] {
-        let recall: Value =
-            serde_json::from_str(&ok(run(&["recall", query, "--format", "json"], None)))
-                .expect("recall JSON");
+        // Exit 1 is "nothing admitted", still with its JSON.
+        let out = run(&["recall", query, "--format", "json"], None);
+        assert!(matches!(out.status.code(), Some(0 | 1)), "{}", stderr(&out));
+        let recall: Value = serde_json::from_str(&stdout(&out)).expect("recall JSON");
         for record in recall["records"].as_array().into_iter().flatten() {
             if record["verdict"] == "used" {
                 let text = record.to_string();
