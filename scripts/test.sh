@@ -14,6 +14,9 @@
 # `local_model` in its name and reads the model's directory from
 # DREAM_TEST_MINILM; without it those tests are skipped (DREAM_REQUIRE_MODELS=1:
 # failed).
+# A test with a real small language model says
+# `local_llm` in its name and runs only when DREAM_TEST_LOCAL_LLM names the model
+# (scripts/fetch-local-model.sh fetches it).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -53,6 +56,11 @@ if [ "${DREAM_REQUIRE_MODELS:-}" != 1 ] &&
   echo "test.sh: no local embedding model (DREAM_TEST_MINILM unset; python3" \
     "scripts/fetch-test-models.py fetches it): its tests are skipped" >&2
   left_out+=("test(/local_model/)")
+fi
+if [ -z "${DREAM_TEST_LOCAL_LLM:-}" ]; then
+  echo "test.sh: DREAM_TEST_LOCAL_LLM unset (scripts/fetch-local-model.sh --env sets it):" \
+    "the tests with a real local model are skipped" >&2
+  left_out+=("test(/local_llm/)")
 fi
 filter=()
 if [ ${#left_out[@]} -gt 0 ]; then

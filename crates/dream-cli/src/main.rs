@@ -90,9 +90,19 @@ enum Command {
 
 /// The global options `scan` and `demo` do not use (they open no store and call
 /// no model): not offered in their help, and refused when given.
-const UNUSED_BY_SCAN_AND_DEMO: [&str; 10] = [
-    "store", "url_file", "encrypt", "key_file", "scope", "llm", "model", "base_url", "timeout",
+const UNUSED_BY_SCAN_AND_DEMO: [&str; 12] = [
+    "store",
+    "url_file",
+    "encrypt",
+    "key_file",
+    "scope",
+    "llm",
+    "model",
+    "base_url",
+    "timeout",
     "deadline",
+    "sessions_per_request",
+    "max_tokens",
 ];
 
 /// The command line, with the options a command does not use hidden from its help

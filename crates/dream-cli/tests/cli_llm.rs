@@ -3,8 +3,10 @@
 //!
 //! - a provider's error body that echoes a secret-shaped string is never shown
 //!   unredacted — not on stderr, not in the log, not in the audit record;
-//! - an answer that parses but of which the gate drops every action fails the
-//!   pass and leaves its sessions pending, to be consolidated again.
+//! - an answer that parses but of which the gate drops every action leaves its
+//!   sessions pending, named with why, to be consolidated again;
+//! - a small model's malformed proposals are named with their reasons in the
+//!   report and the audit, and never reported as "nothing durable".
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpListener;
@@ -167,4 +169,44 @@ fn a_plan_whose_every_action_is_dropped_leaves_its_sessions_pending_and_says_why
     assert!(out.contains("sessions pending  0"), "{out}");
     let listed = ok(cli.run(&["list", "--json"]));
     assert!(listed.contains("Vitest"), "{listed}");
+}
+
+#[test]
+fn a_small_models_malformed_proposals_are_named_and_their_sessions_stay_pending() {
+    // What a 1.5B model answered in issue 40: the schema's alternation copied as
+    // the kind, and the assistant's reply as the content; then a proposal whose
+    // content is in no cited message.
+    let plan = json!({
+        "create": [
+            {"name": "Deploys", "kind": "project|reference", "content": "Understood.",
+             "evidence": [{"session": "S1", "message": 0}]},
+            {"name": "Queue", "kind": "project", "content": "Jobs run on RabbitMQ 3.12 at queue.internal.",
+             "evidence": [{"session": "S1", "message": 0}]}
+        ],
+        "update": [],
+        "delete": []
+    });
+    let url = serve_answer(&plan.to_string());
+    let cli = Cli::new();
+    cli.log("We deploy the billing service with Nomad, never Kubernetes.");
+    let mut args = llm(&url).to_vec();
+    args.extend(["dream", "--force"]);
+    let out = cli.run(&args);
+    let text = format!("{}{}", stdout(&out), stderr(&out));
+    assert!(text.contains("`kind`"), "the bad kind is named: {text}");
+    assert!(
+        text.contains("sessions left pending"),
+        "the session stays pending: {text}"
+    );
+    assert!(!text.contains("nothing durable"), "{text}");
+    let stats: Value = serde_json::from_str(&ok(cli.run(&["stats", "--json"]))).unwrap();
+    assert_eq!(stats["pending_sessions"], 1, "{stats}");
+    assert_eq!(ok(cli.run(&["list", "--json"])).trim(), "[]");
+    let audit = ok(cli.run(&["audit", "--since", "1h", "--json"]));
+    assert!(audit.contains("create refused"), "{audit}");
+    assert!(audit.contains("`kind`"), "{audit}");
+    assert!(
+        !audit.contains("Understood."),
+        "no model text in the audit: {audit}"
+    );
 }

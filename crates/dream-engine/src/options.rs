@@ -59,6 +59,11 @@ pub struct Options {
     pub max_pending: usize,
     /// Sessions one pass consolidates at most.
     pub batch_sessions: usize,
+    /// Sessions sent to the consolidator in one request; `None` sends the whole
+    /// batch at once. A small local model follows one session per request far
+    /// better than twenty: the pass then asks once per group of this many
+    /// sessions and merges the answers into one plan.
+    pub sessions_per_request: Option<usize>,
     /// Bytes of transcript one pass sends to its consolidator at most.
     pub batch_bytes: usize,
     /// Memories one pass may create at most.
@@ -100,6 +105,7 @@ impl Default for Options {
             session_log: 1000,
             max_pending: 1000,
             batch_sessions: 20,
+            sessions_per_request: None,
             batch_bytes: 256 * 1024,
             max_creates_per_pass: 20,
             max_deletes_per_pass: 20,
@@ -126,6 +132,9 @@ impl Options {
         }
         if self.session_log == 0 || self.max_pending == 0 || self.batch_sessions == 0 {
             return bad("session_log, max_pending and batch_sessions must be at least 1");
+        }
+        if self.sessions_per_request == Some(0) {
+            return bad("sessions_per_request must be at least 1");
         }
         if self.batch_bytes < 1024 {
             return bad("batch_bytes must be at least 1024");

@@ -508,7 +508,13 @@ impl Dream {
             memories: orient.memories.values().map(|k| k.memory.clone()).collect(),
         };
         self.stage(PassStage::Consolidating);
-        let consolidation = claim.guard(self.consolidator.consolidate(&batch)).await?;
+        let consolidation = claim
+            .guard(crate::consolidate::groups::consolidate(
+                self.consolidator.as_ref(),
+                &batch,
+                self.options.sessions_per_request,
+            ))
+            .await?;
         let cited: Vec<Cited> = batch
             .sessions
             .iter()
@@ -806,6 +812,7 @@ impl Dream {
                 Actor::Engine,
                 format!("{} refused: {}", r.action, r.reason),
             )
+            .sessions(&r.sessions)
             .pass(&p.pass);
             if let Some(id) = r.target.as_deref().and_then(|t| MemoryId::new(t).ok()) {
                 entry = entry.memory(&id);

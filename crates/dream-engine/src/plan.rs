@@ -152,10 +152,12 @@ impl Refusal {
         self
     }
 
-    /// Whether it refused a statement (a create or an update), so the sessions
-    /// it cites keep something that was not stored.
+    /// Whether it refused a statement (a create or an update), or a model's
+    /// whole answer for some sessions, so the sessions it cites keep something
+    /// that was not stored.
     pub fn holds_back_a_statement(&self) -> bool {
         matches!(self.action.as_str(), "create" | "update")
+            || (self.action == "plan" && !(self.cites.is_empty() && self.sessions.is_empty()))
     }
 }
 

@@ -64,6 +64,15 @@ pub struct Global {
     /// The embedding server's base URL for --embedder (announced before the first call).
     #[arg(long, global = true, value_name = "URL")]
     pub embedding_url: Option<String>,
+    /// Sessions sent to the model in one request by a dream pass (default: 1 with
+    /// --llm compatible, where small local models follow one session at a time;
+    /// the whole batch with openai and anthropic).
+    #[arg(long, global = true, value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
+    pub sessions_per_request: Option<u16>,
+    /// Output tokens one model answer may take (default 4096); a small local
+    /// model is faster and rambles less with a few hundred.
+    #[arg(long, global = true, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    pub max_tokens: Option<u32>,
     /// Seconds one attempt of a model call may take (default 60).
     #[arg(long, global = true, value_name = "SECS")]
     pub timeout: Option<u64>,
@@ -182,6 +191,14 @@ impl Global {
         if let Some(n) = limits.session_log {
             options.session_log = n;
         }
+        if let Some(n) = self.max_tokens {
+            options.max_tokens = n;
+        }
+        options.sessions_per_request = match (self.sessions_per_request, self.llm) {
+            (Some(n), _) => Some(usize::from(n)),
+            (None, Some(LlmChoice::Compatible)) => Some(1),
+            (None, _) => None,
+        };
         Ok(options)
     }
 

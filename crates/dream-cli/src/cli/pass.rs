@@ -295,7 +295,13 @@ fn print_report_text(report: &DreamReport) -> Result<(), CliError> {
         }
         if y.is_empty() {
             let reason = y.reason.as_deref().unwrap_or_default();
-            outln!("    {}  nothing durable: {}", y.session, escape(reason))?;
+            // Something was proposed from it and refused: never "nothing durable".
+            let what = if y.reason.is_some() && !reason.contains("no new lasting statement") {
+                "nothing kept"
+            } else {
+                "nothing durable"
+            };
+            outln!("    {}  {what}: {}", y.session, escape(reason))?;
         } else {
             let mut what: Vec<String> = y.memories.iter().map(|m| m.to_string()).collect();
             what.extend(y.quarantined.iter().map(|q| format!("quarantined {q}")));

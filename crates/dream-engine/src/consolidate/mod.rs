@@ -4,6 +4,7 @@
 //! ([`RuleBasedConsolidator`]).
 
 mod durable;
+pub(crate) mod groups;
 mod llm;
 mod rules;
 

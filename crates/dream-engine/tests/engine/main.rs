@@ -11,4 +11,5 @@ mod provenance;
 mod purge;
 mod rules;
 mod secrets;
+mod small;
 mod verified;

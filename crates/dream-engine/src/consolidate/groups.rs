@@ -1,0 +1,252 @@
+//! One request per group of sessions: a small model follows one session per
+//! request far better than twenty ([`crate::Options::sessions_per_request`]).
+//!
+//! Each group is its own [`Batch`] whose sessions are renumbered `S1..Sk`, so a
+//! model sees the same references a one-session prompt shows; its plan is then
+//! mapped back onto the pass's batch: every citation to the batch reference of
+//! the session it named (a reference outside the group to one that matches no
+//! session, so the gate refuses it instead of crediting another session), every
+//! create to a plan-local handle unique across the merged plan. Nothing is
+//! repaired: what a group's model proposed is what the gate judges.
+
+use dream_core::TokenUsage;
+
+use super::{Batch, Consolidation, Consolidator};
+use crate::error::{DreamError, Result};
+use crate::plan::{Plan, Refusal, RefusalCause};
+
+/// Consolidates `batch` with one request per `per` sessions (the whole batch at
+/// once when `per` is `None` or covers it).
+///
+/// A group whose answer is unusable (not one JSON object, not a plan, cut off)
+/// keeps its sessions pending with that reason, and the other groups go on. A
+/// model that cannot be reached or times out stops the asking: the groups not
+/// asked wait for the next pass (not a failed attempt). When no group got a
+/// usable answer, the pass fails with the first error, as a single request does.
+pub(crate) async fn consolidate(
+    consolidator: &dyn Consolidator,
+    batch: &Batch,
+    per: Option<usize>,
+) -> Result<Consolidation> {
+    let per = match per {
+        Some(n) if n >= 1 && n < batch.sessions.len() => n,
+        _ => return consolidator.consolidate(batch).await,
+    };
+    let mut merged = Consolidation {
+        plan: Plan::default(),
+        usage: TokenUsage::default(),
+        model: String::new(),
+    };
+    let mut answered = 0usize;
+    let mut first_error: Option<DreamError> = None;
+    let mut stopped = false;
+    for group in batch.sessions.chunks(per) {
+        let batch_refs: Vec<String> = group.iter().map(|s| s.reference.clone()).collect();
+        if stopped {
+            merged.plan.dropped.push(held(
+                &batch_refs,
+                "not asked: the model failed earlier in this pass; the sessions wait for the next pass",
+                RefusalCause::PassCap,
+            ));
+            continue;
+        }
+        let sub = Batch {
+            now: batch.now,
+            scope: batch.scope.clone(),
+            sessions: group
+                .iter()
+                .enumerate()
+                .map(|(i, s)| super::BatchSession {
+                    reference: format!("S{}", i + 1),
+                    ..s.clone()
+                })
+                .collect(),
+            memories: batch.memories.clone(),
+        };
+        match consolidator.consolidate(&sub).await {
+            Ok(c) => {
+                answered += 1;
+                merged.usage.input += c.usage.input;
+                merged.usage.output += c.usage.output;
+                if merged.model.is_empty() {
+                    merged.model = c.model;
+                }
+                merge(&mut merged.plan, c.plan, &sub, &batch_refs);
+            }
+            Err(e) => {
+                let reason = e.to_string();
+                let (why, cause) = if unusable(&e) {
+                    ("the model's answer was unusable", RefusalCause::Refused)
+                } else {
+                    stopped = true;
+                    ("the model failed", RefusalCause::PassCap)
+                };
+                tracing::warn!(error = %reason, sessions = group.len(), "{why} for a group of sessions; they stay pending");
+                merged
+                    .plan
+                    .dropped
+                    .push(held(&batch_refs, &format!("{why}: {reason}"), cause));
+                first_error.get_or_insert(e);
+            }
+        }
+    }
+    match first_error {
+        Some(e) if answered == 0 => Err(e),
+        _ => Ok(merged),
+    }
+}
+
+/// Whether the model answered, but with nothing the pass can read as a plan.
+fn unusable(e: &DreamError) -> bool {
+    use dream_core::ModelError as M;
+    matches!(
+        e,
+        DreamError::Consolidation(_)
+            | DreamError::Model(
+                M::Truncated
+                    | M::InvalidResponse(_)
+                    | M::TooLarge { .. }
+                    | M::NoJsonObject
+                    | M::AmbiguousJson { .. }
+            )
+    )
+}
+
+/// A refusal of a whole group's answer, holding its sessions pending.
+fn held(batch_refs: &[String], reason: &str, cause: RefusalCause) -> Refusal {
+    Refusal {
+        cites: batch_refs.to_vec(),
+        ..Refusal::new("plan", None, reason).because(cause)
+    }
+}
+
+/// Adds a group's plan to the merged one, mapping its references and handles.
+fn merge(into: &mut Plan, plan: Plan, sub: &Batch, batch_refs: &[String]) {
+    let map_ref = |r: &String| -> String {
+        let trimmed = r.trim();
+        if let Some(i) = sub.sessions.iter().position(|s| s.reference == trimmed) {
+            return batch_refs[i].clone();
+        }
+        if sub.sessions.iter().any(|s| s.id.as_str() == trimmed) {
+            // A session id names its session wherever it is cited.
+            return trimmed.to_owned();
+        }
+        // Not a session of this group: it must not resolve to another group's
+        // session of the same local name.
+        format!(
+            "outside-group:{}",
+            trimmed.chars().take(32).collect::<String>()
+        )
+    };
+    let offset = into.creates.len();
+    let count = plan.creates.len();
+    let handle = |local: &str| -> Option<String> {
+        let n: usize = local.strip_prefix("new-")?.parse().ok()?;
+        (1..=count)
+            .contains(&n)
+            .then(|| format!("new-{}", offset + n))
+    };
+    let map_target = |t: &String| -> String {
+        match handle(t) {
+            Some(h) => h,
+            None if t.starts_with("new-") => format!("outside-group-{t}"),
+            None => t.clone(),
+        }
+    };
+    for mut c in plan.creates {
+        c.handle = handle(&c.handle).expect("the parser labels creates new-1..new-n");
+        c.sources = c.sources.iter().map(map_ref).collect();
+        for e in &mut c.evidence {
+            e.session = map_ref(&e.session);
+        }
+        c.supersedes = c.supersedes.iter().map(map_target).collect();
+        into.creates.push(c);
+    }
+    for mut u in plan.updates {
+        u.sources = u.sources.iter().map(map_ref).collect();
+        for e in &mut u.evidence {
+            e.session = map_ref(&e.session);
+        }
+        into.updates.push(u);
+    }
+    for mut d in plan.deletes {
+        d.sources = d.sources.iter().map(map_ref).collect();
+        into.deletes.push(d);
+    }
+    for mut r in plan.dropped {
+        r.cites = r
+            .cites
+            .iter()
+            .map(map_ref)
+            .filter(|c| batch_refs.contains(c))
+            .collect();
+        if r.cites.is_empty() && r.holds_back_a_statement() {
+            // A malformed statement that names no session of its group came
+            // from one of the group's sessions: they keep it pending.
+            r.cites = batch_refs.to_vec();
+        }
+        into.dropped.push(r);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::plan::Citation;
+    use serde_json::json;
+
+    fn sub(n: usize) -> Batch {
+        Batch {
+            now: chrono::Utc::now(),
+            scope: Default::default(),
+            sessions: (0..n)
+                .map(|i| super::super::BatchSession {
+                    reference: format!("S{}", i + 1),
+                    id: dream_core::SessionId::new(format!("01SESSION{i}")).unwrap(),
+                    created_at: chrono::Utc::now(),
+                    messages: Vec::new(),
+                    flags: Vec::new(),
+                })
+                .collect(),
+            memories: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn references_and_handles_map_onto_the_batch() {
+        let mut merged = Plan::default();
+        let first = Plan::from_json(&json!({"create": [
+            {"name": "a", "kind": "project", "content": "a", "evidence": [{"session": "S1", "message": 0}]}
+        ]}))
+        .unwrap();
+        merge(&mut merged, first, &sub(1), &["S1".into()]);
+        let second = Plan::from_json(&json!({"create": [
+            {"name": "b", "kind": "project", "content": "b", "evidence": [{"session": "S1", "message": 0}]},
+            {"name": "c", "kind": "project", "content": "c", "supersedes": ["new-1", "new-7", "m1"],
+             "evidence": [{"session": "S2", "message": 1}], "sources": ["S1"]},
+            {"name": 5}
+        ], "delete": [{"id": "m2", "sources": ["S1"]}]}))
+        .unwrap();
+        merge(&mut merged, second, &sub(1), &["S2".into()]);
+        let handles: Vec<&str> = merged.creates.iter().map(|c| c.handle.as_str()).collect();
+        assert_eq!(handles, ["new-1", "new-2", "new-3"]);
+        assert_eq!(
+            merged.creates[1].evidence,
+            [Citation {
+                session: "S2".into(),
+                message: 0
+            }]
+        );
+        // S2 is not in the second group (of one session): it cites nothing of the batch.
+        assert_eq!(merged.creates[2].evidence[0].session, "outside-group:S2");
+        assert_eq!(merged.creates[2].sources, ["S2"]);
+        assert_eq!(
+            merged.creates[2].supersedes,
+            ["new-2", "outside-group-new-7", "m1"]
+        );
+        assert_eq!(merged.deletes[0].sources, ["S2"]);
+        // The malformed create of the second group holds that group's session.
+        assert_eq!(merged.dropped.len(), 1);
+        assert_eq!(merged.dropped[0].cites, ["S2"]);
+    }
+}
