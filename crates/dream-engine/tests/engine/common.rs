@@ -111,6 +111,48 @@ pub fn answer(value: Value) -> String {
     value.to_string()
 }
 
+/// One message of a consolidation prompt, as the prompt frames it: `[index
+/// role] text` inside `<session_… ref="S1">`.
+pub struct FramedMessage {
+    pub reference: String,
+    pub index: usize,
+    pub role: String,
+    pub text: String,
+}
+
+/// The framed messages of a consolidation prompt, in order: what a scripted
+/// model reads to answer about each session.
+pub fn framed_messages(prompt: &str) -> Vec<FramedMessage> {
+    let mut out = Vec::new();
+    let mut reference: Option<String> = None;
+    for line in prompt.lines() {
+        if let Some(rest) = line.strip_prefix("<session_") {
+            reference = rest
+                .split("ref=\"")
+                .nth(1)
+                .and_then(|r| r.split('"').next())
+                .map(str::to_owned);
+            continue;
+        }
+        let Some((head, text)) = line.strip_prefix('[').and_then(|l| l.split_once("] ")) else {
+            continue;
+        };
+        let (Some((index, role)), Some(reference)) = (head.split_once(' '), &reference) else {
+            continue;
+        };
+        let Ok(index) = index.parse::<usize>() else {
+            continue;
+        };
+        out.push(FramedMessage {
+            reference: reference.clone(),
+            index,
+            role: role.to_owned(),
+            text: text.to_owned(),
+        });
+    }
+    out
+}
+
 /// A model that answers like an honest consolidator: one memory per user line of
 /// every framed session, citing that session. Counts its calls; may be slow.
 #[derive(Debug, Clone, Default)]
@@ -144,26 +186,16 @@ impl dream_core::LanguageModel for EchoModel {
     ) -> Result<dream_core::Completion, dream_core::ModelError> {
         self.calls.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
         tokio::time::sleep(self.delay).await;
-        let mut creates = Vec::new();
-        let mut reference: Option<String> = None;
-        for line in request.user.lines() {
-            if let Some(rest) = line.strip_prefix("<session_") {
-                reference = rest
-                    .split("ref=\"")
-                    .nth(1)
-                    .and_then(|r| r.split('"').next())
-                    .map(str::to_owned);
-            } else if let (Some((index, text)), Some(r)) = (
-                line.strip_prefix('[').and_then(|l| l.split_once(" user] ")),
-                &reference,
-            ) {
-                let index: usize = index.parse().expect("a message index");
-                creates.push(serde_json::json!({
-                    "name": text, "kind": "project", "content": format!("{text} is recorded."),
-                    "evidence": [{"session": r, "message": index}]
-                }));
-            }
-        }
+        let creates: Vec<Value> = framed_messages(&request.user)
+            .into_iter()
+            .filter(|m| m.role == "user")
+            .map(|m| {
+                serde_json::json!({
+                    "name": m.text, "kind": "project", "content": format!("{} is recorded.", m.text),
+                    "evidence": [{"session": m.reference, "message": m.index}]
+                })
+            })
+            .collect();
         Ok(dream_core::Completion {
             text: serde_json::json!({ "create": creates }).to_string(),
             usage: dream_core::TokenUsage {

@@ -12,7 +12,7 @@ use dream_engine::{NewMemory, Options, RefusalCause, Remembered};
 use proptest::prelude::*;
 use serde_json::json;
 
-use super::common::{Harness, answer, quick, user};
+use super::common::{Harness, answer, framed_messages, quick, user};
 
 /// A model fooled by everything it reads: for every message of every framed
 /// session it proposes a memory holding that message's text, citing it. The
@@ -31,33 +31,17 @@ impl dream_core::LanguageModel for FooledModel {
         &self,
         request: &dream_core::CompletionRequest,
     ) -> Result<dream_core::Completion, dream_core::ModelError> {
-        let mut creates = Vec::new();
-        let mut reference: Option<String> = None;
-        for line in request.user.lines() {
-            if let Some(rest) = line.strip_prefix("<session_") {
-                reference = rest
-                    .split("ref=\"")
-                    .nth(1)
-                    .and_then(|r| r.split('"').next())
-                    .map(str::to_owned);
-                continue;
-            }
-            let Some((head, text)) = line.strip_prefix('[').and_then(|l| l.split_once("] ")) else {
-                continue;
-            };
-            let (Some((index, _role)), Some(r)) = (head.split_once(' '), &reference) else {
-                continue;
-            };
-            let Ok(index) = index.parse::<usize>() else {
-                continue;
-            };
-            creates.push(json!({
-                "name": text.chars().take(40).collect::<String>(),
-                "kind": "project",
-                "content": text,
-                "evidence": [{"session": r, "message": index}]
-            }));
-        }
+        let creates: Vec<serde_json::Value> = framed_messages(&request.user)
+            .into_iter()
+            .map(|m| {
+                json!({
+                    "name": m.text.chars().take(40).collect::<String>(),
+                    "kind": "project",
+                    "content": m.text,
+                    "evidence": [{"session": m.reference, "message": m.index}]
+                })
+            })
+            .collect();
         Ok(dream_core::Completion {
             text: json!({ "create": creates }).to_string(),
             usage: dream_core::TokenUsage::default(),
