@@ -196,7 +196,24 @@ async fn development_half() {
     let s = score("dev.jsonl").await;
     report("dev.jsonl", &s);
     // Floors just under the measured numbers: a regression fails.
-    assert!(pct(s.stored, s.durable) >= 0.0);
+    assert!(pct(s.stored, s.durable) >= 97.0, "durable kept");
+    assert!(pct(s.used, s.durable) >= 27.0, "recalled used");
+    assert!(
+        pct(s.chatter_stored, s.non_memories) <= 2.0,
+        "non-memories stored"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn second_development_set() {
+    let s = score("dev2.jsonl").await;
+    report("dev2.jsonl", &s);
+    assert!(pct(s.stored, s.durable) >= 92.0, "durable kept");
+    assert!(pct(s.used, s.durable) >= 23.0, "recalled used");
+    assert!(
+        pct(s.chatter_stored, s.non_memories) <= 3.0,
+        "non-memories stored"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -491,6 +491,9 @@ fn recognise(sentence: &str, session: &BatchSession, message: usize) -> Option<S
 /// it when it states something lasting.
 fn recognise_fact(sentence: &str, session: &BatchSession, message: usize) -> Option<Statement> {
     let sentence = PREAMBLE.replace(sentence.trim(), "");
+    if durable::passing(&sentence) {
+        return None;
+    }
     by_rule(&sentence, session, message).or_else(|| statement(&sentence, session, message))
 }
 
@@ -815,6 +818,11 @@ fn has_own_subject(clause: &str) -> bool {
 /// The statements of one sentence: two or more when it joins clauses that are
 /// each a statement ("Call me Sam, and I prefer dark mode"), else at most one.
 fn recognise_all(sentence: &str, session: &BatchSession, message: usize) -> Vec<Statement> {
+    // "Bob says we should never deploy on Fridays, but I'm not sure": not
+    // decided, whichever clause says so.
+    if durable::passing(&PREAMBLE.replace(sentence.trim(), "")) {
+        return Vec::new();
+    }
     // Each clause runs from its opener to where the next joiner begins.
     let mut spans = vec![(0, sentence.len())];
     for c in CLAUSE.captures_iter(sentence) {
