@@ -6,194 +6,13 @@
 //! chatter) that became one. The blind half is scored, never tuned on; every
 //! look at it is logged in its `LOOKS.md`.
 
-use std::collections::BTreeMap;
-use std::sync::Arc;
-
-use dream_core::testing::MemoryStore;
-use dream_core::{ManualClock, Message, Role, SessionId};
-use dream_engine::recall::{Recall, RecallOptions};
-use dream_engine::{Dream, Options};
-use serde::Deserialize;
-
-#[derive(Deserialize)]
-struct Row {
-    id: String,
-    kind: String,
-    text: String,
-    #[serde(default)]
-    question: String,
-    #[serde(default)]
-    must: Vec<String>,
-    #[serde(default)]
-    category: String,
-}
-
-/// How many memories recall hands back per question.
-const RECALL_LIMIT: usize = 5;
-
-#[derive(Debug, Default)]
-struct Scores {
-    durable: usize,
-    stored: usize,
-    used: usize,
-    non_memories: usize,
-    chatter_stored: usize,
-    by_category: BTreeMap<String, (usize, usize)>,
-    misses: Vec<String>,
-    refused: Vec<String>,
-    stuck: usize,
-}
-
-fn rows(file: &str) -> Vec<Row> {
-    let path = format!(
-        "{}/tests/fixtures/statements/{file}",
-        env!("CARGO_MANIFEST_DIR")
-    );
-    std::fs::read_to_string(path)
-        .expect("the statements corpus")
-        .lines()
-        .filter(|l| !l.trim().is_empty())
-        .map(|l| serde_json::from_str(l).expect("a corpus row"))
-        .collect()
-}
-
-fn holds_all(text: &str, must: &[String]) -> bool {
-    let text = text.to_lowercase();
-    must.iter().all(|m| text.contains(&m.to_lowercase()))
-}
-
-/// Logs every row as its own session, dreams offline until nothing is
-/// pending, then asks each durable row's question.
-async fn score(file: &str) -> Scores {
-    let rows = rows(file);
-    let clock = ManualClock::new(
-        chrono::DateTime::parse_from_rfc3339("2026-03-02T09:00:00Z")
-            .unwrap()
-            .with_timezone(&chrono::Utc),
-    );
-    let store = Arc::new(MemoryStore::with_clock(Arc::new(clock.clone())));
-    let options = Options {
-        min_sessions: 1,
-        min_hours: 0,
-        max_pending: 10_000,
-        max_memories: 10_000,
-        ..Options::default()
-    };
-    let dream = Dream::open(store.clone(), options)
-        .unwrap()
-        .with_clock(Arc::new(clock.clone()));
-    let mut sessions: Vec<SessionId> = Vec::new();
-    for row in &rows {
-        let id = dream
-            .log_session(vec![Message::new(Role::User, row.text.clone())])
-            .await
-            .unwrap();
-        sessions.push(id);
-        clock.advance(chrono::Duration::seconds(1));
-    }
-    let mut refused = Vec::new();
-    for _ in 0..rows.len() {
-        let report = dream.dream(true).await.unwrap();
-        refused.extend(
-            report
-                .refused
-                .iter()
-                .map(|r| format!("{}: {}", r.action, r.reason)),
-        );
-        if report.skipped.is_some() || report.pending == 0 {
-            break;
-        }
-    }
-    let stuck = dream.stuck_sessions().await.unwrap().len();
-    let memories = dream.list().await.unwrap();
-    let recall = Recall::new(store, Arc::new(clock), RecallOptions::default());
-    let mut s = Scores {
-        refused,
-        stuck,
-        ..Scores::default()
-    };
-    for (row, session) in rows.iter().zip(&sessions) {
-        let from_it: Vec<&dream_core::Memory> = memories
-            .iter()
-            .filter(|m| m.sources.contains(session))
-            .collect();
-        if row.kind == "durable" {
-            s.durable += 1;
-            if from_it.iter().any(|m| holds_all(&m.content, &row.must)) {
-                s.stored += 1;
-            }
-            let result = recall
-                .recall(&row.question, dream.scope(), RECALL_LIMIT)
-                .await
-                .unwrap();
-            if result.used().any(|m| holds_all(&m.content, &row.must)) {
-                s.used += 1;
-            } else {
-                let got: Vec<String> = from_it.iter().map(|m| m.content.clone()).collect();
-                s.misses.push(format!(
-                    "{} {:?} -> stored {got:?}; asked {:?}",
-                    row.id, row.text, row.question
-                ));
-            }
-        } else {
-            s.non_memories += 1;
-            let entry = s.by_category.entry(row.category.clone()).or_default();
-            entry.0 += 1;
-            if !from_it.is_empty() {
-                s.chatter_stored += 1;
-                entry.1 += 1;
-                s.misses.push(format!(
-                    "{} non-memory stored: {:?}",
-                    row.id,
-                    from_it.iter().map(|m| &m.content).collect::<Vec<_>>()
-                ));
-            }
-        }
-    }
-    s
-}
-
-fn pct(part: usize, whole: usize) -> f64 {
-    100.0 * part as f64 / whole.max(1) as f64
-}
-
-fn report(file: &str, s: &Scores) {
-    eprintln!("== statements/{file}");
-    eprintln!(
-        "durable {}: stored {} ({:.1} %), recalled used {} ({:.1} %)",
-        s.durable,
-        s.stored,
-        pct(s.stored, s.durable),
-        s.used,
-        pct(s.used, s.durable)
-    );
-    eprintln!(
-        "non-memories {}: stored {} ({:.1} %)",
-        s.non_memories,
-        s.chatter_stored,
-        pct(s.chatter_stored, s.non_memories)
-    );
-    for (category, (n, stored)) in &s.by_category {
-        eprintln!("  {category:<18} {stored}/{n}");
-    }
-    eprintln!(
-        "refusals {}, sessions held for the person {}",
-        s.refused.len(),
-        s.stuck
-    );
-    if std::env::var_os("DREAM_CORPUS_MISSES").is_some() {
-        for r in &s.refused {
-            eprintln!("  refused {r}");
-        }
-        for miss in &s.misses {
-            eprintln!("  {miss}");
-        }
-    }
-}
+#[path = "support/statements_score.rs"]
+mod statements_score;
+use statements_score::{pct, report, score};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn development_half() {
-    let s = score("dev.jsonl").await;
+    let s = score("dev.jsonl", None).await;
     report("dev.jsonl", &s);
     // Floors just under the measured numbers: a regression fails.
     assert!(pct(s.stored, s.durable) >= 97.0, "durable kept");
@@ -206,7 +25,7 @@ async fn development_half() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn second_development_set() {
-    let s = score("dev2.jsonl").await;
+    let s = score("dev2.jsonl", None).await;
     report("dev2.jsonl", &s);
     assert!(pct(s.stored, s.durable) >= 92.0, "durable kept");
     assert!(pct(s.used, s.durable) >= 23.0, "recalled used");
@@ -218,7 +37,7 @@ async fn second_development_set() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn blind_half() {
-    let s = score("blind.jsonl").await;
+    let s = score("blind.jsonl", None).await;
     report("blind.jsonl", &s);
     assert!(s.durable >= 150, "the blind half is scored whole");
 }

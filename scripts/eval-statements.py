@@ -1,0 +1,116 @@
+#!/usr/bin/env python3
+"""Scores the dream pass through the `dream` binary on a statements corpus
+(crates/dream-engine/tests/fixtures/statements/), as a person meets it: every
+row is logged as its own session, `dream dream` runs until nothing is pending
+(or the passes stop making progress), then every durable row's question is
+asked with `dream recall`. Prints the share of durable statements kept (a
+memory from the row's session holds every `must` token), the share recalled
+`used`, the share of non-memories stored, and the pass's time per session.
+
+    scripts/eval-statements.py DREAM_BIN CORPUS.jsonl [-- extra dream-pass flags]
+
+With `--llm compatible --base-url URL --model NAME --sessions-per-request 1`
+after `--` it measures a local model served by scripts/local-llm-server.py;
+with nothing after `--` the offline consolidator.
+
+The blind half (blind.jsonl) is for scoring only: log every run on it in its
+LOOKS.md. `--misses` prints the rows that failed (never on the blind half).
+"""
+import argparse
+import json
+import subprocess
+import sys
+import tempfile
+import time
+
+
+def run(dream, store, args, stdin=None, check=True):
+    cmd = [dream, "--store", store, *args]
+    done = subprocess.run(cmd, input=stdin, capture_output=True, text=True, timeout=3600)
+    if check and done.returncode != 0:
+        sys.exit(f"{' '.join(args[:2])}: exit {done.returncode}: {done.stderr.strip()}")
+    return done
+
+
+def holds_all(text, must):
+    text = text.lower()
+    return all(m.lower() in text for m in must)
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("dream")
+    parser.add_argument("corpus")
+    parser.add_argument("--misses", action="store_true")
+    parser.add_argument("--limit", type=int, default=5, help="memories recalled per question")
+    parser.add_argument("--rows", type=int, default=0, help="score only the first N rows")
+    parser.add_argument("pass_flags", nargs=argparse.REMAINDER)
+    a = parser.parse_args()
+    flags = [f for f in a.pass_flags if f != "--"]
+    rows = [json.loads(l) for l in open(a.corpus, encoding="utf-8") if l.strip()]
+    if a.rows:
+        rows = rows[: a.rows]
+    if a.misses and a.corpus.endswith("blind.jsonl"):
+        sys.exit("--misses is for development sets only: the blind half is scored, never read")
+
+    with tempfile.TemporaryDirectory() as tmp:
+        store = f"fs:{tmp}/.dream"
+        sessions = []
+        for row in rows:
+            message = json.dumps([{"role": "user", "content": row["text"]}])
+            out = run(a.dream, store, ["log", "-", "--format", "json"], stdin=message)
+            sessions.append(json.loads(out.stdout)["session"])
+
+        started = time.monotonic()
+        passes, last_pending = 0, None
+        while True:
+            out = run(a.dream, store, [*flags, "dream", "--force", "--format", "json"], check=False)
+            passes += 1
+            if out.returncode not in (0, 1):
+                sys.exit(f"dream: exit {out.returncode}: {out.stderr.strip()}")
+            report = json.loads(out.stdout)
+            pending = report.get("pending", 0)
+            if pending == 0 or pending == last_pending or passes > 10:
+                break
+            last_pending = pending
+        elapsed = time.monotonic() - started
+
+        memories = json.loads(run(a.dream, store, ["list", "--format", "json"]).stdout)
+        by_session = {}
+        for m in memories:
+            for s in m.get("sources", []):
+                by_session.setdefault(s, []).append(m)
+
+        durable = stored = used = non = chatter = 0
+        misses = []
+        for row, session in zip(rows, sessions):
+            mine = by_session.get(session, [])
+            if row["kind"] == "durable":
+                durable += 1
+                if any(holds_all(m["content"], row["must"]) for m in mine):
+                    stored += 1
+                out = run(a.dream, store, ["recall", row["question"], "--limit", str(a.limit), "--format", "json"])
+                result = json.loads(out.stdout)
+                if any(r.get("verdict") == "used" and holds_all(r.get("content", ""), row["must"])
+                       for r in result.get("records", [])):
+                    used += 1
+                else:
+                    misses.append(f"{row['id']} {row['text']!r} -> {[m['content'] for m in mine]}; asked {row['question']!r}")
+            else:
+                non += 1
+                if mine:
+                    chatter += 1
+                    misses.append(f"{row['id']} non-memory stored: {[m['content'] for m in mine]}")
+
+    pct = lambda p, w: 100.0 * p / max(w, 1)
+    print(f"== {a.corpus.rsplit('/', 1)[-1]} ({' '.join(flags) or 'offline'})")
+    print(f"durable {durable}: kept {stored} ({pct(stored, durable):.1f} %), recalled used {used} ({pct(used, durable):.1f} %)")
+    print(f"non-memories {non}: stored {chatter} ({pct(chatter, non):.1f} %)")
+    print(f"pass: {passes} runs, {elapsed:.0f} s, {elapsed / max(len(rows), 1):.1f} s a session")
+    if a.misses:
+        for m in misses:
+            print("  " + m)
+
+
+if __name__ == "__main__":
+    main()
