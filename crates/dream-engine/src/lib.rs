@@ -29,6 +29,7 @@ mod consolidate;
 mod convert;
 mod diff;
 mod dream;
+pub mod entry_points;
 mod error;
 mod events;
 mod feed;
