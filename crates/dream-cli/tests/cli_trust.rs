@@ -319,6 +319,9 @@ fn standing_orders_that_send_data_out_are_held() {
         let (v, reason) = verdict(&recall(&cli, &[], &query), &id);
         assert_eq!(v, "held", "{content}");
         assert!(reason.starts_with("unconfirmed-source"), "{reason}");
+        // The person's own words: the reason says what holds it, truly.
+        assert!(reason.contains("standing order"), "{reason}");
+        assert!(!reason.contains("not the person"), "{reason}");
     }
 }
 
