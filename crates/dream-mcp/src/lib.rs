@@ -542,6 +542,8 @@ impl DreamServer {
         let mut rows = Vec::with_capacity(entries.len());
         for e in &entries {
             rows.push(json!({
+                "entry": e.id,
+                "verified": e.verified,
                 "at": e.at,
                 "action": e.action,
                 "pass": e.pass,

@@ -337,17 +337,24 @@ pub async fn history(global: &Global, args: IdArgs) -> Outcome {
     let entries = dream.history(&id).await?;
     args.output.list(&entries, || {
         let mut rows = vec![vec![
+            "ENTRY".into(),
             "WHEN".into(),
             "ACTION".into(),
             "PASS".into(),
             "NAME".into(),
         ]];
         for e in &entries {
+            let held = if e.verified {
+                ""
+            } else {
+                " (held: its copy does not carry this store's seal)"
+            };
             rows.push(vec![
+                e.id.clone(),
                 e.at.to_rfc3339(),
                 format!("{:?}", e.action).to_lowercase(),
                 e.pass.clone().unwrap_or_else(|| "-".into()),
-                escape(&e.memory.name).into_owned(),
+                format!("{}{held}", escape(&e.memory.name)),
             ]);
         }
         out!("{}", table(&rows))?;
@@ -361,9 +368,10 @@ pub async fn history(global: &Global, args: IdArgs) -> Outcome {
 pub struct RestoreArgs {
     /// The memory's id.
     pub id: String,
-    /// Restore this trash entry (its ENTRY in `dream trash`) instead of the
-    /// newest; if the memory exists, the entry replaces it (the current version
-    /// goes to history).
+    /// Restore this trash entry (its ENTRY in `dream trash`) or prior version
+    /// (its ENTRY in `dream history`) instead of the newest trash entry; if the
+    /// memory exists, the entry replaces it (the current version goes to
+    /// history). A copy without this store's seal comes back held.
     #[arg(long, value_name = "ENTRY")]
     pub entry: Option<String>,
     #[command(flatten)]
@@ -383,8 +391,8 @@ pub async fn restore(global: &Global, args: RestoreArgs) -> Outcome {
             outln!("restored {} ({})", memory.id, escape(&memory.name))?;
             if memory.status == dream::core::MemoryStatus::Unconfirmed {
                 outln!(
-                    "held: it is not the person's word (its trash copy did not carry this \
-                     store's seal, or it was held before); `dream confirm {}` after review",
+                    "held: it is not the person's word (its copy did not carry this store's \
+                     seal, or it was held before); `dream confirm {}` after review",
                     memory.id
                 )?;
             }
