@@ -17,6 +17,7 @@
 
 use dream_core::{Entry, Memory, MemoryId, Role, parse_memory, render_memory};
 use serde::Serialize;
+use serde::de::DeserializeOwned;
 
 use crate::dream::Dream;
 use crate::error::Result;
@@ -71,32 +72,10 @@ impl Dream {
                 ));
             }
         }
-        for entry in self.list_all(layout::TRASH).await? {
-            let key = layout::key(layout::TRASH, entry.id.clone());
-            let Ok(mut trash) = from_json::<TrashRecord>(&key, &entry.record) else {
-                continue;
-            };
-            if let Some((value, verified)) =
-                self.carried_copy(to, &trash.memory_id, &trash.markdown)
-            {
-                note(&mut carried, verified, layout::TRASH, &entry);
-                trash.markdown = value;
-                ops.push(Op::put(key, json(&trash), Some(&entry.record)));
-            }
-        }
-        for entry in self.list_all(layout::HISTORY).await? {
-            let key = layout::key(layout::HISTORY, entry.id.clone());
-            let Ok(mut history) = from_json::<HistoryRecord>(&key, &entry.record) else {
-                continue;
-            };
-            if let Some((value, verified)) =
-                self.carried_copy(to, &history.memory_id, &history.markdown)
-            {
-                note(&mut carried, verified, layout::HISTORY, &entry);
-                history.markdown = value;
-                ops.push(Op::put(key, json(&history), Some(&entry.record)));
-            }
-        }
+        self.carry_copies(layout::TRASH, to, trash_copy, &mut carried, &mut ops)
+            .await?;
+        self.carry_copies(layout::HISTORY, to, history_copy, &mut carried, &mut ops)
+            .await?;
         for entry in self.list_all(layout::QUARANTINE).await? {
             let key = layout::key(layout::QUARANTINE, entry.id.clone());
             let Ok(mut q) = from_json::<QuarantineRecord>(&key, &entry.record) else {
@@ -195,6 +174,31 @@ impl Dream {
 }
 
 impl Dream {
+    /// Carries every copy of a memory kept in namespace `ns` (trash, history):
+    /// `copy` names a record's memory id and Markdown.
+    async fn carry_copies<R: Serialize + DeserializeOwned>(
+        &self,
+        ns: &'static str,
+        to: Option<&SealKey>,
+        copy: fn(&mut R) -> (&MemoryId, &mut String),
+        carried: &mut Carried,
+        ops: &mut Vec<Op>,
+    ) -> Result<()> {
+        for entry in self.list_all(ns).await? {
+            let key = layout::key(ns, entry.id.clone());
+            let Ok(mut record) = from_json::<R>(&key, &entry.record) else {
+                continue;
+            };
+            let (id, markdown) = copy(&mut record);
+            if let Some((value, verified)) = self.carried_copy(to, id, markdown) {
+                *markdown = value;
+                note(carried, verified, ns, &entry);
+                ops.push(Op::put(key, json(&record), Some(&entry.record)));
+            }
+        }
+        Ok(())
+    }
+
     /// A copy of memory `id` kept inside another record (trash, history) as the
     /// store it becomes keeps it — sealed under `to`, in its held form when it
     /// does not verify here — and whether it verified; `None` when it is
@@ -213,6 +217,14 @@ impl Dream {
         let value = sealed(to, &memory);
         (value != markdown).then_some((value, verified))
     }
+}
+
+fn trash_copy(t: &mut TrashRecord) -> (&MemoryId, &mut String) {
+    (&t.memory_id, &mut t.markdown)
+}
+
+fn history_copy(h: &mut HistoryRecord) -> (&MemoryId, &mut String) {
+    (&h.memory_id, &mut h.markdown)
 }
 
 /// A memory's Markdown, sealed under `to` when there is one.

@@ -84,6 +84,6 @@ pub use records::{
     Actor, AuditAction, AuditRecord, FindingInfo, ProposalKind, QuarantineRecord, QuarantineSource,
     SessionRecord, SessionStatus, SuccessStamp,
 };
-pub use scan::{MEMORY_JSON_DEPTH, memory_scanner};
+pub use scan::{MEMORY_JSON_DEPTH, memory_scanner, transcript_scanner};
 pub use seal::SealKey;
 pub use sessions::Logged;
