@@ -42,8 +42,6 @@ pub mod tls;
 pub use http::{BearerToken, HttpError, HttpOptions, HttpServer};
 pub use tls::TlsIdentity;
 
-use std::borrow::Cow;
-use std::fmt::Write as _;
 use std::sync::Arc;
 
 use dream_core::{Memory, MemoryId, MemoryKind, MemoryStatus, Message, Role};

@@ -23,7 +23,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Args, ValueEnum};
-use dream::scan::{Finding, Mode, Report, Scanner, Verdict};
+use dream::scan::{Finding, Report, Scanner, Verdict};
 use serde::Serialize;
 use serde_json::Value;
 
