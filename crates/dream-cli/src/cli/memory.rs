@@ -181,10 +181,22 @@ pub async fn remember(global: &Global, args: RememberArgs) -> Outcome {
     super::models::settle_vectors(&dream).await;
     match remembered {
         Remembered::Stored(memory) => {
-            args.output
-                .one(&serde_json::json!({ "remembered": memory.id }), || {
-                    outln!("remembered {}", memory.id)
-                })?;
+            // Held even in the person's words (a standing order that sends data
+            // out): say so, and why, in the engine's one wording.
+            let held = (memory.status == dream::core::MemoryStatus::Unconfirmed)
+                .then(|| dream::engine::recall::why_unconfirmed(&memory));
+            let json = serde_json::json!({ "remembered": memory.id, "held": held });
+            args.output.one(&json, || {
+                outln!("remembered {}", memory.id)?;
+                if let Some(why) = &held {
+                    outln!(
+                        "held: {}; `dream confirm {}` after review",
+                        escape(why),
+                        memory.id
+                    )?;
+                }
+                Ok(())
+            })?;
             Ok(Found::Nothing)
         }
         Remembered::Quarantined { entry, rules } => {

@@ -348,15 +348,19 @@ async fn drive(k: &Kernel, method: &str) -> Left {
             let own = k.persons("We deploy on Tuesdays.").await;
             match removal {
                 "forget" => d.forget(&own.id).await.unwrap(),
-                "forget_purge" => drop(d.forget_purge(&own.id).await.unwrap()),
+                "forget_purge" => {
+                    d.forget_purge(&own.id).await.unwrap();
+                }
                 "forget_purge_with_sources" => {
-                    drop(d.forget_purge_with_sources(&own.id).await.unwrap())
+                    d.forget_purge_with_sources(&own.id).await.unwrap();
                 }
                 "purge_scope" => {
                     let other = dream_core::Scope::new("elsewhere").unwrap();
-                    drop(d.purge_scope(&other).await.unwrap());
+                    d.purge_scope(&other).await.unwrap();
                 }
-                "purge_matching" => drop(d.purge_matching("Tuesdays").await.unwrap()),
+                "purge_matching" => {
+                    d.purge_matching("Tuesdays").await.unwrap();
+                }
                 "expire_trash" => {
                     d.forget(&own.id).await.unwrap();
                     k.h.clock.advance(chrono::Duration::days(400));
