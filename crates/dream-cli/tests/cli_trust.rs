@@ -310,6 +310,12 @@ fn standing_orders_that_send_data_out_are_held() {
         if out.status.code() == Some(1) {
             continue; // quarantined by the scanner: never used either
         }
+        // Told at once, and truly: held for what it orders, though the person said it.
+        let said = stdout(&out);
+        assert!(
+            said.contains("held: a standing order to send data out"),
+            "{said}"
+        );
         let id = remembered_id(out);
         let query: String = content
             .split_whitespace()
@@ -319,6 +325,9 @@ fn standing_orders_that_send_data_out_are_held() {
         let (v, reason) = verdict(&recall(&cli, &[], &query), &id);
         assert_eq!(v, "held", "{content}");
         assert!(reason.starts_with("unconfirmed-source"), "{reason}");
+        // The person's own words: the reason says what holds it, truly.
+        assert!(reason.contains("standing order"), "{reason}");
+        assert!(!reason.contains("not the person"), "{reason}");
     }
 }
 

@@ -4,9 +4,10 @@
 //! store, the AEAD on an encrypted one), so the held state is written out
 //! explicitly before the conversion.
 //!
-//! Every memory, trash copy, session and stored plan (every scope) passes the one
-//! verified read of the handle doing the conversion (its seal key, or none when
-//! the store authenticates its own records). What verifies is sealed under the
+//! Every memory, trash and history copy, quarantine entry, session and stored
+//! plan (every scope)
+//! passes the one verified read of the handle doing the conversion (its seal
+//! key, or none when the store authenticates its own records). What verifies is sealed under the
 //! key of the store it becomes; what does not is written in its held form
 //! ([`crate::seal::held`]: `unconfirmed`, evidence `tool`, unpinned), a session
 //! that does not verify as tool text (or, when only its status fails, as
@@ -14,14 +15,17 @@
 //! held before a conversion is held after it, whether or not the store it
 //! becomes checks seals, and a record that was trusted stays trusted.
 
-use dream_core::{Entry, Memory, Role, parse_memory, render_memory};
+use dream_core::{Entry, Memory, MemoryId, Role, parse_memory, render_memory};
 use serde::Serialize;
+use serde::de::DeserializeOwned;
 
 use crate::dream::Dream;
 use crate::error::Result;
 use crate::journal::Op;
 use crate::layout;
-use crate::records::{SessionRecord, SessionStatus, TrashRecord, from_json, to_json};
+use crate::records::{
+    HistoryRecord, QuarantineRecord, SessionRecord, SessionStatus, TrashRecord, from_json, to_json,
+};
 use crate::seal::{self, SealKey};
 
 /// Records written per journaled commit.
@@ -68,24 +72,24 @@ impl Dream {
                 ));
             }
         }
-        for entry in self.list_all(layout::TRASH).await? {
-            let key = layout::key(layout::TRASH, entry.id.clone());
-            let Ok(mut trash) = from_json::<TrashRecord>(&key, &entry.record) else {
+        self.carry_copies(layout::TRASH, to, trash_copy, &mut carried, &mut ops)
+            .await?;
+        self.carry_copies(layout::HISTORY, to, history_copy, &mut carried, &mut ops)
+            .await?;
+        for entry in self.list_all(layout::QUARANTINE).await? {
+            let key = layout::key(layout::QUARANTINE, entry.id.clone());
+            let Ok(mut q) = from_json::<QuarantineRecord>(&key, &entry.record) else {
                 continue;
             };
-            let Ok(mut memory) = parse_memory(&trash.markdown) else {
-                continue;
-            };
-            let verified = memory.id == trash.memory_id
-                && self.verified_text(&trash.memory_id, &trash.markdown);
+            let verified = seal::verified_quarantine(self.seal.as_ref(), &q);
             if !verified {
-                seal::held(&mut memory);
+                seal::held(&mut q.memory);
             }
-            let value = sealed(to, &memory);
-            if value != trash.markdown {
-                note(&mut carried, verified, layout::TRASH, &entry);
-                trash.markdown = value;
-                ops.push(Op::put(key, json(&trash), Some(&entry.record)));
+            seal::seal_quarantine(to, &mut q);
+            let value = json(&q);
+            if value.as_bytes() != entry.record.value {
+                note(&mut carried, verified, layout::QUARANTINE, &entry);
+                ops.push(Op::put(key, value, Some(&entry.record)));
             }
         }
         for entry in self.list_all(layout::SESSIONS).await? {
@@ -167,6 +171,60 @@ impl Dream {
         .await?;
         Ok(carried)
     }
+}
+
+impl Dream {
+    /// Carries every copy of a memory kept in namespace `ns` (trash, history):
+    /// `copy` names a record's memory id and Markdown.
+    async fn carry_copies<R: Serialize + DeserializeOwned>(
+        &self,
+        ns: &'static str,
+        to: Option<&SealKey>,
+        copy: fn(&mut R) -> (&MemoryId, &mut String),
+        carried: &mut Carried,
+        ops: &mut Vec<Op>,
+    ) -> Result<()> {
+        for entry in self.list_all(ns).await? {
+            let key = layout::key(ns, entry.id.clone());
+            let Ok(mut record) = from_json::<R>(&key, &entry.record) else {
+                continue;
+            };
+            let (id, markdown) = copy(&mut record);
+            if let Some((value, verified)) = self.carried_copy(to, id, markdown) {
+                *markdown = value;
+                note(carried, verified, ns, &entry);
+                ops.push(Op::put(key, json(&record), Some(&entry.record)));
+            }
+        }
+        Ok(())
+    }
+
+    /// A copy of memory `id` kept inside another record (trash, history) as the
+    /// store it becomes keeps it — sealed under `to`, in its held form when it
+    /// does not verify here — and whether it verified; `None` when it is
+    /// already so, or is no memory.
+    fn carried_copy(
+        &self,
+        to: Option<&SealKey>,
+        id: &MemoryId,
+        markdown: &str,
+    ) -> Option<(String, bool)> {
+        let mut memory = parse_memory(markdown).ok()?;
+        let verified = memory.id == *id && self.verified_text(id, markdown);
+        if !verified {
+            seal::held(&mut memory);
+        }
+        let value = sealed(to, &memory);
+        (value != markdown).then_some((value, verified))
+    }
+}
+
+fn trash_copy(t: &mut TrashRecord) -> (&MemoryId, &mut String) {
+    (&t.memory_id, &mut t.markdown)
+}
+
+fn history_copy(h: &mut HistoryRecord) -> (&MemoryId, &mut String) {
+    (&h.memory_id, &mut h.markdown)
 }
 
 /// A memory's Markdown, sealed under `to` when there is one.

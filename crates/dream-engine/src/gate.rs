@@ -13,7 +13,7 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 
 use chrono::{DateTime, Utc};
 use dream_core::model::is_line_break;
-use dream_core::{Memory, MemoryId, MemoryStatus, Scope, SessionId, render_memory};
+use dream_core::{Memory, MemoryId, MemoryStatus, Role, Scope, SessionId, render_memory};
 use dream_scan::Verdict;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
@@ -312,6 +312,7 @@ pub(crate) fn quarantine_record(
         findings: scan.findings.clone(),
         sessions,
         hash,
+        seal: None,
     }
 }
 
@@ -368,7 +369,8 @@ fn merge_sources(into: &mut Vec<SessionId>, more: &[SessionId]) {
 }
 
 /// What a memory's content asserts, for telling a restatement: case, spacing,
-/// end punctuation and ISO dates aside.
+/// end punctuation and ISO dates aside. The one definition: the gate and the
+/// rule-based consolidator both ask it.
 pub(crate) fn assertion(content: &str) -> String {
     let mut out = String::with_capacity(content.len());
     let mut digits = String::new();
@@ -685,41 +687,14 @@ impl<'b> Judge<'_, 'b> {
             && known.memory.status == MemoryStatus::Unconfirmed
             && !self.touched.contains(&known.memory.id);
         if confirms {
-            if self.budget() == 0 {
-                let reason = "per-pass change cap reached: proposed again by the next pass";
-                let target = known.memory.id.to_string();
-                self.refuse_for(
-                    named,
-                    "update",
-                    Some(&target),
-                    reason,
-                    RefusalCause::PassCap,
-                );
+            let known = known.clone();
+            if self.cap_reached(named, known.memory.id.as_str()) {
                 return true;
             }
-            let known = known.clone();
-            let mut after = known.memory.clone();
-            merge_sources(&mut after.sources, sessions);
-            after.updated_at = self.ctx.now;
-            let mut roles = after.evidence.clone();
-            roles.extend(cited.iter().map(|c| c.role));
-            apply_support(
-                &mut after,
-                &Support {
-                    roles,
-                    by_person: true,
-                },
-            );
-            self.changes += 1;
-            self.touched.insert(known.memory.id.clone());
-            self.out.updates.push(Changed {
-                prior: known.prior(),
-                before: known.memory,
-                after,
-                sessions: sessions.to_vec(),
-                by: None,
-                rules: Vec::new(),
-            });
+            let after = self.next_version(&known, sessions);
+            let roles: Vec<Role> = cited.iter().map(|c| c.role).collect();
+            self.count_change(&known.memory.id);
+            self.push_update(known, after, sessions.to_vec(), &roles, true, Vec::new());
             return true;
         }
         self.out.restated.push(Restated {
@@ -875,11 +850,10 @@ impl<'b> Judge<'_, 'b> {
                 return self.refuse_for(&named, "update", t, reason, RefusalCause::Refused);
             }
         };
-        if self.budget() == 0 {
-            let reason = "per-pass change cap reached: proposed again by the next pass";
-            return self.refuse_for(&named, "update", t, reason, RefusalCause::PassCap);
+        if self.cap_reached(&named, p.target.as_str()) {
+            return;
         }
-        let mut after = known.memory.clone();
+        let mut after = self.next_version(&known, &sessions);
         if let Some(v) = p.name {
             after.name = v;
         }
@@ -901,8 +875,6 @@ impl<'b> Judge<'_, 'b> {
         if let Some(v) = p.metadata {
             after.metadata = v;
         }
-        merge_sources(&mut after.sources, &sessions);
-        after.updated_at = self.ctx.now;
         if let Err(reason) = validate_fields(&after) {
             return self.refuse_for(&named, "update", t, reason, RefusalCause::Refused);
         }
@@ -916,8 +888,7 @@ impl<'b> Judge<'_, 'b> {
                 RefusalCause::Refused,
             );
         }
-        self.changes += 1;
-        self.touched.insert(known.memory.id.clone());
+        self.count_change(&known.memory.id);
         let scan = scan_memory(self.ctx.scanners, &after);
         if scan.blocks() {
             return self.quarantine(ProposalKind::Update, &after, &scan, sessions);
@@ -948,20 +919,71 @@ impl<'b> Judge<'_, 'b> {
                 RefusalCause::Refused,
             );
         }
-        let mut roles = known.memory.evidence.clone();
-        roles.extend(support.roles.iter().copied());
-        apply_support(
-            &mut after,
-            &Support {
-                roles,
-                by_person: support.by_person,
-            },
-        );
         let rules = if scan.verdict > Verdict::Clean {
             scan.rules()
         } else {
             Vec::new()
         };
+        self.push_update(
+            known,
+            after,
+            sessions,
+            &support.roles,
+            support.by_person,
+            rules,
+        );
+    }
+
+    /// Whether the pass's change cap is reached; then the update of `target` is
+    /// refused for `named` (the next pass proposes it again).
+    fn cap_reached(&mut self, named: &[SessionId], target: &str) -> bool {
+        if self.budget() > 0 {
+            return false;
+        }
+        self.refuse_for(
+            named,
+            "update",
+            Some(target),
+            "per-pass change cap reached: proposed again by the next pass",
+            RefusalCause::PassCap,
+        );
+        true
+    }
+
+    /// `known`'s next version: resting also on `sessions`, stamped now.
+    fn next_version(&self, known: &Known, sessions: &[SessionId]) -> Memory {
+        let mut after = known.memory.clone();
+        merge_sources(&mut after.sources, sessions);
+        after.updated_at = self.ctx.now;
+        after
+    }
+
+    /// Counts a change of `id` against the pass's cap.
+    fn count_change(&mut self, id: &MemoryId) {
+        self.changes += 1;
+        self.touched.insert(id.clone());
+    }
+
+    /// The update of `known` to `after`: its evidence `known`'s and `roles`, the
+    /// person's word when `by_person` (see [`apply_support`]).
+    fn push_update(
+        &mut self,
+        known: Known,
+        mut after: Memory,
+        sessions: Vec<SessionId>,
+        roles: &[Role],
+        by_person: bool,
+        rules: Vec<String>,
+    ) {
+        let mut all = known.memory.evidence.clone();
+        all.extend_from_slice(roles);
+        apply_support(
+            &mut after,
+            &Support {
+                roles: all,
+                by_person,
+            },
+        );
         self.out.updates.push(Changed {
             prior: known.prior(),
             before: known.memory,

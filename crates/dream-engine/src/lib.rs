@@ -29,6 +29,7 @@ mod consolidate;
 mod convert;
 mod diff;
 mod dream;
+pub mod entry_points;
 mod error;
 mod events;
 mod feed;
@@ -83,6 +84,6 @@ pub use records::{
     Actor, AuditAction, AuditRecord, FindingInfo, ProposalKind, QuarantineRecord, QuarantineSource,
     SessionRecord, SessionStatus, SuccessStamp,
 };
-pub use scan::{MEMORY_JSON_DEPTH, memory_scanner};
+pub use scan::{MEMORY_JSON_DEPTH, memory_scanner, transcript_scanner};
 pub use seal::SealKey;
 pub use sessions::Logged;

@@ -132,15 +132,28 @@ pub struct TrashEntry {
 /// A prior version of a memory.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct HistoryEntry {
+    /// The history entry's id (`dream restore ID --entry ENTRY` brings it back).
+    pub id: String,
+    /// Whether the copy carries this store's seal: `false` for a copy edited on
+    /// disk, planted, or kept before history was sealed; it is shown, and
+    /// restored, held.
+    pub verified: bool,
     /// When it was replaced.
     pub at: DateTime<Utc>,
     /// What replaced it (`updated`, `superseded`, `released`).
     pub action: AuditAction,
     /// The pass, if any.
     pub pass: Option<String>,
-    /// The version.
+    /// The version (held form when its copy did not verify).
     pub memory: Memory,
 }
+
+/// A copy a restore brings back (the memory, whether it verified) and the trash
+/// record it came from, if it came from the trash.
+type RestoredCopy = (
+    (Memory, bool),
+    Option<(dream_core::Key, dream_core::Record)>,
+);
 
 /// What `forget_purge` removed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -309,10 +322,7 @@ impl Dream {
                     Vec::new(),
                 );
                 let ops = vec![
-                    Op::create(
-                        layout::key(layout::QUARANTINE, RecordId::new(&q.id)?),
-                        json_string(&q),
-                    ),
+                    self.quarantine_op(&q)?,
                     self.audit_op(
                         AuditEntry::new(
                             AuditAction::Quarantined,
@@ -456,11 +466,13 @@ impl Dream {
             if &h.memory_id != id {
                 continue;
             }
-            let memory = parse_memory(&h.markdown).map_err(|e| DreamError::corrupt(&key, e))?;
+            let (memory, verified) = self.kept_copy(&key, &h.memory_id, &h.markdown)?;
             if memory.scope != self.scope {
                 continue;
             }
             out.push(HistoryEntry {
+                id: entry.id.to_string(),
+                verified,
                 at: h.at,
                 action: h.action,
                 pass: h.pass,
@@ -484,12 +496,18 @@ impl Dream {
         Ok(out)
     }
 
-    /// A trash entry's memory through the one verified read: held form (see
-    /// [`crate::seal::held`]) when its copy does not carry this store's seal, and
+    /// A copy of memory `id` kept inside another record (a trash entry, a
+    /// history version) through the one verified read: held form (see
+    /// [`crate::seal::held`]) when it does not carry this store's seal, and
     /// whether it did.
-    fn trash_copy(&self, key: &dream_core::Key, t: &TrashRecord) -> Result<(Memory, bool)> {
-        let mut memory = parse_memory(&t.markdown).map_err(|e| DreamError::corrupt(key, e))?;
-        let verified = memory.id == t.memory_id && self.verified_text(&t.memory_id, &t.markdown);
+    fn kept_copy(
+        &self,
+        key: &dream_core::Key,
+        id: &MemoryId,
+        markdown: &str,
+    ) -> Result<(Memory, bool)> {
+        let mut memory = parse_memory(markdown).map_err(|e| DreamError::corrupt(key, e))?;
+        let verified = memory.id == *id && self.verified_text(id, markdown);
         if !verified {
             crate::seal::held(&mut memory);
         }
@@ -510,7 +528,7 @@ impl Dream {
                 continue;
             }
             let key = layout::key(layout::TRASH, rid.clone());
-            let (memory, verified) = self.trash_copy(&key, &t)?;
+            let (memory, verified) = self.kept_copy(&key, &t.memory_id, &t.markdown)?;
             out.push(TrashEntry {
                 id: rid.to_string(),
                 at: t.at,
@@ -532,9 +550,11 @@ impl Dream {
         self.restore_from(id, None).await
     }
 
-    /// Brings back one trash entry (an id from [`Dream::trash`]) of memory `id`.
-    /// When the memory exists, the entry replaces it and the current version goes
-    /// to history. Refused when the scanner now flags the entry.
+    /// Brings back one trash entry (an id from [`Dream::trash`]) or prior
+    /// version (an id from [`Dream::history`]) of memory `id`. When the memory
+    /// exists, the entry replaces it and the current version goes to history.
+    /// A copy that does not carry this store's seal comes back held. Refused
+    /// when the scanner now flags the entry.
     pub async fn restore_entry(&self, id: &MemoryId, entry: &str) -> Result<Memory> {
         self.restore_from(id, Some(entry)).await
     }
@@ -542,6 +562,65 @@ impl Dream {
     async fn restore_from(&self, id: &MemoryId, entry: Option<&str>) -> Result<Memory> {
         self.under_lease(async |lease| self.restore_locked(lease, id, entry).await)
             .await
+    }
+
+    /// The copy of memory `id` a restore brings back, through the one verified
+    /// read (see [`Dream::kept_copy`]): the trash entry `entry` (or the newest
+    /// unexpired one), else the history version `entry`; with the trash record
+    /// to delete when it came from the trash.
+    async fn restorable(
+        &self,
+        id: &MemoryId,
+        entry: Option<&str>,
+        now: DateTime<Utc>,
+    ) -> Result<RestoredCopy> {
+        let trashed = self
+            .trash_records()
+            .await?
+            .into_iter()
+            .rfind(|(rid, _, t)| {
+                &t.memory_id == id
+                    && t.scope == self.scope
+                    && self.trash_expiry(t.at) > now
+                    && entry.is_none_or(|e| rid.as_str() == e)
+            });
+        let (key, copy, trashed) = match (trashed, entry) {
+            (Some((rid, record, t)), _) => {
+                let key = layout::key(layout::TRASH, rid);
+                let copy = self.kept_copy(&key, &t.memory_id, &t.markdown)?;
+                (key.clone(), copy, Some((key, record)))
+            }
+            (None, Some(e)) => {
+                let missing = || DreamError::not_found("trash or history entry", e);
+                let rid = RecordId::new(e).map_err(|_| missing())?;
+                if !rid
+                    .as_str()
+                    .starts_with(&layout::history_prefix(id.as_str()))
+                {
+                    return Err(missing());
+                }
+                let key = layout::key(layout::HISTORY, rid);
+                let Some(record) = self.store.get(&key).await? else {
+                    return Err(missing());
+                };
+                let h: HistoryRecord = from_json(&key, &record)?;
+                let copy = self.kept_copy(&key, &h.memory_id, &h.markdown)?;
+                if &h.memory_id != id || copy.0.scope != self.scope {
+                    return Err(missing());
+                }
+                (key, copy, None)
+            }
+            (None, None) => return Err(DreamError::not_found("trash entry for memory", id)),
+        };
+        if copy.0.id != *id {
+            return Err(DreamError::Refused {
+                reason: format!(
+                    "entry {} holds another memory than {id}; it stays where it is",
+                    key.id
+                ),
+            });
+        }
+        Ok((copy, trashed))
     }
 
     async fn restore_locked(
@@ -570,38 +649,19 @@ impl Dream {
             }
             None => None,
         };
-        let chosen = self
-            .trash_records()
-            .await?
-            .into_iter()
-            .rfind(|(rid, _, t)| {
-                &t.memory_id == id
-                    && t.scope == self.scope
-                    && self.trash_expiry(t.at) > now
-                    && entry.is_none_or(|e| rid.as_str() == e)
-            });
-        let Some((rid, record, t)) = chosen else {
-            return Err(match entry {
-                Some(e) => DreamError::not_found("trash entry", e),
-                None => DreamError::not_found("trash entry for memory", id),
-            });
+        let (copy, trashed) = self.restorable(id, entry, now).await?;
+        let (mut memory, verified) = copy;
+        let place = if trashed.is_some() {
+            "the trash"
+        } else {
+            "history"
         };
-        let tkey = layout::key(layout::TRASH, rid);
-        let (mut memory, verified) = self.trash_copy(&tkey, &t)?;
-        if memory.id != *id {
-            return Err(DreamError::Refused {
-                reason: format!(
-                    "trash entry {} holds another memory than {id}; it stays in the trash",
-                    tkey.id
-                ),
-            });
-        }
         memory.scope = self.scope.clone();
         let scan = scan_memory(&self.scanners, &memory);
         if scan.blocks() {
             return Err(DreamError::Refused {
                 reason: format!(
-                    "the scanner flags this memory now (rules: {}); it stays in the trash",
+                    "the scanner flags this memory now (rules: {}); it stays in {place}",
                     scan.rules().join(", ")
                 ),
             });
@@ -613,28 +673,36 @@ impl Dream {
         match &current {
             Some((before, record)) => {
                 ops.extend(
-                    self.history_ops(id, before, AuditAction::Restored, &op_id, now)
-                        .await?,
+                    self.history_ops(
+                        id,
+                        before,
+                        self.verified(&key.id, record),
+                        AuditAction::Restored,
+                        &op_id,
+                        now,
+                    )
+                    .await?,
                 );
                 ops.push(Op::put(key, text, Some(record)));
             }
             None => ops.push(Op::create(key, text)),
         }
+        if let Some((tkey, record)) = trashed {
+            ops.push(Op::delete(tkey, &record));
+        }
+        let reason = if verified {
+            format!("restored from {place}")
+        } else {
+            format!(
+                "restored from {place} held: its copy did not carry this store's seal (edited \
+                 or planted); unconfirmed until a person confirms it"
+            )
+        };
         ops.extend([
-            Op::delete(tkey, &record),
             self.audit_op(
-                AuditEntry::new(
-                    AuditAction::Restored,
-                    Actor::Person,
-                    if verified {
-                        "restored from the trash"
-                    } else {
-                        "restored from the trash held: its copy did not carry this store's \
-                         seal (edited or planted); unconfirmed until a person confirms it"
-                    },
-                )
-                .memory(id)
-                .hash(hash),
+                AuditEntry::new(AuditAction::Restored, Actor::Person, reason)
+                    .memory(id)
+                    .hash(hash),
             ),
             self.bump_op(generation, gen_record.as_ref()),
         ]);
@@ -659,6 +727,17 @@ impl Dream {
             Ok(expired)
         })
         .await
+    }
+
+    /// The write of quarantine entry `q`, sealed by this store
+    /// ([`crate::seal::seal_quarantine`]).
+    pub(crate) fn quarantine_op(&self, q: &QuarantineRecord) -> Result<Op> {
+        let mut q = q.clone();
+        crate::seal::seal_quarantine(self.seal.as_ref(), &mut q);
+        Ok(Op::create(
+            layout::key(layout::QUARANTINE, RecordId::new(&q.id)?),
+            json_string(&q),
+        ))
     }
 
     /// The quarantine of this scope, oldest first (secrets redacted).
@@ -691,7 +770,9 @@ impl Dream {
 
     /// Releases a quarantined proposal into `memories`: a person's decision,
     /// recorded in the audit log with `note`'s hash. A proposal with a secret
-    /// finding can never be released.
+    /// finding can never be released. It admits the text with the trust the
+    /// proposal had (an agent's stays held until `confirm`); an entry that does
+    /// not carry this store's seal (edited on disk, planted) is released held.
     pub async fn release(&self, entry: &str, note: &str) -> Result<Memory> {
         self.under_lease(async |lease| self.release_locked(lease, entry, note).await)
             .await
@@ -716,6 +797,11 @@ impl Dream {
         })?;
         let now = self.now();
         let mut memory = q.memory.clone();
+        // Releasing admits the text, never more trust than the entry verifies
+        // for: an entry edited on disk or planted is released held.
+        if !crate::seal::verified_quarantine(self.seal.as_ref(), &q) {
+            crate::seal::held(&mut memory);
+        }
         memory.scope = self.scope.clone();
         memory.updated_at = now;
         let key = layout::key(layout::MEMORIES, memory.id.clone());
@@ -736,8 +822,15 @@ impl Dream {
                     return Err(DreamError::not_found("memory", &memory.id));
                 };
                 ops.extend(
-                    self.history_ops(&memory.id, &before, AuditAction::Released, entry, now)
-                        .await?,
+                    self.history_ops(
+                        &memory.id,
+                        &before,
+                        self.verified(&key.id, &record),
+                        AuditAction::Released,
+                        entry,
+                        now,
+                    )
+                    .await?,
                 );
                 let (text, _) = self.rendered(&memory);
                 ops.push(Op::put(key, text, Some(&record)));
@@ -824,7 +917,14 @@ impl Dream {
             _ => "confirmed by a person (was unverified: not sealed by this store)",
         };
         let mut ops = self
-            .history_ops(id, &before, AuditAction::Confirmed, "confirm", now)
+            .history_ops(
+                id,
+                &before,
+                verified,
+                AuditAction::Confirmed,
+                "confirm",
+                now,
+            )
             .await?;
         let (text, hash) = self.rendered(&after);
         ops.push(Op::put(key, text, Some(&record)));
@@ -1134,8 +1234,15 @@ impl Dream {
                         Some((before, record)) => {
                             let pass = batch.id(self, now);
                             ops.extend(
-                                self.history_ops(&m.id, before, AuditAction::Imported, &pass, now)
-                                    .await?,
+                                self.history_ops(
+                                    &m.id,
+                                    before,
+                                    self.verified(&key.id, record),
+                                    AuditAction::Imported,
+                                    &pass,
+                                    now,
+                                )
+                                .await?,
                             );
                             ops.push(Op::put(key, text, Some(record)));
                             "replaced by an import (the prior version is in history)"
@@ -1174,10 +1281,7 @@ impl Dream {
                         &scan,
                         Vec::new(),
                     );
-                    ops.push(Op::create(
-                        layout::key(layout::QUARANTINE, RecordId::new(&q.id)?),
-                        json_string(&q),
-                    ));
+                    ops.push(self.quarantine_op(&q)?);
                     ops.push(
                         self.audit_op(
                             AuditEntry::new(

@@ -4,7 +4,7 @@ use std::fmt;
 use std::sync::Arc;
 
 use chrono::{DateTime, Duration, Utc};
-use dream_core::{Key, MemoryId, RecordId, SessionId, TokenUsage, render_memory};
+use dream_core::{Key, MemoryId, RecordId, SessionId, TokenUsage};
 use serde::{Deserialize, Serialize};
 
 use crate::consolidate::{Batch, BatchSession};
@@ -702,7 +702,8 @@ impl Dream {
         for (c, action) in changed {
             let id = &c.before.id;
             ops.extend(
-                self.history_ops(id, &c.before, action, &p.pass, now)
+                // The gate changes only memories that verified.
+                self.history_ops(id, &c.before, true, action, &p.pass, now)
                     .await?,
             );
             let (text, hash) = self.rendered(&c.after);
@@ -776,11 +777,7 @@ impl Dream {
             }
         }
         for q in &g.quarantine {
-            let key = layout::key(layout::QUARANTINE, RecordId::new(&q.id)?);
-            ops.push(Op::create(
-                key,
-                String::from_utf8(to_json(q).to_vec()).expect("JSON is UTF-8"),
-            ));
+            ops.push(self.quarantine_op(q)?);
             let what = if q.has_secret() {
                 "secret-shaped"
             } else {
@@ -881,10 +878,15 @@ impl Dream {
     }
 
     /// The history record of `before` and the deletes keeping history bounded.
+    /// The copy is sealed like a live memory, in the form the verified read
+    /// allows: a `before` that did not verify (`verified` false) is kept held
+    /// ([`crate::seal::held`]), so no copy in history is more trusted than the
+    /// version it keeps.
     pub(crate) async fn history_ops(
         &self,
         id: &MemoryId,
         before: &dream_core::Memory,
+        verified: bool,
         action: AuditAction,
         pass: &str,
         now: DateTime<Utc>,
@@ -900,12 +902,16 @@ impl Dream {
                 &entry.record,
             ));
         }
+        let mut kept = before.clone();
+        if !verified {
+            crate::seal::held(&mut kept);
+        }
         let record = HistoryRecord {
             memory_id: id.clone(),
             at: now,
             action,
             pass: Some(pass.to_owned()),
-            markdown: render_memory(before),
+            markdown: self.rendered(&kept).0,
         };
         let hid = RecordId::new(format!("{prefix}{}", self.ids.next(now)))?;
         ops.push(Op::create(

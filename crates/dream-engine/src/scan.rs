@@ -25,6 +25,14 @@ pub fn memory_scanner() -> Scanner {
     Scanner::new(Mode::Memory).with_max_json_depth(MEMORY_JSON_DEPTH)
 }
 
+/// The scanner of untrusted ingest — session transcripts, a model's or a
+/// provider's text — whose secrets are redacted before anything is stored,
+/// logged or sent: [`Mode::Transcript`]. The one definition every front end
+/// redacts such text with.
+pub fn transcript_scanner() -> Scanner {
+    Scanner::new(Mode::Transcript)
+}
+
 /// The scanners a [`crate::Dream`] uses, each built when first needed.
 #[derive(Default)]
 pub(crate) struct Scanners {
@@ -98,8 +106,7 @@ fn convert(report: Report) -> Scan {
 
 impl Scanners {
     fn transcript_scanner(&self) -> &Scanner {
-        self.transcript
-            .get_or_init(|| Scanner::new(Mode::Transcript))
+        self.transcript.get_or_init(transcript_scanner)
     }
 
     fn memory_scanner(&self) -> &Scanner {
@@ -137,7 +144,7 @@ impl Scanners {
 /// text is (a provider's error body may echo a key): what the engine logs, audits,
 /// emits and returns. Applies to every model, whatever redaction it does itself.
 pub(crate) fn redact_model_error(error: ModelError) -> ModelError {
-    let redact = |text: String| match Scanner::new(Mode::Transcript).redact(&text) {
+    let redact = |text: String| match transcript_scanner().redact(&text) {
         Cow::Borrowed(_) => text,
         Cow::Owned(redacted) => redacted,
     };

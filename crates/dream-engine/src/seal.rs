@@ -23,7 +23,7 @@ use hmac::{Hmac, Mac};
 use sha2::Sha256;
 use zeroize::Zeroizing;
 
-use crate::records::{SessionRecord, SessionStatus};
+use crate::records::{QuarantineRecord, SessionRecord, SessionStatus};
 
 /// How a sealed plan's bytes begin.
 const PLAN_SEAL_PREFIX: &str = "{\"plan_seal\":\"";
@@ -250,6 +250,30 @@ pub(crate) fn verified_transcript(key: Option<&SealKey>, session: &SessionRecord
 /// The same for a stored plan's bytes.
 pub(crate) fn verified_plan(key: Option<&SealKey>, id: &str, bytes: &[u8]) -> bool {
     key.is_none_or(|k| k.verify_plan(id, bytes))
+}
+
+/// The same for a quarantine entry: whether its proposal (every field of the
+/// memory a release would write, its kind and its id) carries `key`'s seal.
+pub(crate) fn verified_quarantine(key: Option<&SealKey>, q: &QuarantineRecord) -> bool {
+    key.is_none_or(|k| {
+        q.seal
+            .as_deref()
+            .and_then(|t| hex::decode(t).ok())
+            .is_some_and(|tag| k.verify_tag(&quarantine_label(q), &quarantine_bytes(q), &tag))
+    })
+}
+
+/// `q` sealed under `key` (unchanged without one).
+pub(crate) fn seal_quarantine(key: Option<&SealKey>, q: &mut QuarantineRecord) {
+    q.seal = key.map(|k| hex::encode(k.tag(&quarantine_label(q), &quarantine_bytes(q))));
+}
+
+fn quarantine_label(q: &QuarantineRecord) -> String {
+    format!("quarantine/{}", q.id)
+}
+
+fn quarantine_bytes(q: &QuarantineRecord) -> Vec<u8> {
+    serde_json::to_vec(&(&q.scope, q.kind, &q.memory)).unwrap_or_default()
 }
 
 /// A stored plan's JSON without its seal member (as it was before

@@ -42,12 +42,12 @@ pub mod tls;
 pub use http::{BearerToken, HttpError, HttpOptions, HttpServer};
 pub use tls::TlsIdentity;
 
-use std::borrow::Cow;
-use std::fmt::Write as _;
 use std::sync::Arc;
 
 use dream_core::{Memory, MemoryId, MemoryKind, MemoryStatus, Message, Role};
-use dream_engine::recall::{MAX_LIMIT, MAX_QUERY_BYTES, Recall, RecallResult};
+use dream_engine::recall::{
+    MAX_LIMIT, MAX_QUERY_BYTES, Recall, RecallResult, codes, why_unconfirmed,
+};
 use dream_engine::{Caller, Confirmed, Dream, NewMemory, Remembered};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, GetPromptRequestParams,
@@ -540,6 +540,8 @@ impl DreamServer {
         let mut rows = Vec::with_capacity(entries.len());
         for e in &entries {
             rows.push(json!({
+                "entry": e.id,
+                "verified": e.verified,
                 "at": e.at,
                 "action": e.action,
                 "pass": e.pass,
@@ -646,8 +648,12 @@ impl DreamServer {
         {
             map.insert(
                 "trust".into(),
-                "held: not the person's word (unconfirmed-source) until the person confirms it"
-                    .into(),
+                format!(
+                    "held ({}): {}",
+                    codes::UNCONFIRMED_SOURCE,
+                    why_unconfirmed(memory)
+                )
+                .into(),
             );
         }
         Ok(value)
@@ -723,24 +729,16 @@ fn structured(value: Value) -> CallToolResult {
     out
 }
 
-/// `text` bounded and with control characters escaped, for error messages.
-fn echo(text: &str) -> Cow<'_, str> {
-    if text.len() <= MAX_ECHO && !text.chars().any(char::is_control) {
-        return Cow::Borrowed(text);
+/// `text` bounded and escaped for display (control, invisible and bidi
+/// characters: [`dream_core::display::escape_for_display`]), for error messages.
+fn echo(text: &str) -> String {
+    let mut cut: String = text.chars().take(MAX_ECHO).collect();
+    let more = cut.len() < text.len();
+    cut = dream_core::display::escape_for_display(&cut, false).into_owned();
+    if more {
+        cut.push('…');
     }
-    let mut out = String::new();
-    for (i, c) in text.chars().enumerate() {
-        if i == MAX_ECHO {
-            out.push('…');
-            break;
-        }
-        if c.is_control() {
-            let _ = write!(out, "{}", c.escape_default());
-        } else {
-            out.push(c);
-        }
-    }
-    Cow::Owned(out)
+    cut
 }
 
 fn default_limit() -> usize {

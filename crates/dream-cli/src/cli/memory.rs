@@ -181,10 +181,22 @@ pub async fn remember(global: &Global, args: RememberArgs) -> Outcome {
     super::models::settle_vectors(&dream).await;
     match remembered {
         Remembered::Stored(memory) => {
-            args.output
-                .one(&serde_json::json!({ "remembered": memory.id }), || {
-                    outln!("remembered {}", memory.id)
-                })?;
+            // Held even in the person's words (a standing order that sends data
+            // out): say so, and why, in the engine's one wording.
+            let held = (memory.status == dream::core::MemoryStatus::Unconfirmed)
+                .then(|| dream::engine::recall::why_unconfirmed(&memory));
+            let json = serde_json::json!({ "remembered": memory.id, "held": held });
+            args.output.one(&json, || {
+                outln!("remembered {}", memory.id)?;
+                if let Some(why) = &held {
+                    outln!(
+                        "held: {}; `dream confirm {}` after review",
+                        escape(why),
+                        memory.id
+                    )?;
+                }
+                Ok(())
+            })?;
             Ok(Found::Nothing)
         }
         Remembered::Quarantined { entry, rules } => {
@@ -337,17 +349,24 @@ pub async fn history(global: &Global, args: IdArgs) -> Outcome {
     let entries = dream.history(&id).await?;
     args.output.list(&entries, || {
         let mut rows = vec![vec![
+            "ENTRY".into(),
             "WHEN".into(),
             "ACTION".into(),
             "PASS".into(),
             "NAME".into(),
         ]];
         for e in &entries {
+            let held = if e.verified {
+                ""
+            } else {
+                " (held: its copy does not carry this store's seal)"
+            };
             rows.push(vec![
+                e.id.clone(),
                 e.at.to_rfc3339(),
                 format!("{:?}", e.action).to_lowercase(),
                 e.pass.clone().unwrap_or_else(|| "-".into()),
-                escape(&e.memory.name).into_owned(),
+                format!("{}{held}", escape(&e.memory.name)),
             ]);
         }
         out!("{}", table(&rows))?;
@@ -361,9 +380,10 @@ pub async fn history(global: &Global, args: IdArgs) -> Outcome {
 pub struct RestoreArgs {
     /// The memory's id.
     pub id: String,
-    /// Restore this trash entry (its ENTRY in `dream trash`) instead of the
-    /// newest; if the memory exists, the entry replaces it (the current version
-    /// goes to history).
+    /// Restore this trash entry (its ENTRY in `dream trash`) or prior version
+    /// (its ENTRY in `dream history`) instead of the newest trash entry; if the
+    /// memory exists, the entry replaces it (the current version goes to
+    /// history). A copy without this store's seal comes back held.
     #[arg(long, value_name = "ENTRY")]
     pub entry: Option<String>,
     #[command(flatten)]
@@ -383,8 +403,8 @@ pub async fn restore(global: &Global, args: RestoreArgs) -> Outcome {
             outln!("restored {} ({})", memory.id, escape(&memory.name))?;
             if memory.status == dream::core::MemoryStatus::Unconfirmed {
                 outln!(
-                    "held: it is not the person's word (its trash copy did not carry this \
-                     store's seal, or it was held before); `dream confirm {}` after review",
+                    "held: it is not the person's word (its copy did not carry this store's \
+                     seal, or it was held before); `dream confirm {}` after review",
                     memory.id
                 )?;
             }

@@ -132,7 +132,7 @@ pub fn build(
 /// A provider's error message with its secrets redacted, as session text is.
 #[cfg(feature = "llm")]
 fn redact_secrets(text: &str) -> String {
-    dream::scan::Scanner::new(dream::scan::Mode::Transcript)
+    dream::engine::transcript_scanner()
         .redact(text)
         .into_owned()
 }

@@ -332,11 +332,8 @@ pub async fn recall(global: &Global, args: RecallArgs) -> Outcome {
         let mut all = Vec::new();
         for line in lines {
             let result = recall.recall(&line.query, &scope, args.limit).await?;
-            let results: Vec<Value> = result
-                .records
-                .iter()
-                .map(|r| json!({ "id": r.id.as_str(), "score": r.score, "verdict": r.verdict.as_str() }))
-                .collect();
+            // The engine's one serialiser of a result: its records.
+            let results = result.to_json()["records"].take();
             bar.inc(1);
             let row = json!({ "id": line.id, "results": results });
             match args.format {

@@ -23,7 +23,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Args, ValueEnum};
-use dream::scan::{Finding, Mode, Report, Scanner, Verdict};
+use dream::scan::{Finding, Report, Scanner, Verdict};
 use serde::Serialize;
 use serde_json::Value;
 
@@ -76,10 +76,12 @@ pub enum ScanMode {
 
 /// Runs `dream scan`.
 pub fn run(args: ScanArgs) -> ExitCode {
-    let scanner = Scanner::new(match args.mode {
-        ScanMode::Transcript => Mode::Transcript,
-        ScanMode::Memory => Mode::Memory,
-    });
+    // The engine's own scanners, so `dream scan` answers as the gate and
+    // recall would (the same mode and JSON depth).
+    let scanner = match args.mode {
+        ScanMode::Transcript => dream::engine::transcript_scanner(),
+        ScanMode::Memory => dream::engine::memory_scanner(),
+    };
     let mut run = Run {
         scanner,
         secrets_only: args.secrets_only,

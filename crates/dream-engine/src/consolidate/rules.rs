@@ -37,6 +37,7 @@ use serde_json::{Map, Value, json};
 
 use super::{Batch, BatchSession, Consolidation, Consolidator, durable};
 use crate::error::Result;
+use crate::gate::assertion;
 use crate::plan::{Citation, Plan, ProposedCreate, ProposedUpdate};
 use crate::provenance::{identifying_in, identifying_in_sentence, own_words};
 
@@ -314,8 +315,6 @@ static REQUEST_CLAUSE: LazyLock<Regex> = LazyLock::new(|| {
 /// A code name in backticks (`` `ledger-worker` ``).
 static BACKTICKED: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"`[^`\s]{2,80}`").expect("static regex"));
-static ISO_DATE: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r"\d{4}-\d{2}-\d{2}").expect("static regex"));
 static SENTENCE_END: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"[.!?;]+(?:\s+|$)|\n+").expect("static regex"));
 static RELATIVE_DAY: LazyLock<Regex> =
@@ -956,12 +955,6 @@ struct Builder<'a> {
     /// same subject in this batch that it supersedes.
     creates: Vec<(Statement, Vec<Citation>, Option<usize>)>,
     updates: Vec<(String, Statement, Vec<Citation>)>,
-}
-
-/// What a statement asserts, its dates aside (a restatement on another day
-/// asserts the same thing).
-fn assertion(content: &str) -> String {
-    ISO_DATE.replace_all(content, "").to_lowercase()
 }
 
 /// Adds `s`'s evidence to a statement that asserts the same.

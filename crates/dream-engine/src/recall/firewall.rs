@@ -297,18 +297,32 @@ fn untrusted(valid: &Valid) -> Option<Reason> {
         ));
     }
     if valid.memory.status == dream_core::MemoryStatus::Unconfirmed {
-        let roles: Vec<&str> = valid.memory.evidence.iter().map(|r| r.as_str()).collect();
-        let detail = if valid.memory.evidence.contains(&dream_core::Role::User) {
-            format!(
-                "evidence from {}; not the person's own words",
-                roles.join(", ")
-            )
-        } else {
-            format!("evidence only from {}", roles.join(", "))
-        };
-        return Some(Reason::new(codes::UNCONFIRMED_SOURCE, Some(detail)));
+        return Some(Reason::new(
+            codes::UNCONFIRMED_SOURCE,
+            Some(why_unconfirmed(&valid.memory)),
+        ));
     }
     None
+}
+
+/// Why a memory stored `unconfirmed` waits for the person's confirmation, in
+/// words that are true of it: the one wording recall's reason and MCP's `trust`
+/// give. A standing order that sends data out is held whoever stated it, the
+/// person included; anything else is held because the person's messages do not
+/// carry it.
+pub fn why_unconfirmed(memory: &dream_core::Memory) -> String {
+    let roles: Vec<&str> = memory.evidence.iter().map(|r| r.as_str()).collect();
+    let roles = roles.join(", ");
+    if crate::provenance::sends_data_out(memory) {
+        format!(
+            "a standing order to send data out (evidence from {roles}): held until the person \
+             confirms it, even when it is in their own words"
+        )
+    } else if memory.evidence.contains(&dream_core::Role::User) {
+        format!("evidence from {roles}; the person's messages do not carry all of it")
+    } else {
+        format!("evidence only from {roles}; not the person's words")
+    }
 }
 
 /// The `POLICY:` verdict of a result. Precedence, highest first:

@@ -82,6 +82,7 @@ use dream_scan::Scanner;
 
 use analyze::{AnalyzeConfig, Outcome};
 use firewall::Firewall;
+pub use firewall::why_unconfirmed;
 pub use fusion::FusionParams;
 pub use index::RankParams;
 use index::{Hit, Index};

@@ -207,3 +207,40 @@ impl dream_core::LanguageModel for EchoModel {
         })
     }
 }
+
+/// A model fooled by everything it reads: for every message of every framed
+/// session it proposes a memory holding that message's text, citing it. The
+/// person's lines become the person's word; tool lines become memories resting
+/// on tool text only.
+#[derive(Debug, Clone, Default)]
+pub struct FooledModel;
+
+#[dream_core::async_trait]
+impl dream_core::LanguageModel for FooledModel {
+    fn describe(&self) -> String {
+        "fooled".to_owned()
+    }
+
+    async fn complete(
+        &self,
+        request: &dream_core::CompletionRequest,
+    ) -> Result<dream_core::Completion, dream_core::ModelError> {
+        let creates: Vec<serde_json::Value> = framed_messages(&request.user)
+            .into_iter()
+            .map(|m| {
+                serde_json::json!({
+                    "name": m.text.chars().take(40).collect::<String>(),
+                    "kind": "project",
+                    "content": m.text,
+                    "evidence": [{"session": m.reference, "message": m.index}]
+                })
+            })
+            .collect();
+        Ok(dream_core::Completion {
+            text: serde_json::json!({ "create": creates }).to_string(),
+            usage: dream_core::TokenUsage::default(),
+            model: "fooled".to_owned(),
+            truncated: false,
+        })
+    }
+}

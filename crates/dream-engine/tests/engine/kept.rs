@@ -12,44 +12,7 @@ use dream_engine::{NewMemory, Options, RefusalCause, Remembered};
 use proptest::prelude::*;
 use serde_json::json;
 
-use super::common::{Harness, answer, framed_messages, quick, user};
-
-/// A model fooled by everything it reads: for every message of every framed
-/// session it proposes a memory holding that message's text, citing it. The
-/// person's lines become the person's word; tool lines become memories resting
-/// on tool text only.
-#[derive(Debug, Clone, Default)]
-struct FooledModel;
-
-#[dream_core::async_trait]
-impl dream_core::LanguageModel for FooledModel {
-    fn describe(&self) -> String {
-        "fooled".to_owned()
-    }
-
-    async fn complete(
-        &self,
-        request: &dream_core::CompletionRequest,
-    ) -> Result<dream_core::Completion, dream_core::ModelError> {
-        let creates: Vec<serde_json::Value> = framed_messages(&request.user)
-            .into_iter()
-            .map(|m| {
-                json!({
-                    "name": m.text.chars().take(40).collect::<String>(),
-                    "kind": "project",
-                    "content": m.text,
-                    "evidence": [{"session": m.reference, "message": m.index}]
-                })
-            })
-            .collect();
-        Ok(dream_core::Completion {
-            text: json!({ "create": creates }).to_string(),
-            usage: dream_core::TokenUsage::default(),
-            model: "fooled".to_owned(),
-            truncated: false,
-        })
-    }
-}
+use super::common::{FooledModel, Harness, answer, quick, user};
 
 fn recall(h: &Harness) -> Recall {
     Recall::new(

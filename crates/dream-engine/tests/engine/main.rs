@@ -4,6 +4,7 @@ mod accounting;
 mod attacks;
 mod common;
 mod kept;
+mod kernel;
 mod lifecycle;
 mod llm;
 mod multiprocess;
