@@ -210,19 +210,30 @@ wire_api = "responses"
     shutil.rmtree(work, ignore_errors=True)
 
 
-def claude(dream, npm):
+def claude(dream, npm, trusted):
+    """One `claude -p` run. Untrusted workspace: Claude Code ignores the
+    project's `permissions.allow`, so the tool is allowed on the command line
+    (`--allowedTools`); trusted (as after its trust dialog): the README's
+    `permissions.allow` alone."""
     work, home, project, env = setup(dream, npm)
     model = Model(work, [("recall", {"query": QUESTION})])
+    how = "trusted workspace, permissions.allow" if trusted else "--allowedTools"
     try:
         with open(os.path.join(project, ".mcp.json"), "w") as f:
             f.write(readme_block("Use with your agent", "json"))
         os.makedirs(os.path.join(project, ".claude"))
         with open(os.path.join(project, ".claude", "settings.json"), "w") as f:
             f.write(readme_block("Claude Code", "json"))
+        args = ["claude", "-p", QUESTION]
+        if trusted:
+            with open(os.path.join(home, ".claude.json"), "w") as f:
+                json.dump({"projects": {project: {"hasTrustDialogAccepted": True}}}, f)
+        else:
+            args += ["--allowedTools", "mcp__dream__recall"]
         before = logged_sessions(project, env)
         claude_env = {**env, "ANTHROPIC_BASE_URL": f"http://127.0.0.1:{model.port}", "ANTHROPIC_API_KEY": "dummy"}
-        done = run(["claude", "-p", QUESTION], project, claude_env)
-        print(f"claude -p: {done.seconds:.1f} s")
+        done = run(args, project, claude_env)
+        print(f"claude -p ({how}): {done.seconds:.1f} s")
         requests = [r["body"] for r in model.requests() if r["path"].startswith("/v1/messages")
                     and isinstance(r["body"], dict) and r["body"].get("messages")]
         # (a) The tool result as the model sees it.
@@ -233,28 +244,28 @@ def claude(dream, npm):
                     if block.get("type") == "tool_result" and "POLICY" in json.dumps(block):
                         results.append(block)
         if not results:
-            fail(f"claude: no Dream tool result reached the model\n{done.stdout}\n{done.stderr[-3000:]}")
+            fail(f"claude ({how}): no Dream tool result reached the model\n{done.stdout}\n{done.stderr[-3000:]}")
         content = results[0]["content"]
         texts = [content] if isinstance(content, str) else [c.get("text", "") for c in content]
-        check_readable("claude recall", texts)
+        check_readable(f"claude recall ({how})", texts)
         print("claude sends its model after `mcp__dream__recall`:", excerpt(results[0]))
-        # (b) SessionStart and UserPromptSubmit: the recalled memory is in the
-        # first request, from each hook.
+        # (b) SessionStart and UserPromptSubmit: each hook's recall is in the
+        # first request.
         first = json.dumps(requests[0])
         for hook in ("SessionStart", "UserPromptSubmit"):
-            at = first.find(hook)
+            at = first.find(hook + ":startup hook success" if hook == "SessionStart" else hook + " hook success")
             if at < 0 or "5433" not in first[at:at + 4000]:
                 fail(f"claude: the {hook} hook's recall is not in the request:\n{excerpt(requests[0], 6000)}")
         # SessionEnd logged the transcript.
         after = logged_sessions(project, env)
         if after != before + 1:
-            fail(f"claude: the SessionEnd hook logged {after - before} sessions")
+            fail(f"claude: the SessionEnd hook logged {after - before} sessions\n{done.stderr[-3000:]}")
         # (c) The transcripts Claude Code wrote are imported (into a second store).
         projects = os.path.join(home, ".claude", "projects")
         logged = run(["dream", "--store", f"fs:{work}/imported", "log", "--from", "claude-code", projects], project, env)
         if "logged 1 session" not in logged.stdout + logged.stderr:
             fail(f"claude: `dream log --from claude-code` did not log the session: {logged.stdout}{logged.stderr}")
-        print("claude: MCP round trip, three hooks, transcript imported: ok")
+        print(f"claude ({how}): MCP round trip, three hooks, transcript imported: ok")
     finally:
         model.stop()
     shutil.rmtree(work, ignore_errors=True)
@@ -265,7 +276,8 @@ def main():
         fail("usage: real-clients.py DREAM_BINARY NPM_DIR")
     dream, npm = sys.argv[1], sys.argv[2]
     codex(dream, npm)
-    claude(dream, npm)
+    claude(dream, npm, trusted=False)
+    claude(dream, npm, trusted=True)
 
 
 if __name__ == "__main__":
