@@ -32,6 +32,11 @@ installed() { # package version
 
 command -v npm >/dev/null && command -v node >/dev/null || skip "node and npm are not installed"
 if ! installed @openai/codex "$CODEX_VERSION" || ! installed @anthropic-ai/claude-code "$CLAUDE_CODE_VERSION"; then
+  # npm itself retries for minutes without a network (and answers `view` from
+  # its cache), so ask the registry directly first.
+  registry=$(npm config get registry)
+  timeout 20 node -e 'fetch(process.argv[1]).then(r => process.exit(r.ok ? 0 : 1), () => process.exit(1))' \
+    "${registry%/}/@openai%2fcodex/$CODEX_VERSION" || skip "the npm registry ($registry) is unreachable"
   mkdir -p "$npm_dir"
   timeout 180 npm install --prefix "$npm_dir" --no-audit --no-fund --no-update-notifier --loglevel=error \
     "@openai/codex@$CODEX_VERSION" "@anthropic-ai/claude-code@$CLAUDE_CODE_VERSION" \
