@@ -4,14 +4,17 @@
 Speaks the two protocols the clients use, streaming (SSE) included:
   POST /v1/responses       OpenAI Responses API (Codex)
   POST /v1/messages        Anthropic Messages API (Claude Code)
-  POST /v1/messages/count_tokens, GET /v1/models   answered so clients do not stall
+Anything else gets 404 (and is logged).
 
-The script is a list of tool calls (`--call TOOL JSON`, repeatable). For each
-request, the number of tool results already in its conversation says which step
-comes next: while a scripted call remains and the client offers a tool whose
-name ends with it (e.g. `mcp__dream__recall` for `recall`), the model asks for
-that call; otherwise it answers with text that ends the turn. A request that
-offers no tools (a title, a summary) gets a short text answer.
+The script is a list of tool calls (`--call TOOL JSON`, repeatable), made in
+order. For each request, the scripted calls the conversation already holds say
+which comes next: while one remains and the client offers a tool so named (or
+an MCP tool whose name ends with it, e.g. `mcp__dream__recall` for `recall`,
+also inside a Responses API namespace), the model asks for that call. A tool
+the client only lists as deferred (Claude Code's MCP tools), or whose server is
+still connecting, is first looked up with the client's `ToolSearch`, as a real
+model does. Otherwise the model answers
+with text that ends the turn.
 
 Every request is appended to `--log` as one JSON line (method, path, body), so a
 test can read what the client sent its model. Stdlib only; binds 127.0.0.1.
@@ -100,13 +103,6 @@ class Handler(BaseHTTPRequestHandler):
     def read_body(self):
         length = int(self.headers.get("Content-Length") or 0)
         raw = self.rfile.read(length) if length else b""
-        if self.headers.get("Content-Encoding", "") in ("gzip", "zstd", "br"):
-            if self.headers["Content-Encoding"] == "gzip":
-                import gzip
-
-                raw = gzip.decompress(raw)
-            else:
-                return {"undecoded": self.headers["Content-Encoding"], "bytes": len(raw)}
         try:
             return json.loads(raw) if raw else None
         except ValueError:
@@ -131,15 +127,7 @@ class Handler(BaseHTTPRequestHandler):
 
     def do_GET(self):
         self.record(None)
-        if self.path.split("?")[0].rstrip("/").endswith("/models"):
-            self.send_json(200, {"object": "list", "data": [], "models": []})
-        else:
-            self.send_json(404, {"error": {"type": "not_found", "message": self.path}})
-
-    def do_HEAD(self):
-        self.send_response(200)
-        self.send_header("Content-Length", "0")
-        self.end_headers()
+        self.send_json(404, {"error": {"type": "not_found", "message": self.path}})
 
     def do_POST(self):
         body = self.read_body()
@@ -147,11 +135,9 @@ class Handler(BaseHTTPRequestHandler):
         path = self.path.split("?")[0]
         if not isinstance(body, dict):
             self.send_json(400, {"error": {"type": "invalid_request_error", "message": "JSON body expected"}})
-        elif path.endswith("/messages/count_tokens"):
-            self.send_json(200, {"input_tokens": 100})
-        elif path.endswith("/messages"):
+        elif path.endswith("/v1/messages"):
             self.anthropic_messages(body)
-        elif path.endswith("/responses"):
+        elif path.endswith("/v1/responses"):
             self.openai_responses(body)
         else:
             self.send_json(404, {"error": {"type": "not_found", "message": self.path}})
@@ -168,11 +154,14 @@ class Handler(BaseHTTPRequestHandler):
         offered = offered_tool(tools, name)
         if offered:
             return offered, arguments
-        deferred = re.search(r"(mcp__[A-Za-z0-9_-]+?__" + re.escape(name) + r")\b", json.dumps(body))
         search = offered_tool(tools, "ToolSearch")
-        if deferred and search and called.count(search[1]) <= made:
-            return search, json.dumps({"query": "select:" + deferred.group(1)})
-        return None
+        if not search or called.count(search[1]) > made:
+            return None
+        # Listed as deferred: load it by name. Not listed yet (its server is
+        # still connecting): search by keyword, which waits for the server.
+        deferred = re.search(r"(mcp__[A-Za-z0-9_-]+?__" + re.escape(name) + r")\b", json.dumps(body))
+        query = "select:" + deferred.group(1) if deferred else name
+        return search, json.dumps({"query": query})
 
     # Anthropic Messages API.
     def anthropic_messages(self, body):
