@@ -38,11 +38,11 @@ async fn call(client: &Client, tool: &str, args: Value) -> Result<CallToolResult
         .await
 }
 
-/// A successful call's structured result.
+/// A successful call's JSON result.
 async fn mcp_ok(client: &Client, tool: &str, args: Value) -> Value {
     let result = call(client, tool, args).await.expect("call");
     assert_ne!(result.is_error, Some(true), "{tool} failed: {result:?}");
-    result.structured_content.expect("structured content")
+    tool_json(&serde_json::to_value(&result).unwrap())
 }
 
 /// `recall QUERY --format json` (exit 0 when something was admitted, 1 when

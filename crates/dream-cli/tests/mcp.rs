@@ -40,11 +40,11 @@ async fn call(client: &Client, tool: &str, args: Value) -> Result<CallToolResult
         .await
 }
 
-/// A successful call's structured result.
+/// A successful call's JSON result.
 async fn ok(client: &Client, tool: &str, args: Value) -> Value {
     let result = call(client, tool, args).await.expect("call");
     assert_ne!(result.is_error, Some(true), "{tool} failed: {result:?}");
-    result.structured_content.expect("structured content")
+    tool_json(&serde_json::to_value(&result).unwrap())
 }
 
 /// A call that must be an error result; its text.
@@ -174,14 +174,47 @@ async fn the_persons_word_is_used_and_the_agents_is_held() {
         "{recalled:#}"
     );
 
+    // What the model reads first is text: the POLICY line, then the fenced
+    // context block exactly as `dream recall --format context` prints it; the
+    // JSON comes second, and there is no structuredContent (which clients would
+    // hand the model instead).
+    let raw = call(
+        &client,
+        "recall",
+        json!({"query": "what is the user called", "limit": 5}),
+    )
+    .await
+    .unwrap();
+    assert!(raw.structured_content.is_none(), "{raw:?}");
+    assert_eq!(raw.content.len(), 2, "{raw:?}");
+    let readable = raw.content[0].as_text().expect("text first").text.clone();
+    let printed = common::ok(cli.run(&[
+        "recall",
+        "what is the user called",
+        "--limit",
+        "5",
+        "--format",
+        "context",
+    ]));
+    let policy = recalled["policy"]["line"].as_str().unwrap();
+    assert_eq!(readable, format!("{policy}\n\n{printed}"));
+    assert!(readable.contains("## Relevant Memories") && readable.contains("Sam"));
+
     // remember over MCP is the agent's proposal: stored held, never pinned.
-    let remembered = ok(
+    let raw = call(
         &client,
         "remember",
         json!({"name": "Deploy day", "content": "The team deploys the billing service on Fridays.",
                "kind": "project"}),
     )
-    .await;
+    .await
+    .unwrap();
+    let said = raw.content[0].as_text().expect("text first").text.clone();
+    assert!(
+        said.starts_with("Remembered ") && said.contains("dream confirm"),
+        "{said}"
+    );
+    let remembered = tool_json(&serde_json::to_value(&raw).unwrap());
     let id = remembered["remembered"].as_str().expect("an id").to_owned();
     assert_eq!(remembered["status"], "unconfirmed", "{remembered}");
     assert_eq!(remembered["evidence"], json!(["assistant"]), "{remembered}");

@@ -278,7 +278,7 @@ fn only_the_right_token_from_a_local_origin_reaches_the_tools() {
         Some(&session),
         &[],
     );
-    let created = answer.unwrap()["result"]["structuredContent"]["created"][0]
+    let created = tool_json(&answer.unwrap()["result"])["created"][0]
         .as_str()
         .unwrap()
         .to_owned();
@@ -289,7 +289,7 @@ fn only_the_right_token_from_a_local_origin_reaches_the_tools() {
         Some(&session),
         &[],
     );
-    let records = answer.unwrap()["result"]["structuredContent"]["records"].clone();
+    let records = tool_json(&answer.unwrap()["result"])["records"].clone();
     assert!(
         records
             .as_array()
@@ -546,7 +546,7 @@ fn sessions_past_the_bound_are_refused_and_the_open_ones_keep_working() {
         &[],
     );
     assert_eq!(status, 200, "{answer:?}");
-    assert!(answer.unwrap()["result"]["structuredContent"]["memories"].is_number());
+    assert!(tool_json(&answer.unwrap()["result"])["memories"].is_number());
 }
 
 /// A request with several `Host` headers (the first one allowed, or all of

@@ -113,3 +113,22 @@ pub fn ok(output: Output) -> String {
 pub fn session(text: &str) -> String {
     serde_json::json!([{ "role": "user", "content": text }, { "role": "assistant", "content": "Noted." }]).to_string()
 }
+
+/// The JSON of an MCP tool result (the `result` of a `tools/call`, as JSON): its
+/// last content item, parsed. Checks the shape every Dream answer keeps: text
+/// items only and no `structuredContent` (a client would hand its model that
+/// instead of the readable text).
+pub fn tool_json(result: &serde_json::Value) -> serde_json::Value {
+    assert!(
+        result
+            .get("structuredContent")
+            .is_none_or(serde_json::Value::is_null),
+        "{result:#}"
+    );
+    let content = result["content"].as_array().expect("content items");
+    assert!(content.iter().all(|c| c["type"] == "text"), "{result:#}");
+    let last = content.last().expect("a content item")["text"]
+        .as_str()
+        .expect("text");
+    serde_json::from_str(last).unwrap_or_else(|e| panic!("the last item is not JSON ({e}): {last}"))
+}

@@ -26,9 +26,18 @@ from mcp.client.streamable_http import streamable_http_client
 
 
 def structured(result):
+    """A tool result's JSON: its last content item. Dream sends no
+    structuredContent (clients hand their model that instead of the text)."""
     assert not is_error(result), result
-    value = getattr(result, "structured_content", None) or getattr(result, "structuredContent", None)
-    return value if value is not None else json.loads(result.content[0].text)
+    assert getattr(result, "structured_content", getattr(result, "structuredContent", None)) is None, result
+    assert all(c.type == "text" for c in result.content), result
+    return json.loads(result.content[-1].text)
+
+
+def readable(result):
+    """What the model reads first: the first content item's text."""
+    assert result.content and result.content[0].type == "text", result
+    return result.content[0].text
 
 
 def is_error(result):
@@ -66,10 +75,15 @@ async def exercise(session, person) -> None:
     person("Call me Sam.")
     report = structured(await session.call_tool("dream", {"force": True}))
     sam = report["created"][0]
-    recalled = structured(await session.call_tool("recall", {"query": "what is the user called"}))
+    result = await session.call_tool("recall", {"query": "what is the user called"})
+    recalled = structured(result)
     verdicts = {r["id"]: r["verdict"] for r in recalled["records"]}
     assert verdicts.get(sam) == "used", recalled
     assert recalled["policy"]["line"].startswith("POLICY: used"), recalled
+    # The model reads text first: the POLICY line, then the fenced context block.
+    text = readable(result)
+    assert text == recalled["policy"]["line"] + "\n\n" + recalled["context"], text
+    assert "\n## Relevant Memories\n" in text and "Sam" in text, text
 
     # The memory as a resource, and the prompt that fills the context block.
     uris = {str(r.uri) for r in (await session.list_resources()).resources}
@@ -80,11 +94,11 @@ async def exercise(session, person) -> None:
     text = prompt.messages[0].content.text
     assert "POLICY: used" in text and "Sam" in text, text
 
-    mine = structured(
-        await session.call_tool(
-            "remember", {"name": "Deploy day", "content": "The billing service deploys on Fridays."}
-        )
+    result = await session.call_tool(
+        "remember", {"name": "Deploy day", "content": "The billing service deploys on Fridays."}
     )
+    mine = structured(result)
+    assert readable(result).startswith(f"Remembered {mine['remembered']}: "), result
     recalled = structured(await session.call_tool("recall", {"query": "billing service deploys"}))
     held = [r for r in recalled["records"] if r["id"] == mine["remembered"]]
     assert held and held[0]["verdict"] == "held", recalled
