@@ -729,7 +729,7 @@ fn a_pass_shows_its_stages_on_a_terminal_only() {
     let shown = stdout(&out);
     assert!(out.status.success(), "{shown}");
     for stage in [
-        "dreaming: read 1 pending sessions",
+        "dreaming: read 1 pending session",
         "dreaming: consolidating (offline)",
         "dreaming: writing ",
     ] {

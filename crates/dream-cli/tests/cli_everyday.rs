@@ -220,14 +220,11 @@ fn mcp_makes_the_store_at_its_first_write() {
     });
     assert_eq!(stores_under(cli.dir.path()), vec![repo.join(".dream")]);
     assert_eq!(seal_keys(&cli), 1);
-    let recalled = ok(run_in(
-        &cli,
-        &repo,
-        &["recall", "deploy Fridays", "--json"],
-        None,
-    ));
-    // Held because the agent said it, never because its seal failed.
-    let recalled: Value = serde_json::from_str(&recalled).unwrap();
+    // Held (nothing admitted: exit 1) because the agent said it, never because
+    // its seal failed.
+    let recalled = run_in(&cli, &repo, &["recall", "deploy Fridays", "--json"], None);
+    code(&recalled, 1);
+    let recalled: Value = serde_json::from_str(&stdout(&recalled)).unwrap();
     let record = &recalled["records"][0];
     assert_eq!(record["id"], id.as_str(), "{recalled}");
     let reason = record["reason"].to_string();
@@ -510,15 +507,16 @@ fn reads_work_on_a_store_the_user_cannot_write() {
 fn an_oversized_session_is_split_not_refused() {
     let cli = Cli::new();
     let long = format!(
-        "{} The deploy password rotates on Fridays. ENDMARK",
-        "word ".repeat(30_000)
+        "{} We deploy on Fridays. ENDMARK",
+        "We talked about the garden for a while. ".repeat(4_000)
     );
-    let one = json!([{ "role": "user", "content": long }, { "role": "tool", "content": "x".repeat(100_000) }]);
+    let output = "the build printed another line of its log\n".repeat(3_000);
+    let one = json!([{ "role": "user", "content": long }, { "role": "tool", "content": output }]);
     let out = ok(cli.run_with(&["log", "-", "--json"], Some(&one.to_string()), &[]));
     let logged: Value = serde_json::from_str(&out).unwrap();
     assert_eq!(logged["messages"], 4, "{logged}");
     let many: Vec<Value> = (0..12)
-        .map(|i| json!({ "role": "user", "content": format!("{i} {}", "y".repeat(60_000)) }))
+        .map(|i| json!({ "role": "user", "content": format!("{i} {}", "We planted tomatoes. ".repeat(2_800)) }))
         .collect();
     let out = ok(cli.run_with(&["log", "-"], Some(&Value::from(many).to_string()), &[]));
     assert!(out.contains("logged as 2 sessions"), "{out}");
