@@ -212,7 +212,7 @@ pub async fn dream(global: &Global, args: DreamArgs) -> Outcome {
         .with_progress(std::sync::Arc::new(move |stage| {
             let line = match stage {
                 PassStage::SessionsRead { sessions } => {
-                    format!("{verb}: read {} pending", count(sessions, "session"))
+                    format!("{verb}: read {}", count(sessions, "pending session"))
                 }
                 PassStage::Consolidating if remote => format!(
                     "{verb}: waiting for the model (retries are reported; --deadline caps the wait)"
