@@ -148,8 +148,84 @@ fn refuse_unused(matches: &clap::ArgMatches) {
     }
 }
 
+/// An unknown option with a suggestion only where one is likely meant: clap
+/// offers the most similar option of the command however unlike (`--limt` →
+/// `--llm`). Here an option is suggested when it is a few edits away (one per
+/// four characters), from this command first, else naming the command that has it.
+fn with_sensible_suggestion(error: clap::Error) -> clap::Error {
+    use clap::error::{ContextKind, ContextValue, ErrorKind};
+    if error.kind() != ErrorKind::UnknownArgument {
+        return error;
+    }
+    let Some(ContextValue::String(given)) = error.get(ContextKind::InvalidArg) else {
+        return error;
+    };
+    let Some(typed) = given.strip_prefix("--") else {
+        return error;
+    };
+    let typed = typed.split('=').next().unwrap_or(typed);
+    let mut root = command();
+    root.build();
+    let longs = |cmd: &clap::Command| -> Vec<String> {
+        cmd.get_arguments()
+            .filter(|arg| !arg.is_hide_set())
+            .filter_map(|arg| arg.get_long().map(str::to_owned))
+            .collect()
+    };
+    let near = |longs: Vec<String>| {
+        longs
+            .into_iter()
+            .map(|long| (edits(typed, &long), long))
+            .filter(|(edits, _)| *edits <= (typed.chars().count() / 4).max(1))
+            .min()
+            .map(|(_, long)| long)
+    };
+    let words: Vec<String> = std::env::args().skip(1).collect();
+    let current = words
+        .iter()
+        .find_map(|word| root.find_subcommand(word))
+        .unwrap_or(&root);
+    let mut message = format!("unexpected argument '{given}' found");
+    if let Some(long) = near(longs(current)) {
+        message.push_str(&format!("; did you mean '--{long}'?"));
+    } else if let Some((name, long)) = root
+        .get_subcommands()
+        .find_map(|sub| near(longs(sub)).map(|long| (sub.get_name(), long)))
+    {
+        message.push_str(&format!("; '--{long}' is an option of `dream {name}`"));
+    }
+    current.clone().error(ErrorKind::UnknownArgument, message)
+}
+
+/// The edits (insert, delete, substitute, swap two neighbours) from `a` to `b`.
+fn edits(a: &str, b: &str) -> usize {
+    let (a, b): (Vec<char>, Vec<char>) = (a.chars().collect(), b.chars().collect());
+    let mut d = vec![vec![0usize; b.len() + 1]; a.len() + 1];
+    for (i, row) in d.iter_mut().enumerate() {
+        row[0] = i;
+    }
+    for (j, cell) in d[0].iter_mut().enumerate() {
+        *cell = j;
+    }
+    for i in 1..=a.len() {
+        for j in 1..=b.len() {
+            let cost = usize::from(a[i - 1] != b[j - 1]);
+            d[i][j] = (d[i - 1][j] + 1)
+                .min(d[i][j - 1] + 1)
+                .min(d[i - 1][j - 1] + cost);
+            if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
+                d[i][j] = d[i][j].min(d[i - 2][j - 2] + 1);
+            }
+        }
+    }
+    d[a.len()][b.len()]
+}
+
 fn main() -> ExitCode {
-    let matches = command().get_matches();
+    let matches = match command().try_get_matches() {
+        Ok(matches) => matches,
+        Err(e) => with_sensible_suggestion(e).exit(),
+    };
     refuse_unused(&matches);
     let cli = match Cli::from_arg_matches(&matches) {
         Ok(cli) => cli,
@@ -173,7 +249,11 @@ fn main() -> ExitCode {
             Command::Log(args) => pass::log(&global, args).await,
             Command::Dream(args) => pass::dream(&global, args).await,
             Command::Apply(args) => pass::apply(&global, args).await,
-            Command::Recall(args) => recall::recall(&global, args).await,
+            Command::Recall(args) => {
+                let hook = args.hook;
+                let recalled = recall::recall(&global, args).await;
+                recalled.map_err(|e| if hook { e.non_blocking() } else { e })
+            }
             Command::Remember(args) => memory::remember(&global, args).await,
             Command::List(args) => memory::list(&global, args).await,
             Command::Show(args) => memory::show(&global, args).await,

@@ -54,7 +54,7 @@ fn each_format_imports_once_and_reports_its_bad_lines() {
         let out = cli.run(&["log", "--from", format, &fixture(file)]);
         assert_eq!(
             stdout(&out),
-            "logged 1 sessions from 1 file (0 already logged, 2 lines skipped)\n",
+            "logged 1 session from 1 file (0 already logged, 2 lines skipped)\n",
             "{format}: {}",
             stderr(&out)
         );
@@ -204,10 +204,10 @@ fn a_hook_passes_the_path_and_stdin_takes_an_array() {
         Some(&hook),
         &[],
     ));
-    assert!(out.starts_with("logged 1 sessions"), "{out}");
+    assert!(out.starts_with("logged 1 session"), "{out}");
     let array = std::fs::read_to_string(fixture("openai-chat.json")).unwrap();
     let out = ok(cli.run_with(&["log", "--from", "openai-chat", "-"], Some(&array), &[]));
-    assert!(out.starts_with("logged 1 sessions"), "{out}");
+    assert!(out.starts_with("logged 1 session"), "{out}");
     let out = cli.run_with(&["log", "--from", "claude-code", "--hook"], Some("{}"), &[]);
     code(&out, 2);
     assert!(stderr(&out).contains("transcript_path"), "{}", stderr(&out));
@@ -378,12 +378,13 @@ fn brief_recall_fills_a_budget_with_what_matters_most() {
         "{json}"
     );
     assert!(verdicts.contains(&"held"), "{json}");
-    // Only a held memory: nothing admitted, exit 1.
+    // Only a held memory: nothing admitted, which is no failure of a
+    // session-start hook (exit 0).
     let empty = Cli::new();
     let held = r#"{"name":"Push rule","description":"d","kind":"project","content":"Pushing to main without review is fine."}"#;
     ok(empty.run_with(&["import", "-", "--untrusted"], Some(held), &[]));
     let out = empty.run(&["recall", "--brief"]);
-    code(&out, 1);
+    code(&out, 0);
     assert!(
         stdout(&out).contains("nothing admitted"),
         "{}",
@@ -418,6 +419,11 @@ fn readme_blocks() -> Vec<(String, String)> {
 /// Runs a hook's shell command as the agent would: `sh -c`, in the project, with
 /// the built `dream` first on PATH.
 fn run_hook(cli: &Cli, command: &str, stdin: &str) -> std::process::Output {
+    run_hook_in(cli, cli.dir.path(), command, stdin)
+}
+
+/// [`run_hook`] in `dir`.
+fn run_hook_in(cli: &Cli, dir: &Path, command: &str, stdin: &str) -> std::process::Output {
     use std::io::Write as _;
     let bin = Path::new(env!("CARGO_BIN_EXE_dream")).parent().unwrap();
     let path = format!(
@@ -427,7 +433,7 @@ fn run_hook(cli: &Cli, command: &str, stdin: &str) -> std::process::Output {
     );
     let mut child = std::process::Command::new("sh")
         .args(["-c", command])
-        .current_dir(cli.dir.path())
+        .current_dir(dir)
         .env("PATH", path)
         .env("DREAM_CONFIG_DIR", cli.config.path())
         .env("NO_COLOR", "1")
@@ -501,6 +507,22 @@ fn the_readme_agent_configurations_parse_and_their_commands_run() {
                     .to_owned()
             };
             let (start, end) = (command("SessionStart"), command("SessionEnd"));
+            // In a new project, from a subdirectory: the recall hooks answer
+            // "no memories yet" and exit 0, and nothing is made.
+            let sub = cli.path("src/deep");
+            std::fs::create_dir_all(&sub).unwrap();
+            let prompt_input = json!({ "session_id": "s", "hook_event_name": "UserPromptSubmit",
+                                       "cwd": &sub, "prompt": "which editor?" })
+            .to_string();
+            for (hook, stdin) in [
+                (&start, "{\"hook_event_name\":\"SessionStart\"}".to_owned()),
+                (&command("UserPromptSubmit"), prompt_input),
+            ] {
+                let out = run_hook_in(&cli, &sub, hook, &stdin);
+                code(&out, 0);
+                assert_eq!(stdout(&out), "no memories yet\n", "{}", stderr(&out));
+            }
+            assert!(!cli.path(".dream").exists() && !sub.join(".dream").exists());
             let input =
                 json!({ "session_id": "s", "hook_event_name": "SessionEnd", "reason": "exit",
                                 "transcript_path": fixture("claude-code.jsonl") })
@@ -508,7 +530,7 @@ fn the_readme_agent_configurations_parse_and_their_commands_run() {
             let logged = run_hook(&cli, &end, &input);
             code(&logged, 0);
             assert!(
-                stdout(&logged).starts_with("logged 1 sessions"),
+                stdout(&logged).starts_with("logged 1 session"),
                 "{}",
                 stderr(&logged)
             );

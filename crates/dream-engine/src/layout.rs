@@ -256,6 +256,14 @@ pub fn claim_lock(scope: &Scope) -> LockName {
     LockName::new(format!("dream-claim-{}", short_hash(scope.as_str()))).expect("valid lock name")
 }
 
+/// Who holds the claim of a scope (see `claim`), beside its success stamp.
+pub fn claim_note_key(scope: &Scope) -> Key {
+    Key::new(
+        namespace(STATE),
+        RecordId::new(format!("claim-{}", short_hash(scope.as_str()))).expect("valid id"),
+    )
+}
+
 /// The logging lock of a scope: a logger holds it around the pending-bound check
 /// (and, for a transcript part, the check that the part is new) and the write
 /// that logs the session. (Its name predates plain sessions taking it.)

@@ -3,14 +3,34 @@
 //! operation stops with `LockLost` (the store's fences stop any write that races).
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
-use dream_core::{Fence, Lease, LockName, RecordStore, StoreError};
-use tokio::sync::watch;
+use dream_core::{Fence, Key, Lease, LockName, RecordStore, StoreError, Write};
+use tokio::sync::{Notify, watch};
 use tokio::task::JoinHandle;
 use tokio::time::Instant;
 
+use crate::claim::ClaimHolder;
 use crate::error::{DreamError, Result};
+
+/// Leases this process dropped unreleased whose release is still under way.
+static RELEASING: AtomicUsize = AtomicUsize::new(0);
+/// Woken when one of those releases ends.
+static RELEASED: Notify = Notify::const_new();
+
+/// Resolves once every lease this process dropped unreleased (an operation
+/// cancelled part way, as a process stopping on a signal cancels its pass) has
+/// been given up, so a process that exits after it leaves no lock held.
+pub async fn releases_settled() {
+    loop {
+        let released = RELEASED.notified();
+        if RELEASING.load(Ordering::SeqCst) == 0 {
+            return;
+        }
+        released.await;
+    }
+}
 
 /// A lease held by this process, kept alive by a background renewal task.
 #[derive(Debug)]
@@ -21,6 +41,8 @@ pub(crate) struct HeldLease {
     task: JoinHandle<()>,
     /// Set once [`HeldLease::release`] gave the lock up.
     released: bool,
+    /// The record naming the holder ([`ClaimHolder`]), kept while it is held.
+    note: Option<Key>,
 }
 
 impl HeldLease {
@@ -33,7 +55,26 @@ impl HeldLease {
         Ok(store
             .try_lease(lock, ttl)
             .await?
-            .map(|lease| Self::watch(store.clone(), lease, ttl)))
+            .map(|lease| Self::watch(store.clone(), lease, ttl, None)))
+    }
+
+    /// Takes `lock` if free, and keeps `note` naming this process as its holder
+    /// (written now and at each renewal, removed with the lease).
+    pub async fn try_take_noted(
+        store: &Arc<dyn RecordStore>,
+        lock: &LockName,
+        ttl: Duration,
+        note: Key,
+    ) -> Result<Option<Self>> {
+        let Some(lease) = store.try_lease(lock, ttl).await? else {
+            return Ok(None);
+        };
+        let held = Self::watch(store.clone(), lease, ttl, Some(note));
+        if let Err(e) = write_note(store, &held.lease, ttl, held.note.as_ref()).await {
+            held.release().await;
+            return Err(e.into());
+        }
+        Ok(Some(held))
     }
 
     /// Takes `lock`, waiting up to `wait` for its holder to release it or let it expire.
@@ -57,15 +98,22 @@ impl HeldLease {
         }
     }
 
-    fn watch(store: Arc<dyn RecordStore>, lease: Lease, ttl: Duration) -> Self {
+    fn watch(store: Arc<dyn RecordStore>, lease: Lease, ttl: Duration, note: Option<Key>) -> Self {
         let (tx, lost) = watch::channel(false);
-        let task = tokio::spawn(renew_loop(store.clone(), lease.clone(), ttl, tx));
+        let task = tokio::spawn(renew_loop(
+            store.clone(),
+            lease.clone(),
+            ttl,
+            tx,
+            note.clone(),
+        ));
         HeldLease {
             store,
             lease,
             lost,
             task,
             released: false,
+            note,
         }
     }
 
@@ -110,6 +158,7 @@ impl HeldLease {
     pub async fn release(mut self) -> bool {
         self.released = true;
         self.task.abort();
+        remove_note(&self.store, &self.lease, self.note.as_ref()).await;
         let lease = self.lease.clone();
         match self.store.release(lease).await {
             Ok(held) => held,
@@ -134,12 +183,46 @@ impl Drop for HeldLease {
         if let Ok(runtime) = tokio::runtime::Handle::try_current() {
             let store = self.store.clone();
             let lease = self.lease.clone();
+            let note = self.note.take();
+            RELEASING.fetch_add(1, Ordering::SeqCst);
             runtime.spawn(async move {
+                remove_note(&store, &lease, note.as_ref()).await;
                 if let Err(e) = store.release(lease).await {
                     tracing::warn!(error = %e, "releasing a dropped lease failed; it will expire");
                 }
+                RELEASING.fetch_sub(1, Ordering::SeqCst);
+                RELEASED.notify_waiters();
             });
         }
+    }
+}
+
+/// Writes the holder note of `lease` (fenced by it), holding for `ttl` from now.
+async fn write_note(
+    store: &Arc<dyn RecordStore>,
+    lease: &Lease,
+    ttl: Duration,
+    note: Option<&Key>,
+) -> std::result::Result<(), StoreError> {
+    let Some(key) = note else {
+        return Ok(());
+    };
+    let ttl = chrono::Duration::from_std(ttl).unwrap_or_else(|_| chrono::Duration::days(1));
+    let holder = ClaimHolder::this_process(chrono::Utc::now() + ttl);
+    let bytes = serde_json::to_vec(&holder).map_err(|e| StoreError::backend(false, e))?;
+    store
+        .put(key, bytes.into(), Write::any().fenced(lease.fence()))
+        .await
+        .map(|_| ())
+}
+
+/// Removes the holder note of `lease` while it still holds (a fenced delete,
+/// which a successor's newer fence refuses); a note left behind expires.
+async fn remove_note(store: &Arc<dyn RecordStore>, lease: &Lease, note: Option<&Key>) {
+    if let Some(key) = note
+        && let Err(e) = store.delete(key, Write::any().fenced(lease.fence())).await
+    {
+        tracing::debug!(error = %e, "the claim's holder note stays until it expires");
     }
 }
 
@@ -148,13 +231,19 @@ async fn renew_loop(
     lease: Lease,
     ttl: Duration,
     lost: watch::Sender<bool>,
+    note: Option<Key>,
 ) {
     let period = ttl / 3;
     let mut last_renewed = Instant::now();
     loop {
         tokio::time::sleep(period).await;
         match store.renew(&lease, ttl).await {
-            Ok(_) => last_renewed = Instant::now(),
+            Ok(_) => {
+                last_renewed = Instant::now();
+                if let Err(e) = write_note(&store, &lease, ttl, note.as_ref()).await {
+                    tracing::debug!(error = %e, "the claim's holder note was not renewed");
+                }
+            }
             Err(StoreError::LockLost { .. }) => {
                 tracing::warn!(lock = %lease.lock(), "lease lost: renewal refused");
                 let _ = lost.send(true);

@@ -25,6 +25,7 @@
 //! The storage layout is in [`layout`].
 
 mod caller;
+mod claim;
 mod consolidate;
 mod convert;
 mod diff;
@@ -53,6 +54,7 @@ pub mod transcripts;
 pub mod vectors;
 
 pub use caller::Caller;
+pub use claim::{ClaimHolder, this_host};
 pub use consolidate::{
     Batch, BatchSession, Consolidation, Consolidator, LlmConsolidator, RuleBasedConsolidator,
     SYSTEM_RULES,
@@ -64,6 +66,7 @@ pub use error::{DreamError, Result};
 pub use events::Event;
 pub use feed::{DEFAULT_POLL, FeedEntry, MAX_FEED_PAGE, Subscription};
 pub use journal::{ATOMIC_APPLY_FAILPOINTS, JOURNALED_APPLY_FAILPOINTS};
+pub use lease::releases_settled;
 pub use manage::{
     Confirmed, Existing, Exported, HistoryEntry, ImportReport, ImportSource, MAX_IMPORT, NewMemory,
     Purged, Remembered, Stats, TrashEntry,

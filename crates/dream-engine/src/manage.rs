@@ -428,7 +428,13 @@ impl Dream {
             pass: None,
             markdown: text,
         };
-        let ops = vec![
+        // The version forgotten is a prior version too: `history` shows it
+        // after a restore.
+        let op_id = self.ids.next(now);
+        let mut ops = self
+            .history_ops(id, &memory, AuditAction::Forgotten, &op_id, now)
+            .await?;
+        ops.extend([
             Op::create(
                 layout::key(layout::TRASH, self.ids.record(now)),
                 json_string(&trash),
@@ -444,13 +450,12 @@ impl Dream {
                 .hash(hash),
             ),
             self.bump_op(generation, gen_record.as_ref()),
-        ];
+        ]);
         let event = Event::MemoryTrashed {
             memory: id.clone(),
             why: "forgotten".into(),
         };
-        self.commit(lease, &self.ids.next(now), ops, vec![event])
-            .await?;
+        self.commit(lease, &op_id, ops, vec![event]).await?;
         Ok(())
     }
 

@@ -367,10 +367,7 @@ impl Dream {
         if !force && let Some(reason) = self.check_gates(exclude).await? {
             return self.skip(reason, name).await;
         }
-        let claim_lock = layout::claim_lock(&self.scope);
-        let Some(claim) =
-            HeldLease::try_take(&self.store, &claim_lock, self.options.claim_ttl).await?
-        else {
+        let Some(claim) = self.take_claim().await? else {
             return self.skip(SkipReason::AnotherPassRunning, name).await;
         };
         let pass = self.ids.next(self.now());
@@ -394,6 +391,17 @@ impl Dream {
             self.pass_failed(&pass, e).await;
         }
         result
+    }
+
+    /// Takes this scope's claim if free, with the note saying who holds it.
+    async fn take_claim(&self) -> Result<Option<HeldLease>> {
+        HeldLease::try_take_noted(
+            &self.store,
+            &layout::claim_lock(&self.scope),
+            self.options.claim_ttl,
+            layout::claim_note_key(&self.scope),
+        )
+        .await
     }
 
     async fn skip(&self, reason: SkipReason, consolidator: String) -> Result<DreamReport> {
@@ -964,10 +972,7 @@ impl Dream {
     /// plan instead of applying it. [`Dream::apply`] applies exactly that plan.
     pub async fn dry_run(&self) -> Result<DryRun> {
         let name = self.consolidator.describe();
-        let claim_lock = layout::claim_lock(&self.scope);
-        let Some(claim) =
-            HeldLease::try_take(&self.store, &claim_lock, self.options.claim_ttl).await?
-        else {
+        let Some(claim) = self.take_claim().await? else {
             return Ok(DryRun {
                 plan: None,
                 diff: String::new(),

@@ -30,7 +30,9 @@
 //! An existing directory is refused with `Incompatible` when it has no marker
 //! (Dream did not create it), another format version, another owner, or write
 //! permission for group or others. Opening takes the store lock once to move
-//! the version counter past everything issued before (see below).
+//! the version counter past everything issued before (see below). A store
+//! this user cannot write (read-only files, a read-only mount) opens to read
+//! without the lock: reads work, and every write is refused by the filesystem.
 //!
 //! # No symlink is followed
 //!
@@ -240,6 +242,12 @@ impl FsOptions {
         self
     }
 
+    /// The name and capabilities of a store opened with these options, known
+    /// before it is opened (or made).
+    pub fn store_info(&self) -> StoreInfo {
+        store_info(self.max_value_size)
+    }
+
     /// Treats the filesystem as case-insensitive even if the probe at open says
     /// otherwise (for filesystems where the probe is unreliable, and tests).
     pub fn assume_case_insensitive(mut self, yes: bool) -> Self {
@@ -301,7 +309,9 @@ impl FsStore {
             max_value_size: options.max_value_size,
             case_insensitive: root.case_insensitive || options.assume_case_insensitive,
         };
-        {
+        // A store this user cannot write is read without the lock: there is
+        // no counter to move, and every write is refused by the filesystem.
+        if !root.read_only {
             let _guard = inner.lock()?;
             counter::reset(inner.root.as_fd(), &inner.next_version)?;
         }
@@ -329,6 +339,21 @@ impl FsStore {
         tokio::task::spawn_blocking(move || f(&inner))
             .await
             .map_err(|e| StoreError::backend(false, e))?
+    }
+}
+
+/// A directory store's name and capabilities.
+fn store_info(max_value_size: usize) -> StoreInfo {
+    StoreInfo {
+        name: "fs".to_owned(),
+        capabilities: Capabilities {
+            cross_process: true,
+            leases: true,
+            fenced_writes: true,
+            durable: true,
+            max_value_size,
+            atomic_batch_bytes: 0,
+        },
     }
 }
 
@@ -1027,17 +1052,7 @@ impl Inner {
 #[async_trait]
 impl RecordStore for FsStore {
     fn info(&self) -> StoreInfo {
-        StoreInfo {
-            name: "fs".to_owned(),
-            capabilities: Capabilities {
-                cross_process: true,
-                leases: true,
-                fenced_writes: true,
-                durable: true,
-                max_value_size: self.inner.max_value_size,
-                atomic_batch_bytes: 0,
-            },
-        }
+        store_info(self.inner.max_value_size)
     }
 
     async fn get(&self, key: &Key) -> Result<Option<Record>, StoreError> {

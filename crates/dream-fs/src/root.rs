@@ -33,6 +33,9 @@ pub(crate) struct Root {
     pub next_version: File,
     pub leases: OwnedFd,
     pub case_insensitive: bool,
+    /// This user cannot write the store (its files or its filesystem are
+    /// read-only): it is opened to read, and every write is refused.
+    pub read_only: bool,
 }
 
 /// Opens the root at `path`, creating it first when `create` is set and
@@ -66,8 +69,8 @@ pub(crate) fn open(path: &Path, create: bool) -> Result<Root, StoreError> {
         }
     };
     check_root(dir.as_fd())?;
-    let lock = open_rw(dir.as_fd(), LOCK)?;
-    let next_version = open_rw(dir.as_fd(), counter::NEXT)?;
+    let (lock, lock_writable) = open_rw(dir.as_fd(), LOCK)?;
+    let (next_version, counter_writable) = open_rw(dir.as_fd(), counter::NEXT)?;
     let leases = match io::open_dir(dir.as_fd(), LEASES).context(|| "open the lease directory")? {
         Opened::Found(fd) => fd,
         Opened::Missing => return Err(incompatible("the lease directory is missing")),
@@ -92,6 +95,7 @@ pub(crate) fn open(path: &Path, create: bool) -> Result<Root, StoreError> {
         next_version,
         leases,
         case_insensitive,
+        read_only: !(lock_writable && counter_writable),
     })
 }
 
@@ -143,11 +147,19 @@ fn check_root(dir: BorrowedFd<'_>) -> Result<(), StoreError> {
     }
 }
 
-/// Opens (creating if missing) a file of the root for reading and writing.
-fn open_rw(dir: BorrowedFd<'_>, name: &str) -> Result<File, StoreError> {
+/// Opens (creating if missing) a file of the root for reading and writing, or
+/// only for reading when this user may not write it; `true` when writable.
+fn open_rw(dir: BorrowedFd<'_>, name: &str) -> Result<(File, bool), StoreError> {
     let flags = OFlags::RDWR | OFlags::CREATE | OFlags::NOFOLLOW | OFlags::CLOEXEC;
-    let fd = match rustix::fs::openat(dir, name, flags, Mode::from_raw_mode(FILE_MODE)) {
-        Ok(fd) => fd,
+    let read_only = OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+    let opened = match rustix::fs::openat(dir, name, flags, Mode::from_raw_mode(FILE_MODE)) {
+        Err(Errno::ACCESS | Errno::ROFS | Errno::PERM) => {
+            rustix::fs::openat(dir, name, read_only, Mode::empty()).map(|fd| (fd, false))
+        }
+        other => other.map(|fd| (fd, true)),
+    };
+    let (fd, writable) = match opened {
+        Ok(opened) => opened,
         Err(Errno::LOOP) | Err(Errno::MLINK) => {
             return Err(incompatible(format!(
                 "the store's {name} file is a symbolic link, which the store never follows"
@@ -166,7 +178,7 @@ fn open_rw(dir: BorrowedFd<'_>, name: &str) -> Result<File, StoreError> {
             "the store's {name} file is hard-linked to another name"
         )));
     }
-    Ok(File::from(fd))
+    Ok((File::from(fd), writable))
 }
 
 /// Builds a complete root in a temporary sibling directory and renames it into

@@ -92,6 +92,20 @@ pub(crate) fn map_error(
     )
 }
 
+/// A failure to reach `server` (its address as [`describe_addr`] shows it,
+/// never a password).
+///
+/// [`describe_addr`]: crate::config::describe_addr
+pub(crate) fn connect_error(server: &str, err: RedisError, secret: Option<&str>) -> StoreError {
+    StoreError::backend(
+        is_transient(&err),
+        RedisFailure {
+            op: "connect",
+            detail: format!("{server}: {}", scrub(err.to_string(), secret)),
+        },
+    )
+}
+
 /// A reply the scripts never produce.
 pub(crate) fn unexpected_reply(op: &'static str) -> StoreError {
     StoreError::backend(

@@ -17,7 +17,8 @@ use tokio::sync::watch;
 
 use crate::config::{RedisOptions, describe_addr};
 use crate::error::{
-    EPOCH_CHANGED, EPOCH_MISSING, certificate_refused, is_transient, map_error, unexpected_reply,
+    EPOCH_CHANGED, EPOCH_MISSING, certificate_refused, connect_error, is_transient, map_error,
+    unexpected_reply,
 };
 use crate::keys::Keys;
 use crate::scripts::{self, SCRIPTS};
@@ -223,7 +224,7 @@ impl RedisStore {
         } else {
             redis::Client::open(config.connection.clone())
         }
-        .map_err(|e| map_error("connect", None, e, password.as_deref()))?;
+        .map_err(|e| connect_error(&server, e, password.as_deref()))?;
         let manager = ConnectionManagerConfig::new()
             .set_connection_timeout(config.connection_timeout)
             .set_response_timeout(config.response_timeout)
@@ -236,7 +237,7 @@ impl RedisStore {
             .await
             .map_err(|e| match certificate_refused(&server, &e) {
                 Some(refused) => StoreError::backend(false, refused),
-                None => map_error("connect", None, e, password.as_deref()),
+                None => connect_error(&server, e, password.as_deref()),
             })?;
         let keys = Keys::new(&config.prefix);
         let mut store = RedisStore {

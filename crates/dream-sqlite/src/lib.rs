@@ -160,6 +160,22 @@ impl Default for SqliteOptions {
 }
 
 impl SqliteOptions {
+    /// The name and capabilities of a store opened with these options, known
+    /// before it is opened (or made).
+    pub fn store_info(&self) -> StoreInfo {
+        StoreInfo {
+            name: "sqlite".to_owned(),
+            capabilities: Capabilities {
+                cross_process: true,
+                leases: true,
+                fenced_writes: true,
+                durable: self.durability == Durability::Full,
+                max_value_size: self.max_value_size,
+                atomic_batch_bytes: usize::MAX,
+            },
+        }
+    }
+
     /// The defaults: `Full` durability, 5 s busy timeout, 4 readers, 16 MiB values,
     /// integrity check on open, system clock.
     pub fn new() -> Self {
@@ -731,17 +747,7 @@ fn release_blocking(
 #[async_trait]
 impl RecordStore for SqliteStore {
     fn info(&self) -> StoreInfo {
-        StoreInfo {
-            name: "sqlite".to_owned(),
-            capabilities: Capabilities {
-                cross_process: true,
-                leases: true,
-                fenced_writes: true,
-                durable: self.inner.options.durability == Durability::Full,
-                max_value_size: self.inner.options.max_value_size,
-                atomic_batch_bytes: usize::MAX,
-            },
-        }
+        self.inner.options.store_info()
     }
 
     async fn get(&self, key: &Key) -> Result<Option<Record>, StoreError> {

@@ -11,20 +11,18 @@ use dream::engine::{Dream, Options, SealKey};
 
 use super::CliError;
 use super::config::FileConfig;
+use super::locate::{Located, locate};
 use super::models::{EmbedderChoice, LlmChoice};
-
-/// The default store: a `.dream/` directory in the working directory.
-pub const DEFAULT_STORE: &str = "fs:.dream";
-/// The config file read from the working directory.
-pub const CONFIG_FILE: &str = "dream.toml";
 
 /// Options every command takes.
 #[derive(Debug, Clone, Args)]
 #[command(next_help_heading = "Global options")]
 pub struct Global {
-    /// The store: fs:PATH (default fs:.dream), sqlite:PATH, redis://host:port[/db][?prefix=P] or
+    /// The store: fs:PATH, sqlite:PATH, redis://host:port[/db][?prefix=P] or
     /// postgres://[user@]host[:port]/database[?schema=S] (no password here: `redis` alone takes
-    /// the URL from DREAM_REDIS_URL or --redis-url-file, `postgres` alone from DREAM_POSTGRES_URL).
+    /// the URL from DREAM_REDIS_URL or --url-file, `postgres` alone from DREAM_POSTGRES_URL).
+    /// Default: DREAM_STORE, else the project's: the nearest .dream (or dream.toml) from
+    /// here up to the repository's top (made there by the first write).
     #[arg(long, global = true, value_name = "URL")]
     pub store: Option<String>,
     /// File holding the URL (with its password) for `--store redis` or `--store
@@ -85,17 +83,10 @@ pub struct Global {
 }
 
 impl Global {
-    /// The settings of `dream.toml` in the working directory (empty if absent).
-    pub fn file_config(&self) -> Result<FileConfig, CliError> {
-        Ok(FileConfig::load(std::path::Path::new(CONFIG_FILE))?)
-    }
-
-    /// The store URL in force: the flag, then `dream.toml`, then the default.
-    pub fn store_url(&self, config: &FileConfig) -> String {
-        self.store
-            .clone()
-            .or_else(|| config.store.clone())
-            .unwrap_or_else(|| DEFAULT_STORE.to_owned())
+    /// The store this command uses, why, and the project's `dream.toml`: the
+    /// one rule of `locate`.
+    pub fn locate(&self) -> Result<Located, CliError> {
+        locate(self.store.as_deref())
     }
 
     /// The scope in force.
@@ -108,28 +99,41 @@ impl Global {
         Ok(Scope::new(scope)?)
     }
 
-    /// Opens the store named by the options, wrapped in encryption with `--encrypt`.
-    /// A directory or SQLite store that does not exist yet is created only when
-    /// `create` (commands that store something); a read says there is none.
+    /// Opens the store `here` names, wrapped in encryption with `--encrypt`. A
+    /// directory or SQLite store that does not exist yet is created only for
+    /// [`Access::Create`] (commands that store something); otherwise it is an
+    /// error saying there is none.
     pub async fn open_store(
         &self,
-        config: &FileConfig,
-        create: bool,
+        here: &Located,
+        access: Access,
     ) -> Result<Arc<dyn RecordStore>, CliError> {
+        let key = self.store_key()?;
+        if access != Access::Create {
+            here.require_existing()?;
+        }
+        let store = super::stores::open(&here.url, self.url_file.as_deref()).await?;
+        self.wrap(store, key).await
+    }
+
+    /// The key `--encrypt` takes, loaded first, so a missing or bad key never
+    /// creates a store.
+    pub fn store_key(&self) -> Result<Option<super::stores::StoreKey>, CliError> {
         if self.key_file.is_some() && !self.encrypt {
             return Err(CliError::usage("--key-file needs --encrypt"));
         }
-        // The key is loaded first, so a missing or bad key never creates a store.
-        let key = if self.encrypt {
-            Some(super::stores::load_key(self.key_file.as_deref())?)
-        } else {
-            None
-        };
-        let url = self.store_url(config);
-        if !create {
-            super::stores::require_existing(&url)?;
+        if !self.encrypt {
+            return Ok(None);
         }
-        let store = super::stores::open(&url, self.url_file.as_deref()).await?;
+        super::stores::load_key(self.key_file.as_deref()).map(Some)
+    }
+
+    /// A raw store checked for its encryption and wrapped in it when `key` is given.
+    pub async fn wrap(
+        &self,
+        store: Arc<dyn RecordStore>,
+        key: Option<super::stores::StoreKey>,
+    ) -> Result<Arc<dyn RecordStore>, CliError> {
         let namespaces = super::stores::check_encryption(&*store, key.is_some()).await?;
         Ok(match key {
             Some(key) => {
@@ -203,46 +207,116 @@ impl Global {
     }
 
     /// The store's seal key (after the store is open, so its path resolves);
-    /// none for an encrypted store, whose AEAD authenticates every record.
-    pub fn seal_key(&self, config: &FileConfig) -> Result<Option<SealKey>, CliError> {
+    /// none for an encrypted store, whose AEAD authenticates every record. A
+    /// read never makes one: a store without its key is read with a throwaway
+    /// key, so nothing in it verifies and recall holds every record.
+    pub fn seal_key(&self, here: &Located, access: Access) -> Result<Option<Seal>, CliError> {
         if self.encrypt {
             return Ok(None);
         }
-        self.location_seal_key(config).map(Some)
-    }
-
-    /// The seal key of the store's location, encrypted or not: what a conversion
-    /// to or from plaintext carries trust to and from.
-    pub fn location_seal_key(&self, config: &FileConfig) -> Result<SealKey, CliError> {
-        let url =
-            super::stores::resolve_shorthand(&self.store_url(config), self.url_file.as_deref())?;
-        let locator = super::seal::locator(&url)?;
-        super::seal::load_or_create(&super::seal::config_dir()?, &locator)
-    }
-
-    /// Opens an existing store and the engine over it (a read never creates one).
-    pub async fn open(&self) -> Result<Dream, CliError> {
-        self.open_engine(false).await
-    }
-
-    /// Opens the store, creating it when it does not exist yet, and the engine.
-    pub async fn open_to_write(&self) -> Result<Dream, CliError> {
-        self.open_engine(true).await
-    }
-
-    async fn open_engine(&self, create: bool) -> Result<Dream, CliError> {
-        let config = self.file_config()?;
-        let store = self.open_store(&config, create).await?;
-        let mut dream = Dream::open(store, self.options(&config)?)?;
-        if let Some(key) = self.seal_key(&config)? {
-            dream = dream.with_seal(key);
+        let (dir, locator) = self.seal_location(here)?;
+        if access == Access::Read {
+            return Ok(Some(match super::seal::load(&dir, &locator)? {
+                Some(key) => Seal { key, kept: true },
+                None => Seal {
+                    key: SealKey::generate(),
+                    kept: false,
+                },
+            }));
         }
-        if let Some(model) = self.model(&config)? {
+        let key = super::seal::load_or_create(&dir, &locator)?;
+        Ok(Some(Seal { key, kept: true }))
+    }
+
+    /// The seal key of the store's location, encrypted or not (made if it has
+    /// none): what a conversion to or from plaintext carries trust to and from.
+    pub fn location_seal_key(&self, here: &Located) -> Result<SealKey, CliError> {
+        let (dir, locator) = self.seal_location(here)?;
+        super::seal::load_or_create(&dir, &locator)
+    }
+
+    /// Where the store's seal key is filed: the configuration directory and the
+    /// store's locator.
+    fn seal_location(&self, here: &Located) -> Result<(std::path::PathBuf, String), CliError> {
+        let url = super::stores::resolve_shorthand(&here.url, self.url_file.as_deref())?;
+        Ok((super::seal::config_dir()?, super::seal::locator(&url)?))
+    }
+
+    /// The store `here` names and its seal key for a server that may write: the
+    /// store (if it does not exist yet) and the key (if it has none) are made
+    /// at its first write. The seal is `kept` only when both exist already, so
+    /// nothing before that persists recall's index (a write).
+    pub async fn open_lazily(
+        &self,
+        here: &Located,
+    ) -> Result<(Arc<dyn RecordStore>, Option<Seal>), CliError> {
+        let key = self.store_key()?;
+        let exists = here.exists();
+        let existing = match exists {
+            true => Some(super::stores::open(&here.url, self.url_file.as_deref()).await?),
+            false => None,
+        };
+        let seal = self.seal_key(here, Access::Read)?;
+        let first_write = super::lazy::FirstWrite {
+            seal: match &seal {
+                Some(seal) if !seal.kept => {
+                    let (dir, locator) = self.seal_location(here)?;
+                    Some((dir, locator, seal.key.clone()))
+                }
+                _ => None,
+            },
+            create: (!exists).then(|| (here.url.clone(), self.url_file.clone())),
+        };
+        let info = match &existing {
+            Some(store) => store.info(),
+            None => super::stores::info_before_made(&here.url)?,
+        };
+        let lazy = Arc::new(super::lazy::LazyStore::new(existing, info, first_write));
+        let store = self.wrap(lazy, key).await?;
+        let seal = seal.map(|seal| Seal {
+            kept: seal.kept && exists,
+            ..seal
+        });
+        Ok((store, seal))
+    }
+
+    /// Opens the store and the engine over it, as `access` allows.
+    pub async fn open(&self, access: Access) -> Result<Dream, CliError> {
+        let here = self.locate()?;
+        let store = self.open_store(&here, access).await?;
+        let config = &here.config;
+        let mut dream = Dream::open(store, self.options(config)?)?;
+        if let Some(seal) = self.seal_key(&here, access)? {
+            dream = dream.with_seal(seal.key);
+        }
+        if let Some(model) = self.model(config)? {
             dream = dream.with_model(model);
         }
-        if let Some(embedder) = self.embedder(&config)? {
+        if let Some(embedder) = self.embedder(config)? {
             dream = dream.with_embedder(embedder);
         }
         Ok(dream)
     }
+}
+
+/// What a command does with its store: whether it may create the store or its
+/// seal key.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Access {
+    /// Only reads: the store must exist, and no seal key is made.
+    Read,
+    /// Changes an existing store: its seal key is made if it has none.
+    Write,
+    /// Stores something: the store is made where [`Located`] says, and its key.
+    Create,
+}
+
+/// A store's seal key, and whether it is the one kept for the store (a
+/// throwaway key, for a read of a store without one, is not).
+#[derive(Debug, Clone)]
+pub struct Seal {
+    /// The key.
+    pub key: SealKey,
+    /// Whether it is kept in the configuration directory.
+    pub kept: bool,
 }

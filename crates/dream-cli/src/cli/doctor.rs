@@ -3,9 +3,9 @@
 
 use clap::Args;
 
-use super::context::Global;
+use super::context::{Access, Global};
 use super::models::LlmChoice;
-use super::output::{FormatArg, Style, escape};
+use super::output::{FormatArg, Style, count, escape};
 use super::{Found, Outcome};
 
 /// `dream doctor [--format text|json|jsonl]`.
@@ -48,23 +48,23 @@ fn key_source(global: &Global) -> String {
 /// Runs every check and prints one line each; exit 1 when any check failed.
 pub async fn doctor(global: &Global, args: DoctorArgs) -> Outcome {
     let mut checks = Vec::new();
-    let config = match global.file_config() {
-        Ok(config) => {
-            checks.push(
-                if std::path::Path::new(super::context::CONFIG_FILE).exists() {
-                    Check::Ok("dream.toml: readable, sets no URL, key or password".into())
-                } else {
-                    Check::Info("dream.toml: none in this directory; defaults apply".into())
-                },
-            );
-            config
-        }
+    let here = match global.locate() {
+        Ok(here) => here,
         Err(e) => {
-            checks.push(Check::Fail(format!("dream.toml: {e}")));
-            Default::default()
+            checks.push(Check::Fail(format!("store: cannot tell which: {e}")));
+            return print_checks(&checks, &args);
         }
     };
-    let url = global.store_url(&config);
+    let config = here.config.clone();
+    checks.push(match &here.config_file {
+        Some(file) => Check::Ok(format!(
+            "dream.toml: {} readable, sets no URL, key or password",
+            escape(&file.display().to_string())
+        )),
+        None => Check::Info("dream.toml: none in the project; defaults apply".into()),
+    });
+    let url = here.url.clone();
+    checks.push(Check::Info(format!("store {}: {}", escape(&url), here.why)));
     let key_loaded = if global.encrypt {
         match super::stores::load_key(global.key_file.as_deref()) {
             Ok(_) => true,
@@ -82,7 +82,16 @@ pub async fn doctor(global: &Global, args: DoctorArgs) -> Outcome {
         ));
         false
     };
-    let opened = global.open_store(&config, false).await;
+    let opened = if here.exists() {
+        global.open_store(&here, Access::Read).await
+    } else {
+        checks.push(Check::Info(
+            "store: none yet; a write makes it there (`dream log`, `remember`, `import`, \
+             or the first write through `dream mcp`), and nothing else does"
+                .into(),
+        ));
+        return finish(global, &config, checks, &args, &url).await;
+    };
     if key_loaded {
         checks.push(match &opened {
             Ok(_) => Check::Ok(format!(
@@ -122,36 +131,70 @@ pub async fn doctor(global: &Global, args: DoctorArgs) -> Outcome {
                 .options(&config)
                 .and_then(|o| Ok(dream::engine::Dream::open(store, o)?))
             {
-                Ok(dream) => match dream.stats().await {
-                    Ok(stats) => {
-                        checks.push(Check::Ok(format!(
-                            "records: readable{} ({} memories, {} sessions pending in scope {})",
-                            if global.encrypt {
-                                " and decrypted with the key"
-                            } else {
-                                ""
-                            },
-                            stats.memories,
-                            stats.pending_sessions,
-                            stats.scope
-                        )));
-                        if stats.stuck_sessions > 0 {
-                            checks.push(Check::Warn(format!(
+                Ok(dream) => {
+                    checks.push(claim_check(&dream).await);
+                    match dream.stats().await {
+                        Ok(stats) => {
+                            checks.push(Check::Ok(format!(
+                                "records: readable{} ({}, {} pending in scope {})",
+                                if global.encrypt {
+                                    " and decrypted with the key"
+                                } else {
+                                    ""
+                                },
+                                count(stats.memories, "memory|memories"),
+                                count(stats.pending_sessions, "session"),
+                                stats.scope
+                            )));
+                            if stats.stuck_sessions > 0 {
+                                checks.push(Check::Warn(format!(
                                 "sessions: {} held for you after repeated passes left part of each \
                                  unstored; `dream dream --force` retries them",
                                 stats.stuck_sessions
                             )));
+                            }
                         }
+                        Err(e) => checks.push(Check::Fail(format!("records: {e}"))),
                     }
-                    Err(e) => checks.push(Check::Fail(format!("records: {e}"))),
-                },
+                }
                 Err(e) => checks.push(Check::Fail(format!("engine: {e}"))),
             }
         }
         Err(e) => checks.push(Check::Fail(format!("store {}: {e}", escape(&url)))),
     }
+    finish(global, &config, checks, &args, &url).await
+}
+
+/// Who holds the scope's claim: a pass running, or a process that stopped
+/// without giving it up.
+async fn claim_check(dream: &dream::engine::Dream) -> Check {
+    match super::pass::stopped_holder(dream).await {
+        Ok(Some(free_at)) => Check::Warn(format!(
+            "claim: held by a process that stopped; free at {free_at} (a pass before then is refused)"
+        )),
+        Ok(None) => match dream.claim_holder().await {
+            Ok(Some(holder)) => Check::Info(format!(
+                "claim: a pass is running (process {} on {})",
+                holder.pid,
+                escape(&holder.host)
+            )),
+            Ok(None) => Check::Ok("claim: free (no pass running)".into()),
+            Err(e) => Check::Fail(format!("claim: {e}")),
+        },
+        Err(e) => Check::Fail(format!("claim: {e}")),
+    }
+}
+
+/// The checks that need no open store (persistence, the model), then the report.
+async fn finish(
+    global: &Global,
+    config: &super::config::FileConfig,
+    mut checks: Vec<Check>,
+    args: &DoctorArgs,
+    url: &str,
+) -> Outcome {
     checks.extend(
-        super::stores::persistence_checks(&url, global.url_file.as_deref())
+        super::stores::persistence_checks(url, global.url_file.as_deref())
             .await
             .into_iter()
             .map(|(ok, line)| {
@@ -166,13 +209,18 @@ pub async fn doctor(global: &Global, args: DoctorArgs) -> Outcome {
         LlmChoice::Offline => checks.push(Check::Ok(
             "model: offline (rule-based consolidator; no network)".into(),
         )),
-        choice => match global.model(&config) {
+        choice => match global.model(config) {
             Ok(_) => checks.push(Check::Ok(format!(
                 "model: {choice:?} configured (key present; not called)"
             ))),
             Err(e) => checks.push(Check::Fail(format!("model: {e}"))),
         },
     }
+    print_checks(&checks, args)
+}
+
+/// Prints one line a check; exit 1 when any failed.
+fn print_checks(checks: &[Check], args: &DoctorArgs) -> Outcome {
     let failed = checks.iter().any(|c| matches!(c, Check::Fail(_)));
     if !args.output.is_text() {
         let rows: Vec<_> = checks.iter().map(Check::to_json).collect();
@@ -180,7 +228,7 @@ pub async fn doctor(global: &Global, args: DoctorArgs) -> Outcome {
         return Ok(Found::when(failed));
     }
     let style = Style::detect();
-    for check in &checks {
+    for check in checks {
         match check {
             Check::Ok(line) => outln!("{} {line}", style.good("ok  "))?,
             Check::Warn(line) => outln!("{} {line}", style.warn("warn"))?,

@@ -5,7 +5,7 @@ use std::time::Duration;
 use clap::Args;
 use dream::engine::FeedEntry;
 
-use super::context::Global;
+use super::context::{Access, Global};
 use super::output::{FormatArg, escape};
 use super::{Found, Outcome, flush_stdout, print_json};
 
@@ -33,12 +33,12 @@ pub struct EventsArgs {
 /// Prints the events after `--since`; with `--follow`, waits for more until stopped.
 /// A cursor the store no longer holds is an error saying to resync.
 pub async fn events(global: &Global, args: EventsArgs) -> Outcome {
-    let dream = global.open().await?;
+    let dream = global.open(Access::Read).await?;
     let mut feed = dream
         .subscribe(args.since)
         .with_poll(Duration::from_millis(args.poll_ms));
     if args.follow {
-        let url = global.store_url(&global.file_config()?);
+        let url = global.locate()?.url;
         if let Some(changes) =
             super::stores::watch_changes(&url, global.url_file.as_deref()).await?
         {

@@ -45,22 +45,24 @@ pub struct McpArgs {
     pub allow_origin: Vec<String>,
 }
 
-/// Opens the store like every other command (same --store, --scope, seal key and
-/// model) and serves MCP on stdin/stdout until the client disconnects.
+/// Finds the store like every other command (same --store, DREAM_STORE, project
+/// search, --scope, seal key and model) and serves MCP on stdin/stdout until
+/// the client disconnects. The store and its seal key are made at the first
+/// write, never by starting the server or reading (see `lazy`).
 pub async fn mcp(global: &Global, args: McpArgs) -> Outcome {
-    let config = global.file_config()?;
-    let store = global.open_store(&config, true).await?;
-    let seal = global.seal_key(&config)?;
-    let model = global.model(&config)?;
-    let mut dream = Dream::open(store.clone(), global.options(&config)?)?;
-    if let Some(key) = &seal {
-        dream = dream.with_seal(key.clone());
+    let here = global.locate()?;
+    let config = &here.config;
+    let (store, seal) = global.open_lazily(&here).await?;
+    let model = global.model(config)?;
+    let mut dream = Dream::open(store.clone(), global.options(config)?)?;
+    if let Some(seal) = &seal {
+        dream = dream.with_seal(seal.key.clone());
     }
     if let Some(model) = &model {
         dream = dream.with_model(model.clone());
     }
     // A long-lived server: every write starts a vector backfill in the background.
-    let embedder = global.embedder(&config)?;
+    let embedder = global.embedder(config)?;
     if let Some(embedder) = &embedder {
         dream = dream.with_embedder(embedder.clone());
     }

@@ -7,7 +7,7 @@ use dream::core::{Memory, MemoryId, MemoryKind, Scope};
 use dream::engine::{Confirmed, NewMemory, Remembered};
 use serde::Deserialize;
 
-use super::context::Global;
+use super::context::{Access, Global};
 use super::output::{FormatArg, Style, escape, escape_body, table};
 use super::{CliError, Found, Outcome, read_piped_stdin};
 
@@ -76,7 +76,7 @@ const NAME_FROM_TEXT_CHARS: usize = 60;
 
 /// A name for a memory given only its text: its words on one line, cut after
 /// [`NAME_FROM_TEXT_CHARS`] characters with an ellipsis.
-fn name_from_text(text: &str) -> String {
+pub fn name_from_text(text: &str) -> String {
     let words: Vec<&str> = text.split_whitespace().collect();
     let line: String = words
         .join(" ")
@@ -146,7 +146,7 @@ pub async fn remember(global: &Global, args: RememberArgs) -> Outcome {
     if let Some(scope) = scope {
         global.scope = Some(scope.to_string());
     }
-    let dream = global.open_to_write().await?;
+    let dream = global.open(Access::Create).await?;
     let style = Style::detect();
     if let Some(id) = id {
         let now = Utc::now();
@@ -216,7 +216,7 @@ pub async fn remember(global: &Global, args: RememberArgs) -> Outcome {
 
 /// Lists the scope's memories.
 pub async fn list(global: &Global, output: FormatArg) -> Outcome {
-    let dream = global.open().await?;
+    let dream = global.open(Access::Read).await?;
     let memories = dream.list().await?;
     output.list(&memories, || {
         let mut rows = vec![vec![
@@ -240,7 +240,11 @@ pub async fn list(global: &Global, output: FormatArg) -> Outcome {
             ]);
         }
         out!("{}", table(&rows))?;
-        outln!("{} memories in scope {}", memories.len(), dream.scope())
+        outln!(
+            "{} in scope {}",
+            super::output::count(memories.len(), "memory|memories"),
+            dream.scope()
+        )
     })?;
     Ok(Found::Nothing)
 }
@@ -257,7 +261,7 @@ pub struct ShowArgs {
 /// Shows one memory as Markdown (escaped) or JSON.
 pub async fn show(global: &Global, args: ShowArgs) -> Outcome {
     let id = MemoryId::new(args.id)?;
-    let dream = global.open().await?;
+    let dream = global.open(Access::Read).await?;
     let memory = dream
         .get(&id)
         .await?
@@ -289,7 +293,7 @@ pub struct ForgetArgs {
 /// Forgets a memory (to the trash) or purges it.
 pub async fn forget(global: &Global, args: ForgetArgs) -> Outcome {
     let id = MemoryId::new(args.id)?;
-    let dream = global.open().await?;
+    let dream = global.open(Access::Write).await?;
     if args.with_sources {
         let report = dream.forget_purge_with_sources(&id).await?;
         let count = |map: &std::collections::BTreeMap<String, Vec<String>>, ns: &str| {
@@ -345,7 +349,7 @@ pub struct IdArgs {
 /// Lists a memory's prior versions.
 pub async fn history(global: &Global, args: IdArgs) -> Outcome {
     let id = MemoryId::new(args.id)?;
-    let dream = global.open().await?;
+    let dream = global.open(Access::Read).await?;
     let entries = dream.history(&id).await?;
     args.output.list(&entries, || {
         let mut rows = vec![vec![
@@ -370,7 +374,10 @@ pub async fn history(global: &Global, args: IdArgs) -> Outcome {
             ]);
         }
         out!("{}", table(&rows))?;
-        outln!("{} prior versions of {id}", entries.len())
+        outln!(
+            "{} of {id}",
+            super::output::count(entries.len(), "prior version")
+        )
     })?;
     Ok(Found::Nothing)
 }
@@ -393,7 +400,7 @@ pub struct RestoreArgs {
 /// Restores a memory from the trash.
 pub async fn restore(global: &Global, args: RestoreArgs) -> Outcome {
     let id = MemoryId::new(args.id)?;
-    let dream = global.open().await?;
+    let dream = global.open(Access::Write).await?;
     let memory = match &args.entry {
         Some(entry) => dream.restore_entry(&id, entry).await?,
         None => dream.restore(&id).await?,
@@ -431,7 +438,7 @@ pub struct ConfirmArgs {
 /// edit, a planted file, a moved store) is sealed; a memory resting only on tool,
 /// assistant or system text becomes the person's word.
 pub async fn confirm(global: &Global, args: ConfirmArgs) -> Outcome {
-    let dream = global.open().await?;
+    let dream = global.open(Access::Write).await?;
     let confirmed: Vec<(MemoryId, Confirmed)> = match &args.id {
         Some(id) => {
             let id = MemoryId::new(id.as_str())?;
@@ -463,7 +470,7 @@ pub async fn confirm(global: &Global, args: ConfirmArgs) -> Outcome {
 
 /// Lists the trash.
 pub async fn trash(global: &Global, output: FormatArg) -> Outcome {
-    let dream = global.open().await?;
+    let dream = global.open(Access::Read).await?;
     let entries = dream.trash().await?;
     output.list(&entries, || {
         let mut rows = vec![vec![
@@ -530,7 +537,7 @@ enum QuarantineAction {
 
 /// Lists, releases or drops quarantine entries.
 pub async fn quarantine(global: &Global, args: QuarantineArgs) -> Outcome {
-    let dream = global.open().await?;
+    let dream = global.open(Access::Write).await?;
     match args.action.unwrap_or(QuarantineAction::List) {
         QuarantineAction::List => {
             let entries = dream.quarantine().await?;
@@ -609,7 +616,7 @@ pub async fn audit(global: &Global, args: AuditArgs) -> Outcome {
         Some(text) => parse_since(text, Utc::now())?,
         None => DateTime::<Utc>::MIN_UTC,
     };
-    let dream = global.open().await?;
+    let dream = global.open(Access::Read).await?;
     let records = dream.audit(since).await?;
     args.output.list(&records, || {
         let mut rows = vec![vec![
@@ -646,11 +653,20 @@ pub async fn audit(global: &Global, args: AuditArgs) -> Outcome {
 
 /// Prints counts for the scope.
 pub async fn stats(global: &Global, output: FormatArg) -> Outcome {
-    let dream = global.open().await?;
+    let here = global.locate()?;
+    let dream = global.open(Access::Read).await?;
     let stats = dream.stats().await?;
-    output.one(&stats, || {
+    let mut json = serde_json::to_value(&stats)
+        .map_err(|e| CliError::usage(format!("cannot print the stats: {e}")))?;
+    if let Some(map) = json.as_object_mut() {
+        map.insert("location".into(), here.url.clone().into());
+        map.insert("located_by".into(), here.why.to_string().into());
+    }
+    output.one(&json, || {
         let rows = vec![
             vec!["store".into(), escape(&stats.store).into_owned()],
+            vec!["location".into(), escape(&here.url).into_owned()],
+            vec!["because".into(), here.why.to_string()],
             vec!["scope".into(), stats.scope.to_string()],
             vec![
                 "memories".into(),

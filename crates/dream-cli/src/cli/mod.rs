@@ -28,6 +28,8 @@ pub mod context;
 pub mod demo;
 pub mod doctor;
 pub mod events;
+pub mod lazy;
+pub mod locate;
 #[cfg(feature = "mcp")]
 pub mod mcp;
 pub mod memory;
@@ -63,10 +65,13 @@ Exit codes (every command):
   0    success
   1    the command ran and found something: scan findings, nothing admitted by
        recall, a quarantined remember or import, a failed doctor check, a
-       transcript file `log --from` could not read
+       transcript file `log --from` could not read; and any error of
+       `recall --hook` (an agent shows it without refusing the prompt)
   2    an error or a refusal, one line on stderr (causes with -v): bad usage or
        input, an unreadable file, an unreachable store, a wrong key, a refused
        apply (an unknown, used or stale plan; nothing applied), a refused release
+  130  `dream dream` was stopped by Ctrl-C (SIGINT; 143: SIGTERM): the pass
+       stopped where it stood, its sessions stay pending, its claim is free
   141  standard output was closed early (e.g. `dream audit | head -1`); the
        command stops quietly";
 
@@ -76,6 +81,8 @@ pub struct CliError {
     message: String,
     sources: Vec<String>,
     closed_stdout: bool,
+    /// The exit code: [`EXIT_ERROR`], or 128 + the signal that stopped the command.
+    code: u8,
 }
 
 impl CliError {
@@ -85,15 +92,33 @@ impl CliError {
             message: message.into(),
             sources: Vec::new(),
             closed_stdout: false,
+            code: EXIT_ERROR,
+        }
+    }
+
+    /// The command was stopped by `signal` (its number): it exits with 128 + it,
+    /// as a shell reports a program a signal ended, after saying what it left.
+    pub fn stopped(signal: u8, message: impl Into<String>) -> Self {
+        CliError {
+            code: 128 + signal,
+            ..CliError::usage(message)
+        }
+    }
+
+    /// The same error, exiting 1 (a hook's failure its agent should show but
+    /// not treat as a refusal).
+    pub fn non_blocking(self) -> Self {
+        CliError {
+            code: EXIT_FOUND,
+            ..self
         }
     }
 
     /// Standard output was closed: the command stops, quietly.
     pub fn closed_stdout() -> Self {
         CliError {
-            message: "standard output was closed".into(),
-            sources: Vec::new(),
             closed_stdout: true,
+            ..CliError::usage("standard output was closed")
         }
     }
 
@@ -119,7 +144,7 @@ impl CliError {
                 eprintln!("  caused by: {}", output::escape(source));
             }
         }
-        ExitCode::from(EXIT_ERROR)
+        ExitCode::from(self.code)
     }
 }
 
@@ -138,9 +163,8 @@ impl<E: std::error::Error> From<E> for CliError {
             source = cause.source();
         }
         CliError {
-            message: error.to_string(),
             sources,
-            closed_stdout: false,
+            ..CliError::usage(error.to_string())
         }
     }
 }

@@ -417,7 +417,7 @@ pub async fn model(global: &super::context::Global, args: ModelArgs) -> super::O
 
 /// `dream model embed`: the backfill, now, with a bar.
 async fn embed(global: &super::context::Global) -> super::Outcome {
-    let dream = global.open().await?;
+    let dream = global.open(super::context::Access::Write).await?;
     if !dream.has_embedder() {
         return Err(CliError::usage(
             "`dream model embed` needs --embedder (local, openai, compatible or ollama)",

@@ -84,6 +84,21 @@ pub fn escape(text: &str) -> Cow<'_, str> {
     dream::core::display::escape_for_display(text, false)
 }
 
+/// A count and its noun, singular for one: `1 session`, `3 sessions`;
+/// `noun` is the singular, and a plural other than `noun` + `s` follows a `|`
+/// (`"memory|memories"`).
+pub fn count(n: usize, noun: &str) -> String {
+    let (one, many) = match noun.split_once('|') {
+        Some((one, many)) => (one, many.to_owned()),
+        None => (noun, format!("{noun}s")),
+    };
+    if n == 1 {
+        format!("{n} {one}")
+    } else {
+        format!("{n} {many}")
+    }
+}
+
 /// Escapes like [`escape`] but keeps newlines and tabs, for multi-line bodies.
 pub fn escape_body(text: &str) -> Cow<'_, str> {
     dream::core::display::escape_for_display(text, true)

@@ -7,9 +7,9 @@ use dream::core::Message;
 use dream::engine::transcripts::Format;
 use dream::engine::{DreamReport, PassStage, SkipReason};
 
-use super::context::Global;
+use super::context::{Access, Global};
 use super::models::LlmChoice;
-use super::output::{FormatArg, Style, escape};
+use super::output::{FormatArg, Style, count, escape};
 use super::{CliError, Found, Outcome, read_input, read_piped_stdin};
 
 /// `dream log [FILE|-]`.
@@ -94,33 +94,91 @@ pub async fn log(global: &Global, args: LogArgs) -> Outcome {
         )?,
     };
     let messages = parse_session(&text)?;
-    let dream = global.open_to_write().await?;
-    let count = messages.len();
-    let id = dream.log_session(messages).await?;
-    let session = dream.session(&id).await?;
-    let (redactions, flags) = session.map(|s| (s.redactions, s.flags)).unwrap_or_default();
-    let json = serde_json::json!({
-        "session": id, "messages": count, "redactions": redactions, "flags": flags,
-    });
+    // A session over the limits is split as a transcript is: an over-long
+    // message of the person's or the assistant's into consecutive messages, an
+    // over-long tool output cut with a marker, a long session into several.
+    let parts: Vec<Vec<Message>> = if within_limits(&messages) {
+        vec![messages]
+    } else {
+        dream::engine::transcripts::split(messages)
+            .into_iter()
+            .map(|part| part.messages)
+            .collect()
+    };
+    let dream = global.open(Access::Create).await?;
+    let mut logged = Vec::new();
+    for part in parts {
+        let messages = part.len();
+        let id = dream.log_session(part).await?;
+        let session = dream.session(&id).await?;
+        let (redactions, flags) = session.map(|s| (s.redactions, s.flags)).unwrap_or_default();
+        logged.push(serde_json::json!({
+            "session": id, "messages": messages, "redactions": redactions, "flags": flags,
+        }));
+    }
+    let json = match logged.as_slice() {
+        [one] => one.clone(),
+        _ => serde_json::json!({ "sessions": logged }),
+    };
     args.output.one(&json, || {
-        outln!("logged session {id}: {count} messages")?;
-        if !redactions.is_empty() {
+        if logged.len() > 1 {
             outln!(
-                "  redacted   {} kinds of secret before storing ({})",
-                redactions.len(),
-                escape(&redactions.join(", "))
+                "the session was over one session's limits: logged as {}",
+                count(logged.len(), "session")
             )?;
         }
-        if !flags.is_empty() {
-            outln!(
-                "  flagged    {} ({}); a dream pass treats such text as data",
-                flags.len(),
-                escape(&flags.join(", "))
-            )?;
+        for session in &logged {
+            print_logged(session)?;
         }
         Ok(())
     })?;
     Ok(Found::Nothing)
+}
+
+/// Whether a session fits the engine's limits as it is.
+fn within_limits(messages: &[Message]) -> bool {
+    use dream::engine::{MAX_MESSAGE_BYTES, MAX_MESSAGES_PER_SESSION, MAX_SESSION_BYTES};
+    messages.len() <= MAX_MESSAGES_PER_SESSION
+        && messages
+            .iter()
+            .all(|m| m.content.len() <= MAX_MESSAGE_BYTES)
+        && messages.iter().map(|m| m.content.len()).sum::<usize>() <= MAX_SESSION_BYTES
+}
+
+/// One logged session for people: its id, size, and what was redacted or flagged.
+fn print_logged(session: &serde_json::Value) -> Result<(), CliError> {
+    let list = |field: &str| -> Vec<String> {
+        session[field]
+            .as_array()
+            .map(|a| {
+                a.iter()
+                    .filter_map(|v| v.as_str().map(str::to_owned))
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    let messages = session["messages"].as_u64().unwrap_or_default() as usize;
+    outln!(
+        "logged session {}: {}",
+        escape(session["session"].as_str().unwrap_or_default()),
+        count(messages, "message")
+    )?;
+    let (redactions, flags) = (list("redactions"), list("flags"));
+    if !redactions.is_empty() {
+        outln!(
+            "  redacted   {} of secret before storing ({})",
+            count(redactions.len(), "kind"),
+            escape(&redactions.join(", "))
+        )?;
+    }
+    if !flags.is_empty() {
+        outln!(
+            "  flagged    {} ({}); a dream pass treats such text as data",
+            flags.len(),
+            escape(&flags.join(", "))
+        )?;
+    }
+    Ok(())
 }
 
 /// `dream dream [--force] [--dry-run]`.
@@ -149,18 +207,20 @@ pub async fn dream(global: &Global, args: DreamArgs) -> Outcome {
         .is_some_and(|choice| choice != LlmChoice::Offline);
     let shown = spinner.clone();
     let dream = global
-        .open()
+        .open(Access::Write)
         .await?
         .with_progress(std::sync::Arc::new(move |stage| {
             let line = match stage {
                 PassStage::SessionsRead { sessions } => {
-                    format!("{verb}: read {sessions} pending sessions")
+                    format!("{verb}: read {}", count(sessions, "pending session"))
                 }
                 PassStage::Consolidating if remote => format!(
                     "{verb}: waiting for the model (retries are reported; --deadline caps the wait)"
                 ),
                 PassStage::Consolidating => format!("{verb}: consolidating (offline)"),
-                PassStage::Writing { records } => format!("{verb}: writing {records} records"),
+                PassStage::Writing { records } => {
+                    format!("{verb}: writing {}", count(records, "record"))
+                }
             };
             shown.println(&line);
             shown.set_message(line);
@@ -169,9 +229,12 @@ pub async fn dream(global: &Global, args: DreamArgs) -> Outcome {
     spinner.enable_steady_tick(std::time::Duration::from_millis(120));
     if args.dry_run {
         let gates = dream.check_gates(None).await;
-        let dry = dream.dry_run().await;
+        let dry = until_stopped(dream.dry_run()).await;
         spinner.finish_and_clear();
-        let (gates, dry) = (gates?, dry?);
+        let (gates, dry) = (gates?, dry??);
+        if dry.report.skipped == Some(SkipReason::AnotherPassRunning) {
+            claim_left_by_a_stopped_process(&dream).await?;
+        }
         args.output.one(&dry, || {
             if let Some(reason) = &gates {
                 outln!(
@@ -192,10 +255,82 @@ pub async fn dream(global: &Global, args: DreamArgs) -> Outcome {
         })?;
         return Ok(Found::Nothing);
     }
-    let report = dream.dream(args.force).await;
-    super::models::settle_vectors(&dream).await;
+    let report = until_stopped(dream.dream(args.force)).await;
     spinner.finish_and_clear();
-    print_report(&report?, args.output)
+    let report = report??;
+    super::models::settle_vectors(&dream).await;
+    if report.skipped == Some(SkipReason::AnotherPassRunning) {
+        claim_left_by_a_stopped_process(&dream).await?;
+    }
+    print_report(&report, args.output)
+}
+
+/// Runs a pass until it ends or the process is asked to stop (SIGINT, SIGTERM).
+/// Stopped, the pass is dropped where it stands (its sessions stay pending;
+/// a write in flight is refused by its fence), its claim and leases are given
+/// up before the process exits, and the command fails saying so.
+async fn until_stopped<T>(pass: impl std::future::Future<Output = T>) -> Result<T, CliError> {
+    use tokio::signal::unix::{SignalKind, signal};
+    let mut interrupt = signal(SignalKind::interrupt())?;
+    let mut terminate = signal(SignalKind::terminate())?;
+    let (name, number) = tokio::select! {
+        done = pass => return Ok(done),
+        _ = interrupt.recv() => ("SIGINT", 2),
+        _ = terminate.recv() => ("SIGTERM", 15),
+    };
+    // The pass's future is gone: its leases are being released.
+    let settled = tokio::time::timeout(
+        std::time::Duration::from_secs(10),
+        dream::engine::releases_settled(),
+    )
+    .await
+    .is_ok();
+    let claim = if settled {
+        "its claim is released"
+    } else {
+        "its claim could not be released and frees itself within 30 s"
+    };
+    Err(CliError::stopped(
+        number,
+        format!(
+            "stopped by {name}: the pass ended where it stood; its sessions stay pending and {claim}"
+        ),
+    ))
+}
+
+/// A pass skipped because the scope's claim is held: an error when the holder
+/// is a process on this host that stopped (killed before it could release it),
+/// saying when the claim frees itself.
+async fn claim_left_by_a_stopped_process(dream: &dream::engine::Dream) -> Result<(), CliError> {
+    match stopped_holder(dream).await? {
+        Some(free_at) => Err(CliError::usage(format!(
+            "the scope's claim is held by a process that stopped; free at {free_at} \
+             (then `dream dream` runs)"
+        ))),
+        None => Ok(()),
+    }
+}
+
+/// When the scope's claim frees itself (local time, HH:MM:SS), if its holder is a
+/// process on this host that no longer runs.
+pub async fn stopped_holder(dream: &dream::engine::Dream) -> Result<Option<String>, CliError> {
+    let Some(holder) = dream.claim_holder().await? else {
+        return Ok(None);
+    };
+    let stopped = holder.is_on_this_host()
+        && i32::try_from(holder.pid)
+            .ok()
+            .and_then(rustix::process::Pid::from_raw)
+            .is_some_and(|pid| {
+                rustix::process::test_kill_process(pid) == Err(rustix::io::Errno::SRCH)
+            });
+    Ok(stopped.then(|| {
+        holder
+            .expires_at
+            .with_timezone(&chrono::Local)
+            .format("%H:%M:%S")
+            .to_string()
+    }))
 }
 
 /// `dream apply PLAN_ID`.
@@ -209,7 +344,7 @@ pub struct ApplyArgs {
 
 /// Applies a stored plan exactly, if nothing it read has changed.
 pub async fn apply(global: &Global, args: ApplyArgs) -> Outcome {
-    let dream = global.open().await?;
+    let dream = global.open(Access::Write).await?;
     let report = dream.apply(&args.plan).await?;
     print_report(&report, args.output)
 }
@@ -318,8 +453,8 @@ fn print_report_text(report: &DreamReport) -> Result<(), CliError> {
     for h in &report.held_back {
         let when = if h.stuck {
             format!(
-                "held for you after {} attempts: `dream dream --force` retries it",
-                h.attempts
+                "held for you after {}: `dream dream --force` retries it",
+                count(h.attempts as usize, "attempt")
             )
         } else if h.attempt {
             format!("attempt {}: retried by the next pass", h.attempts)

@@ -10,7 +10,7 @@ use clap::Args;
 use dream::core::Scope;
 use dream::engine::PurgeReport;
 
-use super::context::Global;
+use super::context::{Access, Global};
 use super::output::FormatArg;
 use super::{CliError, Found, Outcome};
 
@@ -37,7 +37,7 @@ pub struct PurgeArgs {
 
 /// Runs `dream purge`.
 pub async fn purge(global: &Global, args: PurgeArgs) -> Outcome {
-    let dream = global.open().await?;
+    let dream = global.open(Access::Write).await?;
     if args.matching.is_none() {
         let Some(name) = &global.scope else {
             return Err(CliError::usage(

@@ -13,7 +13,8 @@ use dream::engine::recall::{
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::context::Global;
+use super::context::{Access, Global, Seal};
+use super::locate::Located;
 use super::output::{Style, escape, escape_body, table};
 use super::{CliError, Found, Outcome, print_json, progress, read_input};
 
@@ -53,6 +54,9 @@ pub struct RecallArgs {
     /// metrics as text or json.
     #[arg(long, value_enum)]
     pub format: Option<RecallFormat>,
+    /// The same as --format json.
+    #[arg(long, conflicts_with = "format")]
+    pub json: bool,
     /// No query: the admitted memories that matter most (pinned, then confident and
     /// recent) within --budget, for a session's start. Prints the context block
     /// (with --format json, the verdicts).
@@ -71,6 +75,9 @@ pub struct RecallArgs {
     #[arg(long, conflicts_with_all = ["queries", "brief"])]
     pub hook: bool,
 }
+
+/// What a hook or an MCP tool says where no store has been made yet.
+pub const NO_MEMORIES_YET: &str = "no memories yet";
 
 /// What a prompt hook passes on standard input (Claude Code's UserPromptSubmit).
 #[derive(Debug, Deserialize)]
@@ -98,16 +105,19 @@ fn hook_query() -> Result<String, CliError> {
     Ok(query.to_owned())
 }
 
-/// A `Recall` over the store with the seal key and the configured picker, and the scope.
-pub async fn open_recall(global: &Global) -> Result<(Recall, dream::core::Scope), CliError> {
-    let config = global.file_config()?;
-    let store = global.open_store(&config, false).await?;
-    let scope = global.scope(&config)?;
+/// A `Recall` over the store `here` names (which must exist; nothing is
+/// created) with its seal key and the configured picker, and the scope.
+pub async fn open_recall(
+    global: &Global,
+    here: &Located,
+) -> Result<(Recall, dream::core::Scope), CliError> {
+    let store = global.open_store(here, Access::Read).await?;
+    let scope = global.scope(&here.config)?;
     let recall = build_recall(
         store,
-        global.seal_key(&config)?,
-        global.model(&config)?,
-        global.embedder(&config)?,
+        global.seal_key(here, Access::Read)?,
+        global.model(&here.config)?,
+        global.embedder(&here.config)?,
     );
     Ok((recall, scope))
 }
@@ -120,13 +130,15 @@ pub async fn open_recall(global: &Global) -> Result<(Recall, dream::core::Scope)
 /// bytes.
 pub fn build_recall(
     store: Arc<dyn dream::core::RecordStore>,
-    seal: Option<dream::engine::SealKey>,
+    seal: Option<Seal>,
     model: Option<Arc<dyn dream::core::LanguageModel>>,
     embedder: Option<Arc<dyn dream::core::Embedder>>,
 ) -> Recall {
+    // An index tagged with a throwaway key would never be reused: not written.
+    let persist = seal.as_ref().is_none_or(|seal| seal.kept);
     let options = RecallOptions {
-        seal,
-        persist: true,
+        seal: seal.map(|seal| seal.key),
+        persist,
         picker: model.map(PickerOptions::new),
         vectors: embedder.map(VectorOptions::new),
         ..RecallOptions::default()
@@ -236,7 +248,10 @@ fn metrics_json(metrics: &Metrics, limit: usize) -> Value {
 }
 
 /// Runs recall.
-pub async fn recall(global: &Global, args: RecallArgs) -> Outcome {
+pub async fn recall(global: &Global, mut args: RecallArgs) -> Outcome {
+    if args.json {
+        args.format = Some(RecallFormat::Json);
+    }
     if args.query.as_deref().is_some_and(|q| q.trim().is_empty()) {
         return Err(CliError::usage(
             "the query is blank: say what to recall, or use --brief",
@@ -278,7 +293,14 @@ pub async fn recall(global: &Global, args: RecallArgs) -> Outcome {
         None => None,
     };
     let hook = if args.hook { Some(hook_query()?) } else { None };
-    let (recall, scope) = open_recall(global).await?;
+    let here = global.locate()?;
+    if (args.hook || args.brief) && !here.exists() {
+        // A hook in a project with nothing stored yet: nothing to recall, and
+        // nothing created.
+        outln!("{NO_MEMORIES_YET}")?;
+        return Ok(Found::Nothing);
+    }
+    let (recall, scope) = open_recall(global, &here).await?;
     if let Some(query) = hook {
         // What the agent injects before the prompt: admitted memories, or nothing.
         if !query.is_empty() {
@@ -295,17 +317,14 @@ pub async fn recall(global: &Global, args: RecallArgs) -> Outcome {
     }
     if args.brief {
         let result = recall.brief(&scope, Some(args.budget)).await?;
-        let admitted = result
-            .records
-            .iter()
-            .any(|r| r.verdict == FirewallVerdict::Used);
         match args.format.unwrap_or_default() {
             RecallFormat::Json | RecallFormat::Jsonl => print_json(&result.to_json())?,
             RecallFormat::Text | RecallFormat::Context => {
                 out!("{}", escape_body(&result.to_context()))?
             }
         }
-        return Ok(Found::when(!admitted));
+        // A session-start hook: nothing admitted is no failure of the hook.
+        return Ok(Found::Nothing);
     }
     if let Some((lines, gold)) = batch {
         if let Some(gold) = gold {

@@ -42,12 +42,11 @@ pub async fn rekey(global: &Global, args: RekeyArgs) -> Outcome {
     use super::Found;
     use super::stores::keys;
 
-    let config = global.file_config()?;
-    let url = global.store_url(&config);
+    let here = global.locate()?;
     if args.from_plain || args.to_plain {
-        super::stores::require_existing(&url)?;
+        here.require_existing()?;
     }
-    let inner = super::stores::open(&url, global.url_file.as_deref()).await?;
+    let inner = super::stores::open(&here.url, global.url_file.as_deref()).await?;
     if args.from_plain {
         return from_plain(global, &args, inner).await;
     }
@@ -220,9 +219,9 @@ async fn from_plain(
         .await?
         .is_some();
     if !resuming && !super::stores::is_encrypted(&inner.namespaces().await?) {
-        let config = global.file_config()?;
-        let seal = global.location_seal_key(&config)?;
-        let dream = dream::engine::Dream::open(inner.clone(), global.options(&config)?)?
+        let here = global.locate()?;
+        let seal = global.location_seal_key(&here)?;
+        let dream = dream::engine::Dream::open(inner.clone(), global.options(&here.config)?)?
             .with_seal(seal.clone());
         let carried = dream.carry_trust(Some(&seal)).await?;
         report_carried(&carried)?;
@@ -283,9 +282,9 @@ async fn to_plain(global: &Global, inner: std::sync::Arc<dyn dream::core::Record
             // The AEAD authenticated every record; the plain store checks the
             // location's seal instead, so every record is sealed under it now
             // (what was held stays held: its held form is sealed as such).
-            let config = global.file_config()?;
-            let seal = global.location_seal_key(&config)?;
-            let dream = dream::engine::Dream::open(store.clone(), global.options(&config)?)?;
+            let here = global.locate()?;
+            let seal = global.location_seal_key(&here)?;
+            let dream = dream::engine::Dream::open(store.clone(), global.options(&here.config)?)?;
             let carried = dream.carry_trust(Some(&seal)).await?;
             report_carried(&carried)?;
         }

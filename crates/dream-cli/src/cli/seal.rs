@@ -39,7 +39,7 @@ pub fn config_dir() -> Result<PathBuf, CliError> {
 pub fn locator(url: &str) -> Result<String, CliError> {
     for scheme in ["fs:", "sqlite:"] {
         if let Some(path) = url.strip_prefix(scheme) {
-            let canonical = fs::canonicalize(path).map_err(|e| {
+            let canonical = canonical(Path::new(path)).map_err(|e| {
                 CliError::usage(format!("cannot resolve the store path {path}: {e}"))
             })?;
             return Ok(format!("{scheme}{}", canonical.display()));
@@ -68,24 +68,45 @@ pub fn locator(url: &str) -> Result<String, CliError> {
     Ok(format!("{scheme}://{rest}"))
 }
 
+/// A path made absolute with its links resolved; a last component that does
+/// not exist yet (a store not made yet) is joined to its resolved parent, so
+/// the store has the same locator before and after it is made.
+fn canonical(path: &Path) -> std::io::Result<PathBuf> {
+    match fs::canonicalize(path) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            let (Some(parent), Some(name)) = (path.parent(), path.file_name()) else {
+                return Err(e);
+            };
+            let parent = if parent.as_os_str().is_empty() {
+                Path::new(".")
+            } else {
+                parent
+            };
+            Ok(fs::canonicalize(parent)?.join(name))
+        }
+        other => other,
+    }
+}
+
 /// The seal key of the store at `locator`, created (0600, in a 0700 directory)
-/// the first time this user opens that store.
+/// the first time this user opens that store to write.
 pub fn load_or_create(dir: &Path, locator: &str) -> Result<SealKey, CliError> {
-    let digest = Sha256::new()
-        .chain_update(b"dream seal key v1\0")
-        .chain_update(locator.as_bytes())
-        .finalize();
-    let name: String = digest[..16].iter().map(|b| format!("{b:02x}")).collect();
-    let keys = dir.join("seal-keys");
+    if let Some(key) = load(dir, locator)? {
+        return Ok(key);
+    }
+    let key = SealKey::generate();
+    keep(dir, locator, &key)
+}
+
+/// Files `key` as the seal key of the store at `locator` unless it has one
+/// already (another process was first): the key in force is returned.
+pub fn keep(dir: &Path, locator: &str, key: &SealKey) -> Result<SealKey, CliError> {
+    let path = key_path(dir, locator);
     fs::DirBuilder::new()
         .recursive(true)
         .mode(0o700)
-        .create(&keys)
-        .map_err(|e| CliError::usage(format!("cannot create {}: {e}", keys.display())))?;
-    let path = keys.join(format!("{name}.key"));
-    let failed = |e: std::io::Error| {
-        CliError::usage(format!("cannot use the seal key {}: {e}", path.display()))
-    };
+        .create(path.parent().unwrap_or(dir))
+        .map_err(|e| CliError::usage(format!("cannot create {}: {e}", dir.display())))?;
     match OpenOptions::new()
         .write(true)
         .create_new(true)
@@ -93,33 +114,58 @@ pub fn load_or_create(dir: &Path, locator: &str) -> Result<SealKey, CliError> {
         .open(&path)
     {
         Ok(mut file) => {
-            let key = SealKey::generate();
+            let failed = |e| key_error(&path, e);
             file.write_all(key.as_bytes()).map_err(failed)?;
             file.sync_all().map_err(failed)?;
-            Ok(key)
+            Ok(key.clone())
         }
         Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
-            let mut file = OpenOptions::new().read(true).open(&path).map_err(failed)?;
-            let meta = file.metadata().map_err(failed)?;
-            if meta.mode() & 0o077 != 0 {
-                return Err(CliError::usage(format!(
-                    "the seal key {} is readable or writable by others: chmod 600 it",
-                    path.display()
-                )));
-            }
-            let mut bytes = Vec::with_capacity(32);
-            file.read_to_end(&mut bytes).map_err(failed)?;
-            let bytes: [u8; 32] = bytes.try_into().map_err(|_| {
-                CliError::usage(format!(
-                    "the seal key {} is not 32 bytes: remove it and run `dream confirm --all` \
-                     after reviewing the store",
-                    path.display()
-                ))
-            })?;
-            Ok(SealKey::from_bytes(bytes))
+            load(dir, locator)?.ok_or_else(|| key_error(&path, std::io::ErrorKind::NotFound.into()))
         }
-        Err(e) => Err(failed(e)),
+        Err(e) => Err(key_error(&path, e)),
     }
+}
+
+/// The seal key of the store at `locator`, if this user has one; never made.
+pub fn load(dir: &Path, locator: &str) -> Result<Option<SealKey>, CliError> {
+    let path = key_path(dir, locator);
+    let failed = |e| key_error(&path, e);
+    let mut file = match OpenOptions::new().read(true).open(&path) {
+        Ok(file) => file,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(failed(e)),
+    };
+    let meta = file.metadata().map_err(failed)?;
+    if meta.mode() & 0o077 != 0 {
+        return Err(CliError::usage(format!(
+            "the seal key {} is readable or writable by others: chmod 600 it",
+            path.display()
+        )));
+    }
+    let mut bytes = Vec::with_capacity(32);
+    file.read_to_end(&mut bytes).map_err(failed)?;
+    let bytes: [u8; 32] = bytes.try_into().map_err(|_| {
+        CliError::usage(format!(
+            "the seal key {} is not 32 bytes: remove it and run `dream confirm --all` \
+             after reviewing the store",
+            path.display()
+        ))
+    })?;
+    Ok(Some(SealKey::from_bytes(bytes)))
+}
+
+/// The file holding the seal key of the store at `locator`.
+fn key_path(dir: &Path, locator: &str) -> PathBuf {
+    let digest = Sha256::new()
+        .chain_update(b"dream seal key v1\0")
+        .chain_update(locator.as_bytes())
+        .finalize();
+    let name: String = digest[..16].iter().map(|b| format!("{b:02x}")).collect();
+    dir.join("seal-keys").join(format!("{name}.key"))
+}
+
+fn key_error(path: &Path, e: std::io::Error) -> CliError {
+    CliError::usage(format!("cannot use the seal key {}: {e}", path.display()))
 }
 
 #[cfg(test)]

@@ -33,6 +33,41 @@ pub async fn open(url: &str, url_file: Option<&Path>) -> Result<Arc<dyn RecordSt
     )))
 }
 
+/// The name and capabilities of the directory or SQLite store a URL names, as
+/// it will have them once made (`dream mcp` makes it at its first write).
+pub fn info_before_made(url: &str) -> Result<dream::core::StoreInfo, CliError> {
+    if url.starts_with("fs:") {
+        return fs_info();
+    }
+    if url.starts_with("sqlite:") {
+        return sqlite_info();
+    }
+    Err(CliError::usage(format!(
+        "the store {} cannot be made later",
+        super::output::escape(url)
+    )))
+}
+
+#[cfg(feature = "fs")]
+fn fs_info() -> Result<dream::core::StoreInfo, CliError> {
+    Ok(dream::fs::FsOptions::default().store_info())
+}
+
+#[cfg(not(feature = "fs"))]
+fn fs_info() -> Result<dream::core::StoreInfo, CliError> {
+    Err(not_built("fs"))
+}
+
+#[cfg(feature = "sqlite")]
+fn sqlite_info() -> Result<dream::core::StoreInfo, CliError> {
+    Ok(dream::sqlite::SqliteOptions::default().store_info())
+}
+
+#[cfg(not(feature = "sqlite"))]
+fn sqlite_info() -> Result<dream::core::StoreInfo, CliError> {
+    Err(not_built("sqlite"))
+}
+
 /// Early notice of changes to the store a URL names, from a backend that can
 /// hear other processes' writes (Redis pub/sub); `None` for one that cannot
 /// (a directory, SQLite), whose readers poll. PostgreSQL `LISTEN`s.
@@ -98,31 +133,6 @@ fn not_built(feature: &str) -> CliError {
     CliError::usage(format!(
         "this dream was built without feature `{feature}`; rebuild with --features {feature}"
     ))
-}
-
-/// For a command that only reads: a directory or SQLite store that does not
-/// exist is an error that says so (and how one is made), never created empty.
-pub fn require_existing(url: &str) -> Result<(), CliError> {
-    // Only a backend this binary has: another is one clear "built without" error.
-    let schemes: &[&str] = &[
-        #[cfg(feature = "fs")]
-        "fs:",
-        #[cfg(feature = "sqlite")]
-        "sqlite:",
-    ];
-    for scheme in schemes {
-        if let Some(path) = url.strip_prefix(scheme)
-            && !path.is_empty()
-            && !Path::new(path).exists()
-        {
-            return Err(CliError::usage(format!(
-                "no store at {}: nothing has been stored there yet \
-                     (`dream log`, `dream remember` or `dream import` create it)",
-                super::output::escape(path)
-            )));
-        }
-    }
-    Ok(())
 }
 
 /// The full URL behind `--store redis` (from `--url-file` or
@@ -355,7 +365,7 @@ async fn open_redis_store(
     let (base, prefix) = split_prefix(url)?;
     if has_password(base) {
         return Err(CliError::usage(
-            "a password in --store would show in the process list: put the URL in DREAM_REDIS_URL or --redis-url-file and pass --store redis",
+            "a password in --store would show in the process list: put the URL in DREAM_REDIS_URL or --url-file and pass --store redis",
         ));
     }
     let mut config = if base == "redis" {

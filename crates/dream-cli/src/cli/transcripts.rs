@@ -8,8 +8,8 @@ use dream::engine::transcripts::{self, Format, MAX_TRANSCRIPT_BYTES};
 use dream::engine::{Dream, Logged};
 use serde::Deserialize;
 
-use super::context::Global;
-use super::output::{FormatArg, escape};
+use super::context::{Access, Global};
+use super::output::{FormatArg, count, escape};
 use super::{CliError, Found, Outcome, progress, read_input, read_piped_stdin};
 
 /// The most session files one directory import reads.
@@ -60,7 +60,7 @@ pub async fn log_from(global: &Global, format: Format, path: &Path, output: Form
     } else {
         vec![path.to_path_buf()]
     };
-    let dream = global.open_to_write().await?;
+    let dream = global.open(Access::Create).await?;
     let mut tally = Tally::default();
     let bar = progress(files.len() as u64, "import");
     if files.len() < 2 {
@@ -80,10 +80,10 @@ pub async fn log_from(global: &Global, format: Format, path: &Path, output: Form
             Err(FileError::Store(e)) => {
                 bar.finish_and_clear();
                 return Err(CliError::usage(format!(
-                    "stopped at {shown} ({done} of {} files done, {} sessions logged): {e}; \
+                    "stopped at {shown} ({done} of {} done, {} logged): {e}; \
                      run the same command again to resume (parts already logged are skipped)",
-                    files.len(),
-                    tally.logged
+                    count(files.len(), "file"),
+                    count(tally.logged, "session")
                 )));
             }
         }
@@ -91,14 +91,13 @@ pub async fn log_from(global: &Global, format: Format, path: &Path, output: Form
     bar.finish_and_clear();
     output.one(&tally, || {
         outln!(
-            "logged {} sessions from {} {} ({} already logged, {} lines skipped{})",
-            tally.logged,
-            tally.files,
-            if tally.files == 1 { "file" } else { "files" },
+            "logged {} from {} ({} already logged, {} skipped{})",
+            count(tally.logged, "session"),
+            count(tally.files, "file"),
             tally.already,
-            tally.skipped_lines,
+            count(tally.skipped_lines, "line"),
             if tally.failed_files > 0 {
-                format!(", {} files unreadable", tally.failed_files)
+                format!(", {} unreadable", count(tally.failed_files, "file"))
             } else {
                 String::new()
             }
@@ -147,6 +146,13 @@ async fn import_file(
         });
     }
     tally.skipped_lines += transcript.skipped.len();
+    if transcript.messages.is_empty() && !transcript.skipped.is_empty() {
+        return Err(unreadable(format!(
+            "{shown}: no {unit} reads as a {format} transcript ({} skipped): is it another \
+             format? (--from claude-code, codex, openai-chat or anthropic); nothing was logged",
+            count(transcript.skipped.len(), unit)
+        )));
+    }
     for part in transcripts::split(transcript.messages) {
         match dream.log_transcript(part).await.map_err(FileError::Store)? {
             Logged::New(_) => tally.logged += 1,

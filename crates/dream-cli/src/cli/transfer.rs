@@ -12,9 +12,9 @@ use dream::engine::{Existing, ImportSource};
 use serde::Deserialize;
 use serde_json::{Map, Value};
 
-use super::context::Global;
+use super::context::{Access, Global};
 use super::memory::parse_kind;
-use super::output::{FormatArg, Style, escape, escape_body};
+use super::output::{FormatArg, Style, count, escape, escape_body};
 use super::{CliError, Found, Outcome, progress, read_input};
 
 /// What `dream export` writes.
@@ -59,7 +59,7 @@ pub async fn export(global: &Global, args: ExportArgs) -> Outcome {
             "--into updates a Markdown file: use it with --format agents-md or claude-md",
         ));
     }
-    let dream = global.open().await?;
+    let dream = global.open(Access::Read).await?;
     // Through the one verified read: a record without this store's seal is
     // exported held (`unconfirmed`, evidence `tool`, `"verified": false`).
     let memories = dream.export().await?;
@@ -100,7 +100,7 @@ pub async fn export(global: &Global, args: ExportArgs) -> Outcome {
     }
     out.flush().map_err(write_error)?;
     bar.finish_and_clear();
-    eprintln!("exported {} memories", memories.len());
+    eprintln!("exported {}", count(memories.len(), "memory|memories"));
     Ok(Found::Nothing)
 }
 
@@ -125,14 +125,16 @@ pub struct ImportArgs {
     pub output: FormatArg,
 }
 
-/// One imported line: the four required fields, everything else optional. A
+/// One imported line: `name`, `kind` and `content` required, everything else
+/// optional (a missing `description` is the content's first words). A
 /// line's own `supersedes`, `sources`, `pinned` and `scope` are ignored, and its
 /// `status`, `evidence` and `verified` (an export carries them) only ever lower
 /// its trust: a record never grants itself trust.
 #[derive(Debug, Deserialize)]
 struct ImportLine {
     name: String,
-    description: String,
+    #[serde(default)]
+    description: Option<String>,
     kind: String,
     content: String,
     id: Option<String>,
@@ -164,14 +166,11 @@ pub fn parse_import(text: &str, now: DateTime<Utc>) -> Result<Vec<Memory>, CliEr
             None => MemoryId::time_ordered(now),
         };
         let kind = parse_kind(&parsed.kind).map_err(|e| at(e.to_string()))?;
-        let mut memory = Memory::new(
-            id,
-            kind,
-            parsed.name,
-            parsed.description,
-            parsed.content,
-            now,
-        );
+        let description = parsed
+            .description
+            .filter(|d| !d.trim().is_empty())
+            .unwrap_or_else(|| super::memory::name_from_text(&parsed.content));
+        let mut memory = Memory::new(id, kind, parsed.name, description, parsed.content, now);
         memory.tags = parsed.tags;
         memory.expires_at = parsed.expires_at;
         memory.created_at = parsed.created_at.unwrap_or(now);
@@ -198,7 +197,7 @@ pub fn parse_import(text: &str, now: DateTime<Utc>) -> Result<Vec<Memory>, CliEr
 /// Imports memories through the write gate.
 pub async fn import(global: &Global, args: ImportArgs) -> Outcome {
     let memories = parse_import(&read_input(Some(&args.file))?, Utc::now())?;
-    let dream = global.open_to_write().await?;
+    let dream = global.open(Access::Create).await?;
     let ids: Vec<MemoryId> = memories.iter().map(|m| m.id.clone()).collect();
     let existing = dream.existing(&ids).await?;
     if !existing.is_empty() && !args.replace {
@@ -277,7 +276,7 @@ pub async fn import(global: &Global, args: ImportArgs) -> Outcome {
 
 /// Prints the Dream section of a memory file, or splices it into `into`.
 async fn export_section(global: &Global, into: Option<&std::path::Path>) -> Outcome {
-    let (recall, scope) = super::recall::open_recall(global).await?;
+    let (recall, scope) = super::recall::open_recall(global, &global.locate()?).await?;
     let result = recall.brief(&scope, None).await?;
     let admitted = result.used().count();
     let section = memory_file::section(&result);

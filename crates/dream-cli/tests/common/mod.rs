@@ -15,9 +15,13 @@ pub struct Cli {
 }
 
 impl Cli {
+    /// The working directory is the top of a repository (it holds `.git`), so
+    /// the search for a store never looks above it.
     pub fn new() -> Self {
+        let dir = tempfile::tempdir().expect("tempdir");
+        std::fs::create_dir(dir.path().join(".git")).expect("mark the repository's top");
         Cli {
-            dir: tempfile::tempdir().expect("tempdir"),
+            dir,
             config: tempfile::tempdir().expect("tempdir"),
         }
     }
@@ -35,6 +39,7 @@ impl Cli {
             .current_dir(self.dir.path())
             .env("DREAM_CONFIG_DIR", self.config.path())
             .env_remove("DREAM_KEY")
+            .env_remove("DREAM_STORE")
             .env_remove("DREAM_REDIS_URL")
             .env_remove("OPENAI_API_KEY")
             .env_remove("ANTHROPIC_API_KEY")
@@ -47,8 +52,20 @@ impl Cli {
     }
 
     pub fn run_with(&self, args: &[&str], stdin: Option<&str>, env: &[(&str, &str)]) -> Output {
+        self.run_in(self.dir.path(), args, stdin, env)
+    }
+
+    /// [`Cli::run_with`] with another working directory.
+    pub fn run_in(
+        &self,
+        dir: &std::path::Path,
+        args: &[&str],
+        stdin: Option<&str>,
+        env: &[(&str, &str)],
+    ) -> Output {
         let mut command = self.command(args);
         command
+            .current_dir(dir)
             .stdin(if stdin.is_some() {
                 Stdio::piped()
             } else {

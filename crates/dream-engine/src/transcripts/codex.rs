@@ -21,6 +21,15 @@ pub(super) fn line(value: &Value) -> Pieces {
                 .ok_or("a `response_item` without `payload`")?,
         ),
         Some("session_meta" | "turn_context" | "event_msg" | "compacted") => Ok(Vec::new()),
+        // A line of a Claude Code session, not a rollout's: reported, so a file
+        // in the wrong format is not logged as nothing at all.
+        Some(kind @ ("user" | "assistant" | "summary" | "attachment" | "system"))
+            if value.get("payload").is_none() && value.get("role").is_none() =>
+        {
+            Err(format!(
+                "a Claude Code `{kind}` line, not a Codex rollout item"
+            ))
+        }
         Some(_) => item(value),
         // An older rollout's first line (session id and instructions) or a
         // state marker.

@@ -1,0 +1,63 @@
+//! Who holds a scope's claim (the lock a pass holds): a note kept beside it,
+//! rewritten at each renewal, so a claim left by a process that stopped (killed,
+//! or its machine lost) is told from a pass still running, with the time it
+//! frees itself.
+
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+
+use crate::dream::Dream;
+use crate::error::Result;
+use crate::layout;
+use crate::records::from_json;
+
+/// The holder of a scope's claim.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ClaimHolder {
+    /// The holding process's id.
+    pub pid: u32,
+    /// The host it runs on ([`this_host`] there).
+    pub host: String,
+    /// When the claim frees itself unless renewed (the holder renews it every
+    /// third of its ttl while it runs).
+    pub expires_at: DateTime<Utc>,
+}
+
+impl ClaimHolder {
+    /// The note for this process, holding until `expires_at`.
+    pub(crate) fn this_process(expires_at: DateTime<Utc>) -> Self {
+        ClaimHolder {
+            pid: std::process::id(),
+            host: this_host(),
+            expires_at,
+        }
+    }
+
+    /// Whether the holder runs on this host, where its process can be looked for.
+    pub fn is_on_this_host(&self) -> bool {
+        self.host == this_host()
+    }
+}
+
+/// This host's name (the kernel's, else `/etc/hostname`; empty when neither
+/// can be read, which no holder then matches).
+pub fn this_host() -> String {
+    ["/proc/sys/kernel/hostname", "/etc/hostname"]
+        .iter()
+        .find_map(|path| std::fs::read_to_string(path).ok())
+        .map(|name| name.trim().to_owned())
+        .unwrap_or_default()
+}
+
+impl Dream {
+    /// Who holds this scope's claim, if a pass holds it (or a stopped process
+    /// held it and it has not expired yet).
+    pub async fn claim_holder(&self) -> Result<Option<ClaimHolder>> {
+        let key = layout::claim_note_key(&self.scope);
+        let Some(record) = self.store.get(&key).await? else {
+            return Ok(None);
+        };
+        let holder: ClaimHolder = from_json(&key, &record)?;
+        Ok((holder.expires_at > self.now()).then_some(holder))
+    }
+}
