@@ -415,7 +415,8 @@ impl Dream {
         // The trash copy is sealed only in the form the verified read allows: a
         // memory that did not verify goes to the trash held.
         let mut memory = memory;
-        if !self.verified(&RecordId::from(id.clone()), &record) {
+        let verified = self.verified(&RecordId::from(id.clone()), &record);
+        if !verified {
             crate::seal::held(&mut memory);
         }
         let (text, hash) = self.rendered(&memory);
@@ -432,7 +433,7 @@ impl Dream {
         // after a restore.
         let op_id = self.ids.next(now);
         let mut ops = self
-            .history_ops(id, &memory, AuditAction::Forgotten, &op_id, now)
+            .history_ops(id, &memory, verified, AuditAction::Forgotten, &op_id, now)
             .await?;
         ops.extend([
             Op::create(
