@@ -10,8 +10,8 @@
 //! 6. trust: a record without this store's seal → `held` (`unverified`); a memory
 //!    resting only on tool, assistant or system text, or a standing order that
 //!    sends data out → `held` (`unconfirmed-source`), until a person confirms it;
-//! 6b. relevance: below the query's own floor (see `relevance`) → `ignored`
-//!    (`not-relevant`): relevant or silent;
+//!    Then relevance: below the query's own floor (see `relevance`) →
+//!    `ignored` (`not-relevant`): relevant or silent;
 //! 7. conflict: another trusted, current in-scope record with the same subject
 //!    key whose content disagrees → `conflict` (both records, even one outside
 //!    the top-K);
