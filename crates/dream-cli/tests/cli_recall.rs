@@ -2,12 +2,23 @@
 //! user (an offline pass stores "The project uses Vitest, not Jest", and a
 //! question that never names Vitest finds it), and `--queries FILE --gold FILE`
 //! printing recall@1/5/10 and MRR per kind, with bad gold files refused before any
-//! store is opened.
+//! store is opened; and relevant or silent: a question about nothing stored
+//! admits nothing, on fs, SQLite, Redis and PostgreSQL, by words and (when the
+//! test model was fetched) with the local model.
+
+use std::path::PathBuf;
 
 use serde_json::Value;
 
 mod common;
 use common::*;
+
+#[path = "../../dream-postgres/tests/common/mod.rs"]
+mod postgres_common;
+
+#[path = "common/places.rs"]
+mod places;
+use places::{Place, place};
 
 /// Exit code 2 with one `error:` line on stderr holding `needle`.
 #[track_caller]
@@ -299,4 +310,130 @@ fn the_dialogue_set_scores_through_the_binary() {
     // The engine's ranking test reports about two thirds at R@10 on this set.
     let at10 = groups["all"]["recall_at_10"].as_f64().unwrap();
     assert!(at10 >= 60.0, "R@10 {at10}: {json}");
+}
+
+/// The local test model's directory (DREAM_TEST_MINILM), or `None` with a note.
+fn minilm() -> Option<PathBuf> {
+    match std::env::var_os("DREAM_TEST_MINILM") {
+        Some(dir) => Some(PathBuf::from(dir)),
+        None if std::env::var_os("DREAM_REQUIRE_MODELS").is_some_and(|v| v == "1") => {
+            panic!("DREAM_REQUIRE_MODELS=1 but DREAM_TEST_MINILM is unset")
+        }
+        None => {
+            eprintln!(
+                "SKIPPED (the local model half): DREAM_TEST_MINILM is unset \
+                 (python3 scripts/fetch-test-models.py)"
+            );
+            None
+        }
+    }
+}
+
+/// `recall QUERY --format json` on `place`'s store with `pre` before it; exit 0
+/// when something was used, 1 when nothing was admitted.
+fn recall_at(cli: &Cli, place: &Place, pre: &[&str], query: &str) -> (Option<i32>, Value) {
+    let mut all = vec!["--store", place.store.as_str()];
+    all.extend_from_slice(pre);
+    all.extend(["recall", query, "--format", "json"]);
+    let env: Vec<(&str, &str)> = place.env.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    let out = cli.run_with(&all, None, &env);
+    let json = serde_json::from_str(&stdout(&out))
+        .unwrap_or_else(|e| panic!("{e}: {}\n{}", stdout(&out), stderr(&out)));
+    (out.status.code(), json)
+}
+
+fn used(result: &Value) -> Vec<String> {
+    result["records"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["verdict"] == "used")
+        .map(|r| r["name"].as_str().unwrap_or_default().to_owned())
+        .collect()
+}
+
+/// The issue's new user: four memories about other things, and "what
+/// formatter do we use" admits none of them; the store says so (exit 1,
+/// `nothing admitted`), and each candidate is `ignored` as `not-relevant`. A
+/// question about one of them still finds it.
+fn a_question_about_nothing_stored_admits_nothing(backend: &str) {
+    let Some(place) = place(backend, &format!("{backend}_irrelevant")) else {
+        return;
+    };
+    let cli = Cli::new();
+    let model = minilm();
+    let local: Vec<String> = match &model {
+        Some(dir) => vec![
+            "--embedder".into(),
+            "local".into(),
+            "--embedding-model".into(),
+            dir.to_str().unwrap().into(),
+        ],
+        None => Vec::new(),
+    };
+    let local: Vec<&str> = local.iter().map(String::as_str).collect();
+    let env: Vec<(&str, &str)> = place.env.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    for (name, content) in [
+        ("Test runner", "We use Vitest for unit tests, not Jest."),
+        ("Afternoons", "The team drinks green tea after lunch."),
+        (
+            "Deploys",
+            "Production deploys happen on Tuesdays after the standup.",
+        ),
+        ("Name", "Call me Sam."),
+    ] {
+        let mut all = vec!["--store", place.store.as_str()];
+        all.extend_from_slice(&local);
+        all.extend(["remember", "--name", name, "--content", content]);
+        ok(cli.run_with(&all, None, &env));
+    }
+    let mut modes: Vec<(&str, Vec<&str>)> = vec![("words", Vec::new())];
+    if model.is_some() {
+        modes.push(("words+model", local.clone()));
+    }
+    for (mode, pre) in modes {
+        let (code, result) = recall_at(&cli, &place, &pre, "what formatter do we use");
+        assert!(used(&result).is_empty(), "{backend} {mode}: {result:#}");
+        assert_eq!(code, Some(1), "{backend} {mode}: {result:#}");
+        assert_eq!(result["policy"]["verdict"], "ignored", "{result:#}");
+        let policy = result["policy"].to_string();
+        assert!(policy.contains("nothing admitted"), "{result:#}");
+        for record in result["records"].as_array().unwrap() {
+            assert_eq!(record["verdict"], "ignored", "{result:#}");
+            assert!(
+                record["reason"]
+                    .as_str()
+                    .unwrap()
+                    .starts_with("not-relevant"),
+                "{result:#}"
+            );
+        }
+        let (code, result) = recall_at(&cli, &place, &pre, "which test runner do we use");
+        assert_eq!(code, Some(0), "{backend} {mode}: {result:#}");
+        assert_eq!(
+            used(&result)[0],
+            "Test runner",
+            "{backend} {mode}: {result:#}"
+        );
+    }
+}
+
+#[test]
+fn fs_a_question_about_nothing_stored_admits_nothing() {
+    a_question_about_nothing_stored_admits_nothing("fs");
+}
+
+#[test]
+fn sqlite_a_question_about_nothing_stored_admits_nothing() {
+    a_question_about_nothing_stored_admits_nothing("sqlite");
+}
+
+#[test]
+fn redis_a_question_about_nothing_stored_admits_nothing() {
+    a_question_about_nothing_stored_admits_nothing("redis");
+}
+
+#[test]
+fn postgres_a_question_about_nothing_stored_admits_nothing() {
+    a_question_about_nothing_stored_admits_nothing("postgres");
 }

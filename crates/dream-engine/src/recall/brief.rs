@@ -44,7 +44,11 @@ impl Recall {
             .map(|doc| Hit { doc, score: 0.0 })
             .collect();
         let now = self.clock.now();
-        let mut records = self.firewall(&index, scope, now).judge(&hits, usize::MAX);
+        // No question: every memory of the scope is in the brief.
+        let everything = super::relevance::Relevance::all();
+        let mut records = self
+            .firewall(&index, scope, now, &everything)
+            .judge(&hits, usize::MAX);
         let rank = |r: &super::RecordVerdict| match (&r.memory, r.verdict) {
             (Some(memory), FirewallVerdict::Used) => weight(memory, now),
             _ => f64::NEG_INFINITY,

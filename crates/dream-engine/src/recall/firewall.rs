@@ -10,6 +10,8 @@
 //! 6. trust: a record without this store's seal → `held` (`unverified`); a memory
 //!    resting only on tool, assistant or system text, or a standing order that
 //!    sends data out → `held` (`unconfirmed-source`), until a person confirms it;
+//!    Then relevance: below the query's own floor (see `relevance`) →
+//!    `ignored` (`not-relevant`): relevant or silent;
 //! 7. conflict: another trusted, current in-scope record with the same subject
 //!    key whose content disagrees → `conflict` (both records, even one outside
 //!    the top-K);
@@ -24,6 +26,7 @@ use dream_core::Scope;
 
 use super::analyze::{Outcome, Valid};
 use super::index::{Hit, Index};
+use super::relevance::Relevance;
 use super::{FirewallVerdict, Policy, PolicyVerdict, Reason, RecordVerdict, codes, shown_id};
 
 /// Where a valid record is in its lifecycle.
@@ -41,6 +44,7 @@ pub(crate) struct Firewall<'a> {
     pub scope: &'a Scope,
     pub now: DateTime<Utc>,
     pub min_confidence: f64,
+    pub relevance: &'a Relevance,
 }
 
 impl Firewall<'_> {
@@ -207,6 +211,13 @@ impl Firewall<'_> {
             }
             if let Some(reason) = untrusted(valid) {
                 out.push(verdict(FirewallVerdict::Held, reason));
+                continue;
+            }
+            if let Some(reached) = self.relevance.below(hit.doc) {
+                out.push(verdict(
+                    FirewallVerdict::Ignored,
+                    Reason::new(codes::NOT_RELEVANT, Some(reached.to_owned())),
+                ));
                 continue;
             }
             let against = self.disagreeing(hit.doc, valid);

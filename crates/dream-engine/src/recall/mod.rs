@@ -66,6 +66,7 @@ mod index;
 mod persist;
 mod picker;
 mod refresh;
+mod relevance;
 mod semantic;
 pub mod tokenize;
 mod types;
@@ -87,7 +88,9 @@ pub use fusion::FusionParams;
 pub use index::RankParams;
 use index::{Hit, Index};
 pub use picker::MAX_PICKS;
-pub use semantic::VectorOptions;
+pub use relevance::RelevanceFloor;
+use relevance::{QueryWord, Relevance};
+pub use semantic::{UNRELATED, VectorOptions};
 pub use tokenize::Language;
 use tokenize::LanguageSet;
 pub use types::{
@@ -133,6 +136,8 @@ pub struct Recall {
     index: tokio::sync::Mutex<Option<Arc<Index>>>,
     /// The vectors loaded for the current index (with [`RecallOptions::vectors`]).
     vectors: tokio::sync::Mutex<Option<Arc<semantic::Loaded>>>,
+    /// [`UNRELATED`] embedded by the vectors' model.
+    unrelated: tokio::sync::Mutex<Option<Arc<semantic::Unrelated>>>,
 }
 
 impl fmt::Debug for Recall {
@@ -186,6 +191,7 @@ impl Recall {
             scanner: Arc::default(),
             index: tokio::sync::Mutex::new(None),
             vectors: tokio::sync::Mutex::new(None),
+            unrelated: tokio::sync::Mutex::new(None),
         }
     }
 
@@ -263,7 +269,8 @@ impl Recall {
                     ranker = Ranker::Model {
                         model: picker.model.describe(),
                     };
-                    hits = Some(picked);
+                    // The model chose them as relevant.
+                    hits = Some((picked, Relevance::all()));
                 }
                 Err(reason) => {
                     tracing::info!(%reason, "recall picker failed; using lexical ranking");
@@ -271,7 +278,7 @@ impl Recall {
                 }
             }
         }
-        let hits = match hits {
+        let (hits, relevance) = match hits {
             Some(hits) => hits,
             None => {
                 self.ranked(&index, query, scope, (pool, other_pool), &mut ranker)
@@ -279,15 +286,20 @@ impl Recall {
             }
         };
         let now = self.clock.now();
-        let mut records = self.firewall(&index, scope, now).judge(&hits, limit);
+        let mut records = self
+            .firewall(&index, scope, now, &relevance)
+            .judge(&hits, limit);
         let mut retried = false;
         if unusable(&index, &hits) {
             // One bounded retry: re-check the generation, then a broader query.
             retried = true;
             index = self.index().await?;
-            let terms = self.broad_terms(&index, query);
+            let (terms, words) = self.broad_terms(&index, query);
             let hits = index.rank(&terms, scope, pool, other_pool);
-            records = self.firewall(&index, scope, now).judge(&hits, limit);
+            let relevance = Relevance::judge(&index, &hits, &words, None, &self.options.relevance);
+            records = self
+                .firewall(&index, scope, now, &relevance)
+                .judge(&hits, limit);
         }
         let policy = firewall::policy(&records, || {
             let fallback = match &ranker {
@@ -330,10 +342,11 @@ impl Recall {
     }
 
     /// The candidates without a picker: BM25F (unless [`RecallOptions::lexical`]
-    /// is off) fused with the vector ranks when [`RecallOptions::vectors`] is set
+    /// is off) fused with the vectors when [`RecallOptions::vectors`] is set
     /// (see `fusion`), then those of the time the query names first (see
-    /// [`RankParams::date_weight`]). When the query cannot be embedded, BM25F
-    /// alone, and `ranker` says why.
+    /// [`RankParams::date_weight`]); and which of them reach the query's
+    /// relevance floor (see `relevance`). When the query cannot be embedded,
+    /// BM25F alone, and `ranker` says why.
     async fn ranked(
         &self,
         index: &Index,
@@ -341,14 +354,14 @@ impl Recall {
         scope: &Scope,
         (pool, other_pool): (usize, usize),
         ranker: &mut Ranker,
-    ) -> Vec<Hit> {
+    ) -> (Vec<Hit>, Relevance) {
         let weight = self.options.rank.date_weight;
         let when = if weight > 0.0 {
             dates::find(query, self.clock.now().date_naive())
         } else {
             None
         };
-        let mut hits = self
+        let (mut hits, relevance) = self
             .fused(index, query, scope, (pool, other_pool), ranker)
             .await;
         if let Some(span) = when {
@@ -360,7 +373,7 @@ impl Recall {
             }
             hits.sort_by(|a, b| b.score.total_cmp(&a.score));
         }
-        hits
+        (hits, relevance)
     }
 
     /// [`Recall::ranked`] before time is weighed.
@@ -371,41 +384,43 @@ impl Recall {
         scope: &Scope,
         (pool, other_pool): (usize, usize),
         ranker: &mut Ranker,
-    ) -> Vec<Hit> {
+    ) -> (Vec<Hit>, Relevance) {
+        let floor = &self.options.relevance;
+        let (terms, words) = self.query_terms(index, query);
         let lexical = |on: bool| {
             if on {
-                let terms = self.query_terms(index, query);
                 index.rank(&terms, scope, pool, other_pool)
             } else {
                 Vec::new()
             }
         };
         let Some(options) = &self.options.vectors else {
-            return lexical(true);
+            let hits = lexical(true);
+            let relevance = Relevance::judge(index, &hits, &words, None, floor);
+            return (hits, relevance);
         };
-        match self.vector_ranks(options, index, query, scope, pool).await {
-            Ok(vector) => {
+        match self.similarities(options, index, query, scope).await {
+            Ok(similar) => {
                 *ranker = Ranker::Hybrid {
                     embedder: options.embedder.describe(),
                 };
-                let lexical = lexical(self.options.lexical);
-                let lexical_docs: Vec<u32> = lexical.iter().map(|h| h.doc).collect();
-                let lists = [
-                    fusion::Ranked {
-                        docs: &lexical_docs,
-                        weight: options.fusion.lexical_weight,
-                    },
-                    fusion::Ranked {
-                        docs: &vector,
-                        weight: options.fusion.vector_weight,
-                    },
-                ];
-                fusion::fuse(&lists, options.fusion.k, pool + other_pool)
+                let covered: Vec<Hit> = lexical(self.options.lexical)
+                    .into_iter()
+                    .map(|h| Hit {
+                        doc: h.doc,
+                        score: relevance::coverage(index, h.doc, &words),
+                    })
+                    .collect();
+                let hits = fusion::fuse(&covered, &similar, &options.fusion, pool + other_pool);
+                let relevance = Relevance::judge(index, &hits, &words, Some(&similar), floor);
+                (hits, relevance)
             }
             Err(reason) => {
                 tracing::info!(%reason, "recall vectors unavailable; using lexical ranking");
                 *ranker = Ranker::LexicalFallback { reason };
-                lexical(true)
+                let hits = lexical(true);
+                let relevance = Relevance::judge(index, &hits, &words, None, floor);
+                (hits, relevance)
             }
         }
     }
@@ -440,12 +455,14 @@ impl Recall {
         index: &'a Index,
         scope: &'a Scope,
         now: chrono::DateTime<chrono::Utc>,
+        relevance: &'a Relevance,
     ) -> Firewall<'a> {
         Firewall {
             index,
             scope,
             now,
             min_confidence: self.options.min_confidence,
+            relevance,
         }
     }
 
@@ -453,8 +470,10 @@ impl Recall {
     /// (unless that leaves nothing), each word stemmed in every language present in
     /// the index (see `Index::word_terms`; times [`RankParams::intent_weight`] for
     /// an intent word); with [`RecallOptions::subwords`], each word's sub-word
-    /// relatives and adjacent words joined as compounds too.
-    fn query_terms(&self, index: &Index, query: &str) -> Vec<(u32, f32)> {
+    /// relatives and adjacent words joined as compounds too. With them, each
+    /// kept word's information and the terms that stand for it (see
+    /// `relevance`).
+    fn query_terms(&self, index: &Index, query: &str) -> (Vec<(u32, f32)>, Vec<QueryWord>) {
         let mut words = Vec::new();
         tokenize::words(query, &mut words);
         let language = tokenize::detect(
@@ -485,16 +504,24 @@ impl Recall {
             self.options.subwords && params.subword_weight > 0.0 && params.max_variants > 0;
         let mut similar = Vec::new();
         let mut expanded = 0usize;
+        let unseen = relevance::unseen_mass(index);
+        let mut evidence: Vec<QueryWord> = Vec::new();
         for word in kept {
             let intent = tokenize::is_intent_word(word);
             let weight = if intent { params.intent_weight } else { 1.0 };
             let stems = index.word_terms(&vocab, word, language, params);
+            let mut held = QueryWord {
+                mass: relevance::word_mass(intent, stems.idf, unseen),
+                terms: Vec::new(),
+            };
             for (term, w) in &stems.terms {
                 push(&mut out, *term, weight * w);
+                held.add(*term, *w);
             }
             let exact: Vec<u32> = stems.terms.iter().map(|(t, _)| *t).collect();
             let mut forms = stems.forms;
             if !expand || intent || expanded == MAX_EXPANDED_WORDS {
+                evidence.push(held);
                 continue;
             }
             expanded += 1;
@@ -522,13 +549,16 @@ impl Recall {
             // The word's own stems cap its relatives' idf: the exact word wins.
             let ceiling = stems.idf;
             for s in &similar {
-                let mut w = weight * params.subword_weight * s.similarity;
+                let share = params.subword_weight * s.similarity;
+                let mut w = weight * share;
                 let idf = index.idf(s.term);
                 if params.subword_idf_cap && ceiling > 0.0 && idf > ceiling {
                     w *= ceiling / idf;
                 }
                 push(&mut out, s.term, w);
+                held.add(s.term, share);
             }
+            evidence.push(held);
         }
         if expand {
             // Compounds written apart: `code owners` → `codeowners`, `stand-up` →
@@ -543,20 +573,34 @@ impl Recall {
                 }
             }
         }
-        out
+        (out, evidence)
     }
 
     /// The broader retry: every word (stop words too), its stems, the indexed
-    /// terms they prefix, and the indexed terms that prefix them (≥ 3 characters).
-    fn broad_terms(&self, index: &Index, query: &str) -> Vec<(u32, f32)> {
+    /// terms they prefix, and the indexed terms that prefix them (≥ 3
+    /// characters). With them, each word's information (a stop word has none
+    /// unless the query is only stop words) and the terms that stand for it: a
+    /// prefix holds the share of the longer form it spells (see `relevance`).
+    fn broad_terms(&self, index: &Index, query: &str) -> (Vec<(u32, f32)>, Vec<QueryWord>) {
         let mut words = Vec::new();
         tokenize::words(query, &mut words);
         let mut languages = index.languages;
         languages.insert(self.analyze.default_language);
+        let language = tokenize::detect(
+            &words,
+            self.analyze.languages,
+            self.analyze.default_language,
+        );
+        let only_stop_words = words.iter().all(|w| tokenize::is_stop_word(w, language));
         let cap = self.options.retry_expansion.max(1);
         let vocab = index.vocab.read().unwrap_or_else(|e| e.into_inner());
+        let unseen = relevance::unseen_mass(index);
         let mut out: HashSet<u32> = HashSet::new();
+        let mut evidence: Vec<QueryWord> = Vec::new();
         for word in &words {
+            let mut held = QueryWord::default();
+            let counts = only_stop_words || !tokenize::is_stop_word(word, language);
+            let mut idf = f32::INFINITY;
             let mut forms = vec![word.clone()];
             for l in languages.iter() {
                 let stem = tokenize::stem(word, l);
@@ -564,20 +608,39 @@ impl Recall {
                     forms.push(stem);
                 }
             }
+            let length = |text: &str| text.chars().count() as f32;
             for form in &forms {
-                out.extend(vocab.lookup(form));
-                if form.chars().count() < 3 {
-                    continue;
+                let mut found: Vec<(u32, f32)> = Vec::new();
+                if let Some(term) = vocab.lookup(form) {
+                    found.push((term, 1.0));
+                    if index.df(term) > 0 {
+                        idf = idf.min(index.idf(term));
+                    }
                 }
-                out.extend(vocab.with_prefix(form, cap));
-                for (end, _) in form.char_indices().skip(3) {
-                    out.extend(vocab.lookup(&form[..end]));
+                if form.chars().count() >= 3 {
+                    for term in vocab.with_prefix(form, cap) {
+                        let share = length(form) / length(vocab.name(term)).max(1.0);
+                        found.push((term, share));
+                    }
+                    for (end, _) in form.char_indices().skip(3) {
+                        let share = length(&form[..end]) / length(form);
+                        found.extend(vocab.lookup(&form[..end]).map(|t| (t, share)));
+                    }
+                }
+                for (term, share) in found {
+                    out.insert(term);
+                    held.add(term, share);
                 }
             }
+            if counts {
+                let idf = if idf.is_finite() { idf } else { 0.0 };
+                held.mass = relevance::word_mass(tokenize::is_intent_word(word), idf, unseen);
+            }
+            evidence.push(held);
         }
         let mut out: Vec<u32> = out.into_iter().collect();
         out.sort_unstable();
-        out.into_iter().map(|t| (t, 1.0)).collect()
+        (out.into_iter().map(|t| (t, 1.0)).collect(), evidence)
     }
 
     /// The picker: a manifest of eligible memories (valid, in scope, current),
@@ -590,13 +653,14 @@ impl Recall {
         scope: &Scope,
     ) -> Result<Vec<Hit>, String> {
         let now = self.clock.now();
-        let firewall = self.firewall(index, scope, now);
+        let everything = Relevance::all();
+        let firewall = self.firewall(index, scope, now, &everything);
         let eligible = |doc: u32| -> Option<&Memory> {
             let valid = index.docs.get(doc as usize)?.valid()?;
             (index.in_scope(doc, scope) && firewall.is_current(valid)).then_some(&*valid.memory)
         };
         let size = options.manifest_size.max(1);
-        let terms = self.query_terms(index, query);
+        let (terms, _) = self.query_terms(index, query);
         let mut chosen: Vec<u32> = Vec::new();
         for hit in index.rank(&terms, scope, size, 0) {
             if eligible(hit.doc).is_some() {

@@ -63,11 +63,14 @@ pub mod codes {
     pub const LOW_CONFIDENCE: &str = "low-confidence";
     /// Admitted, but `limit` records were already used.
     pub const OVER_LIMIT: &str = "over-limit";
+    /// Below the query's relevance floor: neither its words nor its meaning
+    /// say it is about the question.
+    pub const NOT_RELEVANT: &str = "not-relevant";
     /// POLICY reason when no candidate was found.
     pub const NO_CANDIDATES: &str = "no-candidates";
 
     /// Every code above.
-    pub const ALL: [&str; 22] = [
+    pub const ALL: [&str; 23] = [
         SAFE_FACT,
         INSTRUCTION,
         SECRET,
@@ -89,6 +92,7 @@ pub mod codes {
         UNCONFIRMED_SOURCE,
         LOW_CONFIDENCE,
         OVER_LIMIT,
+        NOT_RELEVANT,
         NO_CANDIDATES,
     ];
 }
@@ -450,6 +454,8 @@ pub struct RecallOptions {
     pub lexical: bool,
     /// Vector ranking fused with the lexical ranks (default none).
     pub vectors: Option<super::VectorOptions>,
+    /// The relevance floor: a candidate below it is `ignored` (`not-relevant`).
+    pub relevance: super::RelevanceFloor,
     /// Most records indexed; a larger namespace is an error (default 1,000,000).
     pub max_memories: usize,
     /// The optional picker model.
@@ -481,6 +487,7 @@ impl Default for RecallOptions {
             subwords: true,
             lexical: true,
             vectors: None,
+            relevance: super::RelevanceFloor::default(),
             max_memories: 1_000_000,
             picker: None,
             persist: false,

@@ -158,7 +158,6 @@ impl Vocabulary {
     }
 
     /// The text of term `id`.
-    #[cfg(test)]
     pub fn name(&self, id: u32) -> &str {
         &self.names[id as usize]
     }
