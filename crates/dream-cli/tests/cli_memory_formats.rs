@@ -483,10 +483,20 @@ fn memory_tool_writes_are_held_and_hostile_paths_get_the_tools_error_text() {
     assert_eq!(code, 1, "{text}");
     assert!(text.contains("quarantined"), "{text}");
     assert!(!stdout(&cli.run(&["list", "--json"])).contains(&token()));
-    // Not a terminal on stdin is required: the input is piped.
     let listed = list(&cli);
     assert_eq!(listed.len(), 1);
     assert_eq!(listed[0]["evidence"], serde_json::json!(["assistant"]));
+    // The audit log names the agent, never the person, for what it wrote.
+    let audit = json(cli.run(&["audit", "--json"]));
+    let by: Vec<(&str, &str)> = audit
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| (a["action"].as_str().unwrap(), a["actor"].as_str().unwrap()))
+        .collect();
+    assert!(by.contains(&("remembered", "agent")), "{by:?}");
+    assert!(by.contains(&("quarantined", "agent")), "{by:?}");
+    assert!(!by.iter().any(|(_, actor)| *actor == "person"), "{by:?}");
 }
 
 #[test]

@@ -104,6 +104,19 @@ impl ImportSource {
             ImportSource::Person | ImportSource::Untrusted => Actor::Person,
         }
     }
+
+    /// The audit reason for a memory this source wrote (`replaced`: over an
+    /// existing one, whose prior version goes to history).
+    fn written(self, replaced: bool) -> &'static str {
+        match (self, replaced) {
+            (ImportSource::Agent, true) => {
+                "replaced by the agent's version, held until confirmed (the prior version is in history)"
+            }
+            (ImportSource::Agent, false) => "written by an agent, held until confirmed",
+            (_, true) => "replaced by an import (the prior version is in history)",
+            (_, false) => "imported",
+        }
+    }
 }
 
 /// What `confirm` found a memory to be before a person confirmed it.
@@ -332,7 +345,7 @@ impl Dream {
                     self.audit_op(
                         AuditEntry::new(
                             AuditAction::Quarantined,
-                            Actor::Person,
+                            remembered_by(&memory),
                             format!("remembered memory quarantined as entry {}", q.id),
                         )
                         .memory(&memory.id)
@@ -358,7 +371,7 @@ impl Dream {
                     self.audit_op(
                         AuditEntry::new(
                             AuditAction::Remembered,
-                            Actor::Person,
+                            remembered_by(&memory),
                             if memory.pinned {
                                 "remembered (pinned)".to_owned()
                             } else {
@@ -1190,7 +1203,7 @@ impl Dream {
                         m.updated_at = now;
                     }
                     let (text, hash) = self.rendered(&m);
-                    let reason = match &old {
+                    match &old {
                         Some((before, record)) => {
                             let pass = batch.id(self, now);
                             ops.extend(
@@ -1198,13 +1211,10 @@ impl Dream {
                                     .await?,
                             );
                             ops.push(Op::put(key, text, Some(record)));
-                            "replaced by an import (the prior version is in history)"
                         }
-                        None => {
-                            ops.push(Op::create(key, text));
-                            "imported"
-                        }
-                    };
+                        None => ops.push(Op::create(key, text)),
+                    }
+                    let reason = from.written(old.is_some());
                     ops.push(
                         self.audit_op(
                             AuditEntry::new(AuditAction::Imported, from.actor(), reason)
@@ -1392,6 +1402,16 @@ fn import_trust(m: &mut Memory, from: ImportSource, pin: bool) {
         m.status = claimed;
     }
     m.pinned = pin && m.status == MemoryStatus::Active;
+}
+
+/// Who remembered `memory`: the person (their own, pinned memory) or an agent
+/// (see [`Dream::remember_as`]).
+fn remembered_by(memory: &Memory) -> Actor {
+    if memory.pinned {
+        Actor::Person
+    } else {
+        Actor::Agent
+    }
 }
 
 /// Whether a stored memory is the person's word: its record verified, current,

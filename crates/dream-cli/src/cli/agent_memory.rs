@@ -13,7 +13,6 @@
 //! deleted.
 
 use std::collections::{BTreeMap, HashMap};
-use std::io::Read as _;
 use std::path::Path;
 
 use clap::ValueEnum;
@@ -446,40 +445,9 @@ fn md_files(dir: &rustix::fd::OwnedFd) -> Result<Vec<String>, String> {
 /// read — a symbolic link (never followed), not a regular file, larger than
 /// [`MAX_FILE_BYTES`], or not UTF-8.
 fn read_file(dir: &rustix::fd::OwnedFd, name: &str) -> Result<Option<String>, String> {
-    let flags =
-        OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::NOCTTY | OFlags::CLOEXEC;
-    let fd = match rustix::fs::openat(dir, name, flags, Mode::empty()) {
-        Ok(fd) => fd,
-        Err(rustix::io::Errno::NOENT) => return Ok(None),
-        Err(rustix::io::Errno::LOOP) => {
-            return Err("it is a symbolic link: not followed".into());
-        }
-        Err(e) => return Err(format!("cannot open it: {e}")),
-    };
-    let mut file = std::fs::File::from(fd);
-    let meta = file
-        .metadata()
-        .map_err(|e| format!("cannot read it: {e}"))?;
-    if !meta.is_file() {
-        return Err("it is not a regular file".into());
-    }
-    if meta.len() > MAX_FILE_BYTES {
-        return Err(format!(
-            "it is {} bytes, over the bound of {MAX_FILE_BYTES}",
-            meta.len()
-        ));
-    }
-    let mut bytes = Vec::new();
-    file.by_ref()
-        .take(MAX_FILE_BYTES + 1)
-        .read_to_end(&mut bytes)
-        .map_err(|e| format!("cannot read it: {e}"))?;
-    if bytes.len() as u64 > MAX_FILE_BYTES {
-        return Err(format!("it grew over the bound of {MAX_FILE_BYTES} bytes"));
-    }
-    String::from_utf8(bytes)
-        .map(Some)
-        .map_err(|_| "it is not UTF-8 text".into())
+    super::transfer::read_regular_at(dir, name, MAX_FILE_BYTES)
+        .map(|read| read.map(|(text, _)| text))
+        .map_err(|e| e.to_string())
 }
 
 /// The manifest of the files Dream wrote into the directory (empty when none).

@@ -42,7 +42,9 @@ pub async fn memory_tool(global: &Global, args: MemoryToolArgs) -> Outcome {
         .map_err(|e| CliError::usage(format!("the tool input is not JSON: {e}")))?;
     // One store handle for the writes and the firewall; no model is called.
     let config = global.file_config()?;
-    let store = global.open_store(&config, true).await?;
+    // A `view` reads: it never creates a store.
+    let writes = input.get("command").and_then(serde_json::Value::as_str) != Some("view");
+    let store = global.open_store(&config, writes).await?;
     let seal = global.seal_key(&config)?;
     let mut dream = Dream::open(store.clone(), global.options(&config)?)?;
     if let Some(key) = &seal {

@@ -422,37 +422,77 @@ async fn export_section(global: &Global, into: Option<&std::path::Path>) -> Outc
 
 /// The text and permissions of the memory file at `path`, or `None` when there
 /// is none. Agents read CLAUDE.md and AGENTS.md as binding instructions, so the
-/// file must be the regular file it names: it is opened with `O_NOFOLLOW` (a
-/// symbolic link, dangling or not, is refused, never followed) and
-/// `O_NONBLOCK` (a FIFO never blocks), then checked with `fstat` (a directory,
-/// FIFO, socket or device is refused).
+/// file must be the regular file it names (see [`read_regular_at`]).
 fn read_regular(path: &std::path::Path) -> Result<Option<(String, std::fs::Permissions)>, String> {
+    read_regular_at(rustix::fs::CWD, path, u64::MAX).map_err(|e| match e {
+        NotRead::Link => "is a symbolic link: refusing to follow it (agents read this file as \
+                          instructions; give the path of the regular file itself)"
+            .to_owned(),
+        other => other.to_string(),
+    })
+}
+
+/// Why [`read_regular_at`] did not read a file.
+#[derive(Debug, thiserror::Error)]
+pub(super) enum NotRead {
+    /// A symbolic link, dangling or not: never followed.
+    #[error("it is a symbolic link: not followed")]
+    Link,
+    /// A directory, FIFO, socket or device.
+    #[error("it is not a regular file")]
+    NotRegular,
+    /// Larger than the bound.
+    #[error("it is {size} bytes, over the bound of {max}")]
+    TooLarge { size: u64, max: u64 },
+    /// Not UTF-8.
+    #[error("it is not UTF-8 text")]
+    NotText,
+    /// It could not be opened or read.
+    #[error("cannot read it: {0}")]
+    Io(std::io::Error),
+}
+
+/// The text and permissions of the regular file `path` (relative to `dir`), or
+/// `None` when there is none. Opened with `O_NOFOLLOW` (a symbolic link is
+/// refused, never followed) and `O_NONBLOCK` (a FIFO never blocks), then checked
+/// with `fstat`; at most `max` bytes are read.
+pub(super) fn read_regular_at(
+    dir: impl rustix::fd::AsFd,
+    path: impl AsRef<std::path::Path>,
+    max: u64,
+) -> Result<Option<(String, std::fs::Permissions)>, NotRead> {
     use rustix::fs::{Mode, OFlags};
     use std::io::Read as _;
     let flags =
         OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::NOCTTY | OFlags::CLOEXEC;
-    let fd = match rustix::fs::open(path, flags, Mode::empty()) {
+    let fd = match rustix::fs::openat(dir, path.as_ref(), flags, Mode::empty()) {
         Ok(fd) => fd,
         Err(rustix::io::Errno::NOENT) => return Ok(None),
-        Err(rustix::io::Errno::LOOP) => {
-            return Err(
-                "is a symbolic link: refusing to follow it (agents read this file as \
-                 instructions; give the path of the regular file itself)"
-                    .to_owned(),
-            );
-        }
-        Err(e) => return Err(format!("cannot open it: {e}")),
+        Err(rustix::io::Errno::LOOP) => return Err(NotRead::Link),
+        Err(e) => return Err(NotRead::Io(e.into())),
     };
-    let mut file = std::fs::File::from(fd);
-    let meta = file
-        .metadata()
-        .map_err(|e| format!("cannot read it: {e}"))?;
+    let file = std::fs::File::from(fd);
+    let meta = file.metadata().map_err(NotRead::Io)?;
     if !meta.is_file() {
-        return Err("is not a regular file".to_owned());
+        return Err(NotRead::NotRegular);
     }
-    let mut text = String::new();
-    file.read_to_string(&mut text)
-        .map_err(|e| format!("cannot read it: {e}"))?;
+    if meta.len() > max {
+        return Err(NotRead::TooLarge {
+            size: meta.len(),
+            max,
+        });
+    }
+    let mut bytes = Vec::new();
+    file.take(max.saturating_add(1))
+        .read_to_end(&mut bytes)
+        .map_err(NotRead::Io)?;
+    if bytes.len() as u64 > max {
+        return Err(NotRead::TooLarge {
+            size: bytes.len() as u64,
+            max,
+        });
+    }
+    let text = String::from_utf8(bytes).map_err(|_| NotRead::NotText)?;
     Ok(Some((text, meta.permissions())))
 }
 
