@@ -589,7 +589,7 @@ pub fn normalize(path: &str) -> std::result::Result<String, String> {
     if parts.contains(&"..") {
         return Err(format!("Path {shown} would escape /memories directory"));
     }
-    if parts.iter().any(|p| *p == ".")
+    if parts.contains(&".")
         || path.chars().any(|c| {
             c == '\\'
                 || c == '\0'
