@@ -52,6 +52,9 @@ enum Command {
     Restore(memory::RestoreArgs),
     /// Confirm a held memory after review: it becomes the person's word (audited).
     Confirm(memory::ConfirmArgs),
+    /// Review held and quarantined memories one at a time in a terminal: confirm,
+    /// edit, forget or skip each (audited like `confirm`).
+    Review,
     /// Purge for good: everything of a scope (--scope NAME), or a text wherever it is
     /// (--matching TEXT); --dry-run lists what would go.
     Purge(cli::purge::PurgeArgs),
@@ -74,6 +77,9 @@ enum Command {
     Rekey(rekey::RekeyArgs),
     /// Make an encryption key: `dream key new --out FILE`.
     Key(rekey::KeyArgs),
+    /// Run one command of Anthropic's memory tool (memory_20250818): the tool input as
+    /// JSON on stdin, the tool result on stdout (exit 1 for the tool's error text).
+    MemoryTool(cli::memory_tool::MemoryToolArgs),
     /// Scan text for instruction-shaped and secret-shaped content.
     Scan(cli::scan::ScanArgs),
     /// A self-contained, offline walk-through in a temporary store.
@@ -261,6 +267,7 @@ fn main() -> ExitCode {
             Command::History(args) => memory::history(&global, args).await,
             Command::Restore(args) => memory::restore(&global, args).await,
             Command::Confirm(args) => memory::confirm(&global, args).await,
+            Command::Review => cli::review::review(&global).await,
             Command::Purge(args) => cli::purge::purge(&global, args).await,
             Command::Trash(args) => memory::trash(&global, args).await,
             Command::Quarantine(args) => memory::quarantine(&global, args).await,
@@ -268,6 +275,7 @@ fn main() -> ExitCode {
             Command::Events(args) => cli::events::events(&global, args).await,
             Command::Stats(args) => memory::stats(&global, args).await,
             Command::Import(args) => transfer::import(&global, args).await,
+            Command::MemoryTool(args) => cli::memory_tool::memory_tool(&global, args).await,
             Command::Export(args) => transfer::export(&global, args).await,
             Command::Rekey(args) => rekey::rekey(&global, args).await,
             Command::Key(args) => rekey::key(args).await,

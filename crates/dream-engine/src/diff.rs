@@ -29,6 +29,35 @@ fn head(m: &Memory) -> String {
     format!("{} [{}] \"{}\"", m.id, m.kind.as_str(), line(&m.name))
 }
 
+/// What changed from `before` to `after`, safe for a terminal: the name and
+/// the description when they changed, then the old body's lines (`-`) and the
+/// new body's (`+`). The one rendering of an edit: a plan's update and `dream
+/// review`'s diff to the prior version.
+pub fn memory_changes(before: &Memory, after: &Memory) -> String {
+    let mut out = String::new();
+    if before.name != after.name {
+        let _ = writeln!(
+            out,
+            "    name: \"{}\" -> \"{}\"",
+            line(&before.name),
+            line(&after.name)
+        );
+    }
+    if before.description != after.description {
+        let _ = writeln!(
+            out,
+            "    description: \"{}\" -> \"{}\"",
+            line(&before.description),
+            line(&after.description)
+        );
+    }
+    if before.content != after.content {
+        body(&mut out, '-', &before.content);
+        body(&mut out, '+', &after.content);
+    }
+    out
+}
+
 /// Renders what a gated plan does, one block per action.
 pub(crate) fn render_diff(
     pass: &str,
@@ -64,26 +93,7 @@ pub(crate) fn render_diff(
     }
     for c in &gated.updates {
         let _ = writeln!(out, "~ update {}", head(&c.after));
-        if c.before.name != c.after.name {
-            let _ = writeln!(
-                out,
-                "    name: \"{}\" -> \"{}\"",
-                line(&c.before.name),
-                line(&c.after.name)
-            );
-        }
-        if c.before.description != c.after.description {
-            let _ = writeln!(
-                out,
-                "    description: \"{}\" -> \"{}\"",
-                line(&c.before.description),
-                line(&c.after.description)
-            );
-        }
-        if c.before.content != c.after.content {
-            body(&mut out, '-', &c.before.content);
-            body(&mut out, '+', &c.after.content);
-        }
+        out.push_str(&memory_changes(&c.before, &c.after));
     }
     for c in &gated.supersedes {
         let by = c.by.as_ref().map(|b| b.as_str()).unwrap_or("?");

@@ -40,6 +40,7 @@ pub mod layout;
 mod lease;
 mod manage;
 pub mod memory_file;
+pub mod memory_tool;
 mod options;
 mod pass;
 mod plan;
@@ -60,7 +61,7 @@ pub use consolidate::{
     SYSTEM_RULES,
 };
 pub use convert::Carried;
-pub use diff::escape_for_display;
+pub use diff::{escape_for_display, memory_changes};
 pub use dream::Dream;
 pub use error::{DreamError, Result};
 pub use events::Event;

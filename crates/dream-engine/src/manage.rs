@@ -90,6 +90,33 @@ pub enum ImportSource {
     /// Another system's export or any file the person has not vouched for:
     /// evidence `tool`, held at recall until a person confirms each memory.
     Untrusted,
+    /// What an agent wrote: its own memory files (Claude Code's, Codex's) or
+    /// Anthropic's memory tool. Evidence `assistant`: the agent's word, never
+    /// the person's, held at recall until a person confirms each memory.
+    Agent,
+}
+
+impl ImportSource {
+    /// Who the audit log names for an import from this source.
+    fn actor(self) -> Actor {
+        match self {
+            ImportSource::Agent => Actor::Agent,
+            ImportSource::Person | ImportSource::Untrusted => Actor::Person,
+        }
+    }
+
+    /// The audit reason for a memory this source wrote (`replaced`: over an
+    /// existing one, whose prior version goes to history).
+    fn written(self, replaced: bool) -> &'static str {
+        match (self, replaced) {
+            (ImportSource::Agent, true) => {
+                "replaced by the agent's version, held until confirmed (the prior version is in history)"
+            }
+            (ImportSource::Agent, false) => "written by an agent, held until confirmed",
+            (_, true) => "replaced by an import (the prior version is in history)",
+            (_, false) => "imported",
+        }
+    }
 }
 
 /// What `confirm` found a memory to be before a person confirmed it.
@@ -103,6 +130,8 @@ pub enum Confirmed {
     /// It rested on tool, assistant or system text (or sends data out); it is the
     /// person's word now.
     WasUnconfirmed,
+    /// The person rewrote it ([`Dream::confirm_edited`]): their text is their word now.
+    Edited,
 }
 
 /// A memory in the trash.
@@ -326,7 +355,7 @@ impl Dream {
                     self.audit_op(
                         AuditEntry::new(
                             AuditAction::Quarantined,
-                            Actor::Person,
+                            remembered_by(&memory),
                             format!("remembered memory quarantined as entry {}", q.id),
                         )
                         .memory(&memory.id)
@@ -352,7 +381,7 @@ impl Dream {
                     self.audit_op(
                         AuditEntry::new(
                             AuditAction::Remembered,
-                            Actor::Person,
+                            remembered_by(&memory),
                             if memory.pinned {
                                 "remembered (pinned)".to_owned()
                             } else {
@@ -402,11 +431,17 @@ impl Dream {
 
     /// Moves a memory to the trash (restorable for `trash_days`).
     pub async fn forget(&self, id: &MemoryId) -> Result<()> {
-        self.under_lease(async |lease| self.forget_locked(lease, id).await)
+        self.forget_by(id, Actor::Person).await
+    }
+
+    /// [`Dream::forget`] done by `actor` (an agent deleting its own note), so
+    /// the trash and the audit log name who did it.
+    pub(crate) async fn forget_by(&self, id: &MemoryId, actor: Actor) -> Result<()> {
+        self.under_lease(async |lease| self.forget_locked(lease, id, actor).await)
             .await
     }
 
-    async fn forget_locked(&self, lease: &HeldLease, id: &MemoryId) -> Result<()> {
+    async fn forget_locked(&self, lease: &HeldLease, id: &MemoryId, actor: Actor) -> Result<()> {
         let Some((memory, record)) = self.read_memory(id).await? else {
             return Err(DreamError::not_found("memory", id));
         };
@@ -424,8 +459,11 @@ impl Dream {
             memory_id: id.clone(),
             scope: self.scope.clone(),
             at: now,
-            reason: "forgotten by a person".into(),
-            actor: Actor::Person,
+            reason: match actor {
+                Actor::Agent => "deleted by an agent".into(),
+                _ => "forgotten by a person".into(),
+            },
+            actor,
             pass: None,
             markdown: text,
         };
@@ -442,13 +480,9 @@ impl Dream {
             ),
             Op::delete(layout::key(layout::MEMORIES, id.clone()), &record),
             self.audit_op(
-                AuditEntry::new(
-                    AuditAction::Forgotten,
-                    Actor::Person,
-                    "forgotten (to the trash)",
-                )
-                .memory(id)
-                .hash(hash),
+                AuditEntry::new(AuditAction::Forgotten, actor, "forgotten (to the trash)")
+                    .memory(id)
+                    .hash(hash),
             ),
             self.bump_op(generation, gen_record.as_ref()),
         ]);
@@ -873,7 +907,16 @@ impl Dream {
     /// held as `unconfirmed` becomes the person's word. Audited, with the prior
     /// version in history. Recall still scans it like any other record.
     pub async fn confirm(&self, id: &MemoryId) -> Result<Confirmed> {
-        self.under_lease(async |lease| self.confirm_locked(lease, id).await)
+        self.under_lease(async |lease| self.confirm_locked(lease, id, None).await)
+            .await
+    }
+
+    /// A person rewrites memory `id` and so confirms it: `content` becomes its
+    /// body, the person's word (evidence `user`), through the same scan, history
+    /// and audit as [`Dream::confirm`]. Text the scanner flags is refused and
+    /// nothing changes; unchanged text is a plain [`Dream::confirm`].
+    pub async fn confirm_edited(&self, id: &MemoryId, content: String) -> Result<Confirmed> {
+        self.under_lease(async |lease| self.confirm_locked(lease, id, Some(content)).await)
             .await
     }
 
@@ -894,31 +937,61 @@ impl Dream {
         Ok(out)
     }
 
-    async fn confirm_locked(&self, lease: &HeldLease, id: &MemoryId) -> Result<Confirmed> {
+    async fn confirm_locked(
+        &self,
+        lease: &HeldLease,
+        id: &MemoryId,
+        edit: Option<String>,
+    ) -> Result<Confirmed> {
         let Some((before, record)) = self.read_memory(id).await? else {
             return Err(DreamError::not_found("memory", id));
         };
         let key = layout::key(layout::MEMORIES, id.clone());
         let verified = self.verified(&key.id, &record);
         let unconfirmed = before.status == MemoryStatus::Unconfirmed;
-        if verified && !unconfirmed {
+        let edit = edit.filter(|content| *content != before.content);
+        if verified && !unconfirmed && edit.is_none() {
             return Ok(Confirmed::AlreadyTrusted);
         }
-        validate_fields(&before).map_err(|reason| DreamError::Refused {
-            reason: format!("the memory breaks a field rule: {reason}"),
-        })?;
         let now = self.now();
         let mut after = before.clone();
         if unconfirmed {
             after.status = MemoryStatus::Active;
             after.updated_at = now;
         }
-        let what = if unconfirmed {
-            Confirmed::WasUnconfirmed
-        } else {
-            Confirmed::WasUnverified
+        if let Some(content) = edit.clone() {
+            after.content = content;
+            after.updated_at = now;
+            apply_support(
+                &mut after,
+                &Support {
+                    roles: vec![Role::User],
+                    by_person: true,
+                },
+            );
+            if let Admission::Quarantine(scan) =
+                admit(&self.scanners, &after).map_err(|reason| DreamError::Refused {
+                    reason: format!("the edited memory breaks a field rule: {reason}"),
+                })?
+            {
+                return Err(DreamError::Refused {
+                    reason: format!(
+                        "the scanner flags the edited text (rules: {}); nothing changed",
+                        scan.rules().join(", ")
+                    ),
+                });
+            }
+        }
+        validate_fields(&after).map_err(|reason| DreamError::Refused {
+            reason: format!("the memory breaks a field rule: {reason}"),
+        })?;
+        let what = match (&edit, unconfirmed) {
+            (Some(_), _) => Confirmed::Edited,
+            (None, true) => Confirmed::WasUnconfirmed,
+            (None, false) => Confirmed::WasUnverified,
         };
         let reason = match what {
+            Confirmed::Edited => "edited and confirmed by a person",
             Confirmed::WasUnconfirmed => "confirmed by a person (was unconfirmed-source)",
             _ => "confirmed by a person (was unverified: not sealed by this store)",
         };
@@ -1215,7 +1288,7 @@ impl Dream {
             let now = self.now();
             let mut old = old;
             if let Some((before, record)) = &old
-                && from == ImportSource::Untrusted
+                && from != ImportSource::Person
                 && persons_word(before, self.verified(&key.id, record))
             {
                 // A foreign line never displaces the person's memory: it is kept
@@ -1236,7 +1309,7 @@ impl Dream {
                         m.updated_at = now;
                     }
                     let (text, hash) = self.rendered(&m);
-                    let reason = match &old {
+                    match &old {
                         Some((before, record)) => {
                             let pass = batch.id(self, now);
                             ops.extend(
@@ -1251,16 +1324,13 @@ impl Dream {
                                 .await?,
                             );
                             ops.push(Op::put(key, text, Some(record)));
-                            "replaced by an import (the prior version is in history)"
                         }
-                        None => {
-                            ops.push(Op::create(key, text));
-                            "imported"
-                        }
-                    };
+                        None => ops.push(Op::create(key, text)),
+                    }
+                    let reason = from.written(old.is_some());
                     ops.push(
                         self.audit_op(
-                            AuditEntry::new(AuditAction::Imported, Actor::Person, reason)
+                            AuditEntry::new(AuditAction::Imported, from.actor(), reason)
                                 .memory(&m.id)
                                 .rules(rules)
                                 .hash(hash),
@@ -1292,7 +1362,7 @@ impl Dream {
                         self.audit_op(
                             AuditEntry::new(
                                 AuditAction::Quarantined,
-                                Actor::Person,
+                                from.actor(),
                                 format!("imported memory quarantined as entry {}", q.id),
                             )
                             .memory(&m.id)
@@ -1427,6 +1497,7 @@ fn import_trust(m: &mut Memory, from: ImportSource, pin: bool) {
     let evidence = std::mem::take(&mut m.evidence);
     let roles = match from {
         ImportSource::Untrusted => vec![Role::Tool],
+        ImportSource::Agent => vec![crate::Caller::Agent.stored_role(Role::User)],
         ImportSource::Person if evidence.is_empty() => vec![Role::User],
         ImportSource::Person => evidence,
     };
@@ -1443,9 +1514,19 @@ fn import_trust(m: &mut Memory, from: ImportSource, pin: bool) {
     m.pinned = pin && m.status == MemoryStatus::Active;
 }
 
+/// Who remembered `memory`: the person (their own, pinned memory) or an agent
+/// (see [`Dream::remember_as`]).
+fn remembered_by(memory: &Memory) -> Actor {
+    if memory.pinned {
+        Actor::Person
+    } else {
+        Actor::Agent
+    }
+}
+
 /// Whether a stored memory is the person's word: its record verified, current,
 /// and resting on what the person said.
-fn persons_word(m: &Memory, verified: bool) -> bool {
+pub(crate) fn persons_word(m: &Memory, verified: bool) -> bool {
     verified
         && m.status == MemoryStatus::Active
         && (m.evidence.is_empty() || m.evidence.contains(&Role::User))

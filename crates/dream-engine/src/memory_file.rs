@@ -29,7 +29,13 @@ pub enum SectionError {
 /// in a newline. Comment openers inside are defused, so no memory can forge a
 /// marker and move the section's end.
 pub fn section(result: &RecallResult) -> String {
-    let block = result.to_context().replace("<!--", "<! --");
+    wrap(&result.to_context())
+}
+
+/// `block` between the markers, ending in a newline, its comment openers
+/// defused so nothing inside can forge a marker.
+pub fn wrap(block: &str) -> String {
+    let block = block.replace("<!--", "<! --");
     let mut out = format!("{BEGIN}\n{block}");
     if !out.ends_with('\n') {
         out.push('\n');

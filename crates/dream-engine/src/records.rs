@@ -120,6 +120,8 @@ pub enum Actor {
     Engine,
     /// A person, through the API or the CLI.
     Person,
+    /// An agent: Anthropic's memory tool, or an import of an agent's own memory files.
+    Agent,
 }
 
 /// What an audit record records.

@@ -460,6 +460,7 @@ pub async fn confirm(global: &Global, args: ConfirmArgs) -> Outcome {
                 Confirmed::AlreadyTrusted => "already trusted; nothing changed",
                 Confirmed::WasUnverified => "confirmed (was unverified: sealed now)",
                 Confirmed::WasUnconfirmed => "confirmed (was unconfirmed-source)",
+                Confirmed::Edited => "edited and confirmed",
             };
             outln!("{id}: {note}")?;
         }

@@ -23,6 +23,7 @@ macro_rules! outln {
     };
 }
 
+pub mod agent_memory;
 pub mod config;
 pub mod context;
 pub mod demo;
@@ -33,12 +34,14 @@ pub mod locate;
 #[cfg(feature = "mcp")]
 pub mod mcp;
 pub mod memory;
+pub mod memory_tool;
 pub mod models;
 pub mod output;
 pub mod pass;
 pub mod purge;
 pub mod recall;
 pub mod rekey;
+pub mod review;
 pub mod scan;
 pub mod seal;
 pub mod stores;

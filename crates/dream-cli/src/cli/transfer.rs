@@ -12,6 +12,7 @@ use dream::engine::{Existing, ImportSource};
 use serde::Deserialize;
 use serde_json::{Map, Value};
 
+use super::agent_memory;
 use super::context::{Access, Global};
 use super::memory::parse_kind;
 use super::output::{FormatArg, Style, count, escape, escape_body};
@@ -29,6 +30,10 @@ pub enum ExportFormat {
     AgentsMd,
     /// The admitted memories as a Markdown section for CLAUDE.md.
     ClaudeMd,
+    /// The admitted memories as Claude Code's memory directory (needs --into DIR):
+    /// one topic file each and Dream's section of MEMORY.md; only files Dream wrote
+    /// are ever replaced or removed.
+    ClaudeCodeMemory,
 }
 
 /// `dream export [FILE]` or `dream export --format agents-md [--into FILE]`.
@@ -44,13 +49,27 @@ pub struct ExportArgs {
     pub format: ExportFormat,
     /// With agents-md or claude-md: the Markdown file to update. Only its Dream section
     /// is replaced (or appended when it has none); every other byte stays as it was.
-    /// Without it, the section is printed.
+    /// Without it, the section is printed. With claude-code-memory: the memory
+    /// directory to write (created when missing).
     #[arg(long, value_name = "FILE")]
     pub into: Option<PathBuf>,
 }
 
 /// Writes the scope's memories: JSONL, or a memory file's Dream section.
 pub async fn export(global: &Global, args: ExportArgs) -> Outcome {
+    if args.format == ExportFormat::ClaudeCodeMemory {
+        let Some(dir) = args.into.as_deref() else {
+            return Err(CliError::usage(
+                "--format claude-code-memory writes a directory: give it with --into DIR",
+            ));
+        };
+        let here = global.locate()?;
+        let (recall, scope) = super::recall::open_recall(global, &here).await?;
+        let result = recall.brief(&scope, None).await?;
+        let admitted: Vec<&Memory> = result.used().collect();
+        let report = agent_memory::export_claude(dir, &admitted, &scope)?;
+        return agent_memory::print_export(&report, admitted.len(), dir);
+    }
     if !matches!(args.format, ExportFormat::Jsonl | ExportFormat::Json) {
         return export_section(global, args.into.as_deref()).await;
     }
@@ -104,11 +123,18 @@ pub async fn export(global: &Global, args: ExportArgs) -> Outcome {
     Ok(Found::Nothing)
 }
 
-/// `dream import FILE|-`.
+/// `dream import FILE|-`, or `dream import --from FORMAT DIR`.
 #[derive(Debug, Args)]
 pub struct ImportArgs {
-    /// JSONL of memories (- for stdin).
+    /// JSONL of memories (- for stdin); with --from, the agent's memory directory.
     pub file: PathBuf,
+    /// Read an agent's own memory files instead of JSONL: claude-code-memory (a
+    /// MEMORY.md index and topic files with frontmatter) or codex-memories
+    /// (MEMORY.md, memory_summary.md). The agent's model wrote them: they are its
+    /// word, held until you confirm them (`dream review`). A re-import updates
+    /// what the same file imported before.
+    #[arg(long, value_enum, value_name = "FORMAT", conflicts_with_all = ["pin", "untrusted"])]
+    pub from: Option<agent_memory::AgentFormat>,
     /// Replace memories whose id already exists: unchanged ones are left alone,
     /// changed ones updated with their prior version in history.
     #[arg(long)]
@@ -196,6 +222,9 @@ pub fn parse_import(text: &str, now: DateTime<Utc>) -> Result<Vec<Memory>, CliEr
 
 /// Imports memories through the write gate.
 pub async fn import(global: &Global, args: ImportArgs) -> Outcome {
+    if let Some(format) = args.from {
+        return import_agent(global, format, args).await;
+    }
     let memories = parse_import(&read_input(Some(&args.file))?, Utc::now())?;
     let dream = global.open(Access::Create).await?;
     let ids: Vec<MemoryId> = memories.iter().map(|m| m.id.clone()).collect();
@@ -212,66 +241,155 @@ pub async fn import(global: &Global, args: ImportArgs) -> Outcome {
     } else {
         Existing::Refuse
     };
-    let bar = progress(memories.len() as u64, "import");
     let from = if args.untrusted {
         ImportSource::Untrusted
     } else {
         ImportSource::Person
     };
-    let (mut imported, mut replaced, mut unchanged) = (0, 0, 0);
-    let (mut quarantined, mut rejected) = (Vec::new(), Vec::new());
-    let mut beside = Vec::new();
-    {
-        let mut batch = memories.into_iter().peekable();
-        while batch.peek().is_some() {
-            let chunk: Vec<Memory> = batch.by_ref().take(dream::engine::MAX_IMPORT).collect();
-            let ids: Vec<MemoryId> = chunk.iter().map(|m| m.id.clone()).collect();
-            let count = chunk.len() as u64;
-            let report = dream
-                .import_with(chunk, args.pin, from, on_existing)
-                .await?;
-            imported += report.imported.len();
-            replaced += report.replaced.len();
-            unchanged += report.unchanged.len();
-            quarantined.extend(report.quarantined);
-            beside.extend(report.held_beside);
-            rejected.extend(
-                report
-                    .rejected
-                    .into_iter()
-                    .map(|(i, reason)| (ids[i].clone(), reason)),
-            );
-            bar.inc(count);
+    let totals = import_memories(&dream, memories, args.pin, from, on_existing).await?;
+    print_import(
+        &totals,
+        args.output,
+        args.replace,
+        &[],
+        serde_json::Map::new(),
+    )
+}
+
+/// `dream import --from FORMAT DIR`: an agent's own memory files, as the agent's word.
+async fn import_agent(
+    global: &Global,
+    format: agent_memory::AgentFormat,
+    args: ImportArgs,
+) -> Outcome {
+    let read = agent_memory::read_dir(&args.file, format)?;
+    let dream = global.open(Access::Create).await?;
+    let memories = agent_memory::as_memories(&dream, format, read.notes).await?;
+    let totals = import_memories(
+        &dream,
+        memories,
+        false,
+        ImportSource::Agent,
+        Existing::Replace,
+    )
+    .await?;
+    let mut extra = serde_json::Map::new();
+    extra.insert("skipped".into(), serde_json::to_value(&read.skipped)?);
+    extra.insert("dreams_own".into(), read.dreams_own.into());
+    let found = print_import(&totals, args.output, true, &read.skipped, extra)?;
+    if args.output.is_text() {
+        if read.dreams_own > 0 {
+            outln!(
+                "left out {} files Dream itself wrote (an earlier export)",
+                read.dreams_own
+            )?;
+        }
+        if totals.imported + totals.replaced > 0 {
+            outln!(
+                "these are the agent's notes, not your word: each is held until you confirm it \
+                 (`dream review`)"
+            )?;
         }
     }
+    Ok(found)
+}
+
+/// What an import did, over all its batches.
+#[derive(Debug, Default)]
+struct ImportTotals {
+    imported: usize,
+    replaced: usize,
+    unchanged: usize,
+    quarantined: Vec<String>,
+    held_beside: Vec<(MemoryId, MemoryId)>,
+    rejected: Vec<(MemoryId, String)>,
+}
+
+/// Imports `memories` through the write gate in batches of at most `MAX_IMPORT`.
+async fn import_memories(
+    dream: &dream::engine::Dream,
+    memories: Vec<Memory>,
+    pin: bool,
+    from: ImportSource,
+    on_existing: Existing,
+) -> Result<ImportTotals, CliError> {
+    let bar = progress(memories.len() as u64, "import");
+    let mut totals = ImportTotals::default();
+    let mut batch = memories.into_iter().peekable();
+    while batch.peek().is_some() {
+        let chunk: Vec<Memory> = batch.by_ref().take(dream::engine::MAX_IMPORT).collect();
+        let ids: Vec<MemoryId> = chunk.iter().map(|m| m.id.clone()).collect();
+        let count = chunk.len() as u64;
+        let report = dream.import_with(chunk, pin, from, on_existing).await?;
+        totals.imported += report.imported.len();
+        totals.replaced += report.replaced.len();
+        totals.unchanged += report.unchanged.len();
+        totals.quarantined.extend(report.quarantined);
+        totals.held_beside.extend(report.held_beside);
+        totals.rejected.extend(
+            report
+                .rejected
+                .into_iter()
+                .map(|(i, reason)| (ids[i].clone(), reason)),
+        );
+        bar.inc(count);
+    }
     bar.finish_and_clear();
+    Ok(totals)
+}
+
+/// Prints what an import did (with the files it skipped, and `extra` in JSON);
+/// "found" (exit 1) when something was quarantined, rejected or skipped.
+fn print_import(
+    totals: &ImportTotals,
+    output: FormatArg,
+    replace: bool,
+    skipped: &[agent_memory::Skipped],
+    extra: serde_json::Map<String, Value>,
+) -> Outcome {
     let style = Style::detect();
-    let json = serde_json::json!({
+    let ImportTotals {
+        imported,
+        replaced,
+        unchanged,
+        quarantined,
+        held_beside,
+        rejected,
+    } = totals;
+    let mut json = serde_json::json!({
         "imported": imported, "replaced": replaced, "unchanged": unchanged,
         "quarantined": quarantined,
-        "held_beside": beside.iter().map(|(theirs, kept)| serde_json::json!({ "id": theirs, "held_as": kept })).collect::<Vec<_>>(),
+        "held_beside": held_beside.iter().map(|(theirs, kept)| serde_json::json!({ "id": theirs, "held_as": kept })).collect::<Vec<_>>(),
         "rejected": rejected.iter().map(|(id, reason)| serde_json::json!({ "id": id, "reason": reason })).collect::<Vec<_>>(),
     });
-    args.output.one(&json, || {
+    if let Some(object) = json.as_object_mut() {
+        object.extend(extra);
+    }
+    output.one(&json, || {
         outln!("imported {imported}")?;
-        if args.replace {
+        if replace {
             outln!("replaced {replaced} (prior versions in history), {unchanged} unchanged")?;
         }
-        for entry in &quarantined {
+        for entry in quarantined {
             outln!("{} {}", style.bad("quarantined"), escape(entry))?;
         }
-        for (theirs, kept) in &beside {
+        for (theirs, kept) in held_beside {
             outln!(
                 "{} {theirs}: the person's memory stays; the imported version is kept beside it, held, as {kept}",
                 style.bad("not replaced")
             )?;
         }
-        for (id, reason) in &rejected {
+        for (id, reason) in rejected {
             outln!("{} {id}: {}", style.bad("rejected"), escape(reason))?;
+        }
+        for file in skipped {
+            outln!("{} {}: {}", style.bad("skipped"), file.file, escape(&file.reason))?;
         }
         Ok(())
     })?;
-    Ok(Found::when(!quarantined.is_empty() || !rejected.is_empty()))
+    Ok(Found::when(
+        !quarantined.is_empty() || !rejected.is_empty() || !skipped.is_empty(),
+    ))
 }
 
 /// Prints the Dream section of a memory file, or splices it into `into`.
@@ -304,37 +422,77 @@ async fn export_section(global: &Global, into: Option<&std::path::Path>) -> Outc
 
 /// The text and permissions of the memory file at `path`, or `None` when there
 /// is none. Agents read CLAUDE.md and AGENTS.md as binding instructions, so the
-/// file must be the regular file it names: it is opened with `O_NOFOLLOW` (a
-/// symbolic link, dangling or not, is refused, never followed) and
-/// `O_NONBLOCK` (a FIFO never blocks), then checked with `fstat` (a directory,
-/// FIFO, socket or device is refused).
+/// file must be the regular file it names (see [`read_regular_at`]).
 fn read_regular(path: &std::path::Path) -> Result<Option<(String, std::fs::Permissions)>, String> {
+    read_regular_at(rustix::fs::CWD, path, u64::MAX).map_err(|e| match e {
+        NotRead::Link => "is a symbolic link: refusing to follow it (agents read this file as \
+                          instructions; give the path of the regular file itself)"
+            .to_owned(),
+        other => other.to_string(),
+    })
+}
+
+/// Why [`read_regular_at`] did not read a file.
+#[derive(Debug, thiserror::Error)]
+pub(super) enum NotRead {
+    /// A symbolic link, dangling or not: never followed.
+    #[error("it is a symbolic link: not followed")]
+    Link,
+    /// A directory, FIFO, socket or device.
+    #[error("it is not a regular file")]
+    NotRegular,
+    /// Larger than the bound.
+    #[error("it is {size} bytes, over the bound of {max}")]
+    TooLarge { size: u64, max: u64 },
+    /// Not UTF-8.
+    #[error("it is not UTF-8 text")]
+    NotText,
+    /// It could not be opened or read.
+    #[error("cannot read it: {0}")]
+    Io(std::io::Error),
+}
+
+/// The text and permissions of the regular file `path` (relative to `dir`), or
+/// `None` when there is none. Opened with `O_NOFOLLOW` (a symbolic link is
+/// refused, never followed) and `O_NONBLOCK` (a FIFO never blocks), then checked
+/// with `fstat`; at most `max` bytes are read.
+pub(super) fn read_regular_at(
+    dir: impl rustix::fd::AsFd,
+    path: impl AsRef<std::path::Path>,
+    max: u64,
+) -> Result<Option<(String, std::fs::Permissions)>, NotRead> {
     use rustix::fs::{Mode, OFlags};
     use std::io::Read as _;
     let flags =
         OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::NOCTTY | OFlags::CLOEXEC;
-    let fd = match rustix::fs::open(path, flags, Mode::empty()) {
+    let fd = match rustix::fs::openat(dir, path.as_ref(), flags, Mode::empty()) {
         Ok(fd) => fd,
         Err(rustix::io::Errno::NOENT) => return Ok(None),
-        Err(rustix::io::Errno::LOOP) => {
-            return Err(
-                "is a symbolic link: refusing to follow it (agents read this file as \
-                 instructions; give the path of the regular file itself)"
-                    .to_owned(),
-            );
-        }
-        Err(e) => return Err(format!("cannot open it: {e}")),
+        Err(rustix::io::Errno::LOOP) => return Err(NotRead::Link),
+        Err(e) => return Err(NotRead::Io(e.into())),
     };
-    let mut file = std::fs::File::from(fd);
-    let meta = file
-        .metadata()
-        .map_err(|e| format!("cannot read it: {e}"))?;
+    let file = std::fs::File::from(fd);
+    let meta = file.metadata().map_err(NotRead::Io)?;
     if !meta.is_file() {
-        return Err("is not a regular file".to_owned());
+        return Err(NotRead::NotRegular);
     }
-    let mut text = String::new();
-    file.read_to_string(&mut text)
-        .map_err(|e| format!("cannot read it: {e}"))?;
+    if meta.len() > max {
+        return Err(NotRead::TooLarge {
+            size: meta.len(),
+            max,
+        });
+    }
+    let mut bytes = Vec::new();
+    file.take(max.saturating_add(1))
+        .read_to_end(&mut bytes)
+        .map_err(NotRead::Io)?;
+    if bytes.len() as u64 > max {
+        return Err(NotRead::TooLarge {
+            size: bytes.len() as u64,
+            max,
+        });
+    }
+    let text = String::from_utf8(bytes).map_err(|_| NotRead::NotText)?;
     Ok(Some((text, meta.permissions())))
 }
 
@@ -343,7 +501,7 @@ fn read_regular(path: &std::path::Path) -> Result<Option<(String, std::fs::Permi
 /// a reader sees the old file or the new one, never half of one; the rename
 /// replaces whatever is at `path` itself, never what a link there points to.
 /// The new file gets `permissions` (the old file's), if given.
-fn write_replacing(
+pub(super) fn write_replacing(
     path: &std::path::Path,
     bytes: &[u8],
     permissions: Option<std::fs::Permissions>,
