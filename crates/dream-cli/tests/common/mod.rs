@@ -3,7 +3,8 @@
 //! clean environment, and reading what it printed.
 #![allow(dead_code)] // each test binary uses its own part of it
 
-use std::io::Write as _;
+use std::io::{BufRead as _, BufReader, Read as _, Write as _};
+use std::net::TcpStream;
 use std::path::PathBuf;
 use std::process::{Command, Output, Stdio};
 
@@ -112,4 +113,26 @@ pub fn ok(output: Output) -> String {
 /// A session of the person saying `text`, the assistant answering "Noted.".
 pub fn session(text: &str) -> String {
     serde_json::json!([{ "role": "user", "content": text }, { "role": "assistant", "content": "Noted." }]).to_string()
+}
+
+/// One HTTP/1.1 request read from `stream`, for the tests' loopback servers: its
+/// request line (`POST /v1/embeddings HTTP/1.1`) and its body (as long as its
+/// `content-length` says; empty without one).
+pub fn read_request(stream: &TcpStream) -> (String, Vec<u8>) {
+    let mut reader = BufReader::new(stream.try_clone().expect("clone"));
+    let mut request_line = String::new();
+    let _ = reader.read_line(&mut request_line);
+    let mut length = 0usize;
+    loop {
+        let mut line = String::new();
+        if reader.read_line(&mut line).unwrap_or(0) == 0 || line == "\r\n" {
+            break;
+        }
+        if let Some(v) = line.to_ascii_lowercase().strip_prefix("content-length:") {
+            length = v.trim().parse().unwrap_or(0);
+        }
+    }
+    let mut body = vec![0; length];
+    let _ = reader.read_exact(&mut body);
+    (request_line, body)
 }
