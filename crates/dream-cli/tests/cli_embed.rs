@@ -2,7 +2,7 @@
 //! OpenAI's embeddings wire format: two memories remembered, a paraphrase that
 //! shares no word with either, and vector ranking finds the right one.
 
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::Write;
 use std::net::TcpListener;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -46,21 +46,7 @@ fn serve_embeddings() -> (String, Arc<AtomicUsize>) {
     std::thread::spawn(move || {
         for stream in listener.incoming() {
             let Ok(mut stream) = stream else { continue };
-            let mut reader = BufReader::new(stream.try_clone().expect("clone"));
-            let mut length = 0usize;
-            let mut request_line = String::new();
-            let _ = reader.read_line(&mut request_line);
-            loop {
-                let mut line = String::new();
-                if reader.read_line(&mut line).unwrap_or(0) == 0 || line == "\r\n" {
-                    break;
-                }
-                if let Some(v) = line.to_ascii_lowercase().strip_prefix("content-length:") {
-                    length = v.trim().parse().unwrap_or(0);
-                }
-            }
-            let mut body = vec![0; length];
-            let _ = reader.read_exact(&mut body);
+            let (request_line, body) = read_request(&stream);
             let (status, answer) = match serde_json::from_slice::<Value>(&body) {
                 Ok(request) if request_line.starts_with("POST /v1/embeddings ") => {
                     let inputs: Vec<String> = request["input"]

@@ -10,165 +10,15 @@ mod common;
 mod postgres_common;
 #[path = "../../dream-redis/tests/common/mod.rs"]
 mod redis_common;
+#[path = "common/stored.rs"]
+mod stored;
 
 use std::collections::BTreeMap;
-use std::path::Path;
 
 use common::*;
+use stored::Place;
 
 const KEY: &str = "AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8=";
-
-/// Where a test's store lives, and how to read its raw bytes.
-enum Place {
-    Fs,
-    Sqlite,
-    Redis {
-        url: String,
-        prefix: String,
-        _guard: redis_common::PrefixGuard,
-        _server: Option<redis_common::RedisServer>,
-    },
-    Postgres {
-        schema: String,
-        _guard: postgres_common::SchemaGuard,
-    },
-}
-
-impl Place {
-    fn new(backend: &str) -> Option<Place> {
-        Some(match backend {
-            "fs" => Place::Fs,
-            "sqlite" => Place::Sqlite,
-            "redis" => {
-                let redis = redis_common::redis_or_skip("dream purge on Redis")?;
-                let prefix = redis_common::fresh_prefix();
-                Place::Redis {
-                    _guard: redis_common::PrefixGuard::new(&redis.url, &prefix),
-                    url: redis.url,
-                    prefix,
-                    _server: redis.server,
-                }
-            }
-            "postgres" => {
-                if !postgres_common::available("dream purge on PostgreSQL") {
-                    return None;
-                }
-                let schema = postgres_common::fresh_schema();
-                Place::Postgres {
-                    _guard: postgres_common::SchemaGuard::new(&schema),
-                    schema,
-                }
-            }
-            _ => unreachable!(),
-        })
-    }
-
-    fn store(&self) -> String {
-        match self {
-            Place::Fs => "fs:.dream".into(),
-            Place::Sqlite => "sqlite:dream.db".into(),
-            Place::Redis { url, prefix, .. } => {
-                format!("{}?prefix={prefix}", url.trim_end_matches('/'))
-            }
-            Place::Postgres { schema, .. } => format!("postgres?schema={schema}"),
-        }
-    }
-
-    fn env(&self) -> Vec<(&'static str, String)> {
-        match self {
-            Place::Postgres { .. } => vec![("DREAM_POSTGRES_URL", postgres_common::url())],
-            _ => Vec::new(),
-        }
-    }
-
-    /// Every raw value in the store's own files, by where it is.
-    fn raw(&self, cli: &Cli) -> BTreeMap<String, Vec<u8>> {
-        let mut out = BTreeMap::new();
-        match self {
-            Place::Fs => walk(&cli.path(".dream"), &mut out),
-            Place::Sqlite => {
-                for name in [
-                    "dream.db",
-                    "dream.db-wal",
-                    "dream.db-shm",
-                    "dream.db-journal",
-                ] {
-                    if let Ok(bytes) = std::fs::read(cli.path(name)) {
-                        out.insert(name.to_owned(), bytes);
-                    }
-                }
-            }
-            Place::Redis { url, prefix, .. } => {
-                use dream::redis::redis;
-                let mut conn = redis_common::raw(url);
-                for key in redis_common::keys_under(&mut conn, prefix) {
-                    let kind: String = redis::cmd("TYPE").arg(&key).query(&mut conn).unwrap();
-                    let bytes: Vec<u8> = match kind.as_str() {
-                        "string" => redis::cmd("GET").arg(&key).query(&mut conn).unwrap(),
-                        "hash" => {
-                            let all: Vec<Vec<u8>> =
-                                redis::cmd("HGETALL").arg(&key).query(&mut conn).unwrap();
-                            all.concat()
-                        }
-                        "set" => {
-                            let all: Vec<Vec<u8>> =
-                                redis::cmd("SMEMBERS").arg(&key).query(&mut conn).unwrap();
-                            all.concat()
-                        }
-                        "zset" => {
-                            let all: Vec<Vec<u8>> = redis::cmd("ZRANGE")
-                                .arg(&key)
-                                .arg(0)
-                                .arg(-1)
-                                .query(&mut conn)
-                                .unwrap();
-                            all.concat()
-                        }
-                        other => panic!("unexpected Redis type {other} at {key}"),
-                    };
-                    out.insert(key, bytes);
-                }
-            }
-            Place::Postgres { schema, .. } => {
-                let sql = format!("SELECT namespace || '/' || id, value FROM \"{schema}\".records");
-                let rows = postgres_common::with_client(move |client| {
-                    Box::pin(async move {
-                        client
-                            .query(&sql, &[])
-                            .await
-                            .unwrap()
-                            .iter()
-                            .map(|r| (r.get::<_, String>(0), r.get::<_, Vec<u8>>(1)))
-                            .collect::<Vec<_>>()
-                    })
-                })
-                .unwrap();
-                out.extend(rows);
-            }
-        }
-        out
-    }
-
-    /// Whether `text` (any case) occurs anywhere in the store's raw bytes.
-    fn holds(&self, cli: &Cli, text: &str) -> bool {
-        let text = text.to_lowercase();
-        self.raw(cli)
-            .values()
-            .any(|v| String::from_utf8_lossy(v).to_lowercase().contains(&text))
-    }
-}
-
-fn walk(dir: &Path, out: &mut BTreeMap<String, Vec<u8>>) {
-    for entry in std::fs::read_dir(dir).unwrap() {
-        let entry = entry.unwrap();
-        let path = entry.path();
-        if entry.file_type().unwrap().is_dir() {
-            walk(&path, out);
-        } else {
-            out.insert(path.display().to_string(), std::fs::read(&path).unwrap());
-        }
-    }
-}
 
 /// Runs the binary on the place's store with `extra` global flags.
 fn run(cli: &Cli, place: &Place, extra: &[&str], args: &[&str]) -> std::process::Output {
@@ -201,7 +51,7 @@ fn failed(output: std::process::Output, needle: &str) {
 /// then everything of the scope gone from the raw store, the other scope's
 /// records unchanged, and recall and export finding nothing.
 fn scope_purge(backend: &str) {
-    let Some(place) = Place::new(backend) else {
+    let Some(place) = Place::new(backend, "dream purge") else {
         return;
     };
     let cli = Cli::new();
@@ -306,7 +156,7 @@ fn scope_purge(backend: &str) {
 /// `forget --purge --with-sources` and `purge --matching`: the text is gone from
 /// the raw store; a session another memory rests on keeps its other words.
 fn memory_and_text_purge(backend: &str) {
-    let Some(place) = Place::new(backend) else {
+    let Some(place) = Place::new(backend, "dream purge") else {
         return;
     };
     let cli = Cli::new();

@@ -5,6 +5,14 @@
 //! and key), 256 KiB each; and `worst_1mib`, hostile 1 MiB inputs of several kinds
 //! (attack-dense, encoded, secret-dense, credential-dense, invisible characters, spaced
 //! letters, one line of trigger words). Run: `cargo bench -p dream-scan --bench scan`.
+//!
+//! Instructions instead of time (repeatable on a loaded machine): with
+//! `DREAM_SCAN_COUNT=INPUT:WHAT:N` the binary builds everything as the bench does,
+//! then runs WHAT (`scan`, `rules_only`, `secrets_only` or `aho_corasick`) N times
+//! over INPUT (`prose`, `attacks`, `json` or a `worst_1mib` name such as
+//! `credential_dense`) and exits, for `valgrind --tool=callgrind`: the count at
+//! N = 3 minus the count at N = 1, halved, is one run without the setup and
+//! without the first scan's lazy compilation of the rules.
 
 // `criterion_group!` generates an undocumented public function.
 #![allow(missing_docs)]
@@ -12,7 +20,7 @@
 use std::hint::black_box;
 
 use aho_corasick::{AhoCorasick, AhoCorasickKind, MatchKind};
-use criterion::{Criterion, Throughput, criterion_group, criterion_main};
+use criterion::{Criterion, Throughput, criterion_group};
 use dream_scan::{Mode, Scanner};
 use serde_json::{Value, json};
 
@@ -242,5 +250,66 @@ fn bench(c: &mut Criterion) {
     g.finish();
 }
 
+/// `DREAM_SCAN_COUNT=INPUT:WHAT:N`: WHAT N times over INPUT (see the crate docs).
+fn count(spec: &str) {
+    let parts: Vec<&str> = spec.split(':').collect();
+    let [input, what, n] = parts[..] else {
+        panic!("DREAM_SCAN_COUNT is INPUT:WHAT:N, not {spec}");
+    };
+    let n: usize = n.parse().expect("N is a number");
+    let scanner = Scanner::new(Mode::Transcript);
+    let rules_only = Scanner::new(Mode::Transcript).with_learned_stage(false);
+    let ac = AhoCorasick::builder()
+        .match_kind(MatchKind::Standard)
+        .kind(Some(AhoCorasickKind::DFA))
+        .build(dream_scan::literals())
+        .expect("literal set builds");
+    let doc = document(600);
+    let mut strings = Vec::new();
+    strings_of(&doc, &mut strings);
+    let text = match input {
+        "prose" => build(PROSE, 256 * 1024),
+        "attacks" => attack_dense(256 * 1024),
+        "json" => String::new(),
+        name => {
+            worst_inputs()
+                .into_iter()
+                .find(|(w, _)| *w == name)
+                .unwrap_or_else(|| panic!("no input {name}"))
+                .1
+        }
+    };
+    for _ in 0..n {
+        match (input, what) {
+            ("json", "scan") => drop(black_box(scanner.scan_json(black_box(&doc)))),
+            ("json", "rules_only") => drop(black_box(rules_only.scan_json(black_box(&doc)))),
+            ("json", "aho_corasick") => {
+                black_box(
+                    strings
+                        .iter()
+                        .map(|s| ac.find_overlapping_iter(s.as_str()).count())
+                        .sum::<usize>(),
+                );
+            }
+            (_, "scan") => drop(black_box(scanner.scan(black_box(&text)))),
+            (_, "rules_only") => drop(black_box(rules_only.scan(black_box(&text)))),
+            (_, "secrets_only") => drop(black_box(scanner.scan_secrets(black_box(&text)))),
+            (_, "aho_corasick") => {
+                black_box(ac.find_overlapping_iter(black_box(text.as_str())).count());
+            }
+            _ => panic!("no way to count {what} over {input}"),
+        }
+    }
+}
+
 criterion_group!(benches, bench);
-criterion_main!(benches);
+
+fn main() {
+    match std::env::var("DREAM_SCAN_COUNT") {
+        Ok(spec) => count(&spec),
+        Err(_) => {
+            benches();
+            Criterion::default().configure_from_args().final_summary();
+        }
+    }
+}

@@ -38,7 +38,7 @@
 //!    reaches the model's threshold for the mode (each calibrated on held-out benign
 //!    texts of its mode, ordinary conversation among them) — the paraphrases and languages no phrase rule was
 //!    written for. It is trained from the development corpora, not from the holdouts;
-//!    texts under eight words are left to the rules. [`Scanner::with_learned_stage`]
+//!    texts under five words are left to the rules. [`Scanner::with_learned_stage`]
 //!    turns it off.
 //! 4. **Personal data** (e-mail, phone, payment cards with a valid Luhn checksum).
 //! 5. **Encoded payloads** (base64, hex — contiguous or as separate bytes, `79 6f`,

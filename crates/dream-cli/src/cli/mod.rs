@@ -141,10 +141,12 @@ impl CliError {
         if self.closed_stdout {
             return ExitCode::from(EXIT_CLOSED_STDOUT);
         }
-        eprintln!("error: {}", output::escape(&self.message));
+        // An error may quote what it refuses (a bad argument, a line of input, a
+        // provider's answer): never a secret in it.
+        eprintln!("error: {}", output::escape(&redact_secrets(&self.message)));
         if verbose {
             for source in &self.sources {
-                eprintln!("  caused by: {}", output::escape(source));
+                eprintln!("  caused by: {}", output::escape(&redact_secrets(source)));
             }
         }
         ExitCode::from(self.code)
@@ -170,6 +172,15 @@ impl<E: std::error::Error> From<E> for CliError {
             ..CliError::usage(error.to_string())
         }
     }
+}
+
+/// `text` with each secret the scanner finds replaced by its redaction marker, as
+/// session text is: for text Dream shows that no store redacted (an error quoting
+/// its input, a provider's error message).
+pub fn redact_secrets(text: &str) -> String {
+    dream::engine::transcript_scanner()
+        .redact(text)
+        .into_owned()
 }
 
 /// What a command returns: success, or "found something" (exit 1).

@@ -122,19 +122,11 @@ pub fn build(
     let config = config
         .timeouts(dream::llm::DEFAULT_CONNECT_TIMEOUT.min(attempt), attempt)
         .deadline(call);
-    let model = config.redact_with(redact_secrets).build()?;
+    let model = config.redact_with(super::redact_secrets).build()?;
     if let Some(line) = model.announcement() {
         eprintln!("{line}");
     }
     Ok(Some(Arc::new(model)))
-}
-
-/// A provider's error message with its secrets redacted, as session text is.
-#[cfg(feature = "llm")]
-fn redact_secrets(text: &str) -> String {
-    dream::engine::transcript_scanner()
-        .redact(text)
-        .into_owned()
 }
 
 /// Without the `llm` feature only offline mode exists.
@@ -314,7 +306,9 @@ fn build_remote(
         }
         EmbedderChoice::Ollama => EmbedderOptions::ollama(model, url()?, dimensions),
     };
-    let embedder = config.http(|c| c.redact_with(redact_secrets)).build()?;
+    let embedder = config
+        .http(|c| c.redact_with(super::redact_secrets))
+        .build()?;
     let line = embedder.announcement().unwrap_or_else(|| {
         format!(
             "embedder {} sends memory text to {}",

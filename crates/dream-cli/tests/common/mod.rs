@@ -3,7 +3,8 @@
 //! clean environment, and reading what it printed.
 #![allow(dead_code)] // each test binary uses its own part of it
 
-use std::io::Write as _;
+use std::io::{BufRead as _, BufReader, Read as _, Write as _};
+use std::net::TcpStream;
 use std::path::PathBuf;
 use std::process::{Command, Output, Stdio};
 
@@ -148,4 +149,26 @@ pub fn tool_json(result: &serde_json::Value) -> serde_json::Value {
         .as_str()
         .expect("text");
     serde_json::from_str(last).unwrap_or_else(|e| panic!("the last item is not JSON ({e}): {last}"))
+}
+
+/// One HTTP/1.1 request read from `stream`, for the tests' loopback servers: its
+/// request line (`POST /v1/embeddings HTTP/1.1`) and its body (as long as its
+/// `content-length` says; empty without one).
+pub fn read_request(stream: &TcpStream) -> (String, Vec<u8>) {
+    let mut reader = BufReader::new(stream.try_clone().expect("clone"));
+    let mut request_line = String::new();
+    let _ = reader.read_line(&mut request_line);
+    let mut length = 0usize;
+    loop {
+        let mut line = String::new();
+        if reader.read_line(&mut line).unwrap_or(0) == 0 || line == "\r\n" {
+            break;
+        }
+        if let Some(v) = line.to_ascii_lowercase().strip_prefix("content-length:") {
+            length = v.trim().parse().unwrap_or(0);
+        }
+    }
+    let mut body = vec![0; length];
+    let _ = reader.read_exact(&mut body);
+    (request_line, body)
 }
