@@ -16,7 +16,10 @@ async fn development_half() {
     report("dev.jsonl", &s);
     // Floors just under the measured numbers: a regression fails.
     assert!(pct(s.stored, s.durable) >= 97.0, "durable kept");
-    assert!(pct(s.used, s.durable) >= 27.0, "recalled used");
+    // Recall by words alone, with its relevance floor (issue 38): the
+    // questions avoid the statements' words; the local model's test
+    // (dream-embed, local_model_statements) recalls 81.9 % of this set.
+    assert!(pct(s.used, s.durable) >= 24.0, "recalled used");
     assert!(
         pct(s.chatter_stored, s.non_memories) <= 2.0,
         "non-memories stored"
@@ -28,7 +31,7 @@ async fn second_development_set() {
     let s = score("dev2.jsonl", None).await;
     report("dev2.jsonl", &s);
     assert!(pct(s.stored, s.durable) >= 92.0, "durable kept");
-    assert!(pct(s.used, s.durable) >= 23.0, "recalled used");
+    assert!(pct(s.used, s.durable) >= 19.0, "recalled used");
     assert!(
         pct(s.chatter_stored, s.non_memories) <= 3.0,
         "non-memories stored"
