@@ -103,8 +103,8 @@ pub(crate) const HARNESS_TAGS: [&str; 12] = [
 
 /// The person's own words in a `user` message: the message without the
 /// material it quotes, which is data the person pasted or the harness added,
-/// never the person's word. Quoted material is a fenced code block (``` or
-/// ~~~, to its closing fence or the end), a block-quote line (`>`), and a
+/// never the person's word. Quoted material is a fenced code block (`` ``` `` or
+/// `~~~`, to its closing fence or the end), a block-quote line (`>`), and a
 /// harness-injected block (`<system-reminder>…</system-reminder>` and the other
 /// [`HARNESS_TAGS`]) wherever it sits. Each removed part leaves a line break,
 /// so the words around it never join into one sentence.

@@ -230,6 +230,7 @@ impl Global {
 
     /// The seal key of the store's location, encrypted or not (made if it has
     /// none): what a conversion to or from plaintext carries trust to and from.
+    #[cfg(feature = "encryption")]
     pub fn location_seal_key(&self, here: &Located) -> Result<SealKey, CliError> {
         let (dir, locator) = self.seal_location(here)?;
         super::seal::load_or_create(&dir, &locator)
@@ -246,6 +247,7 @@ impl Global {
     /// store (if it does not exist yet) and the key (if it has none) are made
     /// at its first write. The seal is `kept` only when both exist already, so
     /// nothing before that persists recall's index (a write).
+    #[cfg(feature = "mcp")]
     pub async fn open_lazily(
         &self,
         here: &Located,

@@ -29,6 +29,7 @@ pub mod context;
 pub mod demo;
 pub mod doctor;
 pub mod events;
+#[cfg(feature = "mcp")]
 pub mod lazy;
 pub mod locate;
 #[cfg(feature = "mcp")]

@@ -35,6 +35,7 @@ pub async fn open(url: &str, url_file: Option<&Path>) -> Result<Arc<dyn RecordSt
 
 /// The name and capabilities of the directory or SQLite store a URL names, as
 /// it will have them once made (`dream mcp` makes it at its first write).
+#[cfg(feature = "mcp")]
 pub fn info_before_made(url: &str) -> Result<dream::core::StoreInfo, CliError> {
     if url.starts_with("fs:") {
         return fs_info();
@@ -48,22 +49,22 @@ pub fn info_before_made(url: &str) -> Result<dream::core::StoreInfo, CliError> {
     )))
 }
 
-#[cfg(feature = "fs")]
+#[cfg(all(feature = "mcp", feature = "fs"))]
 fn fs_info() -> Result<dream::core::StoreInfo, CliError> {
     Ok(dream::fs::FsOptions::default().store_info())
 }
 
-#[cfg(not(feature = "fs"))]
+#[cfg(all(feature = "mcp", not(feature = "fs")))]
 fn fs_info() -> Result<dream::core::StoreInfo, CliError> {
     Err(not_built("fs"))
 }
 
-#[cfg(feature = "sqlite")]
+#[cfg(all(feature = "mcp", feature = "sqlite"))]
 fn sqlite_info() -> Result<dream::core::StoreInfo, CliError> {
     Ok(dream::sqlite::SqliteOptions::default().store_info())
 }
 
-#[cfg(not(feature = "sqlite"))]
+#[cfg(all(feature = "mcp", not(feature = "sqlite")))]
 fn sqlite_info() -> Result<dream::core::StoreInfo, CliError> {
     Err(not_built("sqlite"))
 }
