@@ -71,7 +71,7 @@ async fn tool(
     client: &rmcp::service::RunningService<rmcp::service::RoleClient, ()>,
     name: &str,
     args: Value,
-) -> rmcp::model::CallToolResult {
+) -> Value {
     let Value::Object(map) = args else {
         panic!("arguments are an object")
     };
@@ -80,7 +80,7 @@ async fn tool(
         .await
         .expect("call");
     assert_ne!(result.is_error, Some(true), "{name}: {result:?}");
-    result
+    tool_json(&serde_json::to_value(&result).unwrap())
 }
 
 /// In a project with nothing stored, no read, health check, hook, MCP
@@ -125,10 +125,10 @@ fn nothing_but_a_write_makes_a_store_or_a_key() {
         let tools = client.list_all_tools().await.unwrap();
         assert!(tools.iter().any(|t| t.name == "recall"));
         let recalled = tool(&client, "recall", json!({ "query": "deploy" })).await;
-        let records = &recalled.structured_content.unwrap()["records"];
+        let records = &recalled["records"];
         assert_eq!(records, &json!([]));
         let stats = tool(&client, "stats", json!({})).await;
-        assert_eq!(stats.structured_content.unwrap()["memories"], 0);
+        assert_eq!(stats["memories"], 0);
         tool(&client, "list", json!({})).await;
         client.cancel().await.unwrap();
     });
@@ -209,10 +209,7 @@ fn mcp_makes_the_store_at_its_first_write() {
             json!({ "name": "Deploy day", "kind": "project", "content": "We deploy on Fridays." }),
         )
         .await;
-        let id = remembered.structured_content.unwrap()["remembered"]
-            .as_str()
-            .unwrap()
-            .to_owned();
+        let id = remembered["remembered"].as_str().unwrap().to_owned();
         let listed = tool(&client, "list", json!({})).await;
         assert!(format!("{listed:?}").contains(&id));
         client.cancel().await.unwrap();

@@ -56,9 +56,14 @@ fn text_format_reports_findings_and_exits_one() {
     );
     assert_eq!(out.code, 1, "{}", out.stderr);
     let lines: Vec<&str> = out.stdout.lines().collect();
-    assert_eq!(
-        lines[0],
-        "<stdin>:2:8: high instruction_override override.en.ignore_prior \"ignore all previous instructions\""
+    // The rule's finding, at its column; the learned stage, which reads texts
+    // of five words or more, also reports the sentence from its start.
+    assert!(
+        lines.contains(
+            &"<stdin>:2:8: high instruction_override override.en.ignore_prior \"ignore all previous instructions\""
+        ),
+        "{}",
+        out.stdout
     );
     assert_eq!(*lines.last().unwrap(), "<stdin>: instruction");
 }
