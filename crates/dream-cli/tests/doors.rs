@@ -330,7 +330,7 @@ fn export_into_refuses_a_symlink_and_anything_not_a_regular_file() {
     let names: Vec<String> = std::fs::read_dir(cli.dir.path())
         .unwrap()
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .filter(|n| n != ".dream")
+        .filter(|n| n != ".dream" && n != ".git")
         .collect();
     assert_eq!(names, vec!["CLAUDE.md".to_owned()], "{names:?}");
 

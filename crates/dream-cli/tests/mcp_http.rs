@@ -200,6 +200,10 @@ fn open_session(server: &Server) -> String {
 }
 
 fn sessions_logged(cli: &Cli) -> u64 {
+    // The server makes its store at its first write: none yet, nothing logged.
+    if !cli.dir.path().join(".dream").exists() {
+        return 0;
+    }
     let stats: Value = serde_json::from_str(&ok(cli.run(&["stats", "--json"]))).unwrap();
     stats["logged_sessions"].as_u64().unwrap()
 }

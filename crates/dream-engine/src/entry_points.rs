@@ -85,6 +85,11 @@ pub const WRITES: &[WriteEntry] = &[
         &["dream confirm ID", "MCP confirm (admin)"],
         Trust::PersonsAct,
     ),
+    entry(
+        "confirm_edited",
+        &["dream review (edit)"],
+        Trust::PersonsAct,
+    ),
     entry("confirm_all", &["dream confirm --all"], Trust::PersonsAct),
     entry("release", &["dream quarantine release"], Trust::PersonsAct),
     entry("restore", &["dream restore"], Trust::Verified),
@@ -142,6 +147,7 @@ pub const WRITES: &[WriteEntry] = &[
 /// the engine derives for itself, like a handle's settings).
 pub const READS: &[&str] = &[
     "open",
+    "claim_holder",
     "with_progress",
     "with_seal",
     "with_clock",

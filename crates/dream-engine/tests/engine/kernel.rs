@@ -259,6 +259,15 @@ async fn drive(k: &Kernel, method: &str) -> Left {
             d.confirm(&own.id).await.unwrap();
             Left::Held
         }
+        "confirm_edited" => {
+            // The person's edit of their own memory, at review, raises nothing else.
+            k.agents(Role::Assistant).await;
+            let own = k.persons("We deploy on Tuesdays.").await;
+            d.confirm_edited(&own.id, "We deploy on Wednesdays.".into())
+                .await
+                .unwrap();
+            Left::Held
+        }
         "confirm_all" => {
             // The person's review of everything held: the check below runs it.
             k.agents(Role::Tool).await;
