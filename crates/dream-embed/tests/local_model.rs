@@ -3,24 +3,11 @@
 //! `local_model` in its name: scripts/test.sh leaves them out, counted as
 //! skipped, when DREAM_TEST_MINILM is unset.
 
-use std::path::PathBuf;
-
 use dream_core::Embedder;
 use dream_embed::LocalEmbedder;
 
-/// The model directory, or `None` (with a note) when it was not fetched.
-fn minilm() -> Option<PathBuf> {
-    match std::env::var_os("DREAM_TEST_MINILM") {
-        Some(dir) => Some(PathBuf::from(dir)),
-        None if std::env::var_os("DREAM_REQUIRE_MODELS").is_some_and(|v| v == "1") => {
-            panic!("DREAM_REQUIRE_MODELS=1 but DREAM_TEST_MINILM is unset")
-        }
-        None => {
-            eprintln!("SKIPPED: DREAM_TEST_MINILM is unset (run scripts/fetch-test-models.py)");
-            None
-        }
-    }
-}
+mod common;
+use common::minilm;
 
 fn cosine(a: &[f32], b: &[f32]) -> f32 {
     a.iter().zip(b).map(|(x, y)| x * y).sum()

@@ -5,9 +5,8 @@
 //! words with the local model, and the model alone; then the relevance floor
 //! over a store of half the memories, every question asked (what it keeps of
 //! the answerable ones, what it stops of the others). Run with `--no-capture`
-//! to see the tables. Needs DREAM_TEST_MINILM (see local_model.rs).
+//! to see the tables. Needs DREAM_TEST_MINILM (see tests/common).
 
-use std::path::PathBuf;
 use std::sync::Arc;
 
 use dream_core::testing::MemoryStore;
@@ -20,18 +19,8 @@ use dream_engine::recall::{
 use dream_engine::{Dream, NewMemory, Options, Remembered};
 use serde::Deserialize;
 
-fn minilm() -> Option<PathBuf> {
-    match std::env::var_os("DREAM_TEST_MINILM") {
-        Some(dir) => Some(PathBuf::from(dir)),
-        None if std::env::var_os("DREAM_REQUIRE_MODELS").is_some_and(|v| v == "1") => {
-            panic!("DREAM_REQUIRE_MODELS=1 but DREAM_TEST_MINILM is unset")
-        }
-        None => {
-            eprintln!("SKIPPED: DREAM_TEST_MINILM is unset (python3 scripts/fetch-test-models.py)");
-            None
-        }
-    }
-}
+mod common;
+use common::minilm;
 
 #[derive(Debug, Deserialize)]
 struct Row {

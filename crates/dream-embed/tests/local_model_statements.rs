@@ -5,9 +5,8 @@
 //! of durable statements kept, recalled `used` when asked in other words, and
 //! of non-memories stored. The blind half is scored only when
 //! DREAM_SCORE_BLIND=1 (every such run is logged in the corpus's LOOKS.md).
-//! Needs DREAM_TEST_MINILM (see local_model.rs).
+//! Needs DREAM_TEST_MINILM (see tests/common).
 
-use std::path::PathBuf;
 use std::sync::Arc;
 
 use dream_embed::LocalEmbedder;
@@ -16,18 +15,8 @@ use dream_embed::LocalEmbedder;
 mod statements_score;
 use statements_score::{pct, report, score};
 
-fn minilm() -> Option<PathBuf> {
-    match std::env::var_os("DREAM_TEST_MINILM") {
-        Some(dir) => Some(PathBuf::from(dir)),
-        None if std::env::var_os("DREAM_REQUIRE_MODELS").is_some_and(|v| v == "1") => {
-            panic!("DREAM_REQUIRE_MODELS=1 but DREAM_TEST_MINILM is unset")
-        }
-        None => {
-            eprintln!("SKIPPED: DREAM_TEST_MINILM is unset (python3 scripts/fetch-test-models.py)");
-            None
-        }
-    }
-}
+mod common;
+use common::minilm;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn local_model_keeps_and_finds_the_statements_by_meaning() {

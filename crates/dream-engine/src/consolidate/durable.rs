@@ -561,7 +561,6 @@ const NOW: &[&str] = &[
     " half way ",
     " halfway ",
     " no luck ",
-    " fingers crossed ",
     " so far ",
     " not yet ",
     " failed ",
