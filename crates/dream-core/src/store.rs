@@ -32,6 +32,8 @@
 //!
 //! Listing versions ([`RecordStore::list_versions`]) pages like `list`, without the
 //! values: the same ids, in the same order, with the versions `list` reports.
+//! Every backend cuts its pages with one [`PageBuilder`]: it reads one candidate
+//! past the page, and the page's cursor is its last id when that one exists.
 
 use std::error::Error as StdError;
 use std::fmt;
@@ -222,6 +224,100 @@ pub struct VersionPage {
     pub entries: Vec<VersionEntry>,
     /// Pass as `start_after` to get the next page; `None` when this page reached the end.
     pub next: Option<RecordId>,
+}
+
+/// An entry of a listing page: [`Entry`] of a [`Page`], [`VersionEntry`] of a
+/// [`VersionPage`].
+pub trait PageEntry: Sized {
+    /// The page this entry is listed in.
+    type Page;
+    /// The record's id, the cursor when this entry ends a page.
+    fn id(&self) -> &RecordId;
+    /// The page of `entries` whose cursor is `next`.
+    fn page(entries: Vec<Self>, next: Option<RecordId>) -> Self::Page;
+}
+
+impl PageEntry for Entry {
+    type Page = Page;
+    fn id(&self) -> &RecordId {
+        &self.id
+    }
+    fn page(entries: Vec<Self>, next: Option<RecordId>) -> Page {
+        Page { entries, next }
+    }
+}
+
+impl PageEntry for VersionEntry {
+    type Page = VersionPage;
+    fn id(&self) -> &RecordId {
+        &self.id
+    }
+    fn page(entries: Vec<Self>, next: Option<RecordId>) -> VersionPage {
+        VersionPage { entries, next }
+    }
+}
+
+/// One page of `list` or `list_versions` being filled, the one way every backend
+/// pages. The backend reads candidates in id order after the cursor, at most
+/// [`PageBuilder::read_limit`] of them: the page's limit and one more. That one
+/// more is never listed; that it exists says another page follows, and the
+/// page's cursor is then the id of its last entry.
+///
+/// A backend that turns every row it read into an entry pushes them all (a push
+/// onto a full page keeps nothing and notes the next page). One that stops
+/// reading once the page is full (a file per record, a byte budget) calls
+/// [`PageBuilder::set_more`] when a candidate is left.
+#[derive(Debug)]
+pub struct PageBuilder<T> {
+    limit: usize,
+    entries: Vec<T>,
+    more: bool,
+}
+
+impl<T: PageEntry> PageBuilder<T> {
+    /// An empty page of at most `limit` entries, clamped to `1..=MAX_LIST_LIMIT`.
+    pub fn new(limit: usize) -> Self {
+        PageBuilder {
+            limit: clamp_list_limit(limit),
+            entries: Vec::new(),
+            more: false,
+        }
+    }
+
+    /// How many candidates to read: the page's limit and one more.
+    pub fn read_limit(&self) -> usize {
+        self.limit + 1
+    }
+
+    /// Whether the page holds its limit of entries.
+    pub fn is_full(&self) -> bool {
+        self.entries.len() >= self.limit
+    }
+
+    /// Adds the next entry in id order; on a full page it only notes that another
+    /// page follows.
+    pub fn push(&mut self, entry: T) {
+        if self.is_full() {
+            self.more = true;
+        } else {
+            self.entries.push(entry);
+        }
+    }
+
+    /// Notes that a candidate was left unread after the page: another page follows.
+    pub fn set_more(&mut self) {
+        self.more = true;
+    }
+
+    /// The page, its cursor the last entry's id when another page follows.
+    pub fn finish(self) -> T::Page {
+        let next = if self.more {
+            self.entries.last().map(|entry| entry.id().clone())
+        } else {
+            None
+        };
+        T::page(self.entries, next)
+    }
 }
 
 /// One operation of a batch.

@@ -16,8 +16,8 @@ use crate::id::{LockName, Namespace, RecordId};
 use crate::llm::{Completion, CompletionRequest, LanguageModel, ModelError, TokenUsage};
 use crate::store::{
     BatchOp, BatchOutcome, Capabilities, DEFAULT_MAX_VALUE_SIZE, Entry, Fence, Key, Lease, Page,
-    Record, RecordStore, StoreError, StoreInfo, Version, VersionEntry, VersionPage, Write,
-    check_batch, clamp_list_limit,
+    PageBuilder, Record, RecordStore, StoreError, StoreInfo, Version, VersionEntry, VersionPage,
+    Write, check_batch,
 };
 
 /// A store held in process memory. Leases expire by its [`Clock`].
@@ -165,30 +165,25 @@ impl RecordStore for MemoryStore {
         start_after: Option<&RecordId>,
         limit: usize,
     ) -> Result<Page, StoreError> {
-        let limit = clamp_list_limit(limit);
+        let mut page = PageBuilder::new(limit);
         let state = self.state();
         use std::ops::Bound;
         let start = match start_after {
             Some(after) => Bound::Excluded((namespace.clone(), after.clone())),
             None => Bound::Included((namespace.clone(), RecordId::new("0").expect("valid"))),
         };
-        let mut entries: Vec<Entry> = state
+        for ((_, id), record) in state
             .records
             .range((start, Bound::Unbounded))
             .take_while(|((ns, _), _)| ns == namespace)
-            .take(limit + 1)
-            .map(|((_, id), record)| Entry {
+            .take(page.read_limit())
+        {
+            page.push(Entry {
                 id: id.clone(),
                 record: record.clone(),
-            })
-            .collect();
-        let next = if entries.len() > limit {
-            entries.truncate(limit);
-            entries.last().map(|e| e.id.clone())
-        } else {
-            None
-        };
-        Ok(Page { entries, next })
+            });
+        }
+        Ok(page.finish())
     }
 
     async fn write_batch(

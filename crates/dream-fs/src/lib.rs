@@ -170,7 +170,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
-use dream_core::store::{DEFAULT_MAX_VALUE_SIZE, check_batch, clamp_list_limit};
+use dream_core::store::{DEFAULT_MAX_VALUE_SIZE, PageBuilder, check_batch};
 use dream_core::{
     BatchOp, BatchOutcome, Bytes, Capabilities, Clock, Entry, Fence, Key, Lease, LockName,
     Namespace, Page, Record, RecordId, RecordStore, StoreError, StoreInfo, SystemClock, Version,
@@ -697,28 +697,21 @@ impl Inner {
         start_after: Option<&RecordId>,
         limit: usize,
     ) -> Result<Page, StoreError> {
-        let limit = clamp_list_limit(limit);
+        let mut page = PageBuilder::new(limit);
         let Some((ns, ids)) = self.listed_ids(namespace, start_after)? else {
             return Ok(Page::default());
         };
-        let mut entries = Vec::new();
-        let mut next = None;
-        for (i, id) in ids.iter().enumerate() {
-            let key = Key::new(namespace.clone(), id.clone());
-            if let Some(record) = self.get_in(ns.as_fd(), &key)? {
-                entries.push(Entry {
-                    id: id.clone(),
-                    record,
-                });
-            }
-            if entries.len() == limit {
-                if i + 1 < ids.len() {
-                    next = Some(id.clone());
-                }
+        for id in ids {
+            if page.is_full() {
+                page.set_more();
                 break;
             }
+            let key = Key::new(namespace.clone(), id);
+            if let Some(record) = self.get_in(ns.as_fd(), &key)? {
+                page.push(Entry { id: key.id, record });
+            }
         }
-        Ok(Page { entries, next })
+        Ok(page.finish())
     }
 
     /// See "Batches" in the crate documentation.
@@ -894,32 +887,28 @@ impl Inner {
         start_after: Option<&RecordId>,
         limit: usize,
     ) -> Result<VersionPage, StoreError> {
-        let limit = clamp_list_limit(limit);
+        let mut page = PageBuilder::new(limit);
         let Some((ns, ids)) = self.listed_ids(namespace, start_after)? else {
             return Ok(VersionPage::default());
         };
-        let mut entries = Vec::new();
-        let mut next = None;
-        for (i, id) in ids.iter().enumerate() {
-            let key = Key::new(namespace.clone(), id.clone());
+        for id in ids {
+            if page.is_full() {
+                page.set_more();
+                break;
+            }
+            let key = Key::new(namespace.clone(), id);
             let version = match record::quick_version(ns.as_fd(), &key) {
                 Some(version) => version,
                 None => self.get_in(ns.as_fd(), &key)?.map(|r| r.version),
             };
             if let Some(version) = version {
-                entries.push(VersionEntry {
-                    id: id.clone(),
+                page.push(VersionEntry {
+                    id: key.id,
                     version,
                 });
             }
-            if entries.len() == limit {
-                if i + 1 < ids.len() {
-                    next = Some(id.clone());
-                }
-                break;
-            }
         }
-        Ok(VersionPage { entries, next })
+        Ok(page.finish())
     }
 
     fn namespaces(&self) -> Result<Vec<Namespace>, StoreError> {

@@ -4,7 +4,7 @@ use std::fmt;
 use std::time::Duration;
 
 use deadpool_postgres::{Manager, ManagerConfig, Pool, RecyclingMethod, Runtime};
-use dream_core::store::{check_batch, clamp_list_limit};
+use dream_core::store::{PageBuilder, check_batch};
 use dream_core::{
     BatchOp, BatchOutcome, Bytes, Capabilities, Entry, Fence, Key, Lease, LockName, Namespace,
     Page, Precondition, Record, RecordId, RecordStore, StoreError, StoreInfo, Version,
@@ -950,9 +950,9 @@ impl RecordStore for PostgresStore {
         start_after: Option<&RecordId>,
         limit: usize,
     ) -> Result<Page, StoreError> {
-        let limit = clamp_list_limit(limit);
+        let mut page = PageBuilder::new(limit);
         let after = start_after.map(RecordId::as_str).unwrap_or("");
-        let fetch = (limit + 1) as i64;
+        let fetch = page.read_limit() as i64;
         let rows = self
             .idempotent(
                 "list",
@@ -962,13 +962,12 @@ impl RecordStore for PostgresStore {
             )
             .await?;
         self.check_epoch("list", rows.first().map(|r| r.get::<_, &str>(0)))?;
-        let mut entries = Vec::with_capacity(rows.len());
         for row in rows {
             let Some((id, version)) = listed_id_version(&row, namespace)? else {
                 continue; // the namespace is empty
             };
             let value: Vec<u8> = row.get(3);
-            entries.push(Entry {
+            page.push(Entry {
                 id,
                 record: Record {
                     value: Bytes::from(value),
@@ -976,13 +975,7 @@ impl RecordStore for PostgresStore {
                 },
             });
         }
-        let next = if entries.len() > limit {
-            entries.truncate(limit);
-            entries.last().map(|entry| entry.id.clone())
-        } else {
-            None
-        };
-        Ok(Page { entries, next })
+        Ok(page.finish())
     }
 
     async fn namespaces(&self) -> Result<Vec<Namespace>, StoreError> {
@@ -1205,9 +1198,9 @@ impl RecordStore for PostgresStore {
         start_after: Option<&RecordId>,
         limit: usize,
     ) -> Result<VersionPage, StoreError> {
-        let limit = clamp_list_limit(limit);
+        let mut page = PageBuilder::new(limit);
         let after = start_after.map(RecordId::as_str).unwrap_or("");
-        let fetch = (limit + 1) as i64;
+        let fetch = page.read_limit() as i64;
         let rows = self
             .idempotent(
                 "list_versions",
@@ -1217,20 +1210,13 @@ impl RecordStore for PostgresStore {
             )
             .await?;
         self.check_epoch("list_versions", rows.first().map(|r| r.get::<_, &str>(0)))?;
-        let mut entries = Vec::with_capacity(rows.len());
         for row in rows {
             let Some((id, version)) = listed_id_version(&row, namespace)? else {
                 continue; // the namespace is empty
             };
-            entries.push(VersionEntry { id, version });
+            page.push(VersionEntry { id, version });
         }
-        let next = if entries.len() > limit {
-            entries.truncate(limit);
-            entries.last().map(|entry| entry.id.clone())
-        } else {
-            None
-        };
-        Ok(VersionPage { entries, next })
+        Ok(page.finish())
     }
 }
 

@@ -4,7 +4,7 @@ use std::collections::HashMap;
 use std::fmt;
 use std::time::Duration;
 
-use dream_core::store::{check_batch, clamp_list_limit};
+use dream_core::store::{PageBuilder, check_batch};
 use dream_core::{
     BatchOp, BatchOutcome, Bytes, Capabilities, Entry, Fence, Key, Lease, LockName, Namespace,
     Page, Precondition, Record, RecordId, RecordStore, StoreError, StoreInfo, Version,
@@ -738,7 +738,7 @@ impl RecordStore for RedisStore {
         start_after: Option<&RecordId>,
         limit: usize,
     ) -> Result<Page, StoreError> {
-        let limit = clamp_list_limit(limit);
+        let mut page = PageBuilder::new(limit);
         let start = match start_after {
             Some(id) => format!("({id}"),
             None => "-".to_owned(),
@@ -749,13 +749,12 @@ impl RecordStore for RedisStore {
             .key(self.keys.index(namespace))
             .arg(&self.epoch)
             .arg(start)
-            .arg(limit + 1)
+            .arg(page.read_limit())
             .arg(self.keys.record_prefix(namespace));
         let reply = self.guarded("list", None, &invocation, true).await?;
         if reply.status != scripts::OK || reply.items.len() % 3 != 0 {
             return Err(unexpected_reply("list"));
         }
-        let mut entries = Vec::with_capacity(reply.items.len() / 3);
         let mut items = reply.items.into_iter();
         while let (Some(id), Some(version), Some(value)) =
             (items.next(), items.next(), items.next())
@@ -776,7 +775,7 @@ impl RecordStore for RedisStore {
                 });
             };
             let value = bytes_of(value).ok_or_else(|| unexpected_reply("list"))?;
-            entries.push(Entry {
+            page.push(Entry {
                 id,
                 record: Record {
                     value: Bytes::from(value),
@@ -784,13 +783,7 @@ impl RecordStore for RedisStore {
                 },
             });
         }
-        let next = if entries.len() > limit {
-            entries.truncate(limit);
-            entries.last().map(|entry| entry.id.clone())
-        } else {
-            None
-        };
-        Ok(Page { entries, next })
+        Ok(page.finish())
     }
 
     async fn write_batch(
@@ -840,7 +833,7 @@ impl RecordStore for RedisStore {
         start_after: Option<&RecordId>,
         limit: usize,
     ) -> Result<VersionPage, StoreError> {
-        let limit = clamp_list_limit(limit);
+        let mut page = PageBuilder::new(limit);
         let start = match start_after {
             Some(id) => format!("({id}"),
             None => "-".to_owned(),
@@ -851,7 +844,7 @@ impl RecordStore for RedisStore {
             .key(self.keys.index(namespace))
             .arg(&self.epoch)
             .arg(start)
-            .arg(limit + 1)
+            .arg(page.read_limit())
             .arg(self.keys.record_prefix(namespace));
         let reply = self
             .guarded("list_versions", None, &invocation, true)
@@ -859,7 +852,6 @@ impl RecordStore for RedisStore {
         if reply.status != scripts::OK || reply.items.len() % 2 != 0 {
             return Err(unexpected_reply("list_versions"));
         }
-        let mut entries = Vec::with_capacity(reply.items.len() / 2);
         let mut items = reply.items.into_iter();
         while let (Some(id), Some(version)) = (items.next(), items.next()) {
             let id = text_of(id)
@@ -876,15 +868,9 @@ impl RecordStore for RedisStore {
                             .to_owned(),
                 });
             };
-            entries.push(VersionEntry { id, version });
+            page.push(VersionEntry { id, version });
         }
-        let next = if entries.len() > limit {
-            entries.truncate(limit);
-            entries.last().map(|entry| entry.id.clone())
-        } else {
-            None
-        };
-        Ok(VersionPage { entries, next })
+        Ok(page.finish())
     }
 
     async fn namespaces(&self) -> Result<Vec<Namespace>, StoreError> {

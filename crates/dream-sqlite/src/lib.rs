@@ -37,7 +37,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use dream_core::store::{
-    Capabilities, DEFAULT_MAX_VALUE_SIZE, StoreInfo, check_batch, clamp_list_limit,
+    Capabilities, DEFAULT_MAX_VALUE_SIZE, PageBuilder, StoreInfo, check_batch,
 };
 use dream_core::{
     BatchOp, BatchOutcome, Bytes, Clock, Entry, Fence, Key, Lease, LockName, Namespace, Page,
@@ -560,38 +560,25 @@ fn list_versions_blocking(
     limit: usize,
 ) -> Result<VersionPage, StoreError> {
     let err = |e| map_err(e, None);
+    let mut page = PageBuilder::new(limit);
     let mut stmt = conn.prepare_cached(sql::LIST_VERSIONS).map_err(err)?;
-    let fetch = i64::try_from(limit + 1).unwrap_or(i64::MAX);
+    let fetch = i64::try_from(page.read_limit()).unwrap_or(i64::MAX);
     let mut rows = stmt
         .query(rusqlite::params![namespace.as_str(), after, fetch])
         .map_err(err)?;
-    let mut entries = Vec::new();
-    let mut more = false;
     while let Some(row) = rows.next().map_err(err)? {
-        if entries.len() >= limit {
-            more = true;
+        if page.is_full() {
+            page.set_more();
             break;
         }
-        let id = match row.get_ref(0).map_err(err)? {
-            ValueRef::Text(text) => std::str::from_utf8(text)
-                .ok()
-                .and_then(|s| RecordId::new(s).ok()),
-            _ => None,
-        }
-        .ok_or_else(|| corrupt(None, "a stored record id is invalid"))?;
-        let key = Key::new(namespace.clone(), id);
+        let key = listed_key(namespace, row)?;
         let version = version_of(&key, row.get(1).map_err(err)?)?;
-        entries.push(VersionEntry {
+        page.push(VersionEntry {
             id: key.id,
             version,
         });
     }
-    let next = if more {
-        entries.last().map(|e: &VersionEntry| e.id.clone())
-    } else {
-        None
-    };
-    Ok(VersionPage { entries, next })
+    Ok(page.finish())
 }
 
 fn list_blocking(
@@ -601,41 +588,40 @@ fn list_blocking(
     limit: usize,
 ) -> Result<Page, StoreError> {
     let err = |e| map_err(e, None);
+    let mut page = PageBuilder::new(limit);
     let mut stmt = conn.prepare_cached(sql::LIST).map_err(err)?;
-    let fetch = i64::try_from(limit + 1).unwrap_or(i64::MAX);
+    let fetch = i64::try_from(page.read_limit()).unwrap_or(i64::MAX);
     let mut rows = stmt
         .query(rusqlite::params![namespace.as_str(), after, fetch])
         .map_err(err)?;
-    let mut entries: Vec<Entry> = Vec::new();
     let mut bytes = 0usize;
-    let mut more = false;
     while let Some(row) = rows.next().map_err(err)? {
-        if entries.len() >= limit || bytes >= PAGE_BYTE_BUDGET {
-            more = true;
+        if page.is_full() || bytes >= PAGE_BYTE_BUDGET {
+            page.set_more();
             break;
         }
-        let id = match row.get_ref(0).map_err(err)? {
-            ValueRef::Text(text) => std::str::from_utf8(text)
-                .ok()
-                .and_then(|s| RecordId::new(s).ok()),
-            _ => None,
-        }
-        .ok_or_else(|| corrupt(None, "a stored record id is invalid"))?;
-        let key = Key::new(namespace.clone(), id);
+        let key = listed_key(namespace, row)?;
         let version = version_of(&key, row.get(1).map_err(err)?)?;
         let value = value_of(&key, row.get_ref(2).map_err(err)?)?;
         bytes += value.len();
-        entries.push(Entry {
+        page.push(Entry {
             id: key.id,
             record: Record { value, version },
         });
     }
-    let next = if more {
-        entries.last().map(|e| e.id.clone())
-    } else {
-        None
-    };
-    Ok(Page { entries, next })
+    Ok(page.finish())
+}
+
+/// The key of a row of `list` or `list_versions`, its id in column 0.
+fn listed_key(namespace: &Namespace, row: &rusqlite::Row<'_>) -> Result<Key, StoreError> {
+    let id = match row.get_ref(0).map_err(|e| map_err(e, None))? {
+        ValueRef::Text(text) => std::str::from_utf8(text)
+            .ok()
+            .and_then(|s| RecordId::new(s).ok()),
+        _ => None,
+    }
+    .ok_or_else(|| corrupt(None, "a stored record id is invalid"))?;
+    Ok(Key::new(namespace.clone(), id))
 }
 
 /// A lease row: token, holder (None once released), expiry in ms.
@@ -793,7 +779,6 @@ impl RecordStore for SqliteStore {
         start_after: Option<&RecordId>,
         limit: usize,
     ) -> Result<Page, StoreError> {
-        let limit = clamp_list_limit(limit);
         let namespace = namespace.clone();
         // Every valid id is non-empty, so `id > ''` lists from the start.
         let after = start_after
@@ -835,7 +820,6 @@ impl RecordStore for SqliteStore {
         start_after: Option<&RecordId>,
         limit: usize,
     ) -> Result<VersionPage, StoreError> {
-        let limit = clamp_list_limit(limit);
         let namespace = namespace.clone();
         let after = start_after
             .map(|id| id.as_str().to_owned())
