@@ -67,6 +67,16 @@ pub enum ConfigError {
     },
 }
 
+impl From<dream_tls::UrlSourceError> for ConfigError {
+    fn from(err: dream_tls::UrlSourceError) -> Self {
+        match err {
+            dream_tls::UrlSourceError::MissingEnv(name) => ConfigError::MissingEnv(name),
+            dream_tls::UrlSourceError::NotUnicode(name) => ConfigError::NotUnicode(name),
+            dream_tls::UrlSourceError::File { path, reason } => ConfigError::File { path, reason },
+        }
+    }
+}
+
 /// How to reach a PostgreSQL store: server, database, credentials, schema and limits.
 ///
 /// `Debug` shows the server, database, user and schema; a password shows as
@@ -220,19 +230,7 @@ impl PostgresOptions {
     /// ignored), checked as [`dream_tls::read_url_file`] says: a regular file of
     /// this user's, mode 0600, at most 4 KiB. Read on a blocking thread.
     pub async fn from_file(path: impl AsRef<Path>) -> Result<Self, ConfigError> {
-        let path = path.as_ref().to_path_buf();
-        let for_error = path.clone();
-        let url = tokio::task::spawn_blocking(move || dream_tls::read_url_file(&path))
-            .await
-            .map_err(|_| ConfigError::File {
-                path: for_error.clone(),
-                reason: "the reading thread failed".to_owned(),
-            })?
-            .map_err(|e| ConfigError::File {
-                path: for_error,
-                reason: e.reason,
-            })?;
-        Self::from_url(&url)
+        Self::from_url(&dream_tls::file_url(path.as_ref()).await?)
     }
 
     /// A configuration from the URL in [`URL_ENV`] (`DREAM_POSTGRES_URL`).
@@ -241,11 +239,7 @@ impl PostgresOptions {
     }
 
     fn from_env_value(value: Result<String, std::env::VarError>) -> Result<Self, ConfigError> {
-        match value {
-            Ok(url) => Self::from_url(&url),
-            Err(std::env::VarError::NotPresent) => Err(ConfigError::MissingEnv(URL_ENV)),
-            Err(std::env::VarError::NotUnicode(_)) => Err(ConfigError::NotUnicode(URL_ENV)),
-        }
+        Self::from_url(&dream_tls::env_url(URL_ENV, value)?)
     }
 
     /// The same configuration with another schema: 1 to 63 characters of
@@ -328,7 +322,7 @@ impl fmt::Debug for PostgresOptions {
             .field("user", &self.pg.get_user())
             .field(
                 "password",
-                &self.pg.get_password().map(|_| format_args!("<redacted>")),
+                &self.pg.get_password().map(|_| dream_tls::Redacted),
             )
             .field("schema", &self.schema)
             .field("max_value_size", &self.max_value_size)

@@ -91,14 +91,14 @@ pub(crate) fn map_pg(
             retry,
             PgFailure {
                 op,
-                detail: scrub(describe(err), secret),
+                detail: dream_tls::redact(describe(err), secret),
             },
         ),
         Kind::Lost => StoreError::backend(
             true,
             PgFailure {
                 op,
-                detail: scrub(describe(err), secret),
+                detail: dream_tls::redact(describe(err), secret),
             },
         ),
     }
@@ -152,7 +152,7 @@ pub(crate) fn map_pool(
         retryable,
         PgFailure {
             op,
-            detail: scrub(detail, secret),
+            detail: dream_tls::redact(detail, secret),
         },
     )
 }
@@ -201,13 +201,6 @@ fn describe(err: &tokio_postgres::Error) -> String {
     }
 }
 
-fn scrub(mut text: String, secret: Option<&str>) -> String {
-    if let Some(secret) = secret.filter(|s| !s.is_empty()) {
-        text = text.replace(secret, "<redacted>");
-    }
-    text
-}
-
 /// The epoch status codes of the functions and reads, as errors.
 pub(crate) fn epoch_error(status: i32) -> Option<StoreError> {
     match status {
@@ -219,19 +212,5 @@ pub(crate) fn epoch_error(status: i32) -> Option<StoreError> {
             reason: EPOCH_CHANGED.to_owned(),
         }),
         _ => None,
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn scrub_hides_the_secret() {
-        assert_eq!(
-            scrub("bad s3cr3t here".into(), Some("s3cr3t")),
-            "bad <redacted> here"
-        );
-        assert_eq!(scrub("x".into(), Some("")), "x");
     }
 }

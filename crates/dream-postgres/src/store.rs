@@ -68,7 +68,7 @@ impl fmt::Debug for PostgresStore {
             .field("database", &self.database)
             .field(
                 "password",
-                &self.password.as_ref().map(|_| format_args!("<redacted>")),
+                &self.password.as_ref().map(|_| dream_tls::Redacted),
             )
             .field("schema", &self.schema)
             .field("epoch", &self.epoch)

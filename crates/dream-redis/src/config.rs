@@ -62,6 +62,16 @@ pub enum ConfigError {
     },
 }
 
+impl From<dream_tls::UrlSourceError> for ConfigError {
+    fn from(err: dream_tls::UrlSourceError) -> Self {
+        match err {
+            dream_tls::UrlSourceError::MissingEnv(name) => ConfigError::MissingEnv(name),
+            dream_tls::UrlSourceError::NotUnicode(name) => ConfigError::NotUnicode(name),
+            dream_tls::UrlSourceError::File { path, reason } => ConfigError::File { path, reason },
+        }
+    }
+}
+
 /// How to reach a Redis store: server, database, credentials, key prefix and limits.
 ///
 /// `Debug` shows the server, database and prefix; a password shows as `<redacted>`.
@@ -136,11 +146,7 @@ impl RedisOptions {
     }
 
     fn from_env_value(value: Result<String, std::env::VarError>) -> Result<Self, ConfigError> {
-        match value {
-            Ok(url) => Self::from_url(&url),
-            Err(std::env::VarError::NotPresent) => Err(ConfigError::MissingEnv(URL_ENV)),
-            Err(std::env::VarError::NotUnicode(_)) => Err(ConfigError::NotUnicode(URL_ENV)),
-        }
+        Self::from_url(&dream_tls::env_url(URL_ENV, value)?)
     }
 
     /// A configuration from a file holding the URL (surrounding whitespace ignored).
@@ -149,15 +155,7 @@ impl RedisOptions {
     /// readable or writable by group or others (`chmod 600`), and at most 4 KiB.
     /// The file is read on a blocking thread.
     pub async fn from_file(path: impl AsRef<Path>) -> Result<Self, ConfigError> {
-        let path = path.as_ref().to_path_buf();
-        let for_error = path.clone();
-        let url = tokio::task::spawn_blocking(move || read_url_file(&path))
-            .await
-            .map_err(|_| ConfigError::File {
-                path: for_error,
-                reason: "the reading thread failed".to_owned(),
-            })??;
-        Self::from_url(&url)
+        Self::from_url(&dream_tls::file_url(path.as_ref()).await?)
     }
 
     /// The same configuration with another key prefix: 1 to 64 characters of
@@ -259,10 +257,7 @@ impl fmt::Debug for RedisOptions {
             .field("server", &self.server())
             .field("database", &self.connection.redis.db)
             .field("username", &self.connection.redis.username)
-            .field(
-                "password",
-                &self.password().map(|_| format_args!("<redacted>")),
-            )
+            .field("password", &self.password().map(|_| dream_tls::Redacted))
             .field("prefix", &self.prefix)
             .field("max_value_size", &self.max_value_size)
             .field("response_timeout", &self.response_timeout)
@@ -308,14 +303,6 @@ fn validate_prefix(prefix: &str) -> Result<(), ConfigError> {
         });
     }
     Ok(())
-}
-
-/// [`dream_tls::read_url_file`], its refusal naming the file.
-fn read_url_file(path: &Path) -> Result<String, ConfigError> {
-    dream_tls::read_url_file(path).map_err(|e| ConfigError::File {
-        path: path.to_path_buf(),
-        reason: e.reason,
-    })
 }
 
 #[cfg(test)]

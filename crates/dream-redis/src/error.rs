@@ -87,7 +87,7 @@ pub(crate) fn map_error(
         retryable,
         RedisFailure {
             op,
-            detail: scrub(err.to_string(), secret),
+            detail: dream_tls::redact(err.to_string(), secret),
         },
     )
 }
@@ -101,7 +101,7 @@ pub(crate) fn connect_error(server: &str, err: RedisError, secret: Option<&str>)
         is_transient(&err),
         RedisFailure {
             op: "connect",
-            detail: format!("{server}: {}", scrub(err.to_string(), secret)),
+            detail: format!("{server}: {}", dream_tls::redact(err.to_string(), secret)),
         },
     )
 }
@@ -115,13 +115,6 @@ pub(crate) fn unexpected_reply(op: &'static str) -> StoreError {
             detail: "unexpected reply from the server's script".to_owned(),
         },
     )
-}
-
-fn scrub(mut text: String, secret: Option<&str>) -> String {
-    if let Some(secret) = secret.filter(|s| !s.is_empty()) {
-        text = text.replace(secret, "<redacted>");
-    }
-    text
 }
 
 #[cfg(test)]

@@ -76,7 +76,7 @@ impl fmt::Debug for RedisStore {
             .field("database", &self.database)
             .field(
                 "password",
-                &self.password.as_ref().map(|_| format_args!("<redacted>")),
+                &self.password.as_ref().map(|_| dream_tls::Redacted),
             )
             .field("prefix", &self.prefix)
             .field("epoch", &self.epoch)

@@ -1,12 +1,18 @@
 //! What the network stores (dream-redis, dream-postgres) share to connect
 //! safely, so that a CA file means the same thing, a refused certificate reads
-//! the same, and a file holding a URL with its password is checked the same, on
-//! every backend. Its own crate rather than a module of dream-core: dream-core
-//! does no I/O and carries no TLS stack, and every store depends on it.
+//! the same, a URL comes from the environment or from a file holding it with its
+//! password the same way, and a password is hidden the same way, on every
+//! backend. Its own crate rather than a module of dream-core: dream-core does no
+//! I/O and carries no TLS stack, and every store depends on it.
+//!
+//! Each backend keeps its own `ConfigError`, naming itself ("invalid Redis
+//! URL", "PostgreSQL URL file …"); what is shared here returns the reason alone,
+//! or [`UrlSourceError`] for the backend to convert.
 
 use std::error::Error as StdError;
+use std::fmt;
 use std::io::Read;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use rustix::fs::{FileType, Mode, OFlags};
 use rustix::io::Errno;
@@ -74,6 +80,74 @@ pub fn read_url_file(path: &Path) -> Result<String, UrlFileError> {
         return Err(fail("it is empty"));
     }
     Ok(url.to_owned())
+}
+
+/// Why a store's URL could not be had from the environment or from a file.
+/// `Display` never shows the URL; a backend converts it into its own
+/// `ConfigError`, which names the backend.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum UrlSourceError {
+    /// The environment variable is not set.
+    #[error("environment variable {0} is not set")]
+    MissingEnv(&'static str),
+    /// The environment variable is not valid UTF-8.
+    #[error("environment variable {0} is not valid UTF-8")]
+    NotUnicode(&'static str),
+    /// The URL file could not be used.
+    #[error("URL file {}: {reason}", .path.display())]
+    File {
+        /// The file.
+        path: PathBuf,
+        /// Why (never its contents).
+        reason: String,
+    },
+}
+
+/// The URL in environment variable `name`, given `std::env::var(name)`.
+pub fn env_url(
+    name: &'static str,
+    value: Result<String, std::env::VarError>,
+) -> Result<String, UrlSourceError> {
+    value.map_err(|e| match e {
+        std::env::VarError::NotPresent => UrlSourceError::MissingEnv(name),
+        std::env::VarError::NotUnicode(_) => UrlSourceError::NotUnicode(name),
+    })
+}
+
+/// The URL in the file `path`, checked and read by [`read_url_file`] on a
+/// blocking thread.
+pub async fn file_url(path: &Path) -> Result<String, UrlSourceError> {
+    let owned = path.to_path_buf();
+    let fail = |reason: String| UrlSourceError::File {
+        path: path.to_path_buf(),
+        reason,
+    };
+    tokio::task::spawn_blocking(move || read_url_file(&owned))
+        .await
+        .map_err(|_| fail("the reading thread failed".to_owned()))?
+        .map_err(|e| fail(e.reason))
+}
+
+/// What stands for a password wherever a store describes itself: in `Debug`,
+/// and in an error's text.
+pub const REDACTED: &str = "<redacted>";
+
+/// A password in `Debug` output: shows as [`REDACTED`].
+pub struct Redacted;
+
+impl fmt::Debug for Redacted {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(REDACTED)
+    }
+}
+
+/// `text` with every occurrence of `secret` replaced by [`REDACTED`]; an absent
+/// or empty secret changes nothing.
+pub fn redact(mut text: String, secret: Option<&str>) -> String {
+    if let Some(secret) = secret.filter(|s| !s.is_empty()) {
+        text = text.replace(secret, REDACTED);
+    }
+    text
 }
 
 /// Largest CA file accepted, in bytes.
@@ -154,6 +228,40 @@ mod tests {
         std::fs::write(&large, vec![b'\n'; MAX_CA_FILE as usize + 1]).unwrap();
         let err = read_ca_file(&large).unwrap_err();
         assert_eq!(err.reason, "it is larger than 1 MiB");
+    }
+
+    #[test]
+    fn redact_hides_the_secret() {
+        assert_eq!(
+            redact("bad s3cr3t here".into(), Some("s3cr3t")),
+            "bad <redacted> here"
+        );
+        assert_eq!(redact("x".into(), Some("")), "x");
+        assert_eq!(redact("x".into(), None), "x");
+        assert_eq!(format!("{:?}", Some(Redacted)), "Some(<redacted>)");
+    }
+
+    #[test]
+    fn urls_come_from_the_environment_and_from_files() {
+        let err = env_url("DREAM_X_URL", Err(std::env::VarError::NotPresent)).unwrap_err();
+        assert_eq!(err, UrlSourceError::MissingEnv("DREAM_X_URL"));
+        let odd = std::env::VarError::NotUnicode(std::ffi::OsString::from("x"));
+        let err = env_url("DREAM_X_URL", Err(odd)).unwrap_err();
+        assert_eq!(err, UrlSourceError::NotUnicode("DREAM_X_URL"));
+        assert_eq!(env_url("DREAM_X_URL", Ok("u".into())).unwrap(), "u");
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .build()
+            .unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let missing = dir.path().join("missing");
+        let err = runtime.block_on(file_url(&missing)).unwrap_err();
+        assert_eq!(
+            err,
+            UrlSourceError::File {
+                path: missing,
+                reason: "it does not exist".to_owned()
+            }
+        );
     }
 
     #[test]
