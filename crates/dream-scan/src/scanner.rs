@@ -23,6 +23,9 @@ const MAX_RETRIES: usize = 256;
 const REDACT_ROUNDS: usize = 4;
 /// Total bytes decoded from encoded payloads in one scan.
 const DECODE_BUDGET: usize = 1024 * 1024;
+/// Where the secret rules' keys start among the literal pass's windows: a phrase
+/// rule's key is its index, a secret rule's this plus its index.
+const SECRET_KEY: usize = 1 << 16;
 
 /// What kind of text is scanned; see the crate documentation for the difference.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -521,11 +524,40 @@ impl Scanner {
         out: &mut Vec<Finding>,
         hits: &mut StructureHits,
     ) {
+        let Triggered {
+            windows,
+            pems,
+            prefixed,
+            near,
+        } = self.triggered(text, norm, ctx, with_secrets, hits);
+        let mut secret_found: Vec<(Finding, usize)> = Vec::new();
+        for (k, s, e) in windows {
+            if k < SECRET_KEY {
+                self.confirm_phrase(k, s, e, norm, out);
+            } else {
+                self.confirm_secret(k - SECRET_KEY, s, e, text, &mut secret_found);
+            }
+        }
+        if with_secrets {
+            self.family_findings(text, prefixed, near, &mut secret_found);
+        }
+        pem_findings(text, pems, &mut secret_found);
+        keep_outermost_secrets(secret_found, out);
+    }
+
+    /// The one literal pass over a normalised view: which rules to confirm, and
+    /// where. Gate and lexicon hits go to `hits`; the credential families'
+    /// literals and the PEM headers come back for their own passes.
+    fn triggered(
+        &self,
+        text: &str,
+        norm: &normalize::Normalized,
+        ctx: &Ctx,
+        with_secrets: bool,
+        hits: &mut StructureHits,
+    ) -> Triggered {
         let c = &*self.rules;
         let ntext = norm.text.as_str();
-
-        // 1. The one literal pass: which rules to confirm, and where.
-        const SECRET_KEY: usize = 1 << 16;
         let mut jobs = Jobs::new(c.norm.len() + c.secret.len());
         let mut pems: Vec<usize> = Vec::new();
         // Credential families: literal hits of prefixed tokens, and windows around
@@ -617,171 +649,161 @@ impl Scanner {
         }
         let mut jobs = jobs.jobs;
         jobs.sort_unstable();
-        let mut merged: Vec<(usize, usize, usize)> = Vec::with_capacity(jobs.len());
+        let mut windows: Vec<(usize, usize, usize)> = Vec::with_capacity(jobs.len());
         for (k, s, e) in jobs {
-            match merged.last_mut() {
+            match windows.last_mut() {
                 Some((lk, _, le)) if *lk == k && s <= *le => *le = (*le).max(e),
-                _ => merged.push((k, s, e)),
+                _ => windows.push((k, s, e)),
             }
         }
+        Triggered {
+            windows,
+            pems,
+            prefixed,
+            near,
+        }
+    }
 
-        // 2. Confirm each triggered rule in its windows.
-        let mut secret_found: Vec<(Finding, usize)> = Vec::new();
-        for (k, s, e) in merged {
-            if k < SECRET_KEY {
-                let (rule, re) = (&c.norm[k].rule, c.norm[k].regex());
-                let s = normalize::floor_boundary(ntext, s);
-                let e = normalize::ceil_boundary(ntext, e);
-                let mut at = s;
-                while at < e {
-                    let Some(m) = re.search(&Input::new(ntext).range(at..e)) else {
-                        break;
-                    };
-                    let mid_word = rule.word_start
-                        && m.start() > 0
-                        && nbytes[m.start() - 1].is_ascii_alphanumeric()
-                        && !norm.is_join(m.start());
-                    if mid_word {
-                        // Retry just after the rejected start: a real match may begin
-                        // inside it ("xignore this ignore previous instructions").
-                        at = normalize::ceil_boundary(ntext, m.start() + 1);
-                        continue;
-                    }
-                    at = if m.is_empty() {
-                        normalize::ceil_boundary(ntext, m.end() + 1)
-                    } else {
-                        m.end()
-                    };
-                    if m.is_empty()
-                        || rule.check.is_some_and(|check| !check(ntext, m.range()))
-                        || (rule.category.is_stock_phrase()
-                            && rules::quoted_mention(ntext, m.range()))
+    /// Confirms phrase rule `k` (of `rules.norm`) in the window `s..e` of the
+    /// normalised text: each match where the rule allows it to start, passing the
+    /// rule's check and not a quoted mention of a stock phrase, is a finding.
+    fn confirm_phrase(
+        &self,
+        k: usize,
+        s: usize,
+        e: usize,
+        norm: &normalize::Normalized,
+        out: &mut Vec<Finding>,
+    ) {
+        let c = &*self.rules;
+        let ntext = norm.text.as_str();
+        let nbytes = ntext.as_bytes();
+        let (rule, re) = (&c.norm[k].rule, c.norm[k].regex());
+        let s = normalize::floor_boundary(ntext, s);
+        let e = normalize::ceil_boundary(ntext, e);
+        let mut at = s;
+        while at < e {
+            let Some(m) = re.search(&Input::new(ntext).range(at..e)) else {
+                break;
+            };
+            let mid_word = rule.word_start
+                && m.start() > 0
+                && nbytes[m.start() - 1].is_ascii_alphanumeric()
+                && !norm.is_join(m.start());
+            if mid_word {
+                // Retry just after the rejected start: a real match may begin
+                // inside it ("xignore this ignore previous instructions").
+                at = normalize::ceil_boundary(ntext, m.start() + 1);
+                continue;
+            }
+            at = if m.is_empty() {
+                normalize::ceil_boundary(ntext, m.end() + 1)
+            } else {
+                m.end()
+            };
+            if m.is_empty()
+                || rule.check.is_some_and(|check| !check(ntext, m.range()))
+                || (rule.category.is_stock_phrase() && rules::quoted_mention(ntext, m.range()))
+            {
+                continue;
+            }
+            out.push(Finding {
+                category: rule.category,
+                rule: rule.id,
+                severity: rule.severity,
+                span: Some(norm.to_original(m.range())),
+                path: None,
+            });
+        }
+    }
+
+    /// Confirms secret rule `idx` (of `rules.secret`) in the window `s..e` of the
+    /// original text; each secret found goes to `secret_found` with `idx`, its
+    /// priority among secrets at one place.
+    fn confirm_secret(
+        &self,
+        idx: usize,
+        s: usize,
+        e: usize,
+        text: &str,
+        secret_found: &mut Vec<(Finding, usize)>,
+    ) {
+        let c = &*self.rules;
+        let (rule, re) = (&c.secret[idx].rule, c.secret[idx].regex());
+        let s = normalize::floor_boundary(text, s);
+        let e = normalize::ceil_boundary(text, e);
+        let mut caps = re.create_captures();
+        let mut at = s;
+        let mut retries = 0usize;
+        while at < e {
+            re.search_captures(&Input::new(text).range(at..e), &mut caps);
+            let Some(whole) = caps.get_match() else { break };
+            if rule.tokens_after {
+                // A key word: every token shortly after it is a candidate.
+                for t in secrets::tokens_after(text, whole.end()) {
+                    if rule
+                        .check
+                        .is_some_and(|check| !check(&text[t.clone()], false))
+                        || secrets::labelled_sample(text, t.start)
                     {
                         continue;
                     }
-                    out.push(Finding {
-                        category: rule.category,
-                        rule: rule.id,
-                        severity: rule.severity,
-                        span: Some(norm.to_original(m.range())),
-                        path: None,
-                    });
-                }
-            } else {
-                let idx = k - SECRET_KEY;
-                let (rule, re) = (&c.secret[idx].rule, c.secret[idx].regex());
-                let s = normalize::floor_boundary(text, s);
-                let e = normalize::ceil_boundary(text, e);
-                let mut caps = re.create_captures();
-                let mut at = s;
-                let mut retries = 0usize;
-                while at < e {
-                    re.search_captures(&Input::new(text).range(at..e), &mut caps);
-                    let Some(whole) = caps.get_match() else { break };
-                    if rule.tokens_after {
-                        // A key word: every token shortly after it is a candidate.
-                        for t in secrets::tokens_after(text, whole.end()) {
-                            if rule
-                                .check
-                                .is_some_and(|check| !check(&text[t.clone()], false))
-                                || secrets::labelled_sample(text, t.start)
-                            {
-                                continue;
-                            }
-                            secret_found.push((
-                                Finding {
-                                    category: Category::Secret,
-                                    rule: rule.id,
-                                    severity: rule.severity,
-                                    span: Some(t),
-                                    path: None,
-                                },
-                                idx,
-                            ));
-                        }
-                        at = whole.end().max(whole.start() + 1);
-                        continue;
-                    }
-                    let g = if rule.group == 0 {
-                        Some(whole.span())
-                    } else {
-                        (rule.group..caps.group_len()).find_map(|i| caps.get_group(i))
-                    };
-                    let accepted = g.filter(|g| {
-                        let quoted = text[..g.start].ends_with(['"', '\''])
-                            && text[g.end..].starts_with(['"', '\'']);
-                        !g.is_empty()
-                            && rule
-                                .check
-                                .is_none_or(|check| check(&text[g.range()], quoted))
-                            // A value labelled as a sample ("example key: …") is
-                            // documentation.
-                            && !secrets::labelled_sample(text, g.start)
-                    });
-                    let Some(g) = accepted else {
-                        // A key word whose value is rejected: look again just after
-                        // its start, so the rejected value hides no secret inside it
-                        // (`api_key=https://…?api_key=<secret>`). A rejected provider
-                        // format is passed over whole.
-                        // Retries are bounded so a text of nothing but rejected
-                        // values stays linear.
-                        at = if rule.group > 0 && retries < MAX_RETRIES {
-                            retries += 1;
-                            normalize::ceil_boundary(text, whole.start() + 1)
-                        } else {
-                            whole.end().max(whole.start() + 1)
-                        };
-                        continue;
-                    };
-                    at = whole.end().max(whole.start() + 1);
                     secret_found.push((
                         Finding {
                             category: Category::Secret,
                             rule: rule.id,
                             severity: rule.severity,
-                            span: Some(g.range()),
+                            span: Some(t),
                             path: None,
                         },
                         idx,
                     ));
                 }
-            }
-        }
-        if with_secrets {
-            self.family_findings(text, prefixed, near, &mut secret_found);
-        }
-        pems.sort_unstable();
-        pems.dedup();
-        let mut no_footer_before = 0;
-        for at in pems {
-            if let Some(span) = secrets::pem_at(text, at, &mut no_footer_before) {
-                secret_found.push((
-                    Finding {
-                        category: Category::Secret,
-                        rule: secrets::PEM_RULE,
-                        severity: Severity::High,
-                        span: Some(span),
-                        path: None,
-                    },
-                    0,
-                ));
-            }
-        }
-        // A secret inside an earlier (more specific) secret's span is the same secret.
-        secret_found.sort_by_key(|(f, prio)| {
-            let s = f.span.clone().unwrap_or(0..0);
-            (s.start, std::cmp::Reverse(s.end), *prio)
-        });
-        let mut kept_end = 0;
-        let mut first = true;
-        for (f, _) in secret_found {
-            let s = f.span.clone().unwrap_or(0..0);
-            if !first && s.end <= kept_end {
+                at = whole.end().max(whole.start() + 1);
                 continue;
             }
-            first = false;
-            kept_end = kept_end.max(s.end);
-            out.push(f);
+            let g = if rule.group == 0 {
+                Some(whole.span())
+            } else {
+                (rule.group..caps.group_len()).find_map(|i| caps.get_group(i))
+            };
+            let accepted = g.filter(|g| {
+                let quoted = text[..g.start].ends_with(['"', '\''])
+                    && text[g.end..].starts_with(['"', '\'']);
+                !g.is_empty()
+                    && rule
+                        .check
+                        .is_none_or(|check| check(&text[g.range()], quoted))
+                    // A value labelled as a sample ("example key: …") is
+                    // documentation.
+                    && !secrets::labelled_sample(text, g.start)
+            });
+            let Some(g) = accepted else {
+                // A key word whose value is rejected: look again just after
+                // its start, so the rejected value hides no secret inside it
+                // (`api_key=https://…?api_key=<secret>`). A rejected provider
+                // format is passed over whole.
+                // Retries are bounded so a text of nothing but rejected
+                // values stays linear.
+                at = if rule.group > 0 && retries < MAX_RETRIES {
+                    retries += 1;
+                    normalize::ceil_boundary(text, whole.start() + 1)
+                } else {
+                    whole.end().max(whole.start() + 1)
+                };
+                continue;
+            };
+            at = whole.end().max(whole.start() + 1);
+            secret_found.push((
+                Finding {
+                    category: Category::Secret,
+                    rule: rule.id,
+                    severity: rule.severity,
+                    span: Some(g.range()),
+                    path: None,
+                },
+                idx,
+            ));
         }
     }
 
@@ -1003,6 +1025,20 @@ struct StructureHits {
     lexicon: Vec<multilingual::LexiconHit>,
 }
 
+/// What the literal pass found to look at.
+struct Triggered {
+    /// `(rule key, start, end)`, sorted, each rule's windows merged: a phrase
+    /// rule's in the normalised text, a secret rule's (key [`SECRET_KEY`] + its
+    /// index) in the original.
+    windows: Vec<(usize, usize, usize)>,
+    /// Where PEM headers start, in the original text.
+    pems: Vec<usize>,
+    /// The credential families' prefixed tokens, at their literals.
+    prefixed: Vec<(u16, Range<usize>)>,
+    /// The windows around the credential families' provider words, merged.
+    near: Vec<(u16, usize, usize)>,
+}
+
 /// The windows to confirm rules in, as `(rule key, start, end)`. A window that
 /// overlaps its rule's previous one is folded into it as it comes (a text of nothing
 /// but trigger words gives a rule a hit every few bytes); that leaves each rule's
@@ -1033,6 +1069,48 @@ impl Jobs {
         }
         self.last[slot] = self.jobs.len();
         self.jobs.push((key, s, e));
+    }
+}
+
+/// The PEM private keys whose headers start at `pems`, into `secret_found`.
+fn pem_findings(text: &str, mut pems: Vec<usize>, secret_found: &mut Vec<(Finding, usize)>) {
+    pems.sort_unstable();
+    pems.dedup();
+    let mut no_footer_before = 0;
+    for at in pems {
+        if let Some(span) = secrets::pem_at(text, at, &mut no_footer_before) {
+            secret_found.push((
+                Finding {
+                    category: Category::Secret,
+                    rule: secrets::PEM_RULE,
+                    severity: Severity::High,
+                    span: Some(span),
+                    path: None,
+                },
+                0,
+            ));
+        }
+    }
+}
+
+/// The secrets found, in order, each dropped when inside an earlier (more
+/// specific) secret's span.
+fn keep_outermost_secrets(mut secret_found: Vec<(Finding, usize)>, out: &mut Vec<Finding>) {
+    // A secret inside an earlier (more specific) secret's span is the same secret.
+    secret_found.sort_by_key(|(f, prio)| {
+        let s = f.span.clone().unwrap_or(0..0);
+        (s.start, std::cmp::Reverse(s.end), *prio)
+    });
+    let mut kept_end = 0;
+    let mut first = true;
+    for (f, _) in secret_found {
+        let s = f.span.clone().unwrap_or(0..0);
+        if !first && s.end <= kept_end {
+            continue;
+        }
+        first = false;
+        kept_end = kept_end.max(s.end);
+        out.push(f);
     }
 }
 
