@@ -668,32 +668,28 @@ fn gated<'a>(
         .take(limit)
 }
 
-/// Runs every structural detector on a text and its normalised view.
-pub(crate) fn scan(
+/// A High finding of `category` by `rule` at `span` (original text).
+fn push(out: &mut Vec<Finding>, category: Category, rule: &'static str, span: Range<usize>) {
+    out.push(Finding {
+        category,
+        rule,
+        severity: Severity::High,
+        span: Some(span),
+        path: None,
+    });
+}
+
+/// Addressed requests and actions: an addressee (in its gate's windows `gates`)
+/// followed in its passage by an action on a target, a credential change, or a
+/// request cue.
+fn addressed_actions(
     text: &str,
     norm: &Normalized,
-    hits: &[GateHit],
-    lexicon: &[crate::multilingual::LexiconHit],
+    gates: &[Range<usize>],
     out: &mut Vec<Finding>,
 ) {
     let n = norm.text.as_str();
-    // Nothing below fits in fewer bytes (JSON keys, ids, tags).
-    if n.len() < 16 {
-        return;
-    }
-    let gates = gate_windows(n, hits);
-    let push = |out: &mut Vec<Finding>, category, rule, span: Range<usize>| {
-        out.push(Finding {
-            category,
-            rule,
-            severity: Severity::High,
-            span: Some(span),
-            path: None,
-        });
-    };
-
-    // Addressed requests and actions.
-    for a in gated(&ADDRESSEE, n, &gates[0], 64) {
+    for a in gated(&ADDRESSEE, n, gates, 64) {
         if after_determiner(n, a.start) {
             continue;
         }
@@ -741,6 +737,23 @@ pub(crate) fn scan(
             );
         }
     }
+}
+
+/// Runs every structural detector on a text and its normalised view.
+pub(crate) fn scan(
+    text: &str,
+    norm: &Normalized,
+    hits: &[GateHit],
+    lexicon: &[crate::multilingual::LexiconHit],
+    out: &mut Vec<Finding>,
+) {
+    let n = norm.text.as_str();
+    // Nothing below fits in fewer bytes (JSON keys, ids, tags).
+    if n.len() < 16 {
+        return;
+    }
+    let gates = gate_windows(n, hits);
+    addressed_actions(text, norm, &gates[0], out);
 
     // The same, in the languages and modal wordings the normalised lexicon lacks.
     crate::addressed::scan(text, norm, &gates[0], out);
