@@ -377,6 +377,9 @@ enum NsDir {
     Missing,
 }
 
+/// The namespace directories a batch touches, each opened (or found missing) once.
+type BatchDirs = HashMap<Namespace, NsDir>;
+
 /// A namespace's directory and the record ids to list from it, sorted.
 type Listed = (Arc<OwnedFd>, Vec<RecordId>);
 
@@ -723,82 +726,9 @@ impl Inner {
         let guard = self.lock()?;
         self.check_fence(fence, &guard)?;
         // 0. Every check, against the state before the batch; nothing written yet.
-        let mut dirs: HashMap<Namespace, NsDir> = HashMap::new();
-        let mut folded: HashMap<String, &Key> = HashMap::new();
-        let mut current = Vec::with_capacity(ops.len());
-        for op in ops {
-            let key = op.key();
-            let invalid = |reason: &str| StoreError::InvalidKey {
-                key: key.clone(),
-                reason: reason.to_owned(),
-            };
-            if self.case_insensitive {
-                let names = Names::of(key);
-                let fold = format!("{}/{}", key.namespace, names.data).to_ascii_lowercase();
-                if let Some(other) = folded.insert(fold, key)
-                    && (other.namespace != key.namespace || other.id != key.id)
-                {
-                    return Err(invalid(
-                        "it differs only in case from another key of the batch on this case-insensitive filesystem",
-                    ));
-                }
-                if matches!(op, BatchOp::Put { .. })
-                    && self.case_match(self.root(), key.namespace.as_str(), "the store")?
-                        == CaseMatch::OtherCase
-                {
-                    return Err(invalid(
-                        "its namespace differs only in case from an existing one on this case-insensitive filesystem",
-                    ));
-                }
-            }
-            if !dirs.contains_key(&key.namespace) {
-                let dir = self.open_ns(&key.namespace)?;
-                dirs.insert(key.namespace.clone(), dir);
-            }
-            let version = match &dirs[&key.namespace] {
-                NsDir::Open(ns) => {
-                    let ns = ns.as_fd();
-                    let names = Names::of(key);
-                    let other_case = self.case_insensitive
-                        && self.case_match(ns, &names.data, "a namespace")? == CaseMatch::OtherCase;
-                    match op {
-                        BatchOp::Put { .. } if other_case => {
-                            return Err(invalid(
-                                "its id differs only in case from an existing one on this case-insensitive filesystem",
-                            ));
-                        }
-                        BatchOp::Delete { .. }
-                            if self.case_insensitive && !self.names_exactly(ns, key)? =>
-                        {
-                            None
-                        }
-                        _ => self.load_locked(&guard, ns, key)?.map(|r| r.version),
-                    }
-                }
-                NsDir::Missing => None,
-            };
-            op.pre().check(key, version)?;
-            current.push(version);
-        }
+        let (mut dirs, current) = self.batch_checked(ops, &guard)?;
         // 1. Every value to its temporary file; namespace directories created.
-        for op in ops {
-            let BatchOp::Put { key, value, .. } = op else {
-                continue;
-            };
-            if let NsDir::Missing = dirs[&key.namespace] {
-                let created = Arc::new(self.create_ns(&key.namespace)?);
-                dirs.insert(key.namespace.clone(), NsDir::Open(created));
-            }
-            let NsDir::Open(ns) = &dirs[&key.namespace] else {
-                unreachable!("created above");
-            };
-            let what = || format!("write {key}");
-            let mut file = io::create_fresh(ns.as_fd(), &Names::of(key).data_tmp).context(what)?;
-            std::io::Write::write_all(&mut file, value).context(what)?;
-            if !SYNCFS {
-                file.sync_all().context(what)?;
-            }
-        }
+        self.batch_temporaries(ops, &mut dirs)?;
         // 2. One flush pass: every value on disk before any rename.
         #[cfg(target_os = "linux")]
         rustix::fs::syncfs(self.root()).context(|| "sync the store's filesystem")?;
@@ -879,6 +809,103 @@ impl Inner {
                 source: Box::new(source),
             }),
         }
+    }
+
+    /// A batch's checks under the store lock, against the state before it: every
+    /// key acceptable on this filesystem and every precondition holding. Returns
+    /// the namespace directories it opened (or found missing) and each
+    /// operation's current version.
+    fn batch_checked(
+        &self,
+        ops: &[BatchOp],
+        guard: &Guard<'_>,
+    ) -> Result<(BatchDirs, Vec<Option<Version>>), StoreError> {
+        let mut dirs = BatchDirs::new();
+        let mut folded: HashMap<String, &Key> = HashMap::new();
+        let mut current = Vec::with_capacity(ops.len());
+        for op in ops {
+            let key = op.key();
+            let invalid = |reason: &str| StoreError::InvalidKey {
+                key: key.clone(),
+                reason: reason.to_owned(),
+            };
+            if self.case_insensitive {
+                let names = Names::of(key);
+                let fold = format!("{}/{}", key.namespace, names.data).to_ascii_lowercase();
+                if let Some(other) = folded.insert(fold, key)
+                    && (other.namespace != key.namespace || other.id != key.id)
+                {
+                    return Err(invalid(
+                        "it differs only in case from another key of the batch on this case-insensitive filesystem",
+                    ));
+                }
+                if matches!(op, BatchOp::Put { .. })
+                    && self.case_match(self.root(), key.namespace.as_str(), "the store")?
+                        == CaseMatch::OtherCase
+                {
+                    return Err(invalid(
+                        "its namespace differs only in case from an existing one on this case-insensitive filesystem",
+                    ));
+                }
+            }
+            if !dirs.contains_key(&key.namespace) {
+                let dir = self.open_ns(&key.namespace)?;
+                dirs.insert(key.namespace.clone(), dir);
+            }
+            let version = match &dirs[&key.namespace] {
+                NsDir::Open(ns) => {
+                    let ns = ns.as_fd();
+                    let names = Names::of(key);
+                    let other_case = self.case_insensitive
+                        && self.case_match(ns, &names.data, "a namespace")? == CaseMatch::OtherCase;
+                    match op {
+                        BatchOp::Put { .. } if other_case => {
+                            return Err(invalid(
+                                "its id differs only in case from an existing one on this case-insensitive filesystem",
+                            ));
+                        }
+                        BatchOp::Delete { .. }
+                            if self.case_insensitive && !self.names_exactly(ns, key)? =>
+                        {
+                            None
+                        }
+                        _ => self.load_locked(guard, ns, key)?.map(|r| r.version),
+                    }
+                }
+                NsDir::Missing => None,
+            };
+            op.pre().check(key, version)?;
+            current.push(version);
+        }
+        Ok((dirs, current))
+    }
+
+    /// Writes every value of a batch to its temporary file, creating the
+    /// namespace directories that are missing.
+    fn batch_temporaries(
+        &self,
+        ops: &[BatchOp],
+        dirs: &mut BatchDirs,
+    ) -> Result<(), StoreError> {
+        for op in ops {
+            let BatchOp::Put { key, value, .. } = op else {
+                continue;
+            };
+            if let NsDir::Missing = dirs[&key.namespace] {
+                let created = Arc::new(self.create_ns(&key.namespace)?);
+                dirs.insert(key.namespace.clone(), NsDir::Open(created));
+            }
+            let NsDir::Open(ns) = &dirs[&key.namespace] else {
+                unreachable!("created above");
+            };
+            let what = || format!("write {key}");
+            let mut file = io::create_fresh(ns.as_fd(), &Names::of(key).data_tmp).context(what)?;
+            std::io::Write::write_all(&mut file, value).context(what)?;
+            if !SYNCFS {
+                file.sync_all().context(what)?;
+            }
+        }
+        Ok(())
     }
 
     fn list_versions(
