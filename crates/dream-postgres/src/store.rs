@@ -632,6 +632,26 @@ impl PostgresStore {
         }
     }
 
+    /// The rows of one page of `list` or `list_versions` (`op`, statement `sql`):
+    /// at most `read` records of `namespace` after `start_after`, the store's
+    /// epoch checked (column 0).
+    async fn listed_rows(
+        &self,
+        op: &'static str,
+        sql: &str,
+        namespace: &Namespace,
+        start_after: Option<&RecordId>,
+        read: usize,
+    ) -> Result<Vec<Row>, StoreError> {
+        let after = start_after.map(RecordId::as_str).unwrap_or("");
+        let fetch = read as i64;
+        let rows = self
+            .idempotent(op, None, sql, &[&namespace.as_str(), &after, &fetch])
+            .await?;
+        self.check_epoch(op, rows.first().map(|r| r.get::<_, &str>(0)))?;
+        Ok(rows)
+    }
+
     fn check_epoch(&self, op: &'static str, epoch: Option<&str>) -> Result<(), StoreError> {
         match epoch {
             None => Err(epoch_error(schema::EPOCH_MISSING).unwrap_or_else(|| unexpected_reply(op))),
@@ -951,17 +971,15 @@ impl RecordStore for PostgresStore {
         limit: usize,
     ) -> Result<Page, StoreError> {
         let mut page = PageBuilder::new(limit);
-        let after = start_after.map(RecordId::as_str).unwrap_or("");
-        let fetch = page.read_limit() as i64;
         let rows = self
-            .idempotent(
+            .listed_rows(
                 "list",
-                None,
                 &self.sql.list,
-                &[&namespace.as_str(), &after, &fetch],
+                namespace,
+                start_after,
+                page.read_limit(),
             )
             .await?;
-        self.check_epoch("list", rows.first().map(|r| r.get::<_, &str>(0)))?;
         for row in rows {
             let Some((id, version)) = listed_id_version(&row, namespace)? else {
                 continue; // the namespace is empty
@@ -1199,17 +1217,15 @@ impl RecordStore for PostgresStore {
         limit: usize,
     ) -> Result<VersionPage, StoreError> {
         let mut page = PageBuilder::new(limit);
-        let after = start_after.map(RecordId::as_str).unwrap_or("");
-        let fetch = page.read_limit() as i64;
         let rows = self
-            .idempotent(
+            .listed_rows(
                 "list_versions",
-                None,
                 &self.sql.list_versions,
-                &[&namespace.as_str(), &after, &fetch],
+                namespace,
+                start_after,
+                page.read_limit(),
             )
             .await?;
-        self.check_epoch("list_versions", rows.first().map(|r| r.get::<_, &str>(0)))?;
         for row in rows {
             let Some((id, version)) = listed_id_version(&row, namespace)? else {
                 continue; // the namespace is empty

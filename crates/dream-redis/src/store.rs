@@ -12,7 +12,7 @@ use dream_core::{
 };
 use futures_util::StreamExt as _;
 use redis::aio::{ConnectionManager, ConnectionManagerConfig, PubSub};
-use redis::{ErrorKind, RedisError, ScriptInvocation, TlsCertificates, Value};
+use redis::{ErrorKind, RedisError, Script, ScriptInvocation, TlsCertificates, Value};
 use tokio::sync::watch;
 
 use crate::config::{RedisOptions, describe_addr};
@@ -138,6 +138,30 @@ fn version_of(value: &Value) -> Option<Version> {
         .and_then(|n| u64::try_from(n).ok())
         .filter(|n| *n > 0)
         .map(Version)
+}
+
+/// The id and version of one record a listing script returned; `Corrupt` when
+/// the namespace index holds an invalid id or names a record without a valid
+/// version.
+fn listed_id_version(
+    namespace: &Namespace,
+    id: Value,
+    version: &Value,
+) -> Result<(RecordId, Version), StoreError> {
+    let id = text_of(id)
+        .and_then(|id| RecordId::new(id).ok())
+        .ok_or_else(|| StoreError::Corrupt {
+            key: None,
+            reason: format!("the index of namespace {namespace} holds an invalid id"),
+        })?;
+    let Some(version) = version_of(version) else {
+        return Err(StoreError::Corrupt {
+            key: Some(Key::new(namespace.clone(), id)),
+            reason: "the namespace index names a record that is missing or has no valid version"
+                .to_owned(),
+        });
+    };
+    Ok((id, version))
 }
 
 /// A pub/sub connection subscribed to `channel`.
@@ -514,6 +538,37 @@ impl RedisStore {
         }
     }
 
+    /// The items of one page of the listing script `script` (`op`: `list` or
+    /// `list_versions`): at most `read` records of `namespace` after
+    /// `start_after`, `width` items each (id, version and, for `list`, the value).
+    async fn listed_items(
+        &self,
+        op: &'static str,
+        script: &Script,
+        namespace: &Namespace,
+        start_after: Option<&RecordId>,
+        read: usize,
+        width: usize,
+    ) -> Result<Vec<Value>, StoreError> {
+        let start = match start_after {
+            Some(id) => format!("({id}"),
+            None => "-".to_owned(),
+        };
+        let mut invocation = script.prepare_invoke();
+        invocation
+            .key(self.keys.epoch())
+            .key(self.keys.index(namespace))
+            .arg(&self.epoch)
+            .arg(start)
+            .arg(read)
+            .arg(self.keys.record_prefix(namespace));
+        let reply = self.guarded(op, None, &invocation, true).await?;
+        if reply.status != scripts::OK || reply.items.len() % width != 0 {
+            return Err(unexpected_reply(op));
+        }
+        Ok(reply.items)
+    }
+
     async fn guarded(
         &self,
         op: &'static str,
@@ -739,41 +794,21 @@ impl RecordStore for RedisStore {
         limit: usize,
     ) -> Result<Page, StoreError> {
         let mut page = PageBuilder::new(limit);
-        let start = match start_after {
-            Some(id) => format!("({id}"),
-            None => "-".to_owned(),
-        };
-        let mut invocation = SCRIPTS.list.prepare_invoke();
-        invocation
-            .key(self.keys.epoch())
-            .key(self.keys.index(namespace))
-            .arg(&self.epoch)
-            .arg(start)
-            .arg(page.read_limit())
-            .arg(self.keys.record_prefix(namespace));
-        let reply = self.guarded("list", None, &invocation, true).await?;
-        if reply.status != scripts::OK || reply.items.len() % 3 != 0 {
-            return Err(unexpected_reply("list"));
-        }
-        let mut items = reply.items.into_iter();
+        let items = self
+            .listed_items(
+                "list",
+                &SCRIPTS.list,
+                namespace,
+                start_after,
+                page.read_limit(),
+                3,
+            )
+            .await?;
+        let mut items = items.into_iter();
         while let (Some(id), Some(version), Some(value)) =
             (items.next(), items.next(), items.next())
         {
-            let id = text_of(id)
-                .and_then(|id| RecordId::new(id).ok())
-                .ok_or_else(|| StoreError::Corrupt {
-                    key: None,
-                    reason: format!("the index of namespace {namespace} holds an invalid id"),
-                })?;
-            let key = Key::new(namespace.clone(), id.clone());
-            let Some(version) = version_of(&version) else {
-                return Err(StoreError::Corrupt {
-                    key: Some(key),
-                    reason:
-                        "the namespace index names a record that is missing or has no valid version"
-                            .to_owned(),
-                });
-            };
+            let (id, version) = listed_id_version(namespace, id, &version)?;
             let value = bytes_of(value).ok_or_else(|| unexpected_reply("list"))?;
             page.push(Entry {
                 id,
@@ -834,40 +869,19 @@ impl RecordStore for RedisStore {
         limit: usize,
     ) -> Result<VersionPage, StoreError> {
         let mut page = PageBuilder::new(limit);
-        let start = match start_after {
-            Some(id) => format!("({id}"),
-            None => "-".to_owned(),
-        };
-        let mut invocation = SCRIPTS.list_versions.prepare_invoke();
-        invocation
-            .key(self.keys.epoch())
-            .key(self.keys.index(namespace))
-            .arg(&self.epoch)
-            .arg(start)
-            .arg(page.read_limit())
-            .arg(self.keys.record_prefix(namespace));
-        let reply = self
-            .guarded("list_versions", None, &invocation, true)
+        let items = self
+            .listed_items(
+                "list_versions",
+                &SCRIPTS.list_versions,
+                namespace,
+                start_after,
+                page.read_limit(),
+                2,
+            )
             .await?;
-        if reply.status != scripts::OK || reply.items.len() % 2 != 0 {
-            return Err(unexpected_reply("list_versions"));
-        }
-        let mut items = reply.items.into_iter();
+        let mut items = items.into_iter();
         while let (Some(id), Some(version)) = (items.next(), items.next()) {
-            let id = text_of(id)
-                .and_then(|id| RecordId::new(id).ok())
-                .ok_or_else(|| StoreError::Corrupt {
-                    key: None,
-                    reason: format!("the index of namespace {namespace} holds an invalid id"),
-                })?;
-            let Some(version) = version_of(&version) else {
-                return Err(StoreError::Corrupt {
-                    key: Some(Key::new(namespace.clone(), id)),
-                    reason:
-                        "the namespace index names a record that is missing or has no valid version"
-                            .to_owned(),
-                });
-            };
+            let (id, version) = listed_id_version(namespace, id, &version)?;
             page.push(VersionEntry { id, version });
         }
         Ok(page.finish())
