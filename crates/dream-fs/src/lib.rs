@@ -170,7 +170,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
-use dream_core::store::{DEFAULT_MAX_VALUE_SIZE, PageBuilder, check_batch};
+use dream_core::store::{DEFAULT_MAX_VALUE_SIZE, PageBuilder, PageEntry, check_batch};
 use dream_core::{
     BatchOp, BatchOutcome, Bytes, Capabilities, Clock, Entry, Fence, Key, Lease, LockName,
     Namespace, Page, Record, RecordId, RecordStore, StoreError, StoreInfo, SystemClock, Version,
@@ -694,27 +694,43 @@ impl Inner {
         Ok(Some((ns, ids)))
     }
 
-    fn list(
+    /// One page of `list` or `list_versions`: the namespace's ids after
+    /// `start_after`, each made an entry by `entry` (`None`: its record is gone
+    /// since the directory was read), until the page is full.
+    fn page_of<T: PageEntry>(
         &self,
         namespace: &Namespace,
         start_after: Option<&RecordId>,
         limit: usize,
-    ) -> Result<Page, StoreError> {
+        mut entry: impl FnMut(BorrowedFd<'_>, Key) -> Result<Option<T>, StoreError>,
+    ) -> Result<T::Page, StoreError> {
         let mut page = PageBuilder::new(limit);
         let Some((ns, ids)) = self.listed_ids(namespace, start_after)? else {
-            return Ok(Page::default());
+            return Ok(page.finish());
         };
         for id in ids {
             if page.is_full() {
                 page.set_more();
                 break;
             }
-            let key = Key::new(namespace.clone(), id);
-            if let Some(record) = self.get_in(ns.as_fd(), &key)? {
-                page.push(Entry { id: key.id, record });
+            if let Some(entry) = entry(ns.as_fd(), Key::new(namespace.clone(), id))? {
+                page.push(entry);
             }
         }
         Ok(page.finish())
+    }
+
+    fn list(
+        &self,
+        namespace: &Namespace,
+        start_after: Option<&RecordId>,
+        limit: usize,
+    ) -> Result<Page, StoreError> {
+        self.page_of(namespace, start_after, limit, |ns, key| {
+            Ok(self
+                .get_in(ns, &key)?
+                .map(|record| Entry { id: key.id, record }))
+        })
     }
 
     /// See "Batches" in the crate documentation.
@@ -882,11 +898,7 @@ impl Inner {
 
     /// Writes every value of a batch to its temporary file, creating the
     /// namespace directories that are missing.
-    fn batch_temporaries(
-        &self,
-        ops: &[BatchOp],
-        dirs: &mut BatchDirs,
-    ) -> Result<(), StoreError> {
+    fn batch_temporaries(&self, ops: &[BatchOp], dirs: &mut BatchDirs) -> Result<(), StoreError> {
         for op in ops {
             let BatchOp::Put { key, value, .. } = op else {
                 continue;
@@ -914,28 +926,16 @@ impl Inner {
         start_after: Option<&RecordId>,
         limit: usize,
     ) -> Result<VersionPage, StoreError> {
-        let mut page = PageBuilder::new(limit);
-        let Some((ns, ids)) = self.listed_ids(namespace, start_after)? else {
-            return Ok(VersionPage::default());
-        };
-        for id in ids {
-            if page.is_full() {
-                page.set_more();
-                break;
-            }
-            let key = Key::new(namespace.clone(), id);
-            let version = match record::quick_version(ns.as_fd(), &key) {
+        self.page_of(namespace, start_after, limit, |ns, key| {
+            let version = match record::quick_version(ns, &key) {
                 Some(version) => version,
-                None => self.get_in(ns.as_fd(), &key)?.map(|r| r.version),
+                None => self.get_in(ns, &key)?.map(|r| r.version),
             };
-            if let Some(version) = version {
-                page.push(VersionEntry {
-                    id: key.id,
-                    version,
-                });
-            }
-        }
-        Ok(page.finish())
+            Ok(version.map(|version| VersionEntry {
+                id: key.id,
+                version,
+            }))
+        })
     }
 
     fn namespaces(&self) -> Result<Vec<Namespace>, StoreError> {

@@ -4,7 +4,7 @@ use std::fmt;
 use std::time::Duration;
 
 use deadpool_postgres::{Manager, ManagerConfig, Pool, RecyclingMethod, Runtime};
-use dream_core::store::{PageBuilder, check_batch};
+use dream_core::store::{PageBuilder, PageEntry, check_batch};
 use dream_core::{
     BatchOp, BatchOutcome, Bytes, Capabilities, Entry, Fence, Key, Lease, LockName, Namespace,
     Page, Precondition, Record, RecordId, RecordStore, StoreError, StoreInfo, Version,
@@ -632,24 +632,33 @@ impl PostgresStore {
         }
     }
 
-    /// The rows of one page of `list` or `list_versions` (`op`, statement `sql`):
-    /// at most `read` records of `namespace` after `start_after`, the store's
-    /// epoch checked (column 0).
-    async fn listed_rows(
+    /// One page of `list` or `list_versions` (`op`, statement `sql`): at most the
+    /// page's read limit of records of `namespace` after `start_after`, the
+    /// store's epoch checked (column 0), each row made an entry by `entry` from
+    /// its id and version.
+    async fn page_of<T: PageEntry>(
         &self,
         op: &'static str,
         sql: &str,
         namespace: &Namespace,
         start_after: Option<&RecordId>,
-        read: usize,
-    ) -> Result<Vec<Row>, StoreError> {
+        limit: usize,
+        entry: impl Fn(&Row, RecordId, Version) -> T,
+    ) -> Result<T::Page, StoreError> {
+        let mut page = PageBuilder::new(limit);
         let after = start_after.map(RecordId::as_str).unwrap_or("");
-        let fetch = read as i64;
+        let fetch = page.read_limit() as i64;
         let rows = self
             .idempotent(op, None, sql, &[&namespace.as_str(), &after, &fetch])
             .await?;
         self.check_epoch(op, rows.first().map(|r| r.get::<_, &str>(0)))?;
-        Ok(rows)
+        for row in rows {
+            let Some((id, version)) = listed_id_version(&row, namespace)? else {
+                continue; // the namespace is empty
+            };
+            page.push(entry(&row, id, version));
+        }
+        Ok(page.finish())
     }
 
     fn check_epoch(&self, op: &'static str, epoch: Option<&str>) -> Result<(), StoreError> {
@@ -970,30 +979,24 @@ impl RecordStore for PostgresStore {
         start_after: Option<&RecordId>,
         limit: usize,
     ) -> Result<Page, StoreError> {
-        let mut page = PageBuilder::new(limit);
-        let rows = self
-            .listed_rows(
-                "list",
-                &self.sql.list,
-                namespace,
-                start_after,
-                page.read_limit(),
-            )
-            .await?;
-        for row in rows {
-            let Some((id, version)) = listed_id_version(&row, namespace)? else {
-                continue; // the namespace is empty
-            };
-            let value: Vec<u8> = row.get(3);
-            page.push(Entry {
-                id,
-                record: Record {
-                    value: Bytes::from(value),
-                    version,
-                },
-            });
-        }
-        Ok(page.finish())
+        self.page_of(
+            "list",
+            &self.sql.list,
+            namespace,
+            start_after,
+            limit,
+            |row, id, version| {
+                let value: Vec<u8> = row.get(3);
+                Entry {
+                    id,
+                    record: Record {
+                        value: Bytes::from(value),
+                        version,
+                    },
+                }
+            },
+        )
+        .await
     }
 
     async fn namespaces(&self) -> Result<Vec<Namespace>, StoreError> {
@@ -1216,23 +1219,15 @@ impl RecordStore for PostgresStore {
         start_after: Option<&RecordId>,
         limit: usize,
     ) -> Result<VersionPage, StoreError> {
-        let mut page = PageBuilder::new(limit);
-        let rows = self
-            .listed_rows(
-                "list_versions",
-                &self.sql.list_versions,
-                namespace,
-                start_after,
-                page.read_limit(),
-            )
-            .await?;
-        for row in rows {
-            let Some((id, version)) = listed_id_version(&row, namespace)? else {
-                continue; // the namespace is empty
-            };
-            page.push(VersionEntry { id, version });
-        }
-        Ok(page.finish())
+        self.page_of(
+            "list_versions",
+            &self.sql.list_versions,
+            namespace,
+            start_after,
+            limit,
+            |_, id, version| VersionEntry { id, version },
+        )
+        .await
     }
 }
 

@@ -4,7 +4,7 @@ use std::collections::HashMap;
 use std::fmt;
 use std::time::Duration;
 
-use dream_core::store::{PageBuilder, check_batch};
+use dream_core::store::{PageBuilder, PageEntry, check_batch};
 use dream_core::{
     BatchOp, BatchOutcome, Bytes, Capabilities, Entry, Fence, Key, Lease, LockName, Namespace,
     Page, Precondition, Record, RecordId, RecordStore, StoreError, StoreInfo, Version,
@@ -538,18 +538,22 @@ impl RedisStore {
         }
     }
 
-    /// The items of one page of the listing script `script` (`op`: `list` or
-    /// `list_versions`): at most `read` records of `namespace` after
-    /// `start_after`, `width` items each (id, version and, for `list`, the value).
-    async fn listed_items(
+    /// One page of the listing script `script` (`op`: `list` or
+    /// `list_versions`): at most the page's read limit of records of `namespace`
+    /// after `start_after`, `width` items each: the id, the version, then what
+    /// `entry` takes from `rest` to make the entry (`list`: the value).
+    #[allow(clippy::too_many_arguments)]
+    async fn page_of<T: PageEntry>(
         &self,
         op: &'static str,
         script: &Script,
         namespace: &Namespace,
         start_after: Option<&RecordId>,
-        read: usize,
+        limit: usize,
         width: usize,
-    ) -> Result<Vec<Value>, StoreError> {
+        entry: impl Fn(RecordId, Version, &mut std::vec::IntoIter<Value>) -> Result<T, StoreError>,
+    ) -> Result<T::Page, StoreError> {
+        let mut page = PageBuilder::new(limit);
         let start = match start_after {
             Some(id) => format!("({id}"),
             None => "-".to_owned(),
@@ -560,13 +564,18 @@ impl RedisStore {
             .key(self.keys.index(namespace))
             .arg(&self.epoch)
             .arg(start)
-            .arg(read)
+            .arg(page.read_limit())
             .arg(self.keys.record_prefix(namespace));
         let reply = self.guarded(op, None, &invocation, true).await?;
         if reply.status != scripts::OK || reply.items.len() % width != 0 {
             return Err(unexpected_reply(op));
         }
-        Ok(reply.items)
+        let mut items = reply.items.into_iter();
+        while let (Some(id), Some(version)) = (items.next(), items.next()) {
+            let (id, version) = listed_id_version(namespace, id, &version)?;
+            page.push(entry(id, version, &mut items)?);
+        }
+        Ok(page.finish())
     }
 
     async fn guarded(
@@ -793,32 +802,28 @@ impl RecordStore for RedisStore {
         start_after: Option<&RecordId>,
         limit: usize,
     ) -> Result<Page, StoreError> {
-        let mut page = PageBuilder::new(limit);
-        let items = self
-            .listed_items(
-                "list",
-                &SCRIPTS.list,
-                namespace,
-                start_after,
-                page.read_limit(),
-                3,
-            )
-            .await?;
-        let mut items = items.into_iter();
-        while let (Some(id), Some(version), Some(value)) =
-            (items.next(), items.next(), items.next())
-        {
-            let (id, version) = listed_id_version(namespace, id, &version)?;
-            let value = bytes_of(value).ok_or_else(|| unexpected_reply("list"))?;
-            page.push(Entry {
-                id,
-                record: Record {
-                    value: Bytes::from(value),
-                    version,
-                },
-            });
-        }
-        Ok(page.finish())
+        self.page_of(
+            "list",
+            &SCRIPTS.list,
+            namespace,
+            start_after,
+            limit,
+            3,
+            |id, version, rest| {
+                let value = rest
+                    .next()
+                    .and_then(bytes_of)
+                    .ok_or_else(|| unexpected_reply("list"))?;
+                Ok(Entry {
+                    id,
+                    record: Record {
+                        value: Bytes::from(value),
+                        version,
+                    },
+                })
+            },
+        )
+        .await
     }
 
     async fn write_batch(
@@ -868,23 +873,16 @@ impl RecordStore for RedisStore {
         start_after: Option<&RecordId>,
         limit: usize,
     ) -> Result<VersionPage, StoreError> {
-        let mut page = PageBuilder::new(limit);
-        let items = self
-            .listed_items(
-                "list_versions",
-                &SCRIPTS.list_versions,
-                namespace,
-                start_after,
-                page.read_limit(),
-                2,
-            )
-            .await?;
-        let mut items = items.into_iter();
-        while let (Some(id), Some(version)) = (items.next(), items.next()) {
-            let (id, version) = listed_id_version(namespace, id, &version)?;
-            page.push(VersionEntry { id, version });
-        }
-        Ok(page.finish())
+        self.page_of(
+            "list_versions",
+            &SCRIPTS.list_versions,
+            namespace,
+            start_after,
+            limit,
+            2,
+            |id, version, _| Ok(VersionEntry { id, version }),
+        )
+        .await
     }
 
     async fn namespaces(&self) -> Result<Vec<Namespace>, StoreError> {
