@@ -41,21 +41,10 @@ fn session(lines: &[(Role, &str)]) -> Vec<Message> {
         .collect()
 }
 
-/// Runs the walk-through.
-pub async fn demo() -> Outcome {
-    let style = Style::detect();
-    let dir = tempfile::Builder::new().prefix("dream-demo-").tempdir()?;
-    let store: Arc<dyn RecordStore> =
-        Arc::new(dream::fs::FsStore::open(dir.path().join(".dream")).await?);
-    let dream = Dream::open(store.clone(), Options::default())?;
-    let key = fake_api_key();
-    outln!(
-        "{}",
-        style.bold("Dream demo — offline, in a temporary store")
-    )?;
-    outln!("store: {}\n", dir.path().join(".dream").display())?;
-
-    let sessions: Vec<(&str, Vec<Message>)> = vec![
+/// The five sessions the demo logs, each with what it shows: three facts, an
+/// injection attempt and a pasted API key (`key`).
+fn demo_sessions(key: &str) -> Vec<(&'static str, Vec<Message>)> {
+    vec![
         (
             "a lasting preference",
             session(&[
@@ -99,7 +88,24 @@ pub async fn demo() -> Outcome {
                 ),
             )],
         ),
-    ];
+    ]
+}
+
+/// Runs the walk-through.
+pub async fn demo() -> Outcome {
+    let style = Style::detect();
+    let dir = tempfile::Builder::new().prefix("dream-demo-").tempdir()?;
+    let store: Arc<dyn RecordStore> =
+        Arc::new(dream::fs::FsStore::open(dir.path().join(".dream")).await?);
+    let dream = Dream::open(store.clone(), Options::default())?;
+    let key = fake_api_key();
+    outln!(
+        "{}",
+        style.bold("Dream demo — offline, in a temporary store")
+    )?;
+    outln!("store: {}\n", dir.path().join(".dream").display())?;
+
+    let sessions = demo_sessions(&key);
     outln!("{}", style.bold("1. log five sessions"))?;
     let mut logged: Vec<SessionId> = Vec::new();
     for (what, messages) in sessions {
