@@ -543,6 +543,7 @@ impl Dream {
             memories: &orient.memories,
             foreign: &orient.foreign,
             sessions: &cited,
+            states_something: crate::consolidate::states_something,
         };
         let plan = &consolidation.plan;
         let references: Vec<&String> = plan

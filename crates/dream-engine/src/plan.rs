@@ -108,6 +108,11 @@ pub enum RefusalCause {
     /// citations, or aimed at a memory it may not change.
     #[default]
     Refused,
+    /// A model's proposal rests only on messages of the person's that state
+    /// nothing lasting (a question, greeting, thanks, status or request): the
+    /// session is consumed, as one holding nothing durable, and the refusal
+    /// is reported.
+    NotLasting,
 }
 
 /// Something the parser or the write gate refused, and why.
@@ -156,8 +161,9 @@ impl Refusal {
     /// whole answer for some sessions, so the sessions it cites keep something
     /// that was not stored.
     pub fn holds_back_a_statement(&self) -> bool {
-        matches!(self.action.as_str(), "create" | "update")
-            || (self.action == "plan" && !(self.cites.is_empty() && self.sessions.is_empty()))
+        self.cause != RefusalCause::NotLasting
+            && (matches!(self.action.as_str(), "create" | "update")
+                || (self.action == "plan" && !(self.cites.is_empty() && self.sessions.is_empty())))
     }
 }
 
