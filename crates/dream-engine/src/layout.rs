@@ -1,4 +1,4 @@
-//! Where the engine keeps what, in any [`RecordStore`](dream_core::RecordStore).
+//! Where the engine keeps what, in any [`RecordStore`].
 //!
 //! | namespace    | id                                  | value |
 //! |--------------|-------------------------------------|-------|

@@ -400,7 +400,8 @@ impl PickerOptions {
     }
 }
 
-/// Approximate heap bytes of a built index (see [`Recall::index_bytes`]).
+/// Approximate heap bytes of a built index (see
+/// [`Recall::index_bytes`](super::Recall::index_bytes)).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct IndexBytes {
     /// Number of postings (distinct terms per document, summed).
@@ -470,7 +471,7 @@ pub struct RecallOptions {
     /// The store's seal key: a memory whose seal does not verify is `held`
     /// (`unverified`) until a person confirms it. `None` (the default): the
     /// store's records are trusted as they are. See [`crate::SealKey`].
-    pub seal: Option<crate::SealKey>,
+    pub seal: Option<crate::seal::SealKey>,
 }
 
 impl Default for RecallOptions {
