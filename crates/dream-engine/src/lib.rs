@@ -44,6 +44,7 @@ pub mod memory_tool;
 mod options;
 mod pass;
 mod plan;
+mod progress;
 mod provenance;
 mod purge;
 pub mod recall;
@@ -51,6 +52,7 @@ mod records;
 mod scan;
 mod seal;
 mod sessions;
+mod single_flight;
 pub mod transcripts;
 pub mod vectors;
 
@@ -75,14 +77,12 @@ pub use manage::{
 pub use options::{
     MAX_MESSAGE_BYTES, MAX_MESSAGES_PER_SESSION, MAX_SESSION_BYTES, Options, limits,
 };
-pub use pass::{
-    DreamReport, DryRun, HeldSession, PassProgress, PassStage, PlanSummary, SessionYield,
-    SkipReason,
-};
+pub use pass::{DreamReport, DryRun, HeldSession, PlanSummary, SessionYield, SkipReason};
 pub use plan::{
     Citation, MAX_ACTIONS, MAX_EVIDENCE, Plan, ProposedCreate, ProposedDelete, ProposedUpdate,
     Refusal, RefusalCause,
 };
+pub use progress::{PassProgress, PassStage};
 pub use purge::{MIN_MATCHING_CHARS, PURGE_FAILPOINTS, PURGED_MARK, PurgeReport};
 pub use records::{
     Actor, AuditAction, AuditRecord, FindingInfo, ProposalKind, QuarantineRecord, QuarantineSource,

@@ -18,7 +18,6 @@
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
 
 use bytes::Bytes;
 use dream_core::{Embedder, Memory, Record, RecordId, Write};
@@ -29,10 +28,10 @@ use crate::error::{DreamError, Result};
 use crate::layout::{self, hash_bytes};
 
 /// Most texts sent to the embedder per call during a backfill.
-pub const BACKFILL_BATCH: usize = 64;
+pub(crate) const BACKFILL_BATCH: usize = 64;
 
 /// The text of a memory that is embedded: its name, description and content.
-pub fn embedded_text(memory: &Memory) -> String {
+pub(crate) fn embedded_text(memory: &Memory) -> String {
     format!(
         "{}\n{}\n{}",
         memory.name, memory.description, memory.content
@@ -109,13 +108,6 @@ pub struct VectorReport {
     pub removed: usize,
 }
 
-/// The single-flight state of background backfills of one handle.
-#[derive(Debug, Default)]
-pub(crate) struct Backfiller {
-    running: AtomicBool,
-    pending: AtomicBool,
-}
-
 impl Dream {
     /// The same handle computing memory vectors with `embedder` (see
     /// [`Dream::backfill_vectors`]): after every event it records, a backfill
@@ -132,9 +124,7 @@ impl Dream {
 
     /// Waits until no background backfill of this handle runs or is pending.
     pub async fn backfill_idle(&self) {
-        while self.backfiller.running.load(Ordering::SeqCst)
-            || self.backfiller.pending.load(Ordering::SeqCst)
-        {
+        while !self.backfills.is_idle() {
             tokio::time::sleep(std::time::Duration::from_millis(10)).await;
         }
     }
@@ -257,22 +247,18 @@ impl Dream {
         if self.embedder.is_none() || tokio::runtime::Handle::try_current().is_err() {
             return;
         }
-        self.backfiller.pending.store(true, Ordering::SeqCst);
-        if self.backfiller.running.swap(true, Ordering::SeqCst) {
+        if !self.backfills.request() {
             return;
         }
         let dream = self.clone();
         tokio::spawn(async move {
             loop {
-                while dream.backfiller.pending.swap(false, Ordering::SeqCst) {
+                while dream.backfills.take_request() {
                     if let Err(error) = dream.backfill_vectors().await {
                         tracing::warn!(%error, "vector backfill failed; the next write retries");
                     }
                 }
-                dream.backfiller.running.store(false, Ordering::SeqCst);
-                if !dream.backfiller.pending.load(Ordering::SeqCst)
-                    || dream.backfiller.running.swap(true, Ordering::SeqCst)
-                {
+                if !dream.backfills.stop() {
                     return;
                 }
             }

@@ -35,7 +35,7 @@ pub(crate) struct AnalyzeConfig {
     pub default_language: Language,
     pub quarantine_suspicious: bool,
     /// The store's seal key, if records are sealed.
-    pub seal: Option<crate::SealKey>,
+    pub seal: Option<crate::seal::SealKey>,
 }
 
 /// A record that passed the scan and validation.

@@ -260,7 +260,7 @@ pub(crate) async fn save(
     payload: Vec<u8>,
     fingerprint: &str,
     seal: Option<&SealKey>,
-) -> crate::Result<Saved> {
+) -> crate::error::Result<Saved> {
     let info = store.info();
     if !info.capabilities.leases || !info.capabilities.fenced_writes {
         return Ok(Saved::Skipped);
@@ -288,7 +288,7 @@ pub(crate) async fn save(
         manifest.mac = Some(hex::encode(key.tag(MAC_LABEL, &manifest.signed())));
     }
     let manifest_bytes = serde_json::to_vec(&manifest).map_err(|e| {
-        crate::DreamError::invalid("recall index", format!("manifest not serialisable: {e}"))
+        crate::error::DreamError::invalid("recall index", format!("manifest not serialisable: {e}"))
     })?;
 
     let Some(lease) = HeldLease::try_take(store, &layout::dream_lock(), WRITE_TTL).await? else {
