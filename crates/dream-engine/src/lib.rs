@@ -79,8 +79,8 @@ pub use options::{
 };
 pub use pass::{DreamReport, DryRun, HeldSession, PlanSummary, SessionYield, SkipReason};
 pub use plan::{
-    Citation, MAX_ACTIONS, MAX_EVIDENCE, Plan, ProposedCreate, ProposedDelete, ProposedUpdate,
-    Refusal, RefusalCause,
+    Citation, MAX_ACTIONS, MAX_EVIDENCE, Plan, PlanError, ProposedCreate, ProposedDelete,
+    ProposedUpdate, Refusal, RefusalCause,
 };
 pub use progress::{PassProgress, PassStage};
 pub use purge::{MIN_MATCHING_CHARS, PURGE_FAILPOINTS, PURGED_MARK, PurgeReport};

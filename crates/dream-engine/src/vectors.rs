@@ -196,9 +196,9 @@ impl Dream {
             let vectors = embedder
                 .embed(&texts)
                 .await
-                .map_err(|e| DreamError::Embedding(e.to_string()))?;
+                .map_err(DreamError::Embedding)?;
             dream_core::embed::check_vectors(&vectors, texts.len(), embedder.dimensions())
-                .map_err(|e| DreamError::Embedding(e.to_string()))?;
+                .map_err(DreamError::Embedding)?;
             for ((id, _, hash), vector) in chunk.iter().zip(vectors) {
                 let header = Header {
                     model: embedder.model().to_owned(),
