@@ -13,7 +13,8 @@
 use dream_core::display::visible_text;
 use dream_core::sanitize;
 
-use super::{FirewallVerdict, RecallResult, printable};
+use super::reason::printable;
+use super::{FirewallVerdict, RecallResult};
 
 /// The heading of the block.
 pub const HEADING: &str = "## Relevant Memories";
