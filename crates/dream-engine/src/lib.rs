@@ -24,6 +24,7 @@
 //! and key at every depth, and quarantines what is instruction- or secret-shaped.
 //! The storage layout is in [`layout`].
 
+mod backfill;
 mod caller;
 mod claim;
 mod consolidate;

@@ -1,6 +1,6 @@
 //! A background job that runs at most once at a time: asked while it runs, it
 //! runs once more when done, so no request is lost and none runs twice at once.
-//! The handle keeps one per job (the vector backfill, [`crate::vectors`]); the
+//! The handle keeps one per job (the vector backfill, `backfill.rs`); the
 //! job's owner spawns the runner when [`SingleFlight::request`] says to.
 
 use std::sync::atomic::{AtomicBool, Ordering};
