@@ -191,6 +191,16 @@ fn cited_references(item: &Value) -> Vec<String> {
     out
 }
 
+/// Why a consolidator's answer is no plan at all (a malformed action in it is
+/// only dropped, with a [`Refusal`]).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum PlanError {
+    /// The answer is a JSON value other than an object.
+    #[error("the answer is not a JSON object")]
+    NotAnObject,
+}
+
 /// What a consolidator proposes for one batch.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct Plan {
@@ -213,9 +223,9 @@ impl Plan {
     /// Parses the JSON object a model answered with. Strict on types: a wrong-typed
     /// top-level array becomes empty, a malformed element is dropped, each with a
     /// reason in `dropped`. Unknown keys are ignored.
-    pub fn from_json(value: &Value) -> Result<Plan, String> {
+    pub fn from_json(value: &Value) -> Result<Plan, PlanError> {
         let Value::Object(top) = value else {
-            return Err("the answer is not a JSON object".to_owned());
+            return Err(PlanError::NotAnObject);
         };
         let mut plan = Plan::default();
         let creates = array(top, "create", &mut plan.dropped);
