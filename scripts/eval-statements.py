@@ -11,7 +11,9 @@ memory from the row's session holds every `must` token), the share recalled
 
 With `--llm compatible --base-url URL --model NAME --sessions-per-request 1`
 after `--` it measures a local model served by scripts/local-llm-server.py;
-with nothing after `--` the offline consolidator.
+with nothing after `--` the offline consolidator. `--embedding-model DIR`
+recalls by words and meaning with the built-in local embedder (vectors are
+stored by the pass and by recall's backfill), as a fully local user would.
 
 The blind half (blind.jsonl) is for scoring only: log every run on it in its
 LOOKS.md. `--misses` prints the rows that failed (never on the blind half).
@@ -44,9 +46,12 @@ def main():
     parser.add_argument("--misses", action="store_true")
     parser.add_argument("--limit", type=int, default=5, help="memories recalled per question")
     parser.add_argument("--rows", type=int, default=0, help="score only the first N rows")
+    parser.add_argument("--embedding-model", help="a local embedding model directory (--embedder local)")
     parser.add_argument("pass_flags", nargs=argparse.REMAINDER)
     a = parser.parse_args()
     flags = [f for f in a.pass_flags if f != "--"]
+    embed = ["--embedder", "local", "--embedding-model", a.embedding_model] if a.embedding_model else []
+    flags += embed
     rows = [json.loads(l) for l in open(a.corpus, encoding="utf-8") if l.strip()]
     if a.rows:
         rows = rows[: a.rows]
@@ -89,7 +94,7 @@ def main():
                 durable += 1
                 if any(holds_all(m["content"], row["must"]) for m in mine):
                     stored += 1
-                out = run(a.dream, store, ["recall", row["question"], "--limit", str(a.limit), "--format", "json"])
+                out = run(a.dream, store, [*embed, "recall", row["question"], "--limit", str(a.limit), "--format", "json"])
                 result = json.loads(out.stdout)
                 if any(r.get("verdict") == "used" and holds_all(r.get("content", ""), row["must"])
                        for r in result.get("records", [])):
@@ -103,7 +108,7 @@ def main():
                     misses.append(f"{row['id']} non-memory stored: {[m['content'] for m in mine]}")
 
     pct = lambda p, w: 100.0 * p / max(w, 1)
-    print(f"== {a.corpus.rsplit('/', 1)[-1]} ({' '.join(flags) or 'offline'})")
+    print(f"== {a.corpus.rsplit('/', 1)[-1]} ({' '.join(flags) or 'offline'}; {len(rows)} rows)")
     print(f"durable {durable}: kept {stored} ({pct(stored, durable):.1f} %), recalled used {used} ({pct(used, durable):.1f} %)")
     print(f"non-memories {non}: stored {chatter} ({pct(chatter, non):.1f} %)")
     print(f"pass: {passes} runs, {elapsed:.0f} s, {elapsed / max(len(rows), 1):.1f} s a session")

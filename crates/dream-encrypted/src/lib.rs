@@ -14,7 +14,7 @@
 //!
 //! # What it does
 //!
-//! - Each value is sealed in a versioned [envelope](envelope): magic, format
+//! - Each value is sealed in a versioned [envelope]: magic, format
 //!   version, key id, a fresh random 96-bit nonce from the operating system's
 //!   generator, then the AES-256-GCM ciphertext and tag. The associated data is the
 //!   whole header plus the record's length-prefixed namespace and id, so a value

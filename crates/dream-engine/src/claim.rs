@@ -1,15 +1,11 @@
 //! Who holds a scope's claim (the lock a pass holds): a note kept beside it,
 //! rewritten at each renewal, so a claim left by a process that stopped (killed,
 //! or its machine lost) is told from a pass still running, with the time it
-//! frees itself.
+//! frees itself. The lease that takes the claim writes the note (`lease.rs`);
+//! the pass reads it ([`Dream::claim_holder`](crate::Dream::claim_holder)).
 
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
-
-use crate::dream::Dream;
-use crate::error::Result;
-use crate::layout;
-use crate::records::from_json;
 
 /// The holder of a scope's claim.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -47,17 +43,4 @@ pub fn this_host() -> String {
         .find_map(|path| std::fs::read_to_string(path).ok())
         .map(|name| name.trim().to_owned())
         .unwrap_or_default()
-}
-
-impl Dream {
-    /// Who holds this scope's claim, if a pass holds it (or a stopped process
-    /// held it and it has not expired yet).
-    pub async fn claim_holder(&self) -> Result<Option<ClaimHolder>> {
-        let key = layout::claim_note_key(&self.scope);
-        let Some(record) = self.store.get(&key).await? else {
-            return Ok(None);
-        };
-        let holder: ClaimHolder = from_json(&key, &record)?;
-        Ok((holder.expires_at > self.now()).then_some(holder))
-    }
 }

@@ -21,10 +21,11 @@ use crate::journal::{self, Journal, Op, Outcome};
 use crate::layout::{self, IdGen, hash_bytes};
 use crate::lease::HeldLease;
 use crate::options::Options;
+use crate::progress::PassProgress;
 use crate::records::{Actor, AuditAction, AuditRecord, to_json};
 use crate::scan::Scanners;
 use crate::seal::SealKey;
-use crate::vectors::Backfiller;
+use crate::single_flight::SingleFlight;
 
 /// Long-term memory over one store, working in one scope.
 ///
@@ -48,11 +49,11 @@ pub struct Dream {
     /// `None`: the store is trusted as it is (see [`Dream::with_seal`]).
     pub(crate) seal: Option<SealKey>,
     /// Told each stage of a pass as it starts (see [`Dream::with_progress`]).
-    pub(crate) progress: Option<crate::pass::PassProgress>,
+    pub(crate) progress: Option<PassProgress>,
     /// Computes memory vectors (see [`Dream::with_embedder`]).
     pub(crate) embedder: Option<Arc<dyn Embedder>>,
-    /// Background backfills of this handle and its clones.
-    pub(crate) backfiller: Arc<Backfiller>,
+    /// Background vector backfills of this handle and its clones.
+    pub(crate) backfills: Arc<SingleFlight>,
 }
 
 impl fmt::Debug for Dream {
@@ -157,13 +158,13 @@ impl Dream {
             seal: None,
             progress: None,
             embedder: None,
-            backfiller: Arc::default(),
+            backfills: Arc::default(),
         })
     }
 
     /// The same handle telling `progress` each stage of a pass as it starts
     /// (sessions read, the consolidator at work, the writes), for a progress display.
-    pub fn with_progress(mut self, progress: crate::pass::PassProgress) -> Self {
+    pub fn with_progress(mut self, progress: PassProgress) -> Self {
         self.progress = Some(progress);
         self
     }

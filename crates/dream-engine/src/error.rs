@@ -1,6 +1,8 @@
 //! The engine's error type. `Display` never shows a stored value, a transcript or a key.
 
-use dream_core::{InvalidId, Key, LockName, ModelError, StoreError};
+use dream_core::{EmbedError, InvalidId, Key, LockName, ModelError, StoreError};
+
+use crate::plan::PlanError;
 
 /// Why an engine operation failed.
 #[derive(Debug, thiserror::Error)]
@@ -69,10 +71,10 @@ pub enum DreamError {
     Model(#[from] ModelError),
     /// The embedder failed; the vectors stay as they were and the next backfill retries.
     #[error("embedding failed: {0}")]
-    Embedding(String),
+    Embedding(#[source] EmbedError),
     /// The consolidator's answer could not be turned into a plan; the sessions stay pending.
     #[error("consolidation failed: {0}")]
-    Consolidation(String),
+    Consolidation(#[source] PlanError),
     /// What a plan or pass read has changed since; nothing was applied.
     #[error("refused: {reason}")]
     Stale {

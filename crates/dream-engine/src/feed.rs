@@ -59,7 +59,7 @@ pub struct FeedEntry {
     /// When it was recorded (the writer's clock).
     pub at: DateTime<Utc>,
     /// The journaled change that appended it, so that rolling the journal forward
-    /// appends each of its events once (see [`Feed::resume`]).
+    /// appends each of its events once (see `Feed::resume`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub commit: Option<String>,
     /// What happened.

@@ -153,6 +153,10 @@ pub(crate) struct GateContext<'a> {
     /// Ids of memories of other scopes.
     pub foreign: &'a HashSet<MemoryId>,
     pub sessions: &'a [Cited],
+    /// Whether a message of the person's, logged at the given time, states
+    /// anything lasting (the consolidators' one reading of what is memory:
+    /// `consolidate::states_something`).
+    pub states_something: fn(&str, DateTime<Utc>) -> bool,
 }
 
 // ---------------------------------------------------------------------------
@@ -753,8 +757,11 @@ impl<'b> Judge<'_, 'b> {
         if scan.blocks() {
             return self.quarantine(ProposalKind::Create, &memory, &scan, sessions);
         }
-        match provenance::support(&memory, &cited) {
-            Ok(support) => apply_support(&mut memory, &support),
+        let by_person = match provenance::support(&memory, &cited) {
+            Ok(support) => {
+                apply_support(&mut memory, &support);
+                support.by_person
+            }
             Err(reason) => {
                 return self.hold_back(
                     "create",
@@ -766,6 +773,19 @@ impl<'b> Judge<'_, 'b> {
                     },
                 );
             }
+        };
+        // What the person's own words carry must be something they state that
+        // lasts: a model proposes memories from thanks and questions too. (What
+        // they do not carry, such as a quote, is held for their confirm.)
+        if by_person
+            && cited.iter().all(|m| m.role == Role::User)
+            && !cited.iter().any(|m| (c.states_something)(m.text, m.date))
+        {
+            let reason =
+                "the person's cited message states nothing lasting (a question, greeting, \
+                          thanks, status or request about the task at hand)"
+                    .to_owned();
+            return self.hold_back("create", h, held(reason, RefusalCause::NotLasting));
         }
         let mut supersedes = Vec::new();
         for raw in &p.supersedes {

@@ -1,4 +1,4 @@
-//! Where the engine keeps what, in any [`RecordStore`](dream_core::RecordStore).
+//! Where the engine keeps what, in any [`RecordStore`].
 //!
 //! | namespace    | id                                  | value |
 //! |--------------|-------------------------------------|-------|
@@ -53,19 +53,19 @@ pub const JOURNAL: &str = "journal";
 /// The change feed (see [`crate::Subscription`]).
 pub const FEED: &str = "feed";
 /// The persisted recall index (derived from `memories`; rebuilt when absent).
-pub const RECALL: &str = "recall";
+pub(crate) const RECALL: &str = "recall";
 /// Memory vectors (derived from `memories`; backfilled when absent or stale).
 pub const VECTORS: &str = "vectors";
 /// Id of the record in `state` a vector backfill changes (a nonce).
-pub const VECTOR_STAMP: &str = "vectors";
+const VECTOR_STAMP: &str = "vectors";
 /// Id of the generation record in `state`.
 pub const GENERATION: &str = "generation";
 /// Id of the journal record in `journal`.
-pub const CURRENT_JOURNAL: &str = "current";
+const CURRENT_JOURNAL: &str = "current";
 /// Id of the record of a scope purge in flight in `journal`.
-pub const PURGE_JOURNAL: &str = "purge";
+const PURGE_JOURNAL: &str = "purge";
 /// The lock every memory mutation holds.
-pub const DREAM_LOCK: &str = "dream";
+const DREAM_LOCK: &str = "dream";
 
 /// How a scope purge finds a namespace's records of one scope
 /// (`crates/dream-engine/src/purge.rs` walks [`NAMESPACES`] by this).
@@ -131,7 +131,7 @@ pub fn key(ns: &'static str, id: impl Into<RecordId>) -> Key {
 }
 
 /// A key whose id is a constant of this module.
-pub fn fixed_key(ns: &'static str, id: &'static str) -> Key {
+pub(crate) fn fixed_key(ns: &'static str, id: &'static str) -> Key {
     Key::new(
         namespace(ns),
         RecordId::new(id).expect("layout ids are valid"),
@@ -144,7 +144,7 @@ pub fn generation_key() -> Key {
 }
 
 /// The record a vector backfill changes, so recall reloads its vectors.
-pub fn vector_stamp_key() -> Key {
+pub(crate) fn vector_stamp_key() -> Key {
     fixed_key(STATE, VECTOR_STAMP)
 }
 
@@ -257,7 +257,7 @@ pub fn claim_lock(scope: &Scope) -> LockName {
 }
 
 /// Who holds the claim of a scope (see `claim`), beside its success stamp.
-pub fn claim_note_key(scope: &Scope) -> Key {
+pub(crate) fn claim_note_key(scope: &Scope) -> Key {
     Key::new(
         namespace(STATE),
         RecordId::new(format!("claim-{}", short_hash(scope.as_str()))).expect("valid id"),
@@ -267,12 +267,12 @@ pub fn claim_note_key(scope: &Scope) -> Key {
 /// The logging lock of a scope: a logger holds it around the pending-bound check
 /// (and, for a transcript part, the check that the part is new) and the write
 /// that logs the session. (Its name predates plain sessions taking it.)
-pub fn log_lock(scope: &Scope) -> LockName {
+pub(crate) fn log_lock(scope: &Scope) -> LockName {
     LockName::new(format!("dream-import-{}", short_hash(scope.as_str()))).expect("valid lock name")
 }
 
 /// The success stamp of a scope.
-pub fn success_key(scope: &Scope) -> Key {
+pub(crate) fn success_key(scope: &Scope) -> Key {
     Key::new(
         namespace(STATE),
         RecordId::new(format!("success-{}", short_hash(scope.as_str()))).expect("valid id"),
@@ -280,7 +280,7 @@ pub fn success_key(scope: &Scope) -> Key {
 }
 
 /// The prefix every history id of `memory` starts with.
-pub fn history_prefix(memory: &str) -> String {
+pub(crate) fn history_prefix(memory: &str) -> String {
     format!("{}-", short_hash(memory))
 }
 
@@ -292,7 +292,7 @@ pub fn hash_bytes(bytes: &[u8]) -> String {
 /// Monotonic time-ordered ids (ULIDs): ids made later by this generator sort after
 /// earlier ones even when the clock stands still or steps back.
 #[derive(Debug, Default)]
-pub struct IdGen(Mutex<Option<ulid::Ulid>>);
+pub(crate) struct IdGen(Mutex<Option<ulid::Ulid>>);
 
 impl IdGen {
     /// A fresh time-ordered id for `at`.
@@ -314,7 +314,7 @@ impl IdGen {
 }
 
 /// The smallest ULID text of instant `at`: every id made at or after `at` sorts after it.
-pub fn ulid_floor(at: DateTime<Utc>) -> RecordId {
+pub(crate) fn ulid_floor(at: DateTime<Utc>) -> RecordId {
     let ms = at.timestamp_millis().max(0) as u64;
     RecordId::new(ulid::Ulid::from_parts(ms, 0).to_string()).expect("valid id")
 }

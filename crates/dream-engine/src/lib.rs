@@ -24,6 +24,7 @@
 //! and key at every depth, and quarantines what is instruction- or secret-shaped.
 //! The storage layout is in [`layout`].
 
+mod backfill;
 mod caller;
 mod claim;
 mod consolidate;
@@ -44,6 +45,7 @@ pub mod memory_tool;
 mod options;
 mod pass;
 mod plan;
+mod progress;
 mod provenance;
 mod purge;
 pub mod recall;
@@ -51,6 +53,7 @@ mod records;
 mod scan;
 mod seal;
 mod sessions;
+mod single_flight;
 pub mod transcripts;
 pub mod vectors;
 
@@ -75,14 +78,12 @@ pub use manage::{
 pub use options::{
     MAX_MESSAGE_BYTES, MAX_MESSAGES_PER_SESSION, MAX_SESSION_BYTES, Options, limits,
 };
-pub use pass::{
-    DreamReport, DryRun, HeldSession, PassProgress, PassStage, PlanSummary, SessionYield,
-    SkipReason,
-};
+pub use pass::{DreamReport, DryRun, HeldSession, PlanSummary, SessionYield, SkipReason};
 pub use plan::{
-    Citation, MAX_ACTIONS, MAX_EVIDENCE, Plan, ProposedCreate, ProposedDelete, ProposedUpdate,
-    Refusal, RefusalCause,
+    Citation, MAX_ACTIONS, MAX_EVIDENCE, Plan, PlanError, ProposedCreate, ProposedDelete,
+    ProposedUpdate, Refusal, RefusalCause,
 };
+pub use progress::{PassProgress, PassStage};
 pub use purge::{MIN_MATCHING_CHARS, PURGE_FAILPOINTS, PURGED_MARK, PurgeReport};
 pub use records::{
     Actor, AuditAction, AuditRecord, FindingInfo, ProposalKind, QuarantineRecord, QuarantineSource,

@@ -19,11 +19,12 @@ use dream_core::{Memory, MemoryKind, MemoryStatus, Role};
 use serde::Deserialize;
 use serde_json::Value;
 
+use crate::caller::Caller;
+use crate::dream::Dream;
 use crate::error::{DreamError, Result};
 use crate::manage::{Existing, ImportSource, NewMemory, Remembered, persons_word};
 use crate::recall::Recall;
 use crate::records::Actor;
-use crate::{Caller, Dream};
 
 /// The tool's type in a Messages request's `tools`.
 pub const TOOL_TYPE: &str = "memory_20250818";
@@ -32,7 +33,7 @@ pub const ROOT: &str = "/memories";
 /// The metadata key that holds a memory's path.
 pub const PATH_KEY: &str = "memory_tool_path";
 /// Longest path, in characters (a memory's name is its path below the root).
-pub const MAX_PATH_CHARS: usize = crate::limits::NAME_CHARS;
+pub const MAX_PATH_CHARS: usize = crate::options::limits::NAME_CHARS;
 /// Deepest path, in components below the root.
 pub const MAX_DEPTH: usize = 8;
 /// Width of a line number in a file view.
@@ -581,10 +582,10 @@ pub fn normalize(path: &str) -> std::result::Result<String, String> {
     } else {
         return Err(format!(
             "Path must start with /memories, got: {}",
-            crate::escape_for_display(path, false)
+            crate::diff::escape_for_display(path, false)
         ));
     };
-    let shown = crate::escape_for_display(path, false);
+    let shown = crate::diff::escape_for_display(path, false);
     let parts: Vec<&str> = rest.split('/').filter(|p| !p.is_empty()).collect();
     if parts.contains(&"..") {
         return Err(format!("Path {shown} would escape /memories directory"));

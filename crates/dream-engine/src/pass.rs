@@ -1,12 +1,12 @@
 //! The dream pass: gates, claim, orient, gather, consolidate, gate, apply.
 
 use std::fmt;
-use std::sync::Arc;
 
 use chrono::{DateTime, Duration, Utc};
 use dream_core::{Key, MemoryId, RecordId, SessionId, TokenUsage};
 use serde::{Deserialize, Serialize};
 
+use crate::claim::ClaimHolder;
 use crate::consolidate::{Batch, BatchSession};
 use crate::diff::render_diff;
 use crate::dream::{AuditEntry, Dream};
@@ -18,31 +18,11 @@ use crate::layout::{self, hash_bytes};
 use crate::lease::HeldLease;
 use crate::options::limits;
 use crate::plan::{Refusal, RefusalCause};
+use crate::progress::PassStage;
 use crate::records::{
     Actor, AuditAction, AuditRecord, HistoryRecord, SessionRecord, SessionStatus, SuccessStamp,
     TrashRecord, from_json, to_json,
 };
-
-/// A stage of a dream pass (or a dry run), told to [`Dream::with_progress`]'s
-/// callback as it starts.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum PassStage {
-    /// The pending sessions were read: this many go into the pass.
-    SessionsRead {
-        /// Sessions in the pass.
-        sessions: usize,
-    },
-    /// The consolidator (the model, for a model-backed one) works on them.
-    Consolidating,
-    /// The pass's changes are written, as one journaled commit.
-    Writing {
-        /// Records written or deleted.
-        records: usize,
-    },
-}
-
-/// What [`Dream::with_progress`] calls at each [`PassStage`].
-pub type PassProgress = Arc<dyn Fn(PassStage) + Send + Sync>;
 
 /// Trash and audit records one pass examines for expiry.
 const EXPIRY_SCAN: usize = 500;
@@ -393,6 +373,17 @@ impl Dream {
         result
     }
 
+    /// Who holds this scope's claim, if a pass holds it (or a stopped process
+    /// held it and it has not expired yet).
+    pub async fn claim_holder(&self) -> Result<Option<ClaimHolder>> {
+        let key = layout::claim_note_key(&self.scope);
+        let Some(record) = self.store.get(&key).await? else {
+            return Ok(None);
+        };
+        let holder: ClaimHolder = from_json(&key, &record)?;
+        Ok((holder.expires_at > self.now()).then_some(holder))
+    }
+
     /// Takes this scope's claim if free, with the note saying who holds it.
     async fn take_claim(&self) -> Result<Option<HeldLease>> {
         HeldLease::try_take_noted(
@@ -543,6 +534,7 @@ impl Dream {
             memories: &orient.memories,
             foreign: &orient.foreign,
             sessions: &cited,
+            states_something: crate::consolidate::states_something,
         };
         let plan = &consolidation.plan;
         let references: Vec<&String> = plan

@@ -108,6 +108,11 @@ pub enum RefusalCause {
     /// citations, or aimed at a memory it may not change.
     #[default]
     Refused,
+    /// A model's proposal rests only on messages of the person's that state
+    /// nothing lasting (a question, greeting, thanks, status or request): the
+    /// session is consumed, as one holding nothing durable, and the refusal
+    /// is reported.
+    NotLasting,
 }
 
 /// Something the parser or the write gate refused, and why.
@@ -156,8 +161,9 @@ impl Refusal {
     /// whole answer for some sessions, so the sessions it cites keep something
     /// that was not stored.
     pub fn holds_back_a_statement(&self) -> bool {
-        matches!(self.action.as_str(), "create" | "update")
-            || (self.action == "plan" && !(self.cites.is_empty() && self.sessions.is_empty()))
+        self.cause != RefusalCause::NotLasting
+            && (matches!(self.action.as_str(), "create" | "update")
+                || (self.action == "plan" && !(self.cites.is_empty() && self.sessions.is_empty())))
     }
 }
 
@@ -185,6 +191,16 @@ fn cited_references(item: &Value) -> Vec<String> {
     out
 }
 
+/// Why a consolidator's answer is no plan at all (a malformed action in it is
+/// only dropped, with a [`Refusal`]).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum PlanError {
+    /// The answer is a JSON value other than an object.
+    #[error("the answer is not a JSON object")]
+    NotAnObject,
+}
+
 /// What a consolidator proposes for one batch.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct Plan {
@@ -207,9 +223,9 @@ impl Plan {
     /// Parses the JSON object a model answered with. Strict on types: a wrong-typed
     /// top-level array becomes empty, a malformed element is dropped, each with a
     /// reason in `dropped`. Unknown keys are ignored.
-    pub fn from_json(value: &Value) -> Result<Plan, String> {
+    pub fn from_json(value: &Value) -> Result<Plan, PlanError> {
         let Value::Object(top) = value else {
-            return Err("the answer is not a JSON object".to_owned());
+            return Err(PlanError::NotAnObject);
         };
         let mut plan = Plan::default();
         let creates = array(top, "create", &mut plan.dropped);

@@ -36,7 +36,8 @@ use crate::records::{
 };
 
 /// The failpoints of a scope purge, in the order they are reached (besides
-/// those of every journaled apply, [`crate::APPLY_FAILPOINTS`]).
+/// those of every journaled apply, [`crate::ATOMIC_APPLY_FAILPOINTS`] or
+/// [`crate::JOURNALED_APPLY_FAILPOINTS`]).
 pub const PURGE_FAILPOINTS: &[&str] = &[
     "purge-after-record",
     "purge-after-chunk",

@@ -305,7 +305,7 @@ pub struct QuarantineRecord {
     pub sessions: Vec<SessionId>,
     /// SHA-256 of the redacted proposal's Markdown.
     pub hash: String,
-    /// The store's seal over the proposal (see [`crate::seal::verified_quarantine`]):
+    /// The store's seal over the proposal (see `seal::verified_quarantine`):
     /// an entry edited on disk or planted is released held.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub seal: Option<String>,

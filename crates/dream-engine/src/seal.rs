@@ -95,7 +95,7 @@ impl SealKey {
     }
 
     /// Whether a stored session carries a seal made with this key over its
-    /// transcript, and a state seal over its status (see [`SealKey::seal_state`]):
+    /// transcript, and a state seal over its status (see `SealKey::seal_state`):
     /// a session whose status was set back by hand is not the person's word.
     pub fn verify_session(&self, session: &SessionRecord) -> bool {
         self.verify_transcript(session) && self.verify_state(session)

@@ -109,7 +109,7 @@ impl Dream {
     /// `[REDACTED:<rule>]` before anything is stored or sent anywhere. Past
     /// `max_pending` pending sessions in this scope: `PendingFull`, nothing stored.
     /// The bound is exact across processes: the count and the write happen under
-    /// the scope's logging lease ([`layout::log_lock`]), the write fenced by it.
+    /// the scope's logging lease (`layout::log_lock`), the write fenced by it.
     /// Waits up to `lease_wait` for another logger (`Busy` past it).
     ///
     /// The messages are the person's ([`Caller::Person`]): a front end that
@@ -142,7 +142,7 @@ impl Dream {
     /// as [`Logged::Already`]. Otherwise as [`Dream::log_session`].
     ///
     /// The check and the write happen under the scope's logging lease
-    /// ([`layout::log_lock`]), the write fenced by it, so two processes
+    /// (`layout::log_lock`), the write fenced by it, so two processes
     /// importing the same transcript at once store it once. Waits up to
     /// `lease_wait` for another logger (`Busy` past it).
     pub async fn log_transcript(&self, part: crate::transcripts::Part) -> Result<Logged> {

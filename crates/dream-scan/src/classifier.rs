@@ -528,7 +528,7 @@ pub mod training {
     /// `{"id", "text", "topic"}`, every one benign; their blind halves are never
     /// trained on): ordinary chat turns and the instructions people write for their
     /// own memory. Each row trains as "none" in both modes, and the threshold of each
-    /// mode is calibrated to flag at most [`MAX_CONVERSATIONAL_FALSE_POSITIVES`] of
+    /// mode is calibrated to flag at most `MAX_CONVERSATIONAL_FALSE_POSITIVES` (0.1 %) of
     /// them held out.
     pub const CONVERSATIONAL: &[&str] = &[
         "benign_chat/dev.jsonl",
@@ -812,8 +812,8 @@ pub mod training {
     }
 
     /// Trains on `examples`: cross-validation picks each mode's threshold (the
-    /// lowest that flags at most [`MAX_FALSE_POSITIVES`] of that mode's held-out benign
-    /// texts that are not conversational and at most [`MAX_CONVERSATIONAL_FALSE_POSITIVES`] of its held-out
+    /// lowest that flags at most `MAX_FALSE_POSITIVES` (1 %) of that mode's held-out benign
+    /// texts that are not conversational and at most `MAX_CONVERSATIONAL_FALSE_POSITIVES` (0.1 %) of its held-out
     /// conversational ones), then the model is trained on all of them. Returns the
     /// model file and what cross-validation measured. Deterministic.
     pub fn build_model(examples: &[Example]) -> (Vec<u8>, TrainingReport) {

@@ -165,11 +165,11 @@ pub struct Finding {
     pub rule: &'static str,
     /// How strong it is.
     pub severity: Severity,
-    /// Byte span in the original text (for [`Scanner::scan_json`]: in the string at
+    /// Byte span in the original text (for [`Scanner::scan_json`](crate::Scanner::scan_json): in the string at
     /// `path`). `None` for a finding in a JSON object key (the key of the member at
     /// `path`) and for [`Category::DepthExceeded`].
     pub span: Option<Range<usize>>,
-    /// JSON pointer of the string, member or container, for [`Scanner::scan_json`].
+    /// JSON pointer of the string, member or container, for [`Scanner::scan_json`](crate::Scanner::scan_json).
     pub path: Option<String>,
 }
 

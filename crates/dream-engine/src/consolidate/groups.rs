@@ -8,15 +8,27 @@
 //! session, so the gate refuses it instead of crediting another session), every
 //! create to a plan-local handle unique across the merged plan. Nothing is
 //! repaired: what a group's model proposed is what the gate judges.
+//!
+//! A group sees the existing memories that share a content word with its
+//! sessions, at most [`MEMORIES_PER_GROUP`], not the whole store: a small
+//! model's context holds a handful of memories, and a memory the session
+//! restates or changes shares its subject's words. What no group sees stays as
+//! it is (the gate judges updates and supersedes against the whole store).
 
-use dream_core::TokenUsage;
+use std::collections::HashSet;
 
-use super::{Batch, Consolidation, Consolidator};
+use dream_core::{Memory, TokenUsage};
+
+use super::{Batch, BatchSession, Consolidation, Consolidator};
 use crate::error::{DreamError, Result};
 use crate::plan::{Plan, Refusal, RefusalCause};
 
+/// Existing memories shown beside one group of sessions, at most.
+pub(crate) const MEMORIES_PER_GROUP: usize = 8;
+
 /// Consolidates `batch` with one request per `per` sessions (the whole batch at
-/// once when `per` is `None` or covers it).
+/// once when `per` is `None` or covers it), each group beside its
+/// [`related`] memories.
 ///
 /// A group whose answer is unusable (not one JSON object, not a plan, cut off)
 /// keeps its sessions pending with that reason, and the other groups go on. A
@@ -56,12 +68,12 @@ pub(crate) async fn consolidate(
             sessions: group
                 .iter()
                 .enumerate()
-                .map(|(i, s)| super::BatchSession {
+                .map(|(i, s)| BatchSession {
                     reference: format!("S{}", i + 1),
                     ..s.clone()
                 })
                 .collect(),
-            memories: batch.memories.clone(),
+            memories: related(&batch.memories, group, MEMORIES_PER_GROUP),
         };
         match consolidator.consolidate(&sub).await {
             Ok(c) => {
@@ -94,6 +106,49 @@ pub(crate) async fn consolidate(
         Some(e) if answered == 0 => Err(e),
         _ => Ok(merged),
     }
+}
+
+/// The memories that share a content word (stop words left out, stems
+/// compared) with the messages of `sessions`, those sharing most first (then
+/// the most recently updated), at most `limit`.
+pub(crate) fn related(memories: &[Memory], sessions: &[BatchSession], limit: usize) -> Vec<Memory> {
+    let said: HashSet<String> = sessions
+        .iter()
+        .flat_map(|s| &s.messages)
+        .flat_map(|m| content_terms(&m.content))
+        .collect();
+    let mut shared: Vec<(usize, &Memory)> = memories
+        .iter()
+        .map(|m| {
+            let text = format!(
+                "{} {} {} {}",
+                m.name,
+                m.description,
+                m.tags.join(" "),
+                m.content
+            );
+            (content_terms(&text).intersection(&said).count(), m)
+        })
+        .filter(|(n, _)| *n > 0)
+        .collect();
+    shared.sort_by(|(a, x), (b, y)| b.cmp(a).then(y.updated_at.cmp(&x.updated_at)));
+    shared
+        .into_iter()
+        .take(limit)
+        .map(|(_, m)| m.clone())
+        .collect()
+}
+
+/// The stems of the words of `text` that are no language's stop word.
+fn content_terms(text: &str) -> HashSet<String> {
+    use crate::recall::tokenize::{Language, for_each_word, stem, stop_mask};
+    let mut terms = HashSet::new();
+    for_each_word(text, |w| {
+        if w.chars().count() >= 3 && stop_mask(w) == 0 {
+            terms.insert(stem(w, Language::English));
+        }
+    });
+    terms
 }
 
 /// Whether the model answered, but with nothing the pass can read as a plan.
@@ -248,5 +303,48 @@ mod tests {
         // The malformed create of the second group holds that group's session.
         assert_eq!(merged.dropped.len(), 1);
         assert_eq!(merged.dropped[0].cites, ["S2"]);
+    }
+
+    #[test]
+    fn a_group_sees_the_memories_of_its_subject_only() {
+        let now = chrono::Utc::now();
+        let memory = |id: &str, name: &str, content: &str| {
+            dream_core::Memory::new(
+                dream_core::MemoryId::new(id).unwrap(),
+                dream_core::MemoryKind::Project,
+                name,
+                "",
+                content,
+                now,
+            )
+        };
+        let memories = vec![
+            memory(
+                "m1",
+                "Billing deploys",
+                "We deploy the billing service with Nomad.",
+            ),
+            memory("m2", "Formatter", "We format Python with black."),
+            memory(
+                "m3",
+                "Billing owner",
+                "Dana owns the billing service and its deploys.",
+            ),
+        ];
+        let mut batch = sub(1);
+        batch.sessions[0].messages = vec![dream_core::Message::new(
+            dream_core::Role::User,
+            "From now on the billing service deploys with Kubernetes.",
+        )];
+        let ids = |ms: Vec<dream_core::Memory>| -> Vec<String> {
+            ms.into_iter().map(|m| m.id.to_string()).collect()
+        };
+        // Both billing memories share the session's subject words; the
+        // formatter shares none and is not shown.
+        let shown = ids(related(&memories, &batch.sessions, 8));
+        assert_eq!(shown.len(), 2, "{shown:?}");
+        assert!(!shown.contains(&"m2".to_owned()));
+        assert_eq!(ids(related(&memories, &batch.sessions, 1)).len(), 1);
+        assert!(related(&memories, &sub(1).sessions, 8).is_empty());
     }
 }

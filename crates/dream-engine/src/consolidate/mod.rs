@@ -16,6 +16,7 @@ use dream_core::{Memory, Message, Scope, SessionId, TokenUsage};
 
 pub use llm::{LlmConsolidator, SYSTEM_RULES};
 pub use rules::RuleBasedConsolidator;
+pub(crate) use rules::states_something;
 
 use crate::error::Result;
 use crate::plan::Plan;

@@ -31,7 +31,7 @@ use std::sync::LazyLock;
 
 use async_trait::async_trait;
 use chrono::{DateTime, Duration, Utc};
-use dream_core::{Memory, MemoryKind, Role, TokenUsage};
+use dream_core::{Memory, MemoryKind, Role, SessionId, TokenUsage};
 use regex::Regex;
 use serde_json::{Map, Value, json};
 
@@ -743,20 +743,41 @@ fn statements(session: &BatchSession) -> Vec<Statement> {
         .iter()
         .enumerate()
         .filter(|(_, m)| m.role == Role::User)
-        .flat_map(|(i, m)| {
-            let own: String = own_words(&m.content)
-                .lines()
-                .filter(|line| !durable::looks_pasted(line))
-                .collect::<Vec<_>>()
-                .join("\n");
-            let own = REQUEST_CLAUSE.replace_all(&own, ".\n$1");
-            sentences(&own)
-                .into_iter()
-                .map(move |sentence| (i, sentence))
-                .collect::<Vec<_>>()
-        })
-        .flat_map(|(i, sentence)| recognise_all(&sentence, session, i))
+        .flat_map(|(i, m)| message_statements(&m.content, session, i))
         .collect()
+}
+
+/// The statements of the person's message `message` of `session`, whose text
+/// is `text`: each sentence of their own words (quoted and pasted material
+/// left out), read by [`recognise_all`].
+fn message_statements(text: &str, session: &BatchSession, message: usize) -> Vec<Statement> {
+    let own: String = own_words(text)
+        .lines()
+        .filter(|line| !durable::looks_pasted(line))
+        .collect::<Vec<_>>()
+        .join("\n");
+    let own = REQUEST_CLAUSE.replace_all(&own, ".\n$1");
+    sentences(&own)
+        .iter()
+        .flat_map(|sentence| recognise_all(sentence, session, message))
+        .collect()
+}
+
+/// Whether the person's message `text`, logged at `at`, states anything
+/// lasting as the offline consolidator reads it: a sentence of their own
+/// words that is not a question, a greeting or thanks, a request about the
+/// task at hand, a status, a passing thought or pasted material. The write
+/// gate asks it of a model's proposal that rests on the person's messages
+/// alone, so both consolidators share one reading of what is memory.
+pub(crate) fn states_something(text: &str, at: DateTime<Utc>) -> bool {
+    let session = BatchSession {
+        reference: "S1".to_owned(),
+        id: SessionId::new("judged").expect("a valid id"),
+        created_at: at,
+        messages: Vec::new(),
+        flags: Vec::new(),
+    };
+    !message_statements(text, &session, 0).is_empty()
 }
 
 /// Abbreviations whose dot ends no sentence.
@@ -1049,5 +1070,32 @@ impl Builder<'_> {
             });
         }
         plan
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_message_states_something_when_a_sentence_of_the_persons_own_words_lasts() {
+        let at = chrono::Utc::now();
+        for lasting in [
+            "Reads outnumber writes 3:1.",
+            "Customer emails go out through Postmark.",
+            "We format with black at line length 100",
+            "Thanks! Also, standup is at 9:30 CET from now on.",
+        ] {
+            assert!(states_something(lasting, at), "{lasting}");
+        }
+        for passing in [
+            "Thanks, that worked!",
+            "What time is it in Lisbon?",
+            "I'm looking at the logs now.",
+            "> We deploy on Fridays.",
+            "",
+        ] {
+            assert!(!states_something(passing, at), "{passing}");
+        }
     }
 }

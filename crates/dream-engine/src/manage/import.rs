@@ -494,7 +494,7 @@ fn import_trust(m: &mut Memory, from: ImportSource, pin: bool) {
     let evidence = std::mem::take(&mut m.evidence);
     let roles = match from {
         ImportSource::Untrusted => vec![Role::Tool],
-        ImportSource::Agent => vec![crate::Caller::Agent.stored_role(Role::User)],
+        ImportSource::Agent => vec![crate::caller::Caller::Agent.stored_role(Role::User)],
         ImportSource::Person if evidence.is_empty() => vec![Role::User],
         ImportSource::Person => evidence,
     };

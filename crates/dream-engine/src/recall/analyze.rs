@@ -11,9 +11,9 @@ use dream_scan::{Category, Finding, Report, Scanner, Severity, Verdict};
 
 use sha2::{Digest, Sha256};
 
+use super::reason::{Reason, codes};
 use super::tokenize::{self, Detector, Language, LanguageSet};
 use super::vocab::Vocabulary;
-use super::{Reason, codes};
 
 /// Number of ranked fields, in order: name, description, tags, content, kind.
 pub(crate) const FIELDS: usize = 5;
@@ -35,7 +35,7 @@ pub(crate) struct AnalyzeConfig {
     pub default_language: Language,
     pub quarantine_suspicious: bool,
     /// The store's seal key, if records are sealed.
-    pub seal: Option<crate::SealKey>,
+    pub seal: Option<crate::seal::SealKey>,
 }
 
 /// A record that passed the scan and validation.

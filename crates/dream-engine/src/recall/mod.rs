@@ -65,12 +65,14 @@ mod fusion;
 mod index;
 mod persist;
 mod picker;
+mod reason;
 mod refresh;
 mod relevance;
 mod semantic;
 pub mod tokenize;
 mod types;
 mod vocab;
+mod wire;
 
 pub use brief::estimated_tokens;
 
@@ -88,16 +90,17 @@ pub use fusion::FusionParams;
 pub use index::RankParams;
 use index::{Hit, Index};
 pub use picker::MAX_PICKS;
+pub use reason::{Reason, codes};
 pub use relevance::RelevanceFloor;
 use relevance::{QueryWord, Relevance};
 pub use semantic::{UNRELATED, VectorOptions};
 pub use tokenize::Language;
 use tokenize::LanguageSet;
+pub(crate) use types::shown_id;
 pub use types::{
     FirewallVerdict, IndexBytes, MAX_LIMIT, MAX_QUERY_BYTES, PickerOptions, Policy, PolicyVerdict,
-    Ranker, Reason, RecallError, RecallOptions, RecallResult, RecordVerdict, codes,
+    Ranker, RecallError, RecallOptions, RecallResult, RecordVerdict,
 };
-pub(crate) use types::{printable, shown_id};
 
 /// A memory recall would quarantine, as a front end may name it: never its
 /// content.

@@ -36,8 +36,9 @@ use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
 use super::analyze::{AnalyzeConfig, Doc};
-use super::codec::{Reader, Writer};
+use super::codec::{read_doc, write_doc};
 use super::vocab::Vocabulary;
+use super::wire::{Reader, Writer};
 use crate::layout;
 use crate::lease::HeldLease;
 use crate::seal::SealKey;
@@ -215,7 +216,7 @@ fn decode(payload: &[u8]) -> Result<(Vocabulary, Vec<Arc<Doc>>), Unusable> {
     let n = r.count(1).ok_or(Unusable::Rejected("payload malformed"))?;
     let mut docs = Vec::with_capacity(n);
     for _ in 0..n {
-        let doc = r.doc().ok_or(Unusable::Rejected("record malformed"))?;
+        let doc = read_doc(&mut r).ok_or(Unusable::Rejected("record malformed"))?;
         if doc.terms.iter().any(|(t, _)| *t as usize >= vocab.len())
             || docs.last().is_some_and(|d: &Arc<Doc>| d.id >= doc.id)
         {
@@ -245,7 +246,7 @@ pub(crate) fn encode(docs: &[Arc<Doc>], vocab: &Vocabulary) -> Vec<u8> {
     vocab.write_to(&mut w);
     w.u32(u32::try_from(docs.len()).unwrap_or(u32::MAX));
     for doc in docs {
-        w.doc(doc);
+        write_doc(&mut w, doc);
     }
     w.0
 }
@@ -260,7 +261,7 @@ pub(crate) async fn save(
     payload: Vec<u8>,
     fingerprint: &str,
     seal: Option<&SealKey>,
-) -> crate::Result<Saved> {
+) -> crate::error::Result<Saved> {
     let info = store.info();
     if !info.capabilities.leases || !info.capabilities.fenced_writes {
         return Ok(Saved::Skipped);
@@ -288,7 +289,7 @@ pub(crate) async fn save(
         manifest.mac = Some(hex::encode(key.tag(MAC_LABEL, &manifest.signed())));
     }
     let manifest_bytes = serde_json::to_vec(&manifest).map_err(|e| {
-        crate::DreamError::invalid("recall index", format!("manifest not serialisable: {e}"))
+        crate::error::DreamError::invalid("recall index", format!("manifest not serialisable: {e}"))
     })?;
 
     let Some(lease) = HeldLease::try_take(store, &layout::dream_lock(), WRITE_TTL).await? else {

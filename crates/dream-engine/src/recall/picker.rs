@@ -16,7 +16,7 @@ use std::time::Duration;
 use dream_core::{CompletionRequest, LanguageModel, Memory, sanitize};
 use serde::Deserialize;
 
-use super::printable;
+use super::reason::printable;
 
 /// Most ids the picker may name.
 pub const MAX_PICKS: usize = 5;

@@ -194,7 +194,7 @@ impl Recall {
         let entries = layout::list_all(&*self.store, layout::VECTORS, self.options.max_memories)
             .await
             .map_err(|e| match e {
-                crate::DreamError::Store(e) => RecallError::Store(e),
+                crate::error::DreamError::Store(e) => RecallError::Store(e),
                 _ => RecallError::IndexBuild,
             })?;
         let mut scopes: HashMap<Scope, u32> = HashMap::new();

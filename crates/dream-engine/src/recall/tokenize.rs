@@ -180,7 +180,7 @@ static TABLES: LazyLock<Tables> = LazyLock::new(|| {
 });
 
 /// Calls `f` with each normalised, lower-cased word of `text`.
-pub fn for_each_word(text: &str, mut f: impl FnMut(&str)) {
+pub(crate) fn for_each_word(text: &str, mut f: impl FnMut(&str)) {
     let normalized;
     let text = if is_nfkc_quick(text.chars()) == IsNormalized::Yes {
         text
@@ -211,7 +211,7 @@ pub fn words(text: &str, out: &mut Vec<String>) {
 }
 
 /// The languages whose stop-word list holds `word`, as a [`LanguageSet`] mask.
-pub fn stop_mask(word: &str) -> u16 {
+pub(crate) fn stop_mask(word: &str) -> u16 {
     TABLES.stop.get(word).copied().unwrap_or(0)
 }
 
@@ -262,13 +262,13 @@ const INTENT_WORDS: &[&str] = &[
 ];
 
 /// Whether `word` (lower-cased) is an intent word of a query.
-pub fn is_intent_word(word: &str) -> bool {
+pub(crate) fn is_intent_word(word: &str) -> bool {
     INTENT_WORDS.contains(&word)
 }
 
 /// Counts stop-word hits per language, to detect a text's language.
 #[derive(Debug, Clone, Default)]
-pub struct Detector {
+pub(crate) struct Detector {
     hits: [u32; Language::ALL.len()],
     any: bool,
 }

@@ -13,8 +13,8 @@
 
 use std::collections::HashMap;
 
-use super::codec::{Reader, Writer};
 use super::tokenize::{self, Language};
+use super::wire::{Reader, Writer};
 
 /// Interned index terms.
 #[derive(Debug, Default)]

@@ -19,6 +19,12 @@ const SIGNAL_ENV: &str = "DREAM_TEST_SIGNAL_DIR";
 /// Leases in these tests: 2 s, so a loaded machine renewing late does not lose them.
 const LEASE_TTL: Duration = Duration::from_secs(2);
 
+/// A fact the person states, numbered: what the echo model keeps (the engine
+/// turns away a proposal from a message that states nothing lasting).
+fn fact(label: impl std::fmt::Display) -> String {
+    format!("Service {label} listens on port 8080.")
+}
+
 fn options() -> Options {
     Options {
         min_sessions: 1,
@@ -305,7 +311,7 @@ fn race_child(role: &str) {
                 println!("READY");
                 wait_for_go(&signals).await;
                 for i in 100..112 {
-                    dream.log_session(user(&format!("fact {i}"))).await.unwrap();
+                    dream.log_session(user(&fact(i))).await.unwrap();
                     tokio::time::sleep(Duration::from_millis(250)).await;
                 }
                 println!("RESULT logged=12");
@@ -435,10 +441,7 @@ fn race(test: &str, backend: &'static str) {
     let parent = rt.block_on(async {
         let parent = open(backend, &place.location, &EchoModel::default()).await;
         for i in 0..6 {
-            parent
-                .log_session(user(&format!("fact {i}")))
-                .await
-                .unwrap();
+            parent.log_session(user(&fact(i))).await.unwrap();
         }
         parent
     });
@@ -484,10 +487,7 @@ fn race(test: &str, backend: &'static str) {
         let report = parent.dream(true).await.unwrap();
         assert_eq!(report.sessions_consumed.len(), 18 - consumed.len());
         let names = check_consistent(&parent).await;
-        let mut expected: Vec<String> = (0..6)
-            .chain(100..112)
-            .map(|i| format!("fact {i}"))
-            .collect();
+        let mut expected: Vec<String> = (0..6).chain(100..112).map(fact).collect();
         expected.sort();
         assert_eq!(names, expected);
         assert_eq!(parent.stats().await.unwrap().pending_sessions, 0);
@@ -655,10 +655,7 @@ fn crash(test: &str, backend: &'static str) {
         let parent = rt.block_on(async {
             let parent = open(backend, &place.location, &parent_model).await;
             for i in 0..3 {
-                parent
-                    .log_session(user(&format!("fact {i}")))
-                    .await
-                    .unwrap();
+                parent.log_session(user(&fact(i))).await.unwrap();
             }
             parent
         });
@@ -677,7 +674,7 @@ fn crash(test: &str, backend: &'static str) {
             tokio::time::sleep(LEASE_TTL * 3).await;
             let report = parent.dream(true).await.unwrap();
             let names = check_consistent(&parent).await;
-            assert_eq!(names, vec!["fact 0", "fact 1", "fact 2"], "{failpoint}");
+            assert_eq!(names, (0..3).map(fact).collect::<Vec<_>>(), "{failpoint}");
             check_feed_matches_memories(&parent, failpoint).await;
             let stats = parent.stats().await.unwrap();
             assert_eq!(stats.pending_sessions, 0, "{failpoint}");
@@ -824,7 +821,7 @@ fn purge_crash(test: &str, backend: &'static str) {
                 let dream = in_scope(store.clone(), scope, &model);
                 for i in 0..3 {
                     dream
-                        .log_session(user(&format!("{scope} fact {i}")))
+                        .log_session(user(&fact(format!("{scope} {i}"))))
                         .await
                         .unwrap();
                 }

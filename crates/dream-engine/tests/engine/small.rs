@@ -260,3 +260,54 @@ async fn a_citation_outside_its_group_never_credits_another_session() {
         "{report:#?}"
     );
 }
+
+#[tokio::test]
+async fn a_proposal_from_chatter_is_refused_by_name_and_the_statement_is_kept() {
+    // A small model proposes a memory for every message it reads, chatter
+    // included (issue 40: 19 of 20 chatter lines); the engine's own reading of
+    // what is memory turns those away, and says so.
+    let model = EchoModel::default();
+    let h = Harness::new(per_request(Some(1))).with_model_arc(model.clone());
+    let chatter = [
+        "Thanks, that worked!",
+        "What time is it in Lisbon?",
+        "I'm looking at the logs now.",
+    ];
+    let mut chatty = Vec::new();
+    for s in chatter {
+        chatty.push(h.dream.log_session(user(s)).await.unwrap());
+    }
+    let stated = h.dream.log_session(user(STATEMENTS[1])).await.unwrap();
+    let report = h.dream.dream(true).await.unwrap();
+    assert_eq!(model.calls(), 4);
+    assert_eq!(report.created.len(), 1, "{report:#?}");
+    let kept = h.dream.get(&report.created[0]).await.unwrap().unwrap();
+    assert_eq!(kept.sources, [stated]);
+    // Chatter is consumed as holding nothing durable, never left pending, and
+    // each refusal is named.
+    assert!(report.held_back.is_empty(), "{report:#?}");
+    assert_eq!(report.sessions_consumed.len(), 4, "{report:#?}");
+    let not_lasting: Vec<_> = report
+        .refused
+        .iter()
+        .filter(|r| r.cause == dream_engine::RefusalCause::NotLasting)
+        .collect();
+    assert_eq!(not_lasting.len(), 3, "{report:#?}");
+    for (session, r) in chatty.iter().zip(&not_lasting) {
+        assert_eq!(r.sessions, std::slice::from_ref(session));
+        assert!(r.reason.contains("states nothing lasting"), "{r:#?}");
+    }
+    for session in &chatty {
+        let y = report
+            .yields
+            .iter()
+            .find(|y| &y.session == session)
+            .unwrap();
+        assert!(
+            y.reason
+                .as_deref()
+                .is_some_and(|r| r.contains("refused by the gate")),
+            "{y:#?}"
+        );
+    }
+}
