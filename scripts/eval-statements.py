@@ -81,6 +81,7 @@ def main():
         elapsed = time.monotonic() - started
 
         memories = json.loads(run(a.dream, store, ["list", "--format", "json"]).stdout)
+        content_of = {m["id"]: m["content"] for m in memories}
         by_session = {}
         for m in memories:
             for s in m.get("sources", []):
@@ -94,9 +95,13 @@ def main():
                 durable += 1
                 if any(holds_all(m["content"], row["must"]) for m in mine):
                     stored += 1
-                out = run(a.dream, store, [*embed, "recall", row["question"], "--limit", str(a.limit), "--format", "json"])
+                # Exit 1: nothing admitted (an answer, not a failure).
+                out = run(a.dream, store, [*embed, "recall", row["question"], "--limit", str(a.limit), "--format", "json"], check=False)
+                if out.returncode not in (0, 1):
+                    sys.exit(f"recall: exit {out.returncode}: {out.stderr.strip()}")
                 result = json.loads(out.stdout)
-                if any(r.get("verdict") == "used" and holds_all(r.get("content", ""), row["must"])
+                # Recall's records name the memory; its text is the store's.
+                if any(r.get("verdict") == "used" and holds_all(content_of.get(r["id"], ""), row["must"])
                        for r in result.get("records", [])):
                     used += 1
                 else:
