@@ -94,30 +94,30 @@ enum Command {
     Mcp(cli::mcp::McpArgs),
 }
 
-/// The global options `scan` and `demo` do not use (they open no store and call
-/// no model): not offered in their help, and refused when given.
-const UNUSED_BY_SCAN_AND_DEMO: [&str; 12] = [
-    "store",
-    "url_file",
-    "encrypt",
-    "key_file",
-    "scope",
-    "llm",
-    "model",
-    "base_url",
-    "timeout",
-    "deadline",
-    "sessions_per_request",
-    "max_tokens",
-];
+/// The global options `scan` and `demo` use; they open no store and call no
+/// model, so every other global option of [`Cli`] is not offered in their help,
+/// and refused when given ([`unused_by_scan_and_demo`]).
+const USED_BY_SCAN_AND_DEMO: [&str; 3] = ["verbose", "help", "version"];
+
+/// The ids of the global options `scan` and `demo` do not use, read from the
+/// clap definitions (a new global option is refused there until it is used).
+fn unused_by_scan_and_demo() -> Vec<String> {
+    Cli::command()
+        .get_arguments()
+        .filter(|arg| arg.is_global_set())
+        .map(|arg| arg.get_id().to_string())
+        .filter(|id| !USED_BY_SCAN_AND_DEMO.contains(&id.as_str()))
+        .collect()
+}
 
 /// The command line, with the options a command does not use hidden from its help
 /// (a subcommand's own hidden copy of a global option stops it being propagated).
 fn command() -> clap::Command {
     let mut command = Cli::command();
+    let ids = unused_by_scan_and_demo();
     let unused: Vec<clap::Arg> = command
         .get_arguments()
-        .filter(|arg| UNUSED_BY_SCAN_AND_DEMO.contains(&arg.get_id().as_str()))
+        .filter(|arg| ids.iter().any(|id| id == arg.get_id()))
         .map(|arg| arg.clone().global(false).hide(true))
         .collect();
     for name in ["scan", "demo"] {
@@ -138,7 +138,7 @@ fn refuse_unused(matches: &clap::ArgMatches) {
     let given = |m: &clap::ArgMatches, id: &str| {
         m.value_source(id) == Some(clap::parser::ValueSource::CommandLine)
     };
-    if let Some(id) = UNUSED_BY_SCAN_AND_DEMO
+    if let Some(id) = unused_by_scan_and_demo()
         .iter()
         .find(|id| given(matches, id) || given(sub, id))
     {

@@ -547,7 +547,15 @@ fn options_a_command_does_not_use_are_not_offered() {
     let cli = Cli::new();
     for command in ["scan", "demo"] {
         let help = ok(cli.run(&[command, "--help"]));
-        for option in ["--store", "--llm", "--encrypt", "--scope", "--timeout"] {
+        for option in [
+            "--store",
+            "--llm",
+            "--encrypt",
+            "--scope",
+            "--timeout",
+            "--embedder",
+            "--embedding-model",
+        ] {
             assert!(
                 !help.contains(option),
                 "{command} --help offers {option}: {help}"
@@ -567,6 +575,14 @@ fn options_a_command_does_not_use_are_not_offered() {
     code(&out, 2);
     assert!(
         stderr(&out).contains("--llm does nothing for `dream demo`"),
+        "{}",
+        stderr(&out)
+    );
+    // Every global option but --verbose, the embedder's included.
+    let out = cli.run_with(&["scan", "--embedder", "openai"], Some("plain text"), &[]);
+    code(&out, 2);
+    assert!(
+        stderr(&out).contains("--embedder does nothing for `dream scan`"),
         "{}",
         stderr(&out)
     );
