@@ -19,6 +19,7 @@ The blind half (blind.jsonl) is for scoring only: log every run on it in its
 LOOKS.md. `--misses` prints the rows that failed (never on the blind half).
 """
 import argparse
+import collections
 import json
 import subprocess
 import sys
@@ -66,6 +67,7 @@ def main():
             out = run(a.dream, store, ["log", "-", "--format", "json"], stdin=message)
             sessions.append(json.loads(out.stdout)["session"])
 
+        refusals = collections.Counter()
         started = time.monotonic()
         passes, last_pending = 0, None
         while True:
@@ -74,6 +76,8 @@ def main():
             if out.returncode not in (0, 1):
                 sys.exit(f"dream: exit {out.returncode}: {out.stderr.strip()}")
             report = json.loads(out.stdout)
+            for r in report.get("refused", []):
+                refusals[f"{r.get('action')} {r.get('cause', '')}: {r.get('reason', '')[:90]}"] += 1
             pending = report.get("pending", 0)
             if pending == 0 or pending == last_pending or passes > 10:
                 break
@@ -118,6 +122,8 @@ def main():
     print(f"non-memories {non}: stored {chatter} ({pct(chatter, non):.1f} %)")
     print(f"pass: {passes} runs, {elapsed:.0f} s, {elapsed / max(len(rows), 1):.1f} s a session")
     if a.misses:
+        for reason, n in refusals.most_common():
+            print(f"  refused {n}x {reason}")
         for m in misses:
             print("  " + m)
 
