@@ -24,7 +24,7 @@ use crate::error::{DreamError, Result};
 use crate::plan::{Plan, Refusal, RefusalCause};
 
 /// Existing memories shown beside one group of sessions, at most.
-pub(crate) const MEMORIES_PER_GROUP: usize = 8;
+const MEMORIES_PER_GROUP: usize = 8;
 
 /// Consolidates `batch` with one request per `per` sessions (the whole batch at
 /// once when `per` is `None` or covers it), each group beside its
@@ -49,6 +49,8 @@ pub(crate) async fn consolidate(
         usage: TokenUsage::default(),
         model: String::new(),
     };
+    // Each memory's words are read once a pass, not once a group.
+    let memory_terms: Vec<HashSet<String>> = batch.memories.iter().map(terms_of).collect();
     let mut answered = 0usize;
     let mut first_error: Option<DreamError> = None;
     let mut stopped = false;
@@ -73,7 +75,7 @@ pub(crate) async fn consolidate(
                     ..s.clone()
                 })
                 .collect(),
-            memories: related(&batch.memories, group, MEMORIES_PER_GROUP),
+            memories: related(&batch.memories, &memory_terms, group, MEMORIES_PER_GROUP),
         };
         match consolidator.consolidate(&sub).await {
             Ok(c) => {
@@ -110,8 +112,14 @@ pub(crate) async fn consolidate(
 
 /// The memories that share a content word (stop words left out, stems
 /// compared) with the messages of `sessions`, those sharing most first (then
-/// the most recently updated), at most `limit`.
-pub(crate) fn related(memories: &[Memory], sessions: &[BatchSession], limit: usize) -> Vec<Memory> {
+/// the most recently updated), at most `limit`; `terms` holds each memory's
+/// [`terms_of`], in order.
+fn related(
+    memories: &[Memory],
+    terms: &[HashSet<String>],
+    sessions: &[BatchSession],
+    limit: usize,
+) -> Vec<Memory> {
     let said: HashSet<String> = sessions
         .iter()
         .flat_map(|s| &s.messages)
@@ -119,16 +127,8 @@ pub(crate) fn related(memories: &[Memory], sessions: &[BatchSession], limit: usi
         .collect();
     let mut shared: Vec<(usize, &Memory)> = memories
         .iter()
-        .map(|m| {
-            let text = format!(
-                "{} {} {} {}",
-                m.name,
-                m.description,
-                m.tags.join(" "),
-                m.content
-            );
-            (content_terms(&text).intersection(&said).count(), m)
-        })
+        .zip(terms)
+        .map(|(m, t)| (t.intersection(&said).count(), m))
         .filter(|(n, _)| *n > 0)
         .collect();
     shared.sort_by(|(a, x), (b, y)| b.cmp(a).then(y.updated_at.cmp(&x.updated_at)));
@@ -137,6 +137,17 @@ pub(crate) fn related(memories: &[Memory], sessions: &[BatchSession], limit: usi
         .take(limit)
         .map(|(_, m)| m.clone())
         .collect()
+}
+
+/// The content terms of a memory's name, description, tags and content.
+fn terms_of(m: &Memory) -> HashSet<String> {
+    content_terms(&format!(
+        "{} {} {} {}",
+        m.name,
+        m.description,
+        m.tags.join(" "),
+        m.content
+    ))
 }
 
 /// The stems of the words of `text` that are no language's stop word.
@@ -341,10 +352,11 @@ mod tests {
         };
         // Both billing memories share the session's subject words; the
         // formatter shares none and is not shown.
-        let shown = ids(related(&memories, &batch.sessions, 8));
+        let terms: Vec<_> = memories.iter().map(terms_of).collect();
+        let shown = ids(related(&memories, &terms, &batch.sessions, 8));
         assert_eq!(shown.len(), 2, "{shown:?}");
         assert!(!shown.contains(&"m2".to_owned()));
-        assert_eq!(ids(related(&memories, &batch.sessions, 1)).len(), 1);
-        assert!(related(&memories, &sub(1).sessions, 8).is_empty());
+        assert_eq!(ids(related(&memories, &terms, &batch.sessions, 1)).len(), 1);
+        assert!(related(&memories, &terms, &sub(1).sessions, 8).is_empty());
     }
 }
