@@ -99,11 +99,11 @@ enum Command {
 /// and refused when given ([`unused_by_scan_and_demo`]).
 const USED_BY_SCAN_AND_DEMO: [&str; 3] = ["verbose", "help", "version"];
 
-/// The ids of the global options `scan` and `demo` do not use, read from the
-/// clap definitions (a new global option is refused there until it is used).
-fn unused_by_scan_and_demo() -> Vec<String> {
-    Cli::command()
-        .get_arguments()
+/// The ids of the global options of `root` (the [`Cli`] command) that `scan`
+/// and `demo` do not use, read from the clap definitions (a new global option
+/// is refused there until it is used).
+fn unused_by_scan_and_demo(root: &clap::Command) -> Vec<String> {
+    root.get_arguments()
         .filter(|arg| arg.is_global_set())
         .map(|arg| arg.get_id().to_string())
         .filter(|id| !USED_BY_SCAN_AND_DEMO.contains(&id.as_str()))
@@ -114,7 +114,7 @@ fn unused_by_scan_and_demo() -> Vec<String> {
 /// (a subcommand's own hidden copy of a global option stops it being propagated).
 fn command() -> clap::Command {
     let mut command = Cli::command();
-    let ids = unused_by_scan_and_demo();
+    let ids = unused_by_scan_and_demo(&command);
     let unused: Vec<clap::Arg> = command
         .get_arguments()
         .filter(|arg| ids.iter().any(|id| id == arg.get_id()))
@@ -138,7 +138,7 @@ fn refuse_unused(matches: &clap::ArgMatches) {
     let given = |m: &clap::ArgMatches, id: &str| {
         m.value_source(id) == Some(clap::parser::ValueSource::CommandLine)
     };
-    if let Some(id) = unused_by_scan_and_demo()
+    if let Some(id) = unused_by_scan_and_demo(&Cli::command())
         .iter()
         .find(|id| given(matches, id) || given(sub, id))
     {
