@@ -24,13 +24,20 @@ pub(crate) fn write_doc(w: &mut Writer, doc: &Doc) {
     w.u8(doc.language.bit().trailing_zeros() as u8);
     w.u8(u8::from(doc.id_flagged));
     for l in doc.lengths {
-        w.u32(l);
+        w.var(u64::from(l));
     }
+    // Terms are sorted and distinct: each is written as its distance from the
+    // previous one, then a mask of the fields holding it and each such field's
+    // count (most terms take 3 bytes instead of 14).
     w.len(doc.terms.len());
+    let mut previous = 0;
     for (term, tf) in &doc.terms {
-        w.u32(*term);
-        for c in tf {
-            w.u16(*c);
+        w.var(u64::from(term.wrapping_sub(previous)));
+        previous = *term;
+        let mask = (0..FIELDS).fold(0u8, |m, f| m | (u8::from(tf[f] > 0) << f));
+        w.u8(mask);
+        for c in tf.iter().filter(|c| **c > 0) {
+            w.var(u64::from(*c));
         }
     }
     match &doc.outcome {
@@ -100,15 +107,27 @@ pub(crate) fn read_doc(r: &mut Reader<'_>) -> Option<Doc> {
     let id_flagged = r.flag()?;
     let mut lengths = [0u32; FIELDS];
     for l in &mut lengths {
-        *l = r.u32()?;
+        *l = u32::try_from(r.var()?).ok()?;
     }
-    let n = r.count(4 + 2 * FIELDS)?;
-    let mut terms = Vec::with_capacity(n);
+    let n = r.count(2)?;
+    let mut terms: Vec<(u32, [u16; FIELDS])> = Vec::with_capacity(n);
     for _ in 0..n {
-        let term = r.u32()?;
+        let delta = u32::try_from(r.var()?).ok()?;
+        // Strictly increasing, as written.
+        let term = match terms.last() {
+            None => delta,
+            Some((previous, _)) if delta > 0 => previous.checked_add(delta)?,
+            Some(_) => return None,
+        };
+        let mask = r.u8()?;
+        if mask >> FIELDS != 0 {
+            return None;
+        }
         let mut tf = [0u16; FIELDS];
-        for c in &mut tf {
-            *c = r.u16()?;
+        for (f, c) in tf.iter_mut().enumerate() {
+            if mask & (1 << f) != 0 {
+                *c = u16::try_from(r.var()?).ok().filter(|c| *c > 0)?;
+            }
         }
         terms.push((term, tf));
     }
@@ -206,4 +225,46 @@ fn read_memory(r: &mut Reader<'_>) -> Option<Memory> {
         pinned,
         metadata,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn terms_and_lengths_round_trip() {
+        let doc = Doc {
+            id: RecordId::new("m1").unwrap(),
+            version: dream_core::Version(7),
+            hash: [3; 32],
+            outcome: Outcome::Rejected {
+                reason: Reason::new(codes::MALFORMED, None),
+                corrupt: true,
+            },
+            terms: vec![
+                (0, [1, 0, 0, 0, 0]),
+                (5, [0, 300, 0, 2, 0]),
+                (70_000, [0, 0, 0, 0, u16::MAX]),
+                (u32::MAX, [1, 1, 1, 1, 1]),
+            ],
+            lengths: [3, 0, 9, 100_000, u32::MAX],
+            language: Language::ALL[1],
+            id_flagged: true,
+        };
+        let mut w = Writer::default();
+        write_doc(&mut w, &doc);
+        let mut r = Reader::new(&w.0);
+        let back = read_doc(&mut r).unwrap();
+        assert!(r.done());
+        assert_eq!(back.terms, doc.terms);
+        assert_eq!(back.lengths, doc.lengths);
+        assert_eq!(
+            (back.id, back.version, back.hash),
+            (doc.id, doc.version, doc.hash)
+        );
+        assert_eq!(
+            (back.language, back.id_flagged),
+            (doc.language, doc.id_flagged)
+        );
+    }
 }

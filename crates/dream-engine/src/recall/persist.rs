@@ -11,11 +11,11 @@
 //! store like any other, so an encrypted store encrypts them.
 //!
 //! The payload is a sequence of items, each its length then its bytes: the
-//! vocabulary, the number of records, then one item per record (format 2). A
+//! vocabulary, the number of records, then one item per record (format 3: a
+//! record's terms as distances and per-field counts in 7-bit groups). A
 //! load reads the chunks one after the other and hands each to a thread that
 //! hashes and one that decodes, item by item (an item split across chunks is
-//! the only thing copied): the payload is never whole in memory, which at
-//! 100,000 records halves the load's peak.
+//! the only thing copied): the payload is never whole in memory.
 //!
 //! Trust: a manifest whose fingerprint differs, whose MAC does not verify, whose
 //! chunks are missing, or whose payload does not hash or decode is ignored and
@@ -51,7 +51,7 @@ use crate::lease::HeldLease;
 use crate::seal::SealKey;
 
 /// The payload's format; bumped when the codec changes.
-const FORMAT: u32 = 2;
+const FORMAT: u32 = 3;
 /// Id of the manifest record.
 const MANIFEST: &str = "manifest";
 /// Largest chunk written, whatever the store accepts.
