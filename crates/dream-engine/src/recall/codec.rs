@@ -8,6 +8,7 @@ use dream_core::{Memory, MemoryId, MemoryKind, MemoryStatus, RecordId, Role, Sco
 
 use super::analyze::{Doc, FIELDS, Outcome, Valid, hash64};
 use super::reason::{Reason, codes};
+use super::terms::Terms;
 use super::tokenize::Language;
 use super::wire::{Reader, Writer};
 
@@ -26,20 +27,7 @@ pub(crate) fn write_doc(w: &mut Writer, doc: &Doc) {
     for l in doc.lengths {
         w.var(u64::from(l));
     }
-    // Terms are sorted and distinct: each is written as its distance from the
-    // previous one, then a mask of the fields holding it and each such field's
-    // count (most terms take 3 bytes instead of 14).
-    w.len(doc.terms.len());
-    let mut previous = 0;
-    for (term, tf) in &doc.terms {
-        w.var(u64::from(term.wrapping_sub(previous)));
-        previous = *term;
-        let mask = (0..FIELDS).fold(0u8, |m, f| m | (u8::from(tf[f] > 0) << f));
-        w.u8(mask);
-        for c in tf.iter().filter(|c| **c > 0) {
-            w.var(u64::from(*c));
-        }
-    }
+    doc.terms.write_to(w);
     match &doc.outcome {
         Outcome::Valid(v) => {
             w.u8(0);
@@ -109,28 +97,7 @@ pub(crate) fn read_doc(r: &mut Reader<'_>) -> Option<Doc> {
     for l in &mut lengths {
         *l = u32::try_from(r.var()?).ok()?;
     }
-    let n = r.count(2)?;
-    let mut terms: Vec<(u32, [u16; FIELDS])> = Vec::with_capacity(n);
-    for _ in 0..n {
-        let delta = u32::try_from(r.var()?).ok()?;
-        // Strictly increasing, as written.
-        let term = match terms.last() {
-            None => delta,
-            Some((previous, _)) if delta > 0 => previous.checked_add(delta)?,
-            Some(_) => return None,
-        };
-        let mask = r.u8()?;
-        if mask >> FIELDS != 0 {
-            return None;
-        }
-        let mut tf = [0u16; FIELDS];
-        for (f, c) in tf.iter_mut().enumerate() {
-            if mask & (1 << f) != 0 {
-                *c = u16::try_from(r.var()?).ok().filter(|c| *c > 0)?;
-            }
-        }
-        terms.push((term, tf));
-    }
+    let terms = Terms::read_from(r)?;
     let outcome = match r.u8()? {
         0 => {
             let memory = read_memory(r)?;
@@ -241,12 +208,7 @@ mod tests {
                 reason: Reason::new(codes::MALFORMED, None),
                 corrupt: true,
             },
-            terms: vec![
-                (0, [1, 0, 0, 0, 0]),
-                (5, [0, 300, 0, 2, 0]),
-                (70_000, [0, 0, 0, 0, u16::MAX]),
-                (u32::MAX, [1, 1, 1, 1, 1]),
-            ],
+            terms: Terms::pack(&[(0, [1, 0, 0, 0, 0]), (9, [0, 300, 0, 2, 0])]),
             lengths: [3, 0, 9, 100_000, u32::MAX],
             language: Language::ALL[1],
             id_flagged: true,

@@ -175,8 +175,8 @@ impl Index {
             for (total, len) in totals.iter_mut().zip(doc.lengths) {
                 *total += f64::from(len);
             }
-            for (term, _) in &doc.terms {
-                if let Some(count) = df.get_mut(*term as usize) {
+            for (term, _) in doc.terms.iter() {
+                if let Some(count) = df.get_mut(term as usize) {
                     *count += 1;
                 }
             }
@@ -220,8 +220,8 @@ impl Index {
                 let norm = 1.0 - b + b * relative;
                 (f64::from(params.weights[field].max(0.0)) / norm.max(1e-6)) as f32
             });
-            for (term, counts) in &doc.terms {
-                if let Some(list) = postings.get_mut(*term as usize) {
+            for (term, counts) in doc.terms.iter() {
+                if let Some(list) = postings.get_mut(term as usize) {
                     let tf: f32 = counts
                         .iter()
                         .zip(&factors)
@@ -382,11 +382,7 @@ impl Index {
             .iter()
             .map(|p| p.capacity() * std::mem::size_of::<Posting>() + 24)
             .sum();
-        let terms: usize = self
-            .docs
-            .iter()
-            .map(|d| d.terms.capacity() * std::mem::size_of::<(u32, [u16; FIELDS])>())
-            .sum();
+        let terms: usize = self.docs.iter().map(|d| d.terms.heap_bytes()).sum();
         postings + terms + self.prior.capacity() * 4 + self.doc_scope.capacity() * 4
     }
 
@@ -418,12 +414,12 @@ impl Index {
             .iter()
             .filter(|h| self.in_scope(h.doc, scope) && self.docs[h.doc as usize].valid().is_some());
         for (r, hit) in feeding.enumerate() {
-            for (term, _) in &self.docs[hit.doc as usize].terms {
-                let df = self.df(*term);
-                if df < 2 || df * 10 > n || terms.iter().any(|(t, _)| t == term) {
+            for (term, _) in self.docs[hit.doc as usize].terms.iter() {
+                let df = self.df(term);
+                if df < 2 || df * 10 > n || terms.iter().any(|(t, _)| *t == term) {
                     continue;
                 }
-                *gain.entry(*term).or_default() += self.idf(*term) / (r as f32 + 1.0);
+                *gain.entry(term).or_default() += self.idf(term) / (r as f32 + 1.0);
             }
         }
         let mut gain: Vec<(u32, f32)> = gain.into_iter().collect();

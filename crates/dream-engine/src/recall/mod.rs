@@ -69,6 +69,7 @@ mod reason;
 mod refresh;
 mod relevance;
 mod semantic;
+mod terms;
 pub mod tokenize;
 mod types;
 mod vocab;

@@ -282,7 +282,7 @@ fn decode(chunks: mpsc::Receiver<Bytes>) -> Result<(Vocabulary, Vec<Arc<Doc>>), 
             (Some(vocab), Some(n)) => {
                 let doc = read_doc(&mut r)?;
                 let bad = docs.len() == n
-                    || doc.terms.iter().any(|(t, _)| *t as usize >= vocab.len())
+                    || doc.terms.iter().any(|(t, _)| t as usize >= vocab.len())
                     || docs.last().is_some_and(|d| d.id >= doc.id);
                 if bad {
                     return None;

@@ -59,6 +59,7 @@ impl Writer {
 }
 
 /// Reads values back; every method is `None` past the end or on a bad value.
+#[derive(Clone)]
 pub(crate) struct Reader<'a> {
     buf: &'a [u8],
     pos: usize,
@@ -71,6 +72,14 @@ impl<'a> Reader<'a> {
     /// Whether every byte was read.
     pub fn done(&self) -> bool {
         self.pos == self.buf.len()
+    }
+    /// How many bytes were read.
+    pub fn position(&self) -> usize {
+        self.pos
+    }
+    /// The bytes from here to `end` (a position of this buffer), read at once.
+    pub fn take_to(&mut self, end: usize) -> Option<&'a [u8]> {
+        self.take(end.checked_sub(self.pos)?)
     }
     fn take(&mut self, n: usize) -> Option<&'a [u8]> {
         let end = self.pos.checked_add(n)?;
