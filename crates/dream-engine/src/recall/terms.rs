@@ -100,6 +100,7 @@ struct Walk<'a> {
 
 impl Walk<'_> {
     /// The next term; `None` at the end or on a malformed one.
+    #[inline]
     fn step(&mut self) -> Option<Term> {
         self.left = self.left.checked_sub(1)?;
         let delta = u32::try_from(self.r.var()?).ok()?;

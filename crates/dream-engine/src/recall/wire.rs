@@ -81,14 +81,18 @@ impl<'a> Reader<'a> {
     pub fn take_to(&mut self, end: usize) -> Option<&'a [u8]> {
         self.take(end.checked_sub(self.pos)?)
     }
+    #[inline]
     fn take(&mut self, n: usize) -> Option<&'a [u8]> {
         let end = self.pos.checked_add(n)?;
         let out = self.buf.get(self.pos..end)?;
         self.pos = end;
         Some(out)
     }
+    #[inline]
     pub fn u8(&mut self) -> Option<u8> {
-        Some(self.take(1)?[0])
+        let byte = *self.buf.get(self.pos)?;
+        self.pos += 1;
+        Some(byte)
     }
     pub fn flag(&mut self) -> Option<bool> {
         match self.u8()? {
@@ -104,7 +108,18 @@ impl<'a> Reader<'a> {
         Some(u64::from_le_bytes(self.take(8)?.try_into().ok()?))
     }
     /// What [`Writer::var`] wrote; `None` past 64 bits or on a redundant last group.
+    #[inline]
     pub fn var(&mut self) -> Option<u64> {
+        // Most values (term distances, counts) fit one byte.
+        match self.buf.get(self.pos) {
+            Some(byte) if *byte < 0x80 => {
+                self.pos += 1;
+                Some(u64::from(*byte))
+            }
+            _ => self.long_var(),
+        }
+    }
+    fn long_var(&mut self) -> Option<u64> {
         let mut v = 0u64;
         for shift in (0..64).step_by(7) {
             let byte = self.u8()?;
