@@ -193,7 +193,9 @@ pub(crate) async fn load(
         if len > manifest.len {
             return Err(Unusable::Rejected("payload altered"));
         }
-        // A worker that stopped early (an undecodable item) is answered below.
+        // Waits (briefly, on this task's thread) while a worker is
+        // `READ_AHEAD` chunks behind; one that stopped early (an undecodable
+        // item) is answered below.
         let _ = hash_tx.send(chunk.clone());
         let _ = decode_tx.send(chunk);
     }
@@ -216,12 +218,16 @@ pub(crate) async fn load(
     })
 }
 
+/// Chunks read ahead of the slower of the two threads (bounds the memory the
+/// load holds besides what it decoded).
+const READ_AHEAD: usize = 2;
+
 /// A thread running `work` over the chunks sent to it, until the sender is
 /// dropped.
 fn worker<T: Send + 'static>(
     work: impl FnOnce(mpsc::Receiver<Bytes>) -> T + Send + 'static,
-) -> Result<(mpsc::Sender<Bytes>, std::thread::JoinHandle<T>), Unusable> {
-    let (tx, rx) = mpsc::channel();
+) -> Result<(mpsc::SyncSender<Bytes>, std::thread::JoinHandle<T>), Unusable> {
+    let (tx, rx) = mpsc::sync_channel(READ_AHEAD);
     let handle = std::thread::Builder::new()
         .name("recall-load".into())
         .spawn(move || work(rx))
