@@ -12,10 +12,12 @@
 //!
 //! The payload is a sequence of items, each its length then its bytes: the
 //! vocabulary, the number of records, then one item per record (format 3: a
-//! record's terms as distances and per-field counts in 7-bit groups). A
-//! load reads the chunks one after the other and hands each to a thread that
-//! hashes and one that decodes, item by item (an item split across chunks is
-//! the only thing copied): the payload is never whole in memory.
+//! record's terms packed as they are kept in memory, see `terms`). A load reads
+//! the chunks one after the other and hands each to a thread that hashes and
+//! one that decodes, item by item (an item split across chunks is the only
+//! thing copied): the payload is never whole in memory. The decoder runs on
+//! bytes not yet verified, so it checks every bound; nothing it decoded is used
+//! unless the payload's length and SHA-256 are the manifest's.
 //!
 //! Trust: a manifest whose fingerprint differs, whose MAC does not verify, whose
 //! chunks are missing, or whose payload does not hash or decode is ignored and
