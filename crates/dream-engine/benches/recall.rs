@@ -22,7 +22,14 @@
 //! - `index/<n>`: `cold_persisted` is `cold_build` with the persisted index present
 //!   (a fresh `Recall`, as in a new process, with `RecallOptions::persist`: it
 //!   loads the index, ranks, and reads again only the memories it shows), to
-//!   compare with `cold_build` (no persisted state) at the same size.
+//!   compare with `cold_build` (no persisted state) at the same size; beside it
+//!   `persisted_raw_read`, the floor of any load: the manifest and every chunk
+//!   of the `recall` namespace read from the store, nothing decoded or hashed.
+//! - `sqlite/100000` (only with `DREAM_BENCH_SQLITE=1`: filling takes minutes):
+//!   the same pair on dream-sqlite, each iteration a new store handle as a new
+//!   `dream recall` process opens: `cold_persisted` (open, load the persisted
+//!   index, rank, judge, read again what it shows) beside `persisted_raw_read`
+//!   (open, read the chunks).
 //!
 //! Run: `cargo bench -p dream-engine --bench recall -- --warm-up-time 1 --measurement-time 3`.
 
@@ -161,7 +168,7 @@ fn generation_key() -> Key {
     )
 }
 
-async fn fill(store: &MemoryStore, memories: &[Memory]) {
+async fn fill(store: &dyn RecordStore, memories: &[Memory]) {
     for m in memories {
         store
             .put(
@@ -372,6 +379,9 @@ fn bench_index(c: &mut Criterion) {
                 black_box(rt.block_on(recall.recall(&queries[0], &scope, 5)).unwrap())
             })
         });
+        group.bench_function(BenchmarkId::new("persisted_raw_read", n), |b| {
+            b.iter(|| black_box(rt.block_on(raw_read(&*store))))
+        });
         group.bench_function(BenchmarkId::new("list_and_decode", n), |b| {
             b.iter(|| {
                 rt.block_on(async {
@@ -427,5 +437,79 @@ fn bench_index(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, bench_recall, bench_index);
+/// Every value of the `recall` namespace (the persisted index's manifest and
+/// chunks) read through `store`, after the generation: their total length.
+async fn raw_read(store: &dyn RecordStore) -> usize {
+    let _ = store.get(&generation_key()).await.unwrap();
+    let ns = Namespace::new("recall").unwrap();
+    let mut after: Option<RecordId> = None;
+    let mut bytes = 0usize;
+    loop {
+        let page = store.list(&ns, after.as_ref(), 8).await.unwrap();
+        bytes += page
+            .entries
+            .iter()
+            .map(|e| e.record.value.len())
+            .sum::<usize>();
+        match page.next {
+            Some(next) => after = Some(next),
+            None => return bytes,
+        }
+    }
+}
+
+/// `cold_persisted` beside `persisted_raw_read` at 100,000 memories on
+/// dream-sqlite (see the module docs); only with `DREAM_BENCH_SQLITE=1`.
+fn bench_sqlite(c: &mut Criterion) {
+    if std::env::var_os("DREAM_BENCH_SQLITE").is_none() {
+        return;
+    }
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let n = 100_000;
+    let scope = Scope::new("proj").unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("d.sqlite");
+    let open = || async { Arc::new(dream_sqlite::SqliteStore::open(&path).await.unwrap()) };
+    let (mems, queries) = memories(n);
+    let persisting = || RecallOptions {
+        persist: true,
+        ..RecallOptions::default()
+    };
+    rt.block_on(async {
+        let store = open().await;
+        for batch in mems.chunks(1_000) {
+            let ops: Vec<_> = batch
+                .iter()
+                .map(|m| dream_core::store::BatchOp::Put {
+                    key: memories_key(m.id.as_str()),
+                    value: render_memory(m).into(),
+                    pre: dream_core::Precondition::Any,
+                })
+                .collect();
+            store.write_batch(&ops, None).await.unwrap();
+        }
+        fill(&*store, &[]).await;
+        let first = Recall::new(store, Arc::new(SystemClock), persisting());
+        first.recall(&queries[0], &scope, 5).await.unwrap();
+    });
+    let mut group = c.benchmark_group("sqlite");
+    group.sample_size(10);
+    group.bench_function(BenchmarkId::new("cold_persisted", n), |b| {
+        b.iter(|| {
+            rt.block_on(async {
+                let recall = Recall::new(open().await, Arc::new(SystemClock), persisting());
+                black_box(recall.recall(&queries[0], &scope, 5).await.unwrap())
+            })
+        })
+    });
+    group.bench_function(BenchmarkId::new("persisted_raw_read", n), |b| {
+        b.iter(|| black_box(rt.block_on(async { raw_read(&*open().await).await })))
+    });
+    group.finish();
+}
+
+criterion_group!(benches, bench_recall, bench_index, bench_sqlite);
 criterion_main!(benches);

@@ -15,6 +15,7 @@ use crate::layout;
 use crate::lease::HeldLease;
 use crate::provenance::Support;
 use crate::records::{Actor, AuditAction, ProposalKind, QuarantineSource};
+use crate::scan::Scanners;
 
 use super::persons_word;
 
@@ -204,7 +205,7 @@ impl Dream {
         }
         let now = self.now();
         let mut report = ImportReport::default();
-        let mut admitted: Vec<(usize, Memory, Admission)> = Vec::new();
+        let mut candidates: Vec<(usize, Memory)> = Vec::with_capacity(memories.len());
         let mut seen = std::collections::HashSet::new();
         for (i, mut m) in memories.into_iter().enumerate() {
             m.scope = self.scope.clone();
@@ -223,7 +224,12 @@ impl Dream {
                     .push((i, "the same id twice in one import".into()));
                 continue;
             }
-            match admit(&self.scanners, &m) {
+            candidates.push((i, m));
+        }
+        let admissions = admit_all(&self.scanners, &candidates);
+        let mut admitted: Vec<(usize, Memory, Admission)> = Vec::with_capacity(candidates.len());
+        for ((i, m), admission) in candidates.into_iter().zip(admissions) {
+            match admission {
                 Ok(a) => admitted.push((i, m, a)),
                 Err(reason) => report.rejected.push((i, reason)),
             }
@@ -509,4 +515,34 @@ fn import_trust(m: &mut Memory, from: ImportSource, pin: bool) {
         m.status = claimed;
     }
     m.pinned = pin && m.status == MemoryStatus::Active;
+}
+
+/// Memories admitted on one thread before the gate's work is split across cores.
+const PARALLEL_ADMIT_MIN: usize = 256;
+
+/// The write gate's answer for each memory, in order: on every available core
+/// when there are many (the scan is most of an import's time).
+fn admit_all(scanners: &Scanners, memories: &[(usize, Memory)]) -> Vec<Result<Admission, String>> {
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+    if threads < 2 || memories.len() < PARALLEL_ADMIT_MIN {
+        return memories.iter().map(|(_, m)| admit(scanners, m)).collect();
+    }
+    let part = memories.len().div_ceil(threads);
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = memories
+            .chunks(part)
+            .map(|chunk| {
+                scope.spawn(move || {
+                    chunk
+                        .iter()
+                        .map(|(_, m)| admit(scanners, m))
+                        .collect::<Vec<_>>()
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .flat_map(|h| h.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
+            .collect()
+    })
 }

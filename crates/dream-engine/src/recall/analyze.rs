@@ -12,6 +12,7 @@ use dream_scan::{Category, Finding, Report, Scanner, Severity, Verdict};
 use sha2::{Digest, Sha256};
 
 use super::reason::{Reason, codes};
+use super::terms::Terms;
 use super::tokenize::{self, Detector, Language, LanguageSet};
 use super::vocab::Vocabulary;
 
@@ -85,7 +86,7 @@ pub(crate) struct Doc {
     pub hash: [u8; 32],
     pub outcome: Outcome,
     /// Distinct term ids (see `Vocabulary`) with their frequency per field, sorted.
-    pub terms: Vec<(u32, [u16; FIELDS])>,
+    pub terms: Terms,
     /// Number of terms per field.
     pub lengths: [u32; FIELDS],
     /// The language the record was analysed in.
@@ -213,7 +214,7 @@ fn write(vocab: &RwLock<Vocabulary>) -> RwLockWriteGuard<'_, Vocabulary> {
 }
 
 /// Term ids with their per-field counts, field lengths, and the language.
-type Tokens = (Vec<(u32, [u16; FIELDS])>, [u32; FIELDS], Language);
+type Tokens = (Terms, [u32; FIELDS], Language);
 
 fn tokenised(fields: [&str; FIELDS], config: &AnalyzeConfig, vocab: &mut Vocabulary) -> Tokens {
     let mut detector = Detector::default();
@@ -246,7 +247,7 @@ fn tokenised(fields: [&str; FIELDS], config: &AnalyzeConfig, vocab: &mut Vocabul
             }
         }
     }
-    (terms, lengths, language)
+    (Terms::pack(&terms), lengths, language)
 }
 
 /// Step 2 for a decoded memory. Its free text and metadata go through `scan_json`

@@ -8,6 +8,7 @@ use dream_core::{Memory, MemoryId, MemoryKind, MemoryStatus, RecordId, Role, Sco
 
 use super::analyze::{Doc, FIELDS, Outcome, Valid, hash64};
 use super::reason::{Reason, codes};
+use super::terms::Terms;
 use super::tokenize::Language;
 use super::wire::{Reader, Writer};
 
@@ -24,15 +25,9 @@ pub(crate) fn write_doc(w: &mut Writer, doc: &Doc) {
     w.u8(doc.language.bit().trailing_zeros() as u8);
     w.u8(u8::from(doc.id_flagged));
     for l in doc.lengths {
-        w.u32(l);
+        w.var(u64::from(l));
     }
-    w.len(doc.terms.len());
-    for (term, tf) in &doc.terms {
-        w.u32(*term);
-        for c in tf {
-            w.u16(*c);
-        }
-    }
+    doc.terms.write_to(w);
     match &doc.outcome {
         Outcome::Valid(v) => {
             w.u8(0);
@@ -100,18 +95,9 @@ pub(crate) fn read_doc(r: &mut Reader<'_>) -> Option<Doc> {
     let id_flagged = r.flag()?;
     let mut lengths = [0u32; FIELDS];
     for l in &mut lengths {
-        *l = r.u32()?;
+        *l = u32::try_from(r.var()?).ok()?;
     }
-    let n = r.count(4 + 2 * FIELDS)?;
-    let mut terms = Vec::with_capacity(n);
-    for _ in 0..n {
-        let term = r.u32()?;
-        let mut tf = [0u16; FIELDS];
-        for c in &mut tf {
-            *c = r.u16()?;
-        }
-        terms.push((term, tf));
-    }
+    let terms = Terms::read_from(r)?;
     let outcome = match r.u8()? {
         0 => {
             let memory = read_memory(r)?;
@@ -206,4 +192,41 @@ fn read_memory(r: &mut Reader<'_>) -> Option<Memory> {
         pinned,
         metadata,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn terms_and_lengths_round_trip() {
+        let doc = Doc {
+            id: RecordId::new("m1").unwrap(),
+            version: dream_core::Version(7),
+            hash: [3; 32],
+            outcome: Outcome::Rejected {
+                reason: Reason::new(codes::MALFORMED, None),
+                corrupt: true,
+            },
+            terms: Terms::pack(&[(0, [1, 0, 0, 0, 0]), (9, [0, 300, 0, 2, 0])]),
+            lengths: [3, 0, 9, 100_000, u32::MAX],
+            language: Language::ALL[1],
+            id_flagged: true,
+        };
+        let mut w = Writer::default();
+        write_doc(&mut w, &doc);
+        let mut r = Reader::new(&w.0);
+        let back = read_doc(&mut r).unwrap();
+        assert!(r.done());
+        assert_eq!(back.terms, doc.terms);
+        assert_eq!(back.lengths, doc.lengths);
+        assert_eq!(
+            (back.id, back.version, back.hash),
+            (doc.id, doc.version, doc.hash)
+        );
+        assert_eq!(
+            (back.language, back.id_flagged),
+            (doc.language, doc.id_flagged)
+        );
+    }
 }

@@ -6,7 +6,8 @@
 //! `tf~ = Σ_f w_f · tf_f(t, d) / (1 − b_f + b_f · len_f(d) / avglen_f)` and
 //! `score += idf(t) · tf~ · (k1 + 1) / (k1 + tf~)`, with
 //! `idf(t) = ln(1 + (N − df + 0.5) / (df + 0.5))`. The per-field factor
-//! `w_f / (1 − b_f + b_f · len_f / avglen_f)` is computed once per document at build.
+//! `w_f / (1 − b_f + b_f · len_f / avglen_f)` is computed once per document at build,
+//! and with it each posting's `tf~`.
 //!
 //! Each query term carries a weight `q_t` that multiplies its contribution: 1 for a
 //! query word's own stems, [`RankParams::intent_weight`] for intent words (`tell`,
@@ -103,11 +104,12 @@ pub(crate) struct WordTerms {
     pub idf: f32,
 }
 
-/// One document's term frequencies, per field.
+/// One document's weighted term frequency `tf~` (see the module docs),
+/// computed at build: 8 bytes a posting rather than a count per field.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Posting {
     doc: u32,
-    tf: [u16; FIELDS],
+    tf: f32,
 }
 
 /// Scope id of a record whose scope is unknown (it failed decoding).
@@ -140,8 +142,6 @@ pub(crate) struct Index {
     pub vocab: Arc<RwLock<Vocabulary>>,
     scopes: HashMap<Scope, u32>,
     doc_scope: Vec<u32>,
-    /// `w_f / (1 − b_f + b_f · len_f / avglen_f)` per document and field.
-    factors: Vec<[f32; FIELDS]>,
     /// Postings per term id, sorted by document.
     postings: Vec<Vec<Posting>>,
     /// Tie-break order per document: more confident, then more recent, first.
@@ -172,12 +172,16 @@ impl Index {
         // Each term's list allocated once, at its final length.
         let mut df = vec![0u32; terms];
         for doc in &docs {
-            for (term, _) in &doc.terms {
-                if let Some(count) = df.get_mut(*term as usize) {
+            for (total, len) in totals.iter_mut().zip(doc.lengths) {
+                *total += f64::from(len);
+            }
+            for (term, _) in doc.terms.iter() {
+                if let Some(count) = df.get_mut(term as usize) {
                     *count += 1;
                 }
             }
         }
+        let averages = totals.map(|t| if n == 0 { 1.0 } else { (t / n as f64).max(1.0) });
         let mut postings: Vec<Vec<Posting>> = df
             .into_iter()
             .map(|count| Vec::with_capacity(count as usize))
@@ -186,9 +190,6 @@ impl Index {
         for (i, doc) in docs.iter().enumerate() {
             let i = u32::try_from(i).unwrap_or(u32::MAX);
             languages.insert(doc.language);
-            for (total, len) in totals.iter_mut().zip(doc.lengths) {
-                *total += f64::from(len);
-            }
             let scope = match doc.valid() {
                 Some(valid) => {
                     let memory = &valid.memory;
@@ -212,25 +213,24 @@ impl Index {
                 None => UNKNOWN_SCOPE,
             };
             doc_scope.push(scope);
-            for (term, tf) in &doc.terms {
-                if let Some(list) = postings.get_mut(*term as usize) {
-                    list.push(Posting { doc: i, tf: *tf });
+            // `w_f / (1 − b_f + b_f · len_f / avglen_f)` per field.
+            let factors: [f32; FIELDS] = std::array::from_fn(|field| {
+                let b = f64::from(params.b[field].clamp(0.0, 1.0));
+                let relative = f64::from(doc.lengths[field]) / averages[field];
+                let norm = 1.0 - b + b * relative;
+                (f64::from(params.weights[field].max(0.0)) / norm.max(1e-6)) as f32
+            });
+            for (term, counts) in doc.terms.iter() {
+                if let Some(list) = postings.get_mut(term as usize) {
+                    let tf: f32 = counts
+                        .iter()
+                        .zip(&factors)
+                        .map(|(count, factor)| f32::from(*count) * factor)
+                        .sum();
+                    list.push(Posting { doc: i, tf });
                 }
             }
         }
-
-        let averages = totals.map(|t| if n == 0 { 1.0 } else { (t / n as f64).max(1.0) });
-        let factors = docs
-            .iter()
-            .map(|doc| {
-                std::array::from_fn(|field| {
-                    let b = f64::from(params.b[field].clamp(0.0, 1.0));
-                    let relative = f64::from(doc.lengths[field]) / averages[field];
-                    let norm = 1.0 - b + b * relative;
-                    (f64::from(params.weights[field].max(0.0)) / norm.max(1e-6)) as f32
-                })
-            })
-            .collect();
 
         // Sorted on keys read once, not looked up at every comparison.
         let mut order: Vec<_> = docs
@@ -269,7 +269,6 @@ impl Index {
             vocab,
             scopes,
             doc_scope,
-            factors,
             postings,
             k1: params.k1.max(0.0),
             feedback: (
@@ -375,24 +374,16 @@ impl Index {
         self.postings.iter().map(Vec::len).sum()
     }
 
-    /// Approximate heap bytes of the ranking structures (postings, per-document
-    /// factors and analysed terms), not of the decoded memories.
+    /// Approximate heap bytes of the ranking structures (postings and analysed
+    /// terms), not of the decoded memories.
     pub fn ranking_bytes(&self) -> usize {
         let postings: usize = self
             .postings
             .iter()
             .map(|p| p.capacity() * std::mem::size_of::<Posting>() + 24)
             .sum();
-        let terms: usize = self
-            .docs
-            .iter()
-            .map(|d| d.terms.capacity() * std::mem::size_of::<(u32, [u16; FIELDS])>())
-            .sum();
-        postings
-            + terms
-            + self.factors.capacity() * std::mem::size_of::<[f32; FIELDS]>()
-            + self.prior.capacity() * 4
-            + self.doc_scope.capacity() * 4
+        let terms: usize = self.docs.iter().map(|d| d.terms.heap_bytes()).sum();
+        postings + terms + self.prior.capacity() * 4 + self.doc_scope.capacity() * 4
     }
 
     /// Ranks documents by BM25F for the distinct weighted term ids `terms`
@@ -423,12 +414,12 @@ impl Index {
             .iter()
             .filter(|h| self.in_scope(h.doc, scope) && self.docs[h.doc as usize].valid().is_some());
         for (r, hit) in feeding.enumerate() {
-            for (term, _) in &self.docs[hit.doc as usize].terms {
-                let df = self.df(*term);
-                if df < 2 || df * 10 > n || terms.iter().any(|(t, _)| t == term) {
+            for (term, _) in self.docs[hit.doc as usize].terms.iter() {
+                let df = self.df(term);
+                if df < 2 || df * 10 > n || terms.iter().any(|(t, _)| *t == term) {
                     continue;
                 }
-                *gain.entry(*term).or_default() += self.idf(*term) / (r as f32 + 1.0);
+                *gain.entry(term).or_default() += self.idf(term) / (r as f32 + 1.0);
             }
         }
         let mut gain: Vec<(u32, f32)> = gain.into_iter().collect();
@@ -463,13 +454,7 @@ impl Index {
             let df = list.len() as f64;
             let idf = (1.0 + (n - df + 0.5) / (df + 0.5)).ln() as f32 * weight;
             for posting in list {
-                let factors = &self.factors[posting.doc as usize];
-                let tf: f32 = posting
-                    .tf
-                    .iter()
-                    .zip(factors)
-                    .map(|(count, factor)| f32::from(*count) * factor)
-                    .sum();
+                let tf = posting.tf;
                 if tf <= 0.0 {
                     continue;
                 }

@@ -69,6 +69,7 @@ mod reason;
 mod refresh;
 mod relevance;
 mod semantic;
+mod terms;
 pub mod tokenize;
 mod types;
 mod vocab;
@@ -429,7 +430,7 @@ impl Recall {
     }
 
     /// Approximate heap bytes of the current index's ranking structures: postings,
-    /// per-document factors and terms, the vocabulary, and (with sub-words) its
+    /// per-document terms, the vocabulary, and (with sub-words) its
     /// trigram index. Builds the index if needed. For measuring, not for limits.
     pub async fn index_bytes(&self) -> Result<IndexBytes, RecallError> {
         let index = self.index().await?;

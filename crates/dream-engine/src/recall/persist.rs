@@ -10,6 +10,15 @@
 //! SHA-256, and, with a seal key, an HMAC over all of it. Records go through the
 //! store like any other, so an encrypted store encrypts them.
 //!
+//! The payload is a sequence of items, each its length then its bytes: the
+//! vocabulary, the number of records, then one item per record (format 3: a
+//! record's terms packed as they are kept in memory, see `terms`). A load reads
+//! the chunks one after the other and hands each to a thread that hashes and
+//! one that decodes, item by item (an item split across chunks is the only
+//! thing copied): the payload is never whole in memory. The decoder runs on
+//! bytes not yet verified, so it checks every bound; nothing it decoded is used
+//! unless the payload's length and SHA-256 are the manifest's.
+//!
 //! Trust: a manifest whose fingerprint differs, whose MAC does not verify, whose
 //! chunks are missing, or whose payload does not hash or decode is ignored and
 //! the index is rebuilt from the records — a record's firewall outcome is reused
@@ -28,7 +37,7 @@
 //! its own journaled commit. A rebuild after the manifest is gone starts from a
 //! fresh vocabulary, so no word of a purged memory is written back.
 
-use std::sync::Arc;
+use std::sync::{Arc, mpsc};
 use std::time::Duration;
 
 use dream_core::{Bytes, RecordId, RecordStore, Write};
@@ -44,7 +53,7 @@ use crate::lease::HeldLease;
 use crate::seal::SealKey;
 
 /// The payload's format; bumped when the codec changes.
-const FORMAT: u32 = 1;
+const FORMAT: u32 = 3;
 /// Id of the manifest record.
 const MANIFEST: &str = "manifest";
 /// Largest chunk written, whatever the store accepts.
@@ -164,28 +173,42 @@ pub(crate) async fn load(
         .iter()
         .map(|c| RecordId::new(c.as_str()).map_err(|_| Unusable::Rejected("bad chunk id")))
         .collect::<Result<Vec<_>, _>>()?;
-    // The chunks are read in two halves at once (a store that reads on
-    // blocking threads checks two chunks' hashes in parallel).
-    let (front, back) = ids.split_at(ids.len() / 2);
-    let (front, back) = tokio::join!(read_chunks(store, front), read_chunks(store, back));
-    let mut payload = Vec::with_capacity(manifest.len.min(1 << 30));
-    for chunk in front?.iter().chain(&back?) {
-        payload.extend_from_slice(chunk);
+    // Each chunk is hashed on one thread and decoded on another while the next
+    // is read; nothing decoded is used unless the hash is the manifest's. A
+    // chunk is dropped once both are done with it: the payload is never whole
+    // in memory.
+    let (hash_tx, hashing) = worker(|chunks| {
+        let mut h = Sha256::new();
+        for chunk in chunks {
+            h.update(&chunk);
+        }
+        hex::encode(h.finalize())
+    })?;
+    let (decode_tx, decoding) = worker(decode)?;
+    let mut len = 0usize;
+    for id in ids {
+        let chunk = match store.get(&layout::key(layout::RECALL, id)).await {
+            Ok(Some(record)) => record.value,
+            _ => return Err(Unusable::Rejected("chunk missing")),
+        };
+        len = len.saturating_add(chunk.len());
+        if len > manifest.len {
+            return Err(Unusable::Rejected("payload altered"));
+        }
+        // Waits (briefly, on this task's thread) while a worker is
+        // `READ_AHEAD` chunks behind; one that stopped early (an undecodable
+        // item) is answered below.
+        let _ = hash_tx.send(chunk.clone());
+        let _ = decode_tx.send(chunk);
     }
-    if payload.len() != manifest.len {
-        return Err(Unusable::Rejected("payload altered"));
-    }
-    // The payload is hashed while it is decoded; nothing decoded is used
-    // unless the hash is the manifest's.
-    let (sha256, decoded) = std::thread::scope(|scope| {
-        let hashing = scope.spawn(|| hex::encode(Sha256::digest(&payload)));
-        let decoded = decode(&payload);
-        let sha256 = hashing
-            .join()
-            .unwrap_or_else(|e| std::panic::resume_unwind(e));
-        (sha256, decoded)
-    });
-    if sha256 != manifest.sha256 {
+    drop((hash_tx, decode_tx));
+    let sha256 = hashing
+        .join()
+        .map_err(|_| Unusable::Rejected("payload unhashable"))?;
+    let decoded = decoding
+        .join()
+        .map_err(|_| Unusable::Rejected("payload malformed"))?;
+    if len != manifest.len || sha256 != manifest.sha256 {
         return Err(Unusable::Rejected("payload altered"));
     }
     let (vocab, docs) = decoded?;
@@ -197,37 +220,101 @@ pub(crate) async fn load(
     })
 }
 
-/// Reads the chunks named `ids`, in order.
-async fn read_chunks(store: &dyn RecordStore, ids: &[RecordId]) -> Result<Vec<Bytes>, Unusable> {
-    let mut out = Vec::with_capacity(ids.len());
-    for id in ids {
-        match store.get(&layout::key(layout::RECALL, id.clone())).await {
-            Ok(Some(record)) => out.push(record.value),
-            _ => return Err(Unusable::Rejected("chunk missing")),
-        }
-    }
-    Ok(out)
+/// Chunks read ahead of the slower of the two threads (bounds the memory the
+/// load holds besides what it decoded).
+const READ_AHEAD: usize = 2;
+
+/// A thread running `work` over the chunks sent to it, until the sender is
+/// dropped.
+fn worker<T: Send + 'static>(
+    work: impl FnOnce(mpsc::Receiver<Bytes>) -> T + Send + 'static,
+) -> Result<(mpsc::SyncSender<Bytes>, std::thread::JoinHandle<T>), Unusable> {
+    let (tx, rx) = mpsc::sync_channel(READ_AHEAD);
+    let handle = std::thread::Builder::new()
+        .name("recall-load".into())
+        .spawn(move || work(rx))
+        .map_err(|_| Unusable::Rejected("no thread to read it"))?;
+    Ok((tx, handle))
 }
 
-/// The vocabulary and every record's analysis, from a payload.
-fn decode(payload: &[u8]) -> Result<(Vocabulary, Vec<Arc<Doc>>), Unusable> {
-    let mut r = Reader::new(payload);
-    let vocab = Vocabulary::read_from(&mut r).ok_or(Unusable::Rejected("vocabulary malformed"))?;
-    let n = r.count(1).ok_or(Unusable::Rejected("payload malformed"))?;
-    let mut docs = Vec::with_capacity(n);
-    for _ in 0..n {
-        let doc = read_doc(&mut r).ok_or(Unusable::Rejected("record malformed"))?;
-        if doc.terms.iter().any(|(t, _)| *t as usize >= vocab.len())
-            || docs.last().is_some_and(|d: &Arc<Doc>| d.id >= doc.id)
-        {
-            return Err(Unusable::Rejected("record malformed"));
+/// The length-prefixed items of a payload read chunk by chunk: an item split
+/// across chunks is carried over (the only bytes copied).
+#[derive(Default)]
+struct Items {
+    carry: Vec<u8>,
+}
+
+impl Items {
+    /// Hands `each` every item `chunk` completes, in order; `None` when `each`
+    /// refuses one.
+    fn feed(&mut self, mut chunk: &[u8], each: &mut impl FnMut(&[u8]) -> Option<()>) -> Option<()> {
+        if !self.carry.is_empty() {
+            let head = (4usize.saturating_sub(self.carry.len())).min(chunk.len());
+            self.carry.extend_from_slice(&chunk[..head]);
+            chunk = &chunk[head..];
+            let Some(prefix) = self.carry.get(..4) else {
+                return Some(());
+            };
+            let need = 4 + u32::from_le_bytes(prefix.try_into().ok()?) as usize;
+            let body = (need - self.carry.len()).min(chunk.len());
+            self.carry.extend_from_slice(&chunk[..body]);
+            chunk = &chunk[body..];
+            if self.carry.len() < need {
+                return Some(());
+            }
+            each(&self.carry[4..])?;
+            self.carry.clear();
         }
-        docs.push(Arc::new(doc));
+        while let Some(prefix) = chunk.get(..4) {
+            let n = u32::from_le_bytes(prefix.try_into().ok()?) as usize;
+            let Some(item) = chunk.get(4..4 + n) else {
+                break;
+            };
+            each(item)?;
+            chunk = &chunk[4 + n..];
+        }
+        self.carry.extend_from_slice(chunk);
+        Some(())
     }
-    if !r.done() {
-        return Err(Unusable::Rejected("payload malformed"));
+}
+
+/// The vocabulary and every record's analysis, from a payload's chunks.
+fn decode(chunks: mpsc::Receiver<Bytes>) -> Result<(Vocabulary, Vec<Arc<Doc>>), Unusable> {
+    let mut items = Items::default();
+    let mut vocab: Option<Vocabulary> = None;
+    let mut count: Option<usize> = None;
+    let mut docs: Vec<Arc<Doc>> = Vec::new();
+    let mut each = |item: &[u8]| -> Option<()> {
+        let mut r = Reader::new(item);
+        match (vocab.as_ref(), count) {
+            (Some(vocab), Some(n)) => {
+                let doc = read_doc(&mut r)?;
+                let bad = docs.len() == n
+                    || doc.terms.iter().any(|(t, _)| t as usize >= vocab.len())
+                    || docs.last().is_some_and(|d| d.id >= doc.id);
+                if bad {
+                    return None;
+                }
+                docs.push(Arc::new(doc));
+            }
+            (Some(_), None) => {
+                let n = r.u32()? as usize;
+                docs.reserve(n.min(1 << 24));
+                count = Some(n);
+            }
+            (None, _) => vocab = Some(Vocabulary::read_from(&mut r)?),
+        }
+        r.done().then_some(())
+    };
+    for chunk in chunks {
+        items
+            .feed(&chunk, &mut each)
+            .ok_or(Unusable::Rejected("record malformed"))?;
     }
-    Ok((vocab, docs))
+    match (vocab, count) {
+        (Some(vocab), Some(n)) if items.carry.is_empty() && docs.len() == n => Ok((vocab, docs)),
+        _ => Err(Unusable::Rejected("payload malformed")),
+    }
 }
 
 /// What [`save`] did.
@@ -240,15 +327,26 @@ pub(crate) enum Saved {
     Skipped,
 }
 
-/// The payload of an index: its vocabulary, then every record's analysis.
+/// The payload of an index: its vocabulary, the number of records, then every
+/// record's analysis, each as an item (its length, then its bytes) so that a
+/// reader decodes it chunk by chunk.
 pub(crate) fn encode(docs: &[Arc<Doc>], vocab: &Vocabulary) -> Vec<u8> {
     let mut w = Writer::default();
-    vocab.write_to(&mut w);
-    w.u32(u32::try_from(docs.len()).unwrap_or(u32::MAX));
+    item(&mut w, |w| vocab.write_to(w));
+    item(&mut w, |w| w.len(docs.len()));
     for doc in docs {
-        write_doc(&mut w, doc);
+        item(&mut w, |w| write_doc(w, doc));
     }
     w.0
+}
+
+/// Writes one item: its length, then what `write` writes.
+fn item(w: &mut Writer, write: impl FnOnce(&mut Writer)) {
+    let at = w.0.len();
+    w.u32(0);
+    write(w);
+    let n = u32::try_from(w.0.len() - at - 4).unwrap_or(u32::MAX);
+    w.0[at..at + 4].copy_from_slice(&n.to_le_bytes());
 }
 
 /// Writes the payload of the index built at `generation` (see the module docs
@@ -334,4 +432,46 @@ pub(crate) async fn save(
     .await;
     lease.release().await;
     result
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn items_come_out_whole_however_the_payload_is_cut() {
+        let mut w = Writer::default();
+        let bodies: Vec<Vec<u8>> = (0u8..40).map(|i| vec![i; usize::from(i % 7) * 3]).collect();
+        for body in &bodies {
+            item(&mut w, |w| w.0.extend_from_slice(body));
+        }
+        let payload = w.0;
+        for size in 1..=payload.len() {
+            let mut items = Items::default();
+            let mut out: Vec<Vec<u8>> = Vec::new();
+            for chunk in payload.chunks(size) {
+                items
+                    .feed(chunk, &mut |item: &[u8]| {
+                        out.push(item.to_vec());
+                        Some(())
+                    })
+                    .unwrap();
+            }
+            assert!(items.carry.is_empty(), "chunks of {size}");
+            assert_eq!(out, bodies, "chunks of {size}");
+        }
+    }
+
+    #[test]
+    fn a_refused_item_stops_the_feed() {
+        let mut w = Writer::default();
+        item(&mut w, |w| w.u8(1));
+        item(&mut w, |w| w.u8(2));
+        let mut seen = 0;
+        let fed = Items::default().feed(&w.0, &mut |item: &[u8]| {
+            seen += 1;
+            (item != [1]).then_some(())
+        });
+        assert_eq!((fed, seen), (None, 1));
+    }
 }

@@ -103,7 +103,7 @@ pub(crate) fn coverage(index: &Index, doc: u32, words: &[QueryWord]) -> f32 {
     if total <= 0.0 {
         return 0.0;
     }
-    let holds = |term: u32| record.terms.binary_search_by(|(t, _)| t.cmp(&term)).is_ok();
+    let holds = |term: u32| record.terms.contains(term);
     let held: f32 = words
         .iter()
         .map(|w| {

@@ -298,7 +298,7 @@ impl PickerOptions {
 pub struct IndexBytes {
     /// Number of postings (distinct terms per document, summed).
     pub postings: usize,
-    /// Postings, per-document factors and analysed terms.
+    /// Postings and analysed terms.
     pub ranking: usize,
     /// The vocabulary's terms and word cache.
     pub vocabulary: usize,
