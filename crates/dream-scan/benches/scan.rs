@@ -12,7 +12,9 @@
 //! over INPUT (`prose`, `attacks`, `json` or a `worst_1mib` name such as
 //! `credential_dense`) and exits, for `valgrind --tool=callgrind`: the count at
 //! N = 3 minus the count at N = 1, halved, is one run without the setup and
-//! without the first scan's lazy compilation of the rules.
+//! without the first scan's lazy compilation of the rules. WHAT `reports` prints the
+//! reports of the whole scan and of the rules alone as JSON, one line each, so that a
+//! change meant to keep behaviour can be checked on these inputs too.
 
 // `criterion_group!` generates an undocumented public function.
 #![allow(missing_docs)]
@@ -281,6 +283,19 @@ fn count(spec: &str) {
     };
     for _ in 0..n {
         match (input, what) {
+            ("json", "reports") => {
+                for s in [&scanner, &rules_only] {
+                    println!(
+                        "{}",
+                        serde_json::to_string(&s.scan_json(&doc)).expect("json")
+                    );
+                }
+            }
+            (_, "reports") => {
+                for s in [&scanner, &rules_only] {
+                    println!("{}", serde_json::to_string(&s.scan(&text)).expect("json"));
+                }
+            }
             ("json", "scan") => drop(black_box(scanner.scan_json(black_box(&doc)))),
             ("json", "rules_only") => drop(black_box(rules_only.scan_json(black_box(&doc)))),
             ("json", "aho_corasick") => {

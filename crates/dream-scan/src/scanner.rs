@@ -471,7 +471,9 @@ impl Scanner {
             let kb = b.span.as_ref().map(|s| (s.start, s.end));
             ka.cmp(&kb).then(a.rule.cmp(b.rule))
         });
-        dedup(&mut out);
+        // Sorted by span and rule (and none has a path yet), so a finding's
+        // duplicates follow it.
+        out.dedup_by(|b, a| a.rule == b.rule && a.span == b.span && a.path == b.path);
         out
     }
 
@@ -647,15 +649,7 @@ impl Scanner {
                 }
             }
         }
-        let mut jobs = jobs.jobs;
-        jobs.sort_unstable();
-        let mut windows: Vec<(usize, usize, usize)> = Vec::with_capacity(jobs.len());
-        for (k, s, e) in jobs {
-            match windows.last_mut() {
-                Some((lk, _, le)) if *lk == k && s <= *le => *le = (*le).max(e),
-                _ => windows.push((k, s, e)),
-            }
-        }
+        let windows = jobs.merged();
         Triggered {
             windows,
             pems,
@@ -1039,27 +1033,34 @@ struct Triggered {
     near: Vec<(u16, usize, usize)>,
 }
 
-/// The windows to confirm rules in, as `(rule key, start, end)`. A window that
-/// overlaps its rule's previous one is folded into it as it comes (a text of nothing
-/// but trigger words gives a rule a hit every few bytes); that leaves each rule's
-/// union of windows, and so the merged windows, as they were.
+/// The windows to confirm rules in, per rule. A window that overlaps its rule's
+/// previous one is folded into it as it comes (a text of nothing but trigger words
+/// gives a rule a hit every few bytes); that leaves each rule's union of windows, and
+/// so the merged windows, as they were.
 struct Jobs {
-    jobs: Vec<(usize, usize, usize)>,
-    /// Per rule slot: the index in `jobs` of its latest window.
-    last: Vec<usize>,
+    /// Per rule slot: where its windows are in `rules`, if it has any.
+    at: Vec<u32>,
+    /// Each triggered rule's key and windows `(start, end)`, in the order of the
+    /// hits (nearly sorted: hits come in the order of their ends).
+    rules: Vec<(usize, Vec<(usize, usize)>)>,
 }
 
 impl Jobs {
     fn new(slots: usize) -> Self {
         Jobs {
-            jobs: Vec::new(),
-            last: vec![usize::MAX; slots],
+            at: vec![u32::MAX; slots],
+            rules: Vec::new(),
         }
     }
 
     /// Adds the window `s..e` of the rule in `slot`, whose key is `key`.
     fn add(&mut self, slot: usize, key: usize, s: usize, e: usize) {
-        if let Some((_, ls, le)) = self.jobs.get_mut(self.last[slot])
+        if self.at[slot] == u32::MAX {
+            self.at[slot] = self.rules.len() as u32;
+            self.rules.push((key, Vec::new()));
+        }
+        let windows = &mut self.rules[self.at[slot] as usize].1;
+        if let Some((ls, le)) = windows.last_mut()
             && s <= *le
             && *ls <= e
         {
@@ -1067,8 +1068,24 @@ impl Jobs {
             *le = (*le).max(e);
             return;
         }
-        self.last[slot] = self.jobs.len();
-        self.jobs.push((key, s, e));
+        windows.push((s, e));
+    }
+
+    /// Every rule's windows merged, as `(rule key, start, end)` sorted: the rules by
+    /// key, then each rule's own windows (a sort that finds them nearly in order).
+    fn merged(mut self) -> Vec<(usize, usize, usize)> {
+        self.rules.sort_unstable_by_key(|(k, _)| *k);
+        let mut out: Vec<(usize, usize, usize)> = Vec::new();
+        for (k, mut windows) in self.rules {
+            windows.sort();
+            for (s, e) in windows {
+                match out.last_mut() {
+                    Some((lk, _, le)) if *lk == k && s <= *le => *le = (*le).max(e),
+                    _ => out.push((k, s, e)),
+                }
+            }
+        }
+        out
     }
 }
 

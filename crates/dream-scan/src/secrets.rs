@@ -25,8 +25,19 @@
 //! (`settings.SECRET_KEY`, `os.getenv(…)`), and random enough.
 
 use std::ops::Range;
+use std::sync::LazyLock;
+
+use aho_corasick::AhoCorasick;
 
 use crate::Severity;
+
+/// One automaton for a list of substrings, built on first use: a short value holds
+/// one of them when the automaton matches it (one pass instead of a `contains` per
+/// word; secret-dense text asks this of every rejected value). Long lines are left
+/// to `contains`, whose first-byte search is faster there.
+fn any_of(words: &[&str]) -> AhoCorasick {
+    AhoCorasick::new(words).expect("a word list builds")
+}
 
 /// A post-match check on the reported value; the flag says whether the value was
 /// quoted (a quoted value may contain `(`, `[`, `$` without being code).
@@ -406,38 +417,36 @@ pub(crate) fn stands_for_a_key(body: &str) -> bool {
 /// A mask (`xxxx…`, `****`, `0000…`) or a placeholder (`<…>`, `${…}`,
 /// `your_key_here`, `…EXAMPLE`): [`stands_for_a_key`] without the words test.
 pub(crate) fn masked_or_placeholder(body: &str) -> bool {
-    let lower = body.to_ascii_lowercase();
-    if body
-        .chars()
-        .all(|c| matches!(c, 'x' | 'X' | '*' | '.' | '#' | '0' | '-' | '_' | '='))
-        || [
+    static MASKS: LazyLock<AhoCorasick> = LazyLock::new(|| {
+        any_of(&[
             "xxxx", "****", "...", "…", "${", "$(", "{{", "}}", "%s", "<", ">",
-        ]
-        .iter()
-        .any(|p| lower.contains(p))
-    {
-        return true;
-    }
-    [
-        "your_",
-        "your-",
-        "yourkey",
-        "yourtoken",
-        "yourapikey",
-        "_here",
-        "-here",
-        "example",
-        "placeholder",
-        "redacted",
-        "changeme",
-        "replace_me",
-        "replace-me",
-        "replaceme",
-        "insert_",
-        "insert-",
-    ]
-    .iter()
-    .any(|w| lower.contains(w))
+        ])
+    });
+    static PLACEHOLDERS: LazyLock<AhoCorasick> = LazyLock::new(|| {
+        any_of(&[
+            "your_",
+            "your-",
+            "yourkey",
+            "yourtoken",
+            "yourapikey",
+            "_here",
+            "-here",
+            "example",
+            "placeholder",
+            "redacted",
+            "changeme",
+            "replace_me",
+            "replace-me",
+            "replaceme",
+            "insert_",
+            "insert-",
+        ])
+    });
+    let lower = body.to_ascii_lowercase();
+    body.chars()
+        .all(|c| matches!(c, 'x' | 'X' | '*' | '.' | '#' | '0' | '-' | '_' | '='))
+        || MASKS.is_match(&lower)
+        || PLACEHOLDERS.is_match(&lower)
 }
 
 /// Three or more words (letter runs split at separators, digits and lower-to-upper
@@ -720,13 +729,29 @@ fn jwt_header(s: &str, _quoted: bool) -> bool {
 /// (`${X}`, `{{x}}`, `<your token>`, `%s`), a mask (`********`), a placeholder word,
 /// or — when unquoted — a call or index (`getenv(…)`, `environ[…]`).
 pub(crate) fn is_placeholder(v: &str, quoted: bool) -> bool {
+    static TEMPLATES: LazyLock<AhoCorasick> = LazyLock::new(|| {
+        any_of(&[
+            "${", "$(", "{{", "}}", "%s", "%d", "%(", "...", "…", "***", "xxxx",
+        ])
+    });
+    static PLACEHOLDERS: LazyLock<AhoCorasick> = LazyLock::new(|| {
+        any_of(&[
+            "your_",
+            "your-",
+            "_here",
+            "-here",
+            "replace_me",
+            "replace-me",
+            "insert_",
+            "example",
+            "placeholder",
+            "redacted",
+            "changeme",
+        ])
+    });
     let lower = v.to_ascii_lowercase();
     if v.starts_with('$')
-        || [
-            "${", "$(", "{{", "}}", "%s", "%d", "%(", "...", "…", "***", "xxxx",
-        ]
-        .iter()
-        .any(|p| lower.contains(p))
+        || TEMPLATES.is_match(&lower)
         || (v.contains('<') && v.contains('>'))
         || v.starts_with('<')
         || (!quoted && v.contains(['(', '[', '{']))
@@ -775,24 +800,8 @@ pub(crate) fn is_placeholder(v: &str, quoted: bool) -> bool {
         "insert",
         "enter",
     ];
-    if WORDS.contains(&lower.trim_matches(|c: char| !c.is_ascii_alphanumeric())) {
-        return true;
-    }
-    [
-        "your_",
-        "your-",
-        "_here",
-        "-here",
-        "replace_me",
-        "replace-me",
-        "insert_",
-        "example",
-        "placeholder",
-        "redacted",
-        "changeme",
-    ]
-    .iter()
-    .any(|w| lower.contains(w))
+    WORDS.contains(&lower.trim_matches(|c: char| !c.is_ascii_alphanumeric()))
+        || PLACEHOLDERS.is_match(&lower)
 }
 
 /// A reference to a value held elsewhere: `settings.SECRET_KEY`, `DB_PASSWORD`.

@@ -14,7 +14,12 @@
 //!
 //! `cargo nextest run -p dream-scan --test credentials --no-capture` prints the
 //! per-family table (EVALUATION.md, "Credential families").
+//!
+//! With `DREAM_SCAN_TEXTS=DIR`, each test also writes every text it scans to
+//! `DIR/<test>.jsonl` (`{"id", "text"}` rows), for `examples/dump_reports`: a change
+//! meant to keep behaviour is checked by comparing the reports before and after.
 
+use std::io::Write;
 use std::ops::Range;
 
 use dream_scan::{Category, Mode, Scanner};
@@ -622,6 +627,26 @@ fn place(sentence: &str, provider: &str, sample: &str) -> (String, Range<usize>)
     (text, at + core.start..at + core.end)
 }
 
+/// Where a test writes the texts it scans (see the module docs); nowhere unless
+/// `DREAM_SCAN_TEXTS` is set.
+struct Texts(Option<std::io::BufWriter<std::fs::File>>);
+
+impl Texts {
+    fn new(test: &str) -> Texts {
+        Texts(std::env::var_os("DREAM_SCAN_TEXTS").map(|dir| {
+            let path = std::path::Path::new(&dir).join(format!("{test}.jsonl"));
+            std::io::BufWriter::new(std::fs::File::create(path).expect("texts file"))
+        }))
+    }
+
+    fn write(&mut self, id: &str, text: &str) {
+        if let Some(w) = &mut self.0 {
+            let row = serde_json::json!({ "id": id, "text": text });
+            writeln!(w, "{row}").expect("texts written");
+        }
+    }
+}
+
 /// The secret findings' spans cover `want`.
 fn covered(scanner: &Scanner, text: &str, want: &Range<usize>) -> bool {
     covering(scanner, text, want).is_some()
@@ -661,6 +686,7 @@ fn covering(scanner: &Scanner, text: &str, want: &Range<usize>) -> Option<Vec<&'
 fn credential_families_are_recognised_by_value_alone() {
     let scanner = Scanner::new(Mode::Transcript);
     let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
+    let mut texts = Texts::new("families");
     let mut recognised = 0;
     let mut table = Vec::new();
     for (family, template, provider) in FAMILIES {
@@ -668,10 +694,11 @@ fn credential_families_are_recognised_by_value_alone() {
         let mut total = 0;
         let mut missed = Vec::new();
         let mut rules: Vec<&'static str> = Vec::new();
-        for _ in 0..3 {
+        for n in 0..3 {
             let sample = sample(template, &mut rng);
-            for sentence in SENTENCES {
+            for (i, sentence) in SENTENCES.iter().enumerate() {
                 let (text, span) = place(sentence, provider, &sample);
+                texts.write(&format!("{family}/{n}/{i}"), &text);
                 total += 1;
                 match covering(&scanner, &text, &span) {
                     Some(r) => {
@@ -720,11 +747,13 @@ fn credential_families_are_recognised_by_value_alone() {
 fn look_alikes_are_not_credentials() {
     let scanner = Scanner::new(Mode::Transcript);
     let mut rng = Rng(0x2545_f491_4f6c_dd1d);
+    let mut texts = Texts::new("look_alikes");
     let mut false_positives = Vec::new();
     let mut total = 0;
-    for (kind, sample) in look_alikes(&mut rng) {
-        for sentence in SENTENCES {
+    for (n, (kind, sample)) in look_alikes(&mut rng).into_iter().enumerate() {
+        for (i, sentence) in SENTENCES.iter().enumerate() {
             let (text, _) = place(sentence, "", &sample);
+            texts.write(&format!("{kind}/{n}/{i}"), &text);
             total += 1;
             let r = scanner.scan_secrets(&text);
             if r.findings.iter().any(|f| f.category == Category::Secret) {
