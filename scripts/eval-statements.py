@@ -83,6 +83,12 @@ def main():
                 break
             last_pending = pending
         elapsed = time.monotonic() - started
+        if embed:
+            # Every memory's vector now, as `dream model embed` gives a person
+            # told "memory vectors not updated": a pass waits for them only a
+            # bounded time (60 s), which a loaded machine can exceed, and
+            # recall would then rank by words alone.
+            run(a.dream, store, [*embed, "model", "embed"])
 
         memories = json.loads(run(a.dream, store, ["list", "--format", "json"]).stdout)
         content_of = {m["id"]: m["content"] for m in memories}

@@ -14,6 +14,17 @@
 //! model's context holds a handful of memories, and a memory the session
 //! restates or changes shares its subject's words. What no group sees stays as
 //! it is (the gate judges updates and supersedes against the whole store).
+//!
+//! The offline reading is a floor under a group's answer ([`floor`]): a small
+//! model often answers an empty list for a plain statement ("Customer emails go
+//! out through Postmark."), and its silence must not drop what the person said.
+//! What the rule-based consolidator reads in messages the answer cites nowhere
+//! is proposed as that consolidator proposes it, unless the model, asked about
+//! that sentence alone ([`Consolidator::judges_lasting`]), judges it not
+//! lasting ([`confirmed`]); the gate judges it like any other proposal. So the
+//! rules find and the model vetoes: one reading of what is memory for both
+//! consolidators. Sessions whose statement the answer held back (a malformed
+//! create) get no floor: they stay pending for the model.
 
 use std::collections::HashSet;
 
@@ -41,7 +52,7 @@ pub(crate) async fn consolidate(
     per: Option<usize>,
 ) -> Result<Consolidation> {
     let per = match per {
-        Some(n) if n >= 1 && n < batch.sessions.len() => n,
+        Some(n) if n >= 1 => n,
         _ => return consolidator.consolidate(batch).await,
     };
     let mut merged = Consolidation {
@@ -85,7 +96,16 @@ pub(crate) async fn consolidate(
                 if merged.model.is_empty() {
                     merged.model = c.model;
                 }
+                let floor = confirmed(consolidator, floor(&sub, &c.plan), &mut merged.usage).await;
+                if !floor.creates.is_empty() || !floor.updates.is_empty() {
+                    tracing::info!(
+                        creates = floor.creates.len(),
+                        updates = floor.updates.len(),
+                        "the model left statements of the person uncited; the offline reading proposes them"
+                    );
+                }
                 merge(&mut merged.plan, c.plan, &sub, &batch_refs);
+                merge(&mut merged.plan, floor, &sub, &batch_refs);
             }
             Err(e) => {
                 let reason = e.to_string();
@@ -108,6 +128,101 @@ pub(crate) async fn consolidate(
         Some(e) if answered == 0 => Err(e),
         _ => Ok(merged),
     }
+}
+
+/// What the offline consolidator proposes for `sub` from messages `answer`
+/// cites in none of its creates and updates, leaving out the sessions whose
+/// statement `answer` held back. A kept create's `supersedes` names only other
+/// kept creates (an earlier create the answer covered is the answer's to
+/// replace).
+fn floor(sub: &Batch, answer: &Plan) -> Plan {
+    let cited: HashSet<(&str, usize)> = answer
+        .creates
+        .iter()
+        .flat_map(|c| &c.evidence)
+        .chain(answer.updates.iter().flat_map(|u| &u.evidence))
+        .map(|e| (e.session.trim(), e.message))
+        .collect();
+    let held: HashSet<&str> = answer
+        .dropped
+        .iter()
+        .filter(|r| r.holds_back_a_statement())
+        .flat_map(|r| {
+            if r.cites.is_empty() {
+                sub.sessions.iter().map(|s| s.reference.as_str()).collect()
+            } else {
+                r.cites.iter().map(|c| c.trim()).collect::<Vec<_>>()
+            }
+        })
+        .collect();
+    let free = |evidence: &[crate::plan::Citation]| {
+        !evidence.is_empty()
+            && evidence.iter().all(|e| {
+                !cited.contains(&(e.session.as_str(), e.message))
+                    && !held.contains(e.session.as_str())
+            })
+    };
+    let offline = super::RuleBasedConsolidator::new().plan(sub);
+    let mut creates: Vec<_> = offline
+        .creates
+        .into_iter()
+        .filter(|c| free(&c.evidence))
+        .collect();
+    let kept: HashSet<String> = creates.iter().map(|c| c.handle.clone()).collect();
+    for c in &mut creates {
+        c.supersedes.retain(|t| kept.contains(t));
+    }
+    Plan {
+        creates,
+        updates: offline
+            .updates
+            .into_iter()
+            .filter(|u| free(&u.evidence))
+            .collect(),
+        ..Plan::default()
+    }
+}
+
+/// `floor` without what `consolidator` judges not lasting: each such statement
+/// becomes a [`RefusalCause::NotLasting`] refusal (its session is consumed, and
+/// the refusal reported). A statement it cannot judge stays: on doubt, the
+/// person's words are kept.
+async fn confirmed(consolidator: &dyn Consolidator, floor: Plan, usage: &mut TokenUsage) -> Plan {
+    const WHY: &str = "the offline reading took it as a statement of the person's; the model judged it not lasting";
+    let mut out = Plan::default();
+    for c in floor.creates {
+        let (verdict, used) = consolidator.judges_lasting(&c.content).await;
+        *usage += used;
+        if verdict == Some(false) {
+            out.dropped.push(Refusal {
+                cites: c.sources.clone(),
+                ..Refusal::new("create", None, WHY).because(RefusalCause::NotLasting)
+            });
+        } else {
+            out.creates.push(c);
+        }
+    }
+    for u in floor.updates {
+        let Some(content) = u.content.clone() else {
+            out.updates.push(u);
+            continue;
+        };
+        let (verdict, used) = consolidator.judges_lasting(&content).await;
+        *usage += used;
+        if verdict == Some(false) {
+            out.dropped.push(Refusal {
+                cites: u.sources.clone(),
+                ..Refusal::new("update", Some(&u.target), WHY).because(RefusalCause::NotLasting)
+            });
+        } else {
+            out.updates.push(u);
+        }
+    }
+    let kept: HashSet<String> = out.creates.iter().map(|c| c.handle.clone()).collect();
+    for c in &mut out.creates {
+        c.supersedes.retain(|t| kept.contains(t));
+    }
+    out
 }
 
 /// The memories that share a content word (stop words left out, stems
@@ -204,23 +319,26 @@ fn merge(into: &mut Plan, plan: Plan, sub: &Batch, batch_refs: &[String]) {
             trimmed.chars().take(32).collect::<String>()
         )
     };
+    // Each create's plan-local handle (`new-n` from the parser, `rule-n` from
+    // the offline reading) becomes `new-k`, unique across the merged plan.
     let offset = into.creates.len();
-    let count = plan.creates.len();
-    let handle = |local: &str| -> Option<String> {
-        let n: usize = local.strip_prefix("new-")?.parse().ok()?;
-        (1..=count)
-            .contains(&n)
-            .then(|| format!("new-{}", offset + n))
-    };
+    let handles: std::collections::HashMap<String, String> = plan
+        .creates
+        .iter()
+        .enumerate()
+        .map(|(i, c)| (c.handle.clone(), format!("new-{}", offset + i + 1)))
+        .collect();
     let map_target = |t: &String| -> String {
-        match handle(t) {
-            Some(h) => h,
-            None if t.starts_with("new-") => format!("outside-group-{t}"),
+        match handles.get(t) {
+            Some(h) => h.clone(),
+            None if t.starts_with("new-") || t.starts_with("rule-") => {
+                format!("outside-group-{t}")
+            }
             None => t.clone(),
         }
     };
     for mut c in plan.creates {
-        c.handle = handle(&c.handle).expect("the parser labels creates new-1..new-n");
+        c.handle = handles[&c.handle].clone();
         c.sources = c.sources.iter().map(map_ref).collect();
         for e in &mut c.evidence {
             e.session = map_ref(&e.session);

@@ -67,4 +67,9 @@ pub trait Consolidator: Send + Sync + Debug + 'static {
     fn describe(&self) -> String;
     /// Proposes a plan for the batch. An error fails the pass; the sessions stay pending.
     async fn consolidate(&self, batch: &Batch) -> Result<Consolidation>;
+    /// Whether `statement`, a sentence of the person's that the offline reading
+    /// takes as lasting, states something lasting in this consolidator's
+    /// judgement (`None`: it cannot tell), with the tokens the judgement used.
+    /// Asked only of what a group's answer left uncited (see `groups`).
+    async fn judges_lasting(&self, statement: &str) -> (Option<bool>, TokenUsage);
 }

@@ -90,6 +90,11 @@ impl Consolidator for RuleBasedConsolidator {
             model: LABEL.to_owned(),
         })
     }
+
+    async fn judges_lasting(&self, _statement: &str) -> (Option<bool>, TokenUsage) {
+        // The statement is this consolidator's own reading.
+        (Some(true), TokenUsage::default())
+    }
 }
 
 /// Which rule recognised a statement.
