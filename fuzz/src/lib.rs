@@ -9,7 +9,7 @@
 use arbitrary::{Arbitrary, Result, Unstructured};
 use chrono::{DateTime, Utc};
 use dream_core::model::is_line_break;
-use dream_core::{Memory, MemoryId, MemoryKind, MemoryStatus, Scope, SessionId};
+use dream_core::{Memory, MemoryId, MemoryKind, MemoryStatus, Role, Scope, SessionId};
 use serde_json::{Map, Number, Value};
 
 /// Whether the check named `name` is switched off for this run because the bug it
@@ -216,6 +216,7 @@ pub struct MemoryInput {
     status: u8,
     supersedes: Vec<IdText>,
     sources: Vec<IdText>,
+    evidence: Vec<u8>,
     created_at: Time,
     updated_at: Time,
     expires_at: Option<Time>,
@@ -243,6 +244,12 @@ impl MemoryInput {
                 .into_iter()
                 .take(4)
                 .map(|t| SessionId::new(t.0).expect("IdText is a valid id"))
+                .collect(),
+            evidence: self
+                .evidence
+                .into_iter()
+                .take(4)
+                .map(|r| Role::ALL[usize::from(r) % Role::ALL.len()])
                 .collect(),
             created_at: self.created_at.0,
             updated_at: self.updated_at.0,

@@ -415,7 +415,7 @@ async fn a_statement_the_model_judges_not_lasting_is_consumed_and_reported() {
     let report = h.dream.dream(true).await.unwrap();
     assert!(report.created.is_empty(), "{report:#?}");
     assert!(report.held_back.is_empty(), "{report:#?}");
-    assert_eq!(report.sessions_consumed, [session.clone()]);
+    assert_eq!(report.sessions_consumed, std::slice::from_ref(&session));
     let refusal = report
         .refused
         .iter()
