@@ -146,7 +146,17 @@ fn a_plan_whose_every_action_is_dropped_leaves_its_sessions_pending_and_says_why
     let out = ok(cli.run(&args));
     assert!(out.contains("sessions consumed 0"), "{out}");
     assert!(out.contains("sessions left pending 1"), "{out}");
-    assert!(out.contains("create refused"), "{out}");
+    // Each refusal is listed, and the held session names one of them (the
+    // first that holds it: here the update list, which cites no session).
+    assert!(
+        out.contains("refused create -: `name` is not a string"),
+        "{out}"
+    );
+    assert!(out.contains("refused create new-1: metadata"), "{out}");
+    assert!(
+        out.contains("  update refused: `update` is not an array"),
+        "{out}"
+    );
     let stats: Value = serde_json::from_str(&ok(cli.run(&["stats", "--json"]))).unwrap();
     assert_eq!(stats["pending_sessions"], 1, "{stats}");
     assert_eq!(ok(cli.run(&["list", "--json"])).trim(), "[]");
