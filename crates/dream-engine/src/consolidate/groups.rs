@@ -38,7 +38,7 @@ use crate::plan::{Plan, Refusal, RefusalCause};
 const MEMORIES_PER_GROUP: usize = 8;
 
 /// Consolidates `batch` with one request per `per` sessions (the whole batch at
-/// once when `per` is `None` or covers it), each group beside its
+/// once, beside every memory, when `per` is `None`), each group beside its
 /// [`related`] memories.
 ///
 /// A group whose answer is unusable (not one JSON object, not a plan, cut off)
@@ -132,9 +132,8 @@ pub(crate) async fn consolidate(
 
 /// What the offline consolidator proposes for `sub` from messages `answer`
 /// cites in none of its creates and updates, leaving out the sessions whose
-/// statement `answer` held back. A kept create's `supersedes` names only other
-/// kept creates (an earlier create the answer covered is the answer's to
-/// replace).
+/// statement `answer` held back ([`confirmed`] trims `supersedes` to what it
+/// keeps).
 fn floor(sub: &Batch, answer: &Plan) -> Plan {
     let cited: HashSet<(&str, usize)> = answer
         .creates
@@ -163,17 +162,12 @@ fn floor(sub: &Batch, answer: &Plan) -> Plan {
             })
     };
     let offline = super::RuleBasedConsolidator::new().plan(sub);
-    let mut creates: Vec<_> = offline
-        .creates
-        .into_iter()
-        .filter(|c| free(&c.evidence))
-        .collect();
-    let kept: HashSet<String> = creates.iter().map(|c| c.handle.clone()).collect();
-    for c in &mut creates {
-        c.supersedes.retain(|t| kept.contains(t));
-    }
     Plan {
-        creates,
+        creates: offline
+            .creates
+            .into_iter()
+            .filter(|c| free(&c.evidence))
+            .collect(),
         updates: offline
             .updates
             .into_iter()
@@ -186,7 +180,8 @@ fn floor(sub: &Batch, answer: &Plan) -> Plan {
 /// `floor` without what `consolidator` judges not lasting: each such statement
 /// becomes a [`RefusalCause::NotLasting`] refusal (its session is consumed, and
 /// the refusal reported). A statement it cannot judge stays: on doubt, the
-/// person's words are kept.
+/// person's words are kept. A kept create's `supersedes` names only other kept
+/// creates (an earlier create the answer covered is the answer's to replace).
 async fn confirmed(consolidator: &dyn Consolidator, floor: Plan, usage: &mut TokenUsage) -> Plan {
     const WHY: &str = "the offline reading took it as a statement of the person's; the model judged it not lasting";
     let mut out = Plan::default();
