@@ -15,6 +15,8 @@ use common::*;
 
 #[path = "../../dream-postgres/tests/common/mod.rs"]
 mod postgres_common;
+#[path = "../../dream-redis/tests/common/mod.rs"]
+mod redis_common;
 
 /// Exit code 2 with one `error:` line on stderr.
 #[track_caller]
@@ -860,4 +862,80 @@ fn a_pass_accounts_for_every_session_and_says_how_many_wait() {
         2,
         "{out}"
     );
+}
+
+#[test]
+fn store_url_refusals_name_the_problem_and_never_a_password() {
+    let cli = Cli::new();
+    let refused = [
+        ("fs:", "the store path is empty"),
+        ("sqlite:", "the store path is empty"),
+        (
+            "ftp://alice:hunter2@host/x",
+            "unknown store ftp://alice:<redacted>@host/x",
+        ),
+        ("redis:/host", "unknown store"),
+        (
+            "redis://h:6379/0?db=2",
+            "takes only the query parameter prefix=P",
+        ),
+        ("redis?db=2", "takes only the query parameter prefix=P"),
+        ("valkey://:hunter2@h:6379/0", "DREAM_REDIS_URL"),
+        ("postgres://h/db?password=hunter2", "DREAM_POSTGRES_URL"),
+        (
+            "postgres?schema=s&sslmode=verify-full",
+            "--store postgres takes only ?schema=",
+        ),
+    ];
+    for (store, needle) in refused {
+        let err = fails(cli.run(&["--store", store, "list"]), needle);
+        assert!(!err.contains("hunter2"), "{store}: {err}");
+    }
+    // A URL file that holds garbage, or another backend's URL: the backend's
+    // typed refusal, naming neither the file's text nor its password.
+    let file = cli.path("redis-url");
+    for text in ["garbage :hunter2\n", "postgres://u:hunter2@h/db\n\n"] {
+        std::fs::write(&file, text).unwrap();
+        std::fs::set_permissions(&file, std::os::unix::fs::PermissionsExt::from_mode(0o600))
+            .unwrap();
+        let file_arg = file.to_str().unwrap();
+        let err = fails(
+            cli.run(&["--store", "redis", "--url-file", file_arg, "list"]),
+            "invalid Redis URL",
+        );
+        assert!(
+            !err.contains("hunter2") && !err.contains("garbage"),
+            "{err}"
+        );
+    }
+    std::fs::set_permissions(&file, std::os::unix::fs::PermissionsExt::from_mode(0o644)).unwrap();
+    let file_arg = file.to_str().unwrap();
+    fails(
+        cli.run(&["--store", "redis", "--url-file", file_arg, "list"]),
+        "chmod 600",
+    );
+}
+
+#[test]
+fn valkey_urls_open_the_redis_store() {
+    let cli = Cli::new();
+    // Refused as an unknown store before; now Redis's own error for a server
+    // that does not answer.
+    let err = fails(cli.run(&["--store", "valkey://127.0.0.1:1/0", "list"]), "");
+    assert!(!err.contains("unknown store"), "{err}");
+    let Some(redis) = redis_common::redis_or_skip("the CLI on a valkey:// URL") else {
+        return;
+    };
+    let prefix = redis_common::fresh_prefix();
+    let _guard = redis_common::PrefixGuard::new(&redis.url, &prefix);
+    let base = redis.url.trim_end_matches('/');
+    let valkey = format!(
+        "{}?prefix={prefix}",
+        base.replacen("redis://", "valkey://", 1)
+    );
+    let json = r#"{"name":"Style","description":"code style","kind":"feedback","content":"Prefer small functions.","id":"style-1"}"#;
+    ok(cli.run_with(&["--store", &valkey, "remember"], Some(json), &[]));
+    let same = format!("{base}?prefix={prefix}");
+    let listed = ok(cli.run(&["--store", &same, "list", "--json"]));
+    assert!(listed.contains("style-1"), "{listed}");
 }

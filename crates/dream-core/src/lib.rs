@@ -12,6 +12,7 @@ pub mod markdown;
 pub mod model;
 pub mod sanitize;
 pub mod store;
+pub mod store_url;
 #[cfg(feature = "testing")]
 pub mod testing;
 
@@ -28,3 +29,4 @@ pub use store::{
     BatchOp, BatchOutcome, Capabilities, Entry, Fence, Key, Lease, Page, Precondition, Record,
     RecordStore, StoreError, StoreInfo, Version, VersionEntry, VersionPage, Write,
 };
+pub use store_url::{StoreUrl, StoreUrlError};

@@ -7,10 +7,11 @@ use std::str::FromStr;
 use std::time::Duration;
 
 use dream_core::store::DEFAULT_MAX_VALUE_SIZE;
+use dream_core::store_url::{Backend, Place, StoreUrl};
 use tokio_postgres::config::{Host, SslMode};
 
 /// The environment variable holding the PostgreSQL URL (password included, if any).
-pub const URL_ENV: &str = "DREAM_POSTGRES_URL";
+pub const URL_ENV: &str = dream_core::store_url::POSTGRES_URL_ENV;
 
 /// The schema used when none is configured.
 pub const DEFAULT_SCHEMA: &str = "dream";
@@ -119,10 +120,7 @@ impl PostgresOptions {
         let (scheme, rest) = url.split_once("://").ok_or(ConfigError::InvalidUrl {
             reason: "expected postgres://[user@]host[:port]/database",
         })?;
-        if !matches!(
-            scheme.to_ascii_lowercase().as_str(),
-            "postgres" | "postgresql"
-        ) {
+        if Backend::of_scheme(scheme) != Some(Backend::Postgres) {
             return Err(ConfigError::InvalidUrl {
                 reason: "unsupported scheme (expected postgres:// or postgresql://)",
             });
@@ -224,6 +222,25 @@ impl PostgresOptions {
             create: true,
             tls,
         })
+    }
+
+    /// A configuration from a store URL once resolved ([`StoreUrl::resolve`]):
+    /// its connection URL, as [`from_url`](Self::from_url) takes it, and its
+    /// `?schema=S`, as [`with_schema`](Self::with_schema) takes it.
+    pub fn from_store_url(url: &StoreUrl) -> Result<Self, ConfigError> {
+        let Place::Postgres(server) = url.place() else {
+            return Err(ConfigError::InvalidUrl {
+                reason: "the store URL names another backend",
+            });
+        };
+        let connection = server.connection().ok_or(ConfigError::InvalidUrl {
+            reason: "the URL is still to be read from DREAM_POSTGRES_URL or a URL file",
+        })?;
+        let config = Self::from_url(connection)?;
+        match server.namespace() {
+            Some(schema) => config.with_schema(schema),
+            None => Ok(config),
+        }
     }
 
     /// A configuration from a file holding the URL (surrounding whitespace
@@ -515,6 +532,51 @@ mod tests {
             );
             let shown = format!("{err} {err:?}");
             assert!(!shown.contains("hunter2"), "{shown}");
+        }
+    }
+
+    #[test]
+    fn store_urls_build_the_configuration_with_their_schema() {
+        let url =
+            StoreUrl::parse("postgresql://u@10.1.2.3:5433/mem?schema=team&sslmode=verify-full")
+                .unwrap();
+        let config = PostgresOptions::from_store_url(&url).unwrap();
+        assert_eq!(config.server(), "10.1.2.3:5433");
+        assert_eq!(config.database(), Some("mem"));
+        assert_eq!(config.schema(), "team");
+        assert!(config.is_tls());
+        let from_env = StoreUrl::parse("postgres?schema=team")
+            .unwrap()
+            .resolve("postgres://alice:hunter2-secret@h/db");
+        let config = PostgresOptions::from_store_url(&from_env).unwrap();
+        assert_eq!(config.password().as_deref(), Some("hunter2-secret"));
+        assert_eq!(config.schema(), "team");
+        let bad_schema = StoreUrl::parse("postgres://h/db?schema=public").unwrap();
+        assert!(matches!(
+            PostgresOptions::from_store_url(&bad_schema),
+            Err(ConfigError::InvalidSchema { .. })
+        ));
+    }
+
+    #[test]
+    fn store_urls_of_another_backend_unread_or_garbled_are_refused() {
+        for full in [
+            "not a url :hunter2-secret",
+            "redis://:hunter2-secret@h:6379/0",
+            "postgres://u:hunter2-secret@h:notaport/db",
+        ] {
+            let url = StoreUrl::parse("postgres").unwrap().resolve(full);
+            let err = PostgresOptions::from_store_url(&url).unwrap_err();
+            assert!(
+                matches!(err, ConfigError::InvalidUrl { .. }),
+                "{full}: {err:?}"
+            );
+            assert!(!format!("{err} {err:?}").contains("hunter2"), "{err}");
+        }
+        for url in ["postgres", "sqlite:/tmp/x.db", "redis://h"] {
+            let url = StoreUrl::parse(url).unwrap();
+            let err = PostgresOptions::from_store_url(&url).unwrap_err();
+            assert!(matches!(err, ConfigError::InvalidUrl { .. }), "{err:?}");
         }
     }
 

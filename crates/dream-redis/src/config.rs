@@ -6,10 +6,11 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use dream_core::store::DEFAULT_MAX_VALUE_SIZE;
+use dream_core::store_url::{Backend, Place, StoreUrl};
 use redis::{ConnectionAddr, ConnectionInfo, IntoConnectionInfo};
 
 /// The environment variable holding the Redis URL (password included, if any).
-pub const URL_ENV: &str = "DREAM_REDIS_URL";
+pub const URL_ENV: &str = dream_core::store_url::REDIS_URL_ENV;
 
 /// The environment variable naming a PEM file of CA certificates that a
 /// `rediss://` server's certificate must chain to (instead of the public roots).
@@ -96,19 +97,13 @@ impl RedisOptions {
     /// `rediss://…#insecure` (no verification) is refused.
     pub fn from_url(url: &str) -> Result<Self, ConfigError> {
         let url = url.trim();
-        let scheme = url
-            .split_once("://")
-            .map(|(scheme, _)| scheme.to_ascii_lowercase())
-            .ok_or(ConfigError::InvalidUrl {
-                reason: "expected redis://host[:port][/db] or unix:///path",
-            })?;
-        match scheme.as_str() {
-            "redis" | "unix" | "redis+unix" | "valkey" | "valkey+unix" | "rediss" | "valkeys" => {}
-            _ => {
-                return Err(ConfigError::InvalidUrl {
-                    reason: "unsupported scheme (expected redis:// or unix://)",
-                });
-            }
+        let (scheme, _) = url.split_once("://").ok_or(ConfigError::InvalidUrl {
+            reason: "expected redis://host[:port][/db] or unix:///path",
+        })?;
+        if Backend::of_scheme(scheme) != Some(Backend::Redis) {
+            return Err(ConfigError::InvalidUrl {
+                reason: "unsupported scheme (expected redis:// or unix://)",
+            });
         }
         let connection = url
             .into_connection_info()
@@ -138,6 +133,25 @@ impl RedisOptions {
             create: true,
             ca: None,
         })
+    }
+
+    /// A configuration from a store URL once resolved ([`StoreUrl::resolve`]):
+    /// its connection URL, as [`from_url`](Self::from_url) takes it, and its
+    /// `?prefix=P`, as [`with_prefix`](Self::with_prefix) takes it.
+    pub fn from_store_url(url: &StoreUrl) -> Result<Self, ConfigError> {
+        let Place::Redis(server) = url.place() else {
+            return Err(ConfigError::InvalidUrl {
+                reason: "the store URL names another backend",
+            });
+        };
+        let connection = server.connection().ok_or(ConfigError::InvalidUrl {
+            reason: "the URL is still to be read from DREAM_REDIS_URL or a URL file",
+        })?;
+        let config = Self::from_url(connection)?;
+        match server.namespace() {
+            Some(prefix) => config.with_prefix(prefix),
+            None => Ok(config),
+        }
     }
 
     /// A configuration from the URL in [`URL_ENV`] (`DREAM_REDIS_URL`).
@@ -384,6 +398,53 @@ mod tests {
             );
             let shown = format!("{err} {err:?}");
             assert!(!shown.contains("hunter2"), "{shown}");
+        }
+    }
+
+    #[test]
+    fn store_urls_build_the_configuration_with_their_prefix() {
+        let url = StoreUrl::parse("valkey://10.0.0.5:6390/3?prefix=team").unwrap();
+        let config = RedisOptions::from_store_url(&url).unwrap();
+        assert_eq!(
+            (config.server().as_str(), config.database(), config.prefix()),
+            ("10.0.0.5:6390", 3, "team")
+        );
+        let tls = StoreUrl::parse("valkeys://host:6380").unwrap();
+        assert!(RedisOptions::from_store_url(&tls).unwrap().is_tls());
+        let from_env = StoreUrl::parse("redis")
+            .unwrap()
+            .resolve("redis://:hunter2-secret@127.0.0.1:7000/4");
+        let config = RedisOptions::from_store_url(&from_env).unwrap();
+        assert_eq!(config.password(), Some("hunter2-secret"));
+        assert_eq!(config.prefix(), DEFAULT_PREFIX);
+        let bad_prefix = StoreUrl::parse("redis://h?prefix=a:b").unwrap();
+        assert!(matches!(
+            RedisOptions::from_store_url(&bad_prefix),
+            Err(ConfigError::InvalidPrefix { .. })
+        ));
+    }
+
+    #[test]
+    fn store_urls_of_another_backend_unread_or_garbled_are_refused() {
+        // A URL file or variable holding garbage, another backend's URL or a
+        // trailing line: a typed error that never echoes it.
+        for full in [
+            "not a url :hunter2-secret",
+            "postgres://u:hunter2-secret@h/db",
+            "redis://:hunter2-secret@h:6379/0\ngarbage",
+        ] {
+            let url = StoreUrl::parse("redis").unwrap().resolve(full);
+            let err = RedisOptions::from_store_url(&url).unwrap_err();
+            assert!(
+                matches!(err, ConfigError::InvalidUrl { .. }),
+                "{full}: {err:?}"
+            );
+            assert!(!format!("{err} {err:?}").contains("hunter2"), "{err}");
+        }
+        for url in ["redis", "fs:/tmp/x", "postgres://h/db"] {
+            let url = StoreUrl::parse(url).unwrap();
+            let err = RedisOptions::from_store_url(&url).unwrap_err();
+            assert!(matches!(err, ConfigError::InvalidUrl { .. }), "{err:?}");
         }
     }
 

@@ -129,8 +129,8 @@ pub async fn file_url(path: &Path) -> Result<String, UrlSourceError> {
 }
 
 /// What stands for a password wherever a store describes itself: in `Debug`,
-/// and in an error's text.
-pub const REDACTED: &str = "<redacted>";
+/// and in an error's text (one definition, beside the store URL's).
+pub use dream_core::store_url::REDACTED;
 
 /// A password in `Debug` output: shows as [`REDACTED`].
 pub struct Redacted;

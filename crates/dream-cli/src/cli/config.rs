@@ -8,6 +8,7 @@
 
 use std::path::Path;
 
+use dream::core::store_url::{StoreUrl, StoreUrlError};
 use serde::Deserialize;
 
 /// Keys that must never come from a file in the working directory.
@@ -127,8 +128,7 @@ impl FileConfig {
         }
         let config: FileConfig = toml::from_str(text).map_err(invalid)?;
         if let Some(store) = &config.store
-            && ((store.starts_with("redis") && store.contains('@'))
-                || (store.starts_with("postgres") && postgres_userinfo_has_password(store)))
+            && let Err(StoreUrlError::Password { .. }) = StoreUrl::parse(store)
         {
             return Err(ConfigError::Forbidden {
                 path: shown.to_owned(),
@@ -137,17 +137,6 @@ impl FileConfig {
         }
         Ok(config)
     }
-}
-
-/// Whether a PostgreSQL URL carries a password (`user:pass@`, or `password=` in
-/// its query).
-fn postgres_userinfo_has_password(url: &str) -> bool {
-    let rest = url.split_once("://").map_or(url, |(_, rest)| rest);
-    let authority = rest.split(['/', '?']).next().unwrap_or("");
-    authority
-        .rsplit_once('@')
-        .is_some_and(|(userinfo, _)| userinfo.contains(':'))
-        || rest.contains("password=")
 }
 
 fn forbidden_key(table: &toml::Table) -> Option<String> {
@@ -222,6 +211,8 @@ mod tests {
             "store = \"redis://:hunter2@127.0.0.1:6379\"",
             "store = \"postgres://alice:hunter2@db/mem\"",
             "store = \"postgresql://db/mem?password=hunter2\"",
+            "store = \"valkeys://u:hunter2@h:6380\"",
+            "store = \"postgres?schema=s&password=hunter2\"",
         ] {
             let err = FileConfig::parse(text, "dream.toml").unwrap_err();
             assert!(

@@ -239,7 +239,8 @@ impl Global {
     /// Where the store's seal key is filed: the configuration directory and the
     /// store's locator.
     fn seal_location(&self, here: &Located) -> Result<(std::path::PathBuf, String), CliError> {
-        let url = super::stores::resolve_shorthand(&here.url, self.url_file.as_deref())?;
+        let url = dream::core::StoreUrl::parse(&here.url)?;
+        let url = super::stores::resolve(&url, self.url_file.as_deref())?;
         Ok((super::seal::config_dir()?, super::seal::locator(&url)?))
     }
 

@@ -19,6 +19,8 @@
 use std::fmt;
 use std::path::{Path, PathBuf};
 
+use dream::core::store_url::{Place, StoreUrl};
+
 use super::CliError;
 use super::config::FileConfig;
 use super::output::escape;
@@ -134,17 +136,14 @@ pub fn made(url: &str) -> bool {
 /// The path of a directory or SQLite store's URL (of a backend this binary
 /// has: another is one clear "built without" error when opened).
 fn local_path(url: &str) -> Option<PathBuf> {
-    let schemes: &[&str] = &[
+    let url = StoreUrl::parse(url).ok()?;
+    match url.place() {
         #[cfg(feature = "fs")]
-        "fs:",
+        Place::Fs(path) => Some(path.clone()),
         #[cfg(feature = "sqlite")]
-        "sqlite:",
-    ];
-    schemes
-        .iter()
-        .find_map(|scheme| url.strip_prefix(scheme))
-        .filter(|path| !path.is_empty())
-        .map(PathBuf::from)
+        Place::Sqlite(path) => Some(path.clone()),
+        _ => None,
+    }
 }
 
 /// Finds the store for `flag` (the `--store` option) from the working
@@ -207,15 +206,13 @@ fn store_url_in(dir: &Path) -> String {
 
 /// A `fs:` or `sqlite:` URL with a relative path, taken from `dir`; any other as it is.
 fn relative_to(url: &str, dir: &Path) -> String {
-    for scheme in ["fs:", "sqlite:"] {
-        if let Some(path) = url.strip_prefix(scheme)
-            && !path.is_empty()
-            && Path::new(path).is_relative()
-        {
-            return format!("{scheme}{}", dir.join(path).display());
-        }
+    match StoreUrl::parse(url) {
+        Ok(parsed) => match parsed.path() {
+            Some(path) if path.is_relative() => parsed.moved_to(dir.join(path)).to_string(),
+            _ => url.to_owned(),
+        },
+        Err(_) => url.to_owned(),
     }
-    url.to_owned()
 }
 
 /// What the walk up from the working directory found.

@@ -8,6 +8,7 @@ use std::io::{Read, Write};
 use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 
+use dream::core::StoreUrl;
 use dream::engine::SealKey;
 use sha2::{Digest, Sha256};
 
@@ -35,37 +36,23 @@ pub fn config_dir() -> Result<PathBuf, CliError> {
 }
 
 /// Where a store lives, as its seal key is filed: the canonical path of a
-/// directory or SQLite file, or a Redis URL without its password.
-pub fn locator(url: &str) -> Result<String, CliError> {
-    for scheme in ["fs:", "sqlite:"] {
-        if let Some(path) = url.strip_prefix(scheme) {
-            let canonical = canonical(Path::new(path)).map_err(|e| {
-                CliError::usage(format!("cannot resolve the store path {path}: {e}"))
-            })?;
-            return Ok(format!("{scheme}{}", canonical.display()));
-        }
+/// directory or SQLite file, or a server's URL without its password
+/// (`StoreUrl::locator`; `url` resolved, see `stores::resolve`).
+pub fn locator(url: &StoreUrl) -> Result<String, CliError> {
+    if let Some(path) = url.path() {
+        let canonical = canonical(path).map_err(|e| {
+            CliError::usage(format!(
+                "cannot resolve the store path {}: {e}",
+                path.display()
+            ))
+        })?;
+        return Ok(url.moved_to(canonical).to_string());
     }
-    // `user:password@` never reaches the locator.
-    let (scheme, rest) = url.split_once("://").unwrap_or(("redis", url));
-    // One PostgreSQL store, one key, whichever spelling of the scheme names it.
-    let scheme = if scheme == "postgresql" {
-        "postgres"
-    } else {
-        scheme
-    };
-    let rest = match rest.split_once('/') {
-        Some((authority, path)) => format!(
-            "{}/{path}",
-            authority
-                .rsplit_once('@')
-                .map_or(authority, |(_, host)| host)
-        ),
-        None => rest
-            .rsplit_once('@')
-            .map_or(rest, |(_, host)| host)
-            .to_owned(),
-    };
-    Ok(format!("{scheme}://{rest}"))
+    url.locator().ok_or_else(|| {
+        CliError::usage(format!(
+            "the store {url} has no locator before its URL is read"
+        ))
+    })
 }
 
 /// A path made absolute with its links resolved; a last component that does
@@ -172,17 +159,40 @@ fn key_error(path: &Path, e: std::io::Error) -> CliError {
 mod tests {
     use super::*;
 
+    fn resolved(given: &str, full: &str) -> String {
+        locator(&StoreUrl::parse(given).unwrap().resolve(full)).unwrap()
+    }
+
     #[test]
     fn postgres_locators_never_hold_a_password() {
-        let l = locator("postgresql://alice:hunter2@db.example:5432/mem?schema=team").unwrap();
+        let l = resolved(
+            "postgres?schema=team",
+            "postgresql://alice:hunter2@db.example:5432/mem",
+        );
         assert_eq!(l, "postgres://db.example:5432/mem?schema=team");
     }
 
     #[test]
     fn redis_locators_never_hold_a_password() {
-        let l = locator("redis://:hunter2@10.0.0.5:6379/0?prefix=p").unwrap();
+        let l = resolved("redis?prefix=p", "redis://:hunter2@10.0.0.5:6379/0");
         assert_eq!(l, "redis://10.0.0.5:6379/0?prefix=p");
-        assert!(!locator("redis://user:pw@host").unwrap().contains("pw"));
+        assert!(!resolved("redis", "redis://user:pw@host").contains("pw"));
+    }
+
+    #[test]
+    fn path_locators_are_canonical_before_and_after_the_store_is_made() {
+        let dir = tempfile::tempdir().unwrap();
+        let canonical = fs::canonicalize(dir.path()).unwrap();
+        let url = StoreUrl::parse(&format!("sqlite:{}/./mem.db", dir.path().display())).unwrap();
+        let before = locator(&url).unwrap();
+        assert_eq!(before, format!("sqlite:{}/mem.db", canonical.display()));
+        fs::write(dir.path().join("mem.db"), b"").unwrap();
+        assert_eq!(locator(&url).unwrap(), before);
+        let unread = StoreUrl::parse("postgres").unwrap();
+        assert!(
+            locator(&unread).is_err(),
+            "no locator before the URL is read"
+        );
     }
 
     #[test]

@@ -1,52 +1,39 @@
-//! Store URLs: `fs:PATH`, `sqlite:PATH`, `redis://…`, `postgres://…`; and the encryption layer.
-//! A backend this binary was built without is one clear error.
+//! Opening the store a URL names (parsed by `dream::core::StoreUrl`, which
+//! holds every rule of what a store URL is), and the encryption layer. A
+//! backend this binary was built without is one clear error.
 
 use std::path::Path;
 use std::sync::Arc;
 
 use dream::core::RecordStore;
+use dream::core::store_url::{Backend, Place, StoreUrl};
 
 use super::CliError;
 
 /// Opens the store a URL names. `url_file` supplies the URL, with its password,
 /// behind `--store redis` or `--store postgres`.
 pub async fn open(url: &str, url_file: Option<&Path>) -> Result<Arc<dyn RecordStore>, CliError> {
-    if let Some(path) = url.strip_prefix("fs:") {
-        return open_fs(path).await;
+    let url = StoreUrl::parse(url)?;
+    match url.place() {
+        Place::Fs(path) => open_fs(path).await,
+        Place::Sqlite(path) => open_sqlite(path).await,
+        Place::Redis(_) => open_redis(&url, url_file).await,
+        Place::Postgres(_) => open_postgres(&url, url_file).await,
     }
-    if let Some(path) = url.strip_prefix("sqlite:") {
-        return open_sqlite(path).await;
-    }
-    if url == "redis"
-        || url.starts_with("redis://")
-        || url.starts_with("rediss://")
-        || url.starts_with("unix://")
-    {
-        return open_redis(url, url_file).await;
-    }
-    if is_postgres(url) {
-        return open_postgres(url, url_file).await;
-    }
-    Err(CliError::usage(format!(
-        "unknown store {}: expected fs:PATH, sqlite:PATH, redis://host:port[/db][?prefix=P] or postgres://[user@]host[:port]/database[?schema=S]",
-        super::output::escape(url)
-    )))
 }
 
 /// The name and capabilities of the directory or SQLite store a URL names, as
 /// it will have them once made (`dream mcp` makes it at its first write).
 #[cfg(feature = "mcp")]
 pub fn info_before_made(url: &str) -> Result<dream::core::StoreInfo, CliError> {
-    if url.starts_with("fs:") {
-        return fs_info();
+    match StoreUrl::parse(url)?.backend() {
+        Backend::Fs => fs_info(),
+        Backend::Sqlite => sqlite_info(),
+        Backend::Redis | Backend::Postgres => Err(CliError::usage(format!(
+            "the store {} cannot be made later",
+            super::output::escape(url)
+        ))),
     }
-    if url.starts_with("sqlite:") {
-        return sqlite_info();
-    }
-    Err(CliError::usage(format!(
-        "the store {} cannot be made later",
-        super::output::escape(url)
-    )))
 }
 
 #[cfg(all(feature = "mcp", feature = "fs"))]
@@ -56,7 +43,7 @@ fn fs_info() -> Result<dream::core::StoreInfo, CliError> {
 
 #[cfg(all(feature = "mcp", not(feature = "fs")))]
 fn fs_info() -> Result<dream::core::StoreInfo, CliError> {
-    Err(not_built("fs"))
+    Err(not_built(Backend::Fs.feature()))
 }
 
 #[cfg(all(feature = "mcp", feature = "sqlite"))]
@@ -66,7 +53,7 @@ fn sqlite_info() -> Result<dream::core::StoreInfo, CliError> {
 
 #[cfg(all(feature = "mcp", not(feature = "sqlite")))]
 fn sqlite_info() -> Result<dream::core::StoreInfo, CliError> {
-    Err(not_built("sqlite"))
+    Err(not_built(Backend::Sqlite.feature()))
 }
 
 /// Early notice of changes to the store a URL names, from a backend that can
@@ -76,22 +63,17 @@ pub async fn watch_changes(
     url: &str,
     url_file: Option<&Path>,
 ) -> Result<Option<tokio::sync::watch::Receiver<u64>>, CliError> {
-    if url == "redis"
-        || url.starts_with("redis://")
-        || url.starts_with("rediss://")
-        || url.starts_with("unix://")
-    {
-        return watch_redis(url, url_file).await;
+    let url = StoreUrl::parse(url)?;
+    match url.backend() {
+        Backend::Redis => watch_redis(&url, url_file).await,
+        Backend::Postgres => watch_postgres(&url, url_file).await,
+        Backend::Fs | Backend::Sqlite => Ok(None),
     }
-    if is_postgres(url) {
-        return watch_postgres(url, url_file).await;
-    }
-    Ok(None)
 }
 
 #[cfg(feature = "postgres")]
 async fn watch_postgres(
-    url: &str,
+    url: &StoreUrl,
     url_file: Option<&Path>,
 ) -> Result<Option<tokio::sync::watch::Receiver<u64>>, CliError> {
     let store = open_postgres_store(url, url_file).await?;
@@ -100,7 +82,7 @@ async fn watch_postgres(
 
 #[cfg(not(feature = "postgres"))]
 async fn watch_postgres(
-    _: &str,
+    _: &StoreUrl,
     _: Option<&Path>,
 ) -> Result<Option<tokio::sync::watch::Receiver<u64>>, CliError> {
     Ok(None)
@@ -108,7 +90,7 @@ async fn watch_postgres(
 
 #[cfg(feature = "redis")]
 async fn watch_redis(
-    url: &str,
+    url: &StoreUrl,
     url_file: Option<&Path>,
 ) -> Result<Option<tokio::sync::watch::Receiver<u64>>, CliError> {
     let store = open_redis_store(url, url_file).await?;
@@ -117,7 +99,7 @@ async fn watch_redis(
 
 #[cfg(not(feature = "redis"))]
 async fn watch_redis(
-    _: &str,
+    _: &StoreUrl,
     _: Option<&Path>,
 ) -> Result<Option<tokio::sync::watch::Receiver<u64>>, CliError> {
     Ok(None)
@@ -136,55 +118,48 @@ fn not_built(feature: &str) -> CliError {
     ))
 }
 
-/// The full URL behind `--store redis` (from `--url-file` or
-/// DREAM_REDIS_URL) and `--store postgres` (from DREAM_POSTGRES_URL), with the
-/// flag's own `?query`; any other URL as it is. Names where a store lives (its
-/// seal key is filed by it), never opens it.
-pub fn resolve_shorthand(url: &str, url_file: Option<&Path>) -> Result<String, CliError> {
-    let shorthand = |scheme: &str| {
-        url.strip_prefix(scheme)
-            .filter(|q| q.is_empty() || q.starts_with('?'))
-            .map(str::to_owned)
-    };
-    let full = |env: &str, feature: &str| match url_file {
-        Some(path) => read_url_file(path, feature),
-        None => Ok(std::env::var(env).unwrap_or_default()),
-    };
-    if let Some(query) = shorthand("redis") {
-        let full = full(REDIS_URL_ENV, "redis")?;
-        return Ok(format!("{full}{query}"));
-    }
-    if let Some(query) = shorthand("postgres") {
-        let full = full(POSTGRES_URL_ENV, "postgres")?;
-        let query = query.strip_prefix('?').unwrap_or("");
-        return Ok(match (full.contains('?'), query.is_empty()) {
-            (_, true) => full,
-            (true, false) => format!("{full}&{query}"),
-            (false, false) => format!("{full}?{query}"),
-        });
-    }
-    Ok(url.to_owned())
-}
-
-/// The URL in a `--url-file`, checked as the stores check it (a private regular
-/// file, not a link; `dream_tls::read_url_file`), its refusal naming the file.
+/// `url` with the URL behind `--store redis` or `--store postgres` read from
+/// `url_file` or the environment (`StoreUrl::source_env`); any other URL as it
+/// is. A refusal reads as the backend's (`Redis URL file …`, `environment
+/// variable … is not set`).
 #[cfg(any(feature = "redis", feature = "postgres"))]
-fn read_url_file(path: &Path, _feature: &str) -> Result<String, CliError> {
-    dream_tls::read_url_file(path).map_err(|e| {
-        CliError::usage(format!(
-            "--url-file {}: {e}",
-            super::output::escape(&path.display().to_string())
-        ))
-    })
+pub fn resolve(url: &StoreUrl, url_file: Option<&Path>) -> Result<StoreUrl, CliError> {
+    let Some(env) = url.source_env() else {
+        return Ok(url.clone());
+    };
+    let full = match url_file {
+        Some(path) => dream_tls::read_url_file(path).map_err(|e| dream_tls::UrlSourceError::File {
+            path: path.to_path_buf(),
+            reason: e.reason,
+        }),
+        None => dream_tls::env_url(env, std::env::var(env)),
+    };
+    match full {
+        Ok(full) => Ok(url.clone().resolve(&full)),
+        Err(e) => Err(source_error(url.backend(), e)),
+    }
 }
 
+/// Without a server backend, `redis` and `postgres` alone cannot be opened.
 #[cfg(not(any(feature = "redis", feature = "postgres")))]
-fn read_url_file(_: &Path, feature: &str) -> Result<String, CliError> {
-    Err(not_built(feature))
+pub fn resolve(url: &StoreUrl, _: Option<&Path>) -> Result<StoreUrl, CliError> {
+    match url.source_env() {
+        Some(_) => Err(not_built(url.backend().feature())),
+        None => Ok(url.clone()),
+    }
 }
 
-/// Environment variable holding the Redis URL for `--store redis`.
-const REDIS_URL_ENV: &str = "DREAM_REDIS_URL";
+/// Why a server's URL could not be read, in its backend's words.
+#[cfg(any(feature = "redis", feature = "postgres"))]
+fn source_error(backend: Backend, e: dream_tls::UrlSourceError) -> CliError {
+    match backend {
+        #[cfg(feature = "redis")]
+        Backend::Redis => dream::redis::ConfigError::from(e).into(),
+        #[cfg(feature = "postgres")]
+        Backend::Postgres => dream::postgres::ConfigError::from(e).into(),
+        _ => e.into(),
+    }
+}
 
 /// The namespace only an encrypted store has (its key counters).
 const ENCRYPTION_NAMESPACE: &str = "encryption";
@@ -278,161 +253,68 @@ fn wrong_key() -> CliError {
 }
 
 /// A store to be created at `path` needs its parent directory: name it when missing.
-fn parent_exists(path: &str) -> Result<(), CliError> {
-    let parent = Path::new(path)
-        .parent()
-        .filter(|p| !p.as_os_str().is_empty());
+#[cfg(any(feature = "fs", feature = "sqlite"))]
+fn parent_exists(path: &Path) -> Result<(), CliError> {
+    let parent = path.parent().filter(|p| !p.as_os_str().is_empty());
     match parent {
         Some(dir) if !dir.is_dir() => Err(CliError::usage(format!(
             "cannot create the store {}: the directory {} does not exist",
-            super::output::escape(path),
+            super::output::escape(&path.display().to_string()),
             super::output::escape(&dir.display().to_string())
         ))),
         _ => Ok(()),
     }
 }
 
-fn empty_path(path: &str) -> Result<(), CliError> {
-    if path.is_empty() {
-        Err(CliError::usage("the store path is empty"))
-    } else {
-        Ok(())
-    }
-}
-
 #[cfg(feature = "fs")]
-async fn open_fs(path: &str) -> Result<Arc<dyn RecordStore>, CliError> {
-    empty_path(path)?;
+async fn open_fs(path: &Path) -> Result<Arc<dyn RecordStore>, CliError> {
     parent_exists(path)?;
     Ok(Arc::new(dream::fs::FsStore::open(path).await?))
 }
 
 #[cfg(not(feature = "fs"))]
-async fn open_fs(_: &str) -> Result<Arc<dyn RecordStore>, CliError> {
-    Err(not_built("fs"))
+async fn open_fs(_: &Path) -> Result<Arc<dyn RecordStore>, CliError> {
+    Err(not_built(Backend::Fs.feature()))
 }
 
 #[cfg(feature = "sqlite")]
-async fn open_sqlite(path: &str) -> Result<Arc<dyn RecordStore>, CliError> {
-    empty_path(path)?;
+async fn open_sqlite(path: &Path) -> Result<Arc<dyn RecordStore>, CliError> {
     parent_exists(path)?;
     Ok(Arc::new(dream::sqlite::SqliteStore::open(path).await?))
 }
 
 #[cfg(not(feature = "sqlite"))]
-async fn open_sqlite(_: &str) -> Result<Arc<dyn RecordStore>, CliError> {
-    Err(not_built("sqlite"))
-}
-
-/// Splits `?prefix=P` off a Redis URL.
-fn split_prefix(url: &str) -> Result<(&str, Option<&str>), CliError> {
-    let Some((base, query)) = url.split_once('?') else {
-        return Ok((url, None));
-    };
-    let mut prefix = None;
-    for pair in query.split('&') {
-        match pair.split_once('=') {
-            Some(("prefix", value)) => prefix = Some(value),
-            _ => {
-                return Err(CliError::usage(
-                    "a Redis store URL takes only the query parameter prefix=P",
-                ));
-            }
-        }
-    }
-    Ok((base, prefix))
-}
-
-/// Whether a URL's authority carries a password (`user:pass@` or `:pass@`).
-fn has_password(url: &str) -> bool {
-    let rest = url.split_once("://").map_or(url, |(_, rest)| rest);
-    let authority = rest.split('/').next().unwrap_or("");
-    authority
-        .rsplit_once('@')
-        .is_some_and(|(userinfo, _)| userinfo.contains(':'))
+async fn open_sqlite(_: &Path) -> Result<Arc<dyn RecordStore>, CliError> {
+    Err(not_built(Backend::Sqlite.feature()))
 }
 
 #[cfg(feature = "redis")]
-async fn open_redis(url: &str, url_file: Option<&Path>) -> Result<Arc<dyn RecordStore>, CliError> {
+async fn open_redis(
+    url: &StoreUrl,
+    url_file: Option<&Path>,
+) -> Result<Arc<dyn RecordStore>, CliError> {
     Ok(Arc::new(open_redis_store(url, url_file).await?))
 }
 
 #[cfg(feature = "redis")]
 async fn open_redis_store(
-    url: &str,
+    url: &StoreUrl,
     url_file: Option<&Path>,
 ) -> Result<dream::redis::RedisStore, CliError> {
     use dream::redis::{RedisOptions, RedisStore};
-    let (base, prefix) = split_prefix(url)?;
-    if has_password(base) {
-        return Err(CliError::usage(
-            "a password in --store would show in the process list: put the URL in DREAM_REDIS_URL or --url-file and pass --store redis",
-        ));
-    }
-    let mut config = if base == "redis" {
-        match url_file {
-            Some(path) => RedisOptions::from_file(path).await?,
-            None => RedisOptions::from_env()?,
-        }
-    } else {
-        RedisOptions::from_url(base)?
-    }
-    .with_ca_file_from_env()?;
-    if let Some(prefix) = prefix {
-        config = config.with_prefix(prefix)?;
-    }
+    let url = resolve(url, url_file)?;
+    let config = RedisOptions::from_store_url(&url)?.with_ca_file_from_env()?;
     Ok(RedisStore::open(config).await?)
 }
 
 #[cfg(not(feature = "redis"))]
-async fn open_redis(url: &str, _: Option<&Path>) -> Result<Arc<dyn RecordStore>, CliError> {
-    let _ = (split_prefix(url), has_password(url));
-    Err(not_built("redis"))
-}
-
-/// Whether a store URL names PostgreSQL: `postgres` alone (the URL is in
-/// DREAM_POSTGRES_URL), optionally with `?schema=S`, or a `postgres://` /
-/// `postgresql://` URL.
-pub fn is_postgres(url: &str) -> bool {
-    url == "postgres"
-        || url.starts_with("postgres?")
-        || url.starts_with("postgres://")
-        || url.starts_with("postgresql://")
-}
-
-/// The environment variable `--store postgres` reads the URL from.
-pub const POSTGRES_URL_ENV: &str = "DREAM_POSTGRES_URL";
-
-/// Splits `schema=S` off a PostgreSQL URL's query; the other parameters stay
-/// (they are connection parameters).
-fn split_schema(url: &str) -> Result<(String, Option<String>), CliError> {
-    let Some((base, query)) = url.split_once('?') else {
-        return Ok((url.to_owned(), None));
-    };
-    let mut schema = None;
-    let mut rest = Vec::new();
-    for pair in query.split('&').filter(|p| !p.is_empty()) {
-        match pair.split_once('=') {
-            Some(("schema", value)) => schema = Some(value.to_owned()),
-            Some(("password", _)) => {
-                return Err(CliError::usage(
-                    "a password in --store would show in the process list: put the URL in DREAM_POSTGRES_URL or --url-file and pass --store postgres",
-                ));
-            }
-            _ => rest.push(pair),
-        }
-    }
-    let mut out = base.to_owned();
-    if !rest.is_empty() {
-        out.push('?');
-        out.push_str(&rest.join("&"));
-    }
-    Ok((out, schema))
+async fn open_redis(_: &StoreUrl, _: Option<&Path>) -> Result<Arc<dyn RecordStore>, CliError> {
+    Err(not_built(Backend::Redis.feature()))
 }
 
 #[cfg(feature = "postgres")]
 async fn open_postgres(
-    url: &str,
+    url: &StoreUrl,
     url_file: Option<&Path>,
 ) -> Result<Arc<dyn RecordStore>, CliError> {
     Ok(Arc::new(open_postgres_store(url, url_file).await?))
@@ -440,34 +322,18 @@ async fn open_postgres(
 
 #[cfg(feature = "postgres")]
 async fn open_postgres_store(
-    url: &str,
+    url: &StoreUrl,
     url_file: Option<&Path>,
 ) -> Result<dream::postgres::PostgresStore, CliError> {
     use dream::postgres::{PostgresOptions, PostgresStore};
-    let (base, schema) = split_schema(url)?;
-    if has_password(&base) {
-        return Err(CliError::usage(
-            "a password in --store would show in the process list: put the URL in DREAM_POSTGRES_URL or --url-file and pass --store postgres",
-        ));
-    }
-    let mut config = if base == "postgres" {
-        match url_file {
-            Some(path) => PostgresOptions::from_file(path).await?,
-            None => PostgresOptions::from_env()?,
-        }
-    } else {
-        PostgresOptions::from_url(&base)?
-    };
-    if let Some(schema) = schema {
-        config = config.with_schema(&schema)?;
-    }
+    let url = resolve(url, url_file)?;
+    let config = PostgresOptions::from_store_url(&url)?;
     Ok(PostgresStore::open(config).await?)
 }
 
 #[cfg(not(feature = "postgres"))]
-async fn open_postgres(url: &str, _: Option<&Path>) -> Result<Arc<dyn RecordStore>, CliError> {
-    let _ = split_schema(url)?;
-    Err(not_built("postgres"))
+async fn open_postgres(_: &StoreUrl, _: Option<&Path>) -> Result<Arc<dyn RecordStore>, CliError> {
+    Err(not_built(Backend::Postgres.feature()))
 }
 
 /// The key `--encrypt` uses: its id and material.
@@ -572,14 +438,11 @@ pub mod keys {
 /// Persistence checks for `doctor`: `(ok, line)` pairs; Redis without `appendonly` warns.
 #[cfg(feature = "redis")]
 pub async fn persistence_checks(url: &str, url_file: Option<&Path>) -> Vec<(bool, String)> {
-    if !(url == "redis"
-        || url.starts_with("redis://")
-        || url.starts_with("rediss://")
-        || url.starts_with("unix://"))
-    {
-        return Vec::new();
-    }
-    let store = match open_redis_store(url, url_file).await {
+    let url = match StoreUrl::parse(url) {
+        Ok(url) if url.backend() == Backend::Redis => url,
+        _ => return Vec::new(),
+    };
+    let store = match open_redis_store(&url, url_file).await {
         Ok(store) => store,
         Err(_) => return Vec::new(),
     };
@@ -609,44 +472,4 @@ pub async fn persistence_checks(url: &str, url_file: Option<&Path>) -> Vec<(bool
 #[cfg(not(feature = "redis"))]
 pub async fn persistence_checks(_: &str, _: Option<&Path>) -> Vec<(bool, String)> {
     Vec::new()
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn finds_passwords_and_prefixes() {
-        assert!(has_password("redis://:secret@127.0.0.1:6379/0"));
-        assert!(has_password("redis://user:secret@host"));
-        assert!(!has_password("redis://user@host:6379"));
-        assert!(!has_password("redis://127.0.0.1:6379/2"));
-        assert_eq!(
-            split_prefix("redis://h:1/2?prefix=team").unwrap(),
-            ("redis://h:1/2", Some("team"))
-        );
-        assert!(split_prefix("redis://h?password=x").is_err());
-    }
-
-    #[test]
-    fn postgres_urls_split_their_schema_and_refuse_passwords() {
-        assert!(is_postgres("postgres"));
-        assert!(is_postgres("postgres?schema=team"));
-        assert!(is_postgres("postgresql://h/db"));
-        assert!(!is_postgres("postgresx://h"));
-        assert_eq!(
-            split_schema("postgres://u@h:5/db?schema=team&sslmode=disable").unwrap(),
-            (
-                "postgres://u@h:5/db?sslmode=disable".to_owned(),
-                Some("team".to_owned())
-            )
-        );
-        assert_eq!(
-            split_schema("postgres").unwrap(),
-            ("postgres".to_owned(), None)
-        );
-        assert!(split_schema("postgres://h/db?password=x").is_err());
-        assert!(has_password("postgres://u:secret@h/db"));
-        assert!(!has_password("postgres://u@h/db"));
-    }
 }
