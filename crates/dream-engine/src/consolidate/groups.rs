@@ -186,9 +186,7 @@ async fn confirmed(consolidator: &dyn Consolidator, floor: Plan, usage: &mut Tok
     const WHY: &str = "the offline reading took it as a statement of the person's; the model judged it not lasting";
     let mut out = Plan::default();
     for c in floor.creates {
-        let (verdict, used) = consolidator.judges_lasting(&c.content).await;
-        *usage += used;
-        if verdict == Some(false) {
+        if not_lasting(consolidator, &c.content, usage).await {
             out.dropped.push(Refusal {
                 cites: c.sources.clone(),
                 ..Refusal::new("create", None, WHY).because(RefusalCause::NotLasting)
@@ -198,13 +196,11 @@ async fn confirmed(consolidator: &dyn Consolidator, floor: Plan, usage: &mut Tok
         }
     }
     for u in floor.updates {
-        let Some(content) = u.content.clone() else {
-            out.updates.push(u);
-            continue;
+        let judged_out = match &u.content {
+            Some(content) => not_lasting(consolidator, content, usage).await,
+            None => false,
         };
-        let (verdict, used) = consolidator.judges_lasting(&content).await;
-        *usage += used;
-        if verdict == Some(false) {
+        if judged_out {
             out.dropped.push(Refusal {
                 cites: u.sources.clone(),
                 ..Refusal::new("update", Some(&u.target), WHY).because(RefusalCause::NotLasting)
@@ -218,6 +214,18 @@ async fn confirmed(consolidator: &dyn Consolidator, floor: Plan, usage: &mut Tok
         c.supersedes.retain(|t| kept.contains(t));
     }
     out
+}
+
+/// Whether the model judges `content` not lasting; no answer, or an unusable
+/// one, keeps the person's words.
+async fn not_lasting(
+    consolidator: &dyn Consolidator,
+    content: &str,
+    usage: &mut TokenUsage,
+) -> bool {
+    let (verdict, used) = consolidator.judges_lasting(content).await;
+    *usage += used;
+    verdict == Some(false)
 }
 
 /// The memories that share a content word (stop words left out, stems

@@ -590,26 +590,33 @@ fn by_rule(sentence: &str, session: &BatchSession, message: usize) -> Option<Sta
             .collect();
         let mut subject = words(&tool);
         let old = c.name("old").or_else(|| c.name("old2"));
-        let content = match old.and_then(|m| clean(m.as_str())) {
+        let uses = format!("Uses {}", short(&tool, 60));
+        let (name, content) = match old.and_then(|m| clean(m.as_str())) {
             Some(old) => {
                 subject.extend(words(&old));
-                format!("The project uses {tool}, not {old} (since {date}).")
+                (
+                    uses,
+                    format!("The project uses {tool}, not {old} (since {date})."),
+                )
             }
             // "Feature flags are managed in Unleash, self-hosted at …": what the
-            // tool is for, and all the rest, in the person's own words.
+            // tool is for, and all the rest, in the person's own words, and so
+            // is the name ("All docs go through Ines for review" is not "Uses
+            // Ines for review").
             None if c
                 .name("what")
                 .is_some_and(|w| !w.as_str().trim().is_empty()) =>
             {
-                format!("{}.", capitalized(&clean(sentence)?))
+                let said = capitalized(&clean(sentence)?);
+                (short(&said, 60), format!("{said}."))
             }
-            None => format!("The project uses {tool}."),
+            None => (uses, format!("The project uses {tool}.")),
         };
         return Some(make(
             Rule::Uses,
             (subject, ids),
             MemoryKind::Project,
-            format!("Uses {}", short(&tool, 60)),
+            name,
             content,
         ));
     }
@@ -1102,5 +1109,33 @@ mod tests {
         ] {
             assert!(!states_something(passing, at), "{passing}");
         }
+    }
+
+    #[test]
+    fn a_tool_named_by_what_it_does_is_named_in_the_persons_words() {
+        let session = BatchSession {
+            reference: "S1".to_owned(),
+            id: SessionId::new("named").expect("a valid id"),
+            created_at: chrono::Utc::now(),
+            messages: Vec::new(),
+            flags: Vec::new(),
+        };
+        let named = |text: &str| {
+            let found = message_statements(text, &session, 0);
+            assert_eq!(found.len(), 1, "{text}");
+            (found[0].name.clone(), found[0].content.clone())
+        };
+        assert_eq!(
+            named("All customer-facing docs go through Ines for review."),
+            (
+                "All customer-facing docs go through Ines for review".to_owned(),
+                "All customer-facing docs go through Ines for review.".to_owned()
+            )
+        );
+        // A plain use keeps its short name.
+        assert_eq!(
+            named("We use pnpm for everything.").0,
+            "Uses pnpm for everything"
+        );
     }
 }
