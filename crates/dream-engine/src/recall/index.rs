@@ -373,7 +373,7 @@ impl Index {
     }
 
     /// Approximate heap bytes of the ranking structures (postings and analysed
-    /// terms), not of the decoded memories.
+    /// terms), not of the records' other facts.
     pub fn ranking_bytes(&self) -> usize {
         let postings: usize = self
             .postings
