@@ -12,6 +12,7 @@ case "$target" in
   sanitize) dict=dicts/sanitize.dict ;;
   recover_json) dict=dicts/json.dict ;;
   scan) dict=dicts/scan.dict ;;
+  recall_index) dict=dicts/recall_index.dict ;;
   # The time targets repeat their input: let units grow at once (no slow ramp).
   recover_json_time) dict=dicts/json.dict; extra=(-len_control=0 -max_len=256) ;;
   scan_time) dict=dicts/scan.dict; extra=(-len_control=0 -max_len=256) ;;

@@ -39,6 +39,10 @@ fn main() {
         // The memory scanner's depth, and the one definition of "invisible" the
         // scanner folds away.
         "src/scan.rs",
+        // What an analysis keeps of a valid record: why an unconfirmed one is
+        // held, and the hash of the text its vector is computed from.
+        "src/provenance.rs",
+        "src/vectors.rs",
         "../dream-core/src/display.rs",
         "../../Cargo.lock",
     ];

@@ -3,14 +3,16 @@
 //! `(record id, version)`; versions are never reused, so a cached analysis is
 //! never stale.
 
-use std::hash::{DefaultHasher, Hash, Hasher};
-use std::sync::{Arc, RwLock, RwLockWriteGuard};
+use std::borrow::Cow;
+use std::sync::{RwLock, RwLockWriteGuard};
 
-use dream_core::{Memory, RecordId, Version, parse_memory};
+use chrono::{DateTime, NaiveDate, Utc};
+use dream_core::{Memory, MemoryStatus, RecordId, Scope, Version, parse_memory};
 use dream_scan::{Category, Finding, Report, Scanner, Severity, Verdict};
 
 use sha2::{Digest, Sha256};
 
+use super::dates;
 use super::reason::{Reason, codes};
 use super::terms::Terms;
 use super::tokenize::{self, Detector, Language, LanguageSet};
@@ -39,28 +41,82 @@ pub(crate) struct AnalyzeConfig {
     pub seal: Option<crate::seal::SealKey>,
 }
 
-/// A record that passed the scan and validation.
+/// What ranking and the firewall's whole-store steps need of a record that
+/// passed the scan and validation. The memory itself is not kept: recall reads
+/// a shown record again and decodes it from the same bytes (see `refresh`).
 #[derive(Debug, Clone)]
 pub(crate) struct Valid {
-    pub memory: Arc<Memory>,
-    /// `metadata.subject` when it is a string, else the name; case-folded,
-    /// white space collapsed.
-    pub subject: String,
-    /// `hash64(subject)`.
-    pub subject_hash: u64,
+    pub scope: Scope,
+    pub status: MemoryStatus,
+    /// The memories it claims to supersede.
+    pub supersedes: Box<[RecordId]>,
+    pub created_at: DateTime<Utc>,
+    pub updated_at: DateTime<Utc>,
+    pub expires_at: Option<DateTime<Utc>>,
+    pub confidence: f64,
+    pub pinned: bool,
+    /// It names its provenance: sources or evidence.
+    pub grounded: bool,
+    /// SHA-256 of the subject key: `metadata.subject` when it is a string, else
+    /// the name; case-folded, white space collapsed. Equal digests, same subject.
+    pub subject: [u8; 32],
     /// SHA-256 of the case-folded, white-space-collapsed content: equal digests agree.
     pub agreement: [u8; 32],
     /// Set when the scanner found the record merely suspicious (see `RecallOptions`).
-    pub suspicious: Option<String>,
+    pub suspicious: Option<Box<str>>,
     /// The record carries this store's seal (always true when records are not sealed).
     pub verified: bool,
+    /// Why an `unconfirmed` memory waits for the person ([`why_unconfirmed`](super::why_unconfirmed)).
+    pub unconfirmed: Option<Box<str>>,
+    /// The days its name, description and content name (see `dates`).
+    pub days: Box<[NaiveDate]>,
+    /// Bytes of its name, description and content (see `estimated_tokens`).
+    pub text_bytes: usize,
+    /// SHA-256 of its embedded text (see `vectors`).
+    pub embedded: [u8; 32],
 }
 
 impl Valid {
+    /// The facts of `memory` (see [`analyze`]).
+    pub(crate) fn of(memory: &Memory, suspicious: Option<String>, verified: bool) -> Valid {
+        Valid {
+            scope: memory.scope.clone(),
+            status: memory.status,
+            supersedes: memory
+                .supersedes
+                .iter()
+                .cloned()
+                .map(RecordId::from)
+                .collect(),
+            created_at: memory.created_at,
+            updated_at: memory.updated_at,
+            expires_at: memory.expires_at,
+            confidence: memory.confidence,
+            pinned: memory.pinned,
+            grounded: !memory.sources.is_empty() || !memory.evidence.is_empty(),
+            subject: Sha256::digest(subject_key(memory).as_bytes()).into(),
+            agreement: Sha256::digest(fold(&memory.content).as_bytes()).into(),
+            suspicious: suspicious.map(String::into_boxed_str),
+            verified,
+            unconfirmed: (memory.status == MemoryStatus::Unconfirmed)
+                .then(|| super::why_unconfirmed(memory).into_boxed_str()),
+            days: dates::days_named([&memory.name, &memory.description, &memory.content]),
+            text_bytes: super::brief::text_bytes(memory),
+            embedded: Sha256::digest(crate::vectors::embedded_text(memory).as_bytes()).into(),
+        }
+    }
+
+    /// The key of the subject index: the subject digest's first bytes.
+    pub fn subject_hash(&self) -> u64 {
+        let mut head = [0u8; 8];
+        head.copy_from_slice(&self.subject[..8]);
+        u64::from_le_bytes(head)
+    }
+
     /// Written by this store's engine and the person's word: it may retire,
     /// oppose or be opposed by other records.
     pub fn trusted(&self) -> bool {
-        self.verified && self.memory.status == dream_core::MemoryStatus::Active
+        self.verified && self.status == MemoryStatus::Active
     }
 }
 
@@ -115,15 +171,7 @@ pub(crate) fn analyze(
     vocab: &RwLock<Vocabulary>,
 ) -> Doc {
     let hash: [u8; 32] = Sha256::digest(bytes).into();
-    let (text, utf8) = match std::str::from_utf8(bytes) {
-        Ok(text) => (std::borrow::Cow::Borrowed(text), true),
-        Err(_) => (String::from_utf8_lossy(bytes), false),
-    };
-    let parsed = if utf8 {
-        parse_memory(&text).map_err(|e| e.to_string())
-    } else {
-        Err(String::new())
-    };
+    let (text, parsed) = decode(bytes);
     let memory = match parsed {
         Ok(memory) => memory,
         Err(codec_error) => {
@@ -133,7 +181,7 @@ pub(crate) fn analyze(
             let id_flagged = merge_ids(scanner, &mut report, id.as_str());
             let outcome = if let Some(reason) = quarantine_reason(&report, false) {
                 Outcome::Quarantined(reason)
-            } else if utf8 {
+            } else if let Some(codec_error) = codec_error {
                 Outcome::Rejected {
                     reason: Reason::new(codes::MALFORMED, Some(codec_error)),
                     corrupt: true,
@@ -183,17 +231,9 @@ pub(crate) fn analyze(
         Some(outcome) => outcome,
         None => {
             let suspicious = (report.verdict == Verdict::Suspicious).then(|| cite(&report));
-            let subject = subject_key(&memory);
             let verified =
                 crate::seal::verified(config.seal.as_ref(), id.as_str(), text.as_bytes());
-            Outcome::Valid(Valid {
-                verified,
-                subject_hash: hash64(&subject),
-                subject,
-                agreement: Sha256::digest(fold(&memory.content).as_bytes()).into(),
-                memory: Arc::new(memory),
-                suspicious,
-            })
+            Outcome::Valid(Valid::of(&memory, suspicious, verified))
         }
     };
     Doc {
@@ -206,6 +246,24 @@ pub(crate) fn analyze(
         language,
         id_flagged,
     }
+}
+
+/// A record's text (lossy when it is not UTF-8) and the memory it holds, or
+/// the codec's error (`None` when it is not UTF-8).
+fn decode(bytes: &[u8]) -> (Cow<'_, str>, Result<Memory, Option<String>>) {
+    match std::str::from_utf8(bytes) {
+        Ok(text) => (
+            Cow::Borrowed(text),
+            parse_memory(text).map_err(|e| Some(e.to_string())),
+        ),
+        Err(_) => (String::from_utf8_lossy(bytes), Err(None)),
+    }
+}
+
+/// The memory a record's bytes hold, decoded as [`analyze`] decodes it: what
+/// recall shows of a record whose bytes are those it analysed.
+pub(crate) fn memory(bytes: &[u8]) -> Option<Memory> {
+    decode(bytes).1.ok()
 }
 
 /// The vocabulary, locked for one record's tokenisation only.
@@ -424,11 +482,4 @@ fn subject_key(memory: &Memory) -> String {
         Some(serde_json::Value::String(s)) if !s.trim().is_empty() => fold(s),
         _ => fold(&memory.name),
     }
-}
-
-/// A fast hash of a subject key, for the subject index (equality is re-checked).
-pub(crate) fn hash64(text: &str) -> u64 {
-    let mut hasher = DefaultHasher::new();
-    text.hash(&mut hasher);
-    hasher.finish()
 }

@@ -5,9 +5,10 @@
 use chrono::{DateTime, Utc};
 use dream_core::{Memory, Scope};
 
+use super::analyze::Valid;
 use super::firewall;
 use super::index::Hit;
-use super::{FirewallVerdict, Reason, Recall, RecallError, RecallResult, codes};
+use super::{FirewallVerdict, Reason, Recall, RecallError, RecallResult, RecordVerdict, codes};
 
 /// Days over which a memory's recency weight halves.
 const HALF_LIFE_DAYS: f64 = 30.0;
@@ -15,15 +16,25 @@ const HALF_LIFE_DAYS: f64 = 30.0;
 /// A rough token count of a rendered memory: about four bytes a token, plus
 /// its heading and fence.
 pub fn estimated_tokens(memory: &Memory) -> usize {
-    (memory.name.len() + memory.description.len() + memory.content.len()) / 4 + 16
+    tokens(text_bytes(memory))
+}
+
+/// Bytes of a memory's name, description and content.
+pub(crate) fn text_bytes(memory: &Memory) -> usize {
+    memory.name.len() + memory.description.len() + memory.content.len()
+}
+
+/// [`estimated_tokens`] of a memory of `text_bytes`.
+fn tokens(text_bytes: usize) -> usize {
+    text_bytes / 4 + 16
 }
 
 /// How much a memory matters at `now`: pinned ones above all, then confidence
 /// times a recency weight that halves every [`HALF_LIFE_DAYS`].
-fn weight(memory: &Memory, now: DateTime<Utc>) -> f64 {
-    let age_days = (now - memory.updated_at).num_seconds().max(0) as f64 / 86_400.0;
+fn weight(valid: &Valid, now: DateTime<Utc>) -> f64 {
+    let age_days = (now - valid.updated_at).num_seconds().max(0) as f64 / 86_400.0;
     let recency = 0.5f64.powf(age_days / HALF_LIFE_DAYS);
-    memory.confidence * recency + if memory.pinned { 2.0 } else { 0.0 }
+    valid.confidence * recency + if valid.pinned { 2.0 } else { 0.0 }
 }
 
 impl Recall {
@@ -36,6 +47,23 @@ impl Recall {
         scope: &Scope,
         budget: Option<usize>,
     ) -> Result<RecallResult, RecallError> {
+        let result = self.judge_brief(scope, budget).await?;
+        if let Some(result) = result {
+            return Ok(result);
+        }
+        // A memory about to be shown changed since it was read: once more.
+        self.judge_brief(scope, budget)
+            .await?
+            .ok_or(RecallError::Changing)
+    }
+
+    /// [`Recall::brief`] once; `None` when a memory about to be shown no
+    /// longer holds the bytes it was judged on.
+    async fn judge_brief(
+        &self,
+        scope: &Scope,
+        budget: Option<usize>,
+    ) -> Result<Option<RecallResult>, RecallError> {
         // Every record is shown or judged: read every one anew, analyses kept
         // for the same bytes (see `refresh`).
         let index = self.reindex().await?;
@@ -46,30 +74,41 @@ impl Recall {
         let now = self.clock.now();
         // No question: every memory of the scope is in the brief.
         let everything = super::relevance::Relevance::all();
-        let mut records = self
+        let records = self
             .firewall(&index, scope, now, &everything)
             .judge(&hits, usize::MAX);
-        let rank = |r: &super::RecordVerdict| match (&r.memory, r.verdict) {
-            (Some(memory), FirewallVerdict::Used) => weight(memory, now),
-            _ => f64::NEG_INFINITY,
+        let valid = |r: &RecordVerdict| {
+            let at = index.docs.binary_search_by(|d| d.id.cmp(&r.id)).ok()?;
+            index.docs[at].valid()
         };
-        records.sort_by(|a, b| rank(b).total_cmp(&rank(a)).then_with(|| a.id.cmp(&b.id)));
-        if let Some(budget) = budget {
-            let mut spent = 0usize;
-            for record in records
-                .iter_mut()
-                .filter(|r| r.verdict == FirewallVerdict::Used)
+        let mut ranked: Vec<(f64, usize, RecordVerdict)> = records
+            .into_iter()
+            .map(|r| {
+                let facts = valid(&r).filter(|_| r.verdict == FirewallVerdict::Used);
+                let rank = facts.map_or(f64::NEG_INFINITY, |v| weight(v, now));
+                let cost = facts.map_or(0, |v| tokens(v.text_bytes));
+                (rank, cost, r)
+            })
+            .collect();
+        ranked.sort_by(|a, b| b.0.total_cmp(&a.0).then_with(|| a.2.id.cmp(&b.2.id)));
+        let mut spent = 0usize;
+        let mut records: Vec<RecordVerdict> = Vec::with_capacity(ranked.len());
+        for (_, cost, mut record) in ranked {
+            if let Some(budget) = budget
+                && record.verdict == FirewallVerdict::Used
             {
-                let cost = record.memory.as_deref().map_or(0, estimated_tokens);
                 if spent + cost > budget {
                     record.verdict = FirewallVerdict::Ignored;
                     record.reason =
                         Reason::new(codes::OVER_LIMIT, Some(format!("token budget {budget}")));
-                    record.memory = None;
                 } else {
                     spent += cost;
                 }
             }
+            records.push(record);
+        }
+        if !self.show(&index, &mut records).await? {
+            return Ok(None);
         }
         let policy = firewall::policy(&records, || {
             format!(
@@ -77,12 +116,12 @@ impl Recall {
                 index.count_in_scope(scope)
             )
         });
-        Ok(RecallResult {
+        Ok(Some(RecallResult {
             policy,
             records,
             ranker: super::Ranker::Lexical,
             retried: false,
             generation: index.generation,
-        })
+        }))
     }
 }

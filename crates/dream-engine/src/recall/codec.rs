@@ -2,11 +2,10 @@
 //! `persist`), in the primitives of `wire`; decoding checks every bound and
 //! every string and fails with `None`, never panics.
 
-use std::sync::Arc;
+use chrono::{Datelike, NaiveDate};
+use dream_core::{MemoryStatus, RecordId, Scope};
 
-use dream_core::{Memory, MemoryId, MemoryKind, MemoryStatus, RecordId, Role, Scope, SessionId};
-
-use super::analyze::{Doc, FIELDS, Outcome, Valid, hash64};
+use super::analyze::{Doc, FIELDS, Outcome, Valid};
 use super::reason::{Reason, codes};
 use super::terms::Terms;
 use super::tokenize::Language;
@@ -31,11 +30,7 @@ pub(crate) fn write_doc(w: &mut Writer, doc: &Doc) {
     match &doc.outcome {
         Outcome::Valid(v) => {
             w.u8(0);
-            write_memory(w, &v.memory);
-            w.str(&v.subject);
-            w.bytes32(&v.agreement);
-            w.opt_str(v.suspicious.as_deref());
-            w.u8(u8::from(v.verified));
+            write_valid(w, v);
         }
         Outcome::Quarantined(reason) => {
             w.u8(1);
@@ -49,34 +44,33 @@ pub(crate) fn write_doc(w: &mut Writer, doc: &Doc) {
     }
 }
 
-fn write_memory(w: &mut Writer, m: &Memory) {
-    w.str(m.id.as_str());
-    w.str(&m.name);
-    w.str(&m.description);
-    w.str(m.kind.as_str());
-    w.str(&m.content);
-    w.strs(m.tags.iter().map(String::as_str));
-    w.str(m.scope.as_str());
-    w.str(m.status.as_str());
-    w.strs(m.supersedes.iter().map(MemoryId::as_str));
-    match m.expires_at {
+fn write_valid(w: &mut Writer, v: &Valid) {
+    w.str(v.scope.as_str());
+    w.str(v.status.as_str());
+    w.strs(v.supersedes.iter().map(RecordId::as_str));
+    w.time(v.created_at);
+    w.time(v.updated_at);
+    match v.expires_at {
         Some(t) => {
             w.u8(1);
             w.time(t);
         }
         None => w.u8(0),
     }
-    w.time(m.created_at);
-    w.time(m.updated_at);
-    w.strs(m.sources.iter().map(SessionId::as_str));
-    w.strs(m.evidence.iter().map(|r| r.as_str()));
-    w.u64(m.confidence.to_bits());
-    w.u8(u8::from(m.pinned));
-    if m.metadata.is_empty() {
-        w.str("");
-    } else {
-        w.str(&serde_json::Value::Object(m.metadata.clone()).to_string());
+    w.u64(v.confidence.to_bits());
+    w.u8(u8::from(v.pinned));
+    w.u8(u8::from(v.grounded));
+    w.bytes32(&v.subject);
+    w.bytes32(&v.agreement);
+    w.opt_str(v.suspicious.as_deref());
+    w.u8(u8::from(v.verified));
+    w.opt_str(v.unconfirmed.as_deref());
+    w.len(v.days.len());
+    for day in &v.days {
+        w.u32(day.num_days_from_ce() as u32);
     }
+    w.var(v.text_bytes as u64);
+    w.bytes32(&v.embedded);
 }
 
 fn read_reason(r: &mut Reader<'_>) -> Option<Reason> {
@@ -99,21 +93,7 @@ pub(crate) fn read_doc(r: &mut Reader<'_>) -> Option<Doc> {
     }
     let terms = Terms::read_from(r)?;
     let outcome = match r.u8()? {
-        0 => {
-            let memory = read_memory(r)?;
-            let subject = r.str()?.to_owned();
-            let agreement = r.bytes32()?;
-            let suspicious = r.opt_str()?.map(str::to_owned);
-            let verified = r.flag()?;
-            Outcome::Valid(Valid {
-                memory: Arc::new(memory),
-                subject_hash: hash64(&subject),
-                subject,
-                agreement,
-                suspicious,
-                verified,
-            })
-        }
+        0 => Outcome::Valid(read_valid(r)?),
         1 => Outcome::Quarantined(read_reason(r)?),
         2 => Outcome::Rejected {
             reason: read_reason(r)?,
@@ -133,64 +113,52 @@ pub(crate) fn read_doc(r: &mut Reader<'_>) -> Option<Doc> {
     })
 }
 
-fn read_memory(r: &mut Reader<'_>) -> Option<Memory> {
-    let id = MemoryId::new(r.str()?).ok()?;
-    let name = r.str()?.to_owned();
-    let description = r.str()?.to_owned();
-    let kind = MemoryKind::parse(r.str()?)?;
-    let content = r.str()?.to_owned();
-    let tags = r.strs()?.into_iter().map(str::to_owned).collect();
+fn read_valid(r: &mut Reader<'_>) -> Option<Valid> {
     let scope = Scope::new(r.str()?).ok()?;
     let status = MemoryStatus::parse(r.str()?)?;
     let supersedes = r
         .strs()?
         .into_iter()
-        .map(|s| MemoryId::new(s).ok())
+        .map(|s| RecordId::new(s).ok())
         .collect::<Option<_>>()?;
+    let created_at = r.time()?;
+    let updated_at = r.time()?;
     let expires_at = match r.u8()? {
         0 => None,
         1 => Some(r.time()?),
         _ => return None,
     };
-    let created_at = r.time()?;
-    let updated_at = r.time()?;
-    let sources = r
-        .strs()?
-        .into_iter()
-        .map(|s| SessionId::new(s).ok())
-        .collect::<Option<_>>()?;
-    let evidence = r
-        .strs()?
-        .into_iter()
-        .map(Role::parse)
-        .collect::<Option<_>>()?;
     let confidence = f64::from_bits(r.u64()?);
     let pinned = r.flag()?;
-    let metadata = match r.str()? {
-        "" => serde_json::Map::new(),
-        text => match serde_json::from_str(text).ok()? {
-            serde_json::Value::Object(map) => map,
-            _ => return None,
-        },
-    };
-    Some(Memory {
-        id,
-        name,
-        description,
-        kind,
-        content,
-        tags,
+    let grounded = r.flag()?;
+    let subject = r.bytes32()?;
+    let agreement = r.bytes32()?;
+    let suspicious = r.opt_str()?.map(Box::from);
+    let verified = r.flag()?;
+    let unconfirmed = r.opt_str()?.map(Box::from);
+    let days = (0..r.count(4)?)
+        .map(|_| NaiveDate::from_num_days_from_ce_opt(r.u32()? as i32))
+        .collect::<Option<_>>()?;
+    let text_bytes = usize::try_from(r.var()?).ok()?;
+    let embedded = r.bytes32()?;
+    Some(Valid {
         scope,
         status,
         supersedes,
-        expires_at,
         created_at,
         updated_at,
-        sources,
-        evidence,
+        expires_at,
         confidence,
         pinned,
-        metadata,
+        grounded,
+        subject,
+        agreement,
+        suspicious,
+        verified,
+        unconfirmed,
+        days,
+        text_bytes,
+        embedded,
     })
 }
 

@@ -13,8 +13,9 @@ use std::ops::Range;
 use std::sync::LazyLock;
 
 use chrono::{Datelike, Duration, NaiveDate};
-use dream_core::Memory;
 use regex::Regex;
+
+use super::analyze::Valid;
 
 /// Days from `first` to `last`, both included.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -171,25 +172,26 @@ fn iso_day(word: &str) -> Option<NaiveDate> {
     )
 }
 
-/// Whether `memory` was created or updated in `span`, or its name, description
-/// or content holds an ISO date inside it.
-pub(crate) fn dated_in(memory: &Memory, span: &Span) -> bool {
-    span.holds(memory.created_at.date_naive())
-        || span.holds(memory.updated_at.date_naive())
-        || [&memory.name, &memory.description, &memory.content]
-            .into_iter()
-            .any(|text| {
-                ISO_DATE.captures_iter(text).any(|c| {
-                    let day = (|| {
-                        NaiveDate::from_ymd_opt(
-                            c[1].parse().ok()?,
-                            c[2].parse().ok()?,
-                            c[3].parse().ok()?,
-                        )
-                    })();
-                    day.is_some_and(|d| span.holds(d))
-                })
-            })
+/// The days the ISO dates of `texts` name, sorted, each once.
+pub(crate) fn days_named(texts: [&str; 3]) -> Box<[NaiveDate]> {
+    let mut days: Vec<NaiveDate> = texts
+        .into_iter()
+        .flat_map(|text| ISO_DATE.captures_iter(text))
+        .filter_map(|c| {
+            NaiveDate::from_ymd_opt(c[1].parse().ok()?, c[2].parse().ok()?, c[3].parse().ok()?)
+        })
+        .collect();
+    days.sort_unstable();
+    days.dedup();
+    days.into_boxed_slice()
+}
+
+/// Whether a valid record was created or updated in `span`, or its name,
+/// description or content holds an ISO date inside it ([`days_named`]).
+pub(crate) fn dated_in(valid: &Valid, span: &Span) -> bool {
+    span.holds(valid.created_at.date_naive())
+        || span.holds(valid.updated_at.date_naive())
+        || valid.days.iter().any(|d| span.holds(*d))
 }
 
 #[cfg(test)]
@@ -288,7 +290,7 @@ mod tests {
     #[test]
     fn a_memory_is_dated_by_its_times_and_the_dates_in_its_text() {
         use chrono::{TimeZone, Utc};
-        use dream_core::{MemoryId, MemoryKind};
+        use dream_core::{Memory, MemoryId, MemoryKind};
         let at = Utc.with_ymd_and_hms(2026, 1, 5, 9, 0, 0).unwrap();
         let mut m = Memory::new(
             MemoryId::new("m").unwrap(),
@@ -310,12 +312,23 @@ mod tests {
             first: day("2026-04-01"),
             last: day("2026-04-30"),
         };
-        assert!(dated_in(&m, &march), "the date in its text");
-        assert!(dated_in(&m, &january), "its creation");
-        assert!(!dated_in(&m, &april));
+        let dated = |m: &Memory, span: &Span| dated_in(&Valid::of(m, None, true), span);
+        assert!(dated(&m, &march), "the date in its text");
+        assert!(dated(&m, &january), "its creation");
+        assert!(!dated(&m, &april));
         m.updated_at = Utc.with_ymd_and_hms(2026, 4, 2, 9, 0, 0).unwrap();
-        assert!(dated_in(&m, &april), "its update");
+        assert!(dated(&m, &april), "its update");
         m.content = "Code freeze on 2026-13-40.".into();
-        assert!(!dated_in(&m, &march), "not a day");
+        assert!(!dated(&m, &march), "not a day");
+        m.description = "from 2026-03-20 to 2026-04-02, again 2026-03-20".into();
+        assert_eq!(
+            days_of(&m),
+            [day("2026-03-20"), day("2026-04-02")],
+            "sorted, each once"
+        );
+    }
+
+    fn days_of(m: &dream_core::Memory) -> Vec<NaiveDate> {
+        days_named([&m.name, &m.description, &m.content]).into_vec()
     }
 }

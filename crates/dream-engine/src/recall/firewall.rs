@@ -60,15 +60,15 @@ impl Firewall<'_> {
         }
     }
 
-    /// Whether a valid record is current (step 4 alone).
-    pub fn is_current(&self, valid: &Valid) -> bool {
-        matches!(self.life(valid), Life::Current)
+    /// Whether document `doc` is a valid record and current (step 4 alone).
+    pub fn is_current(&self, doc: u32) -> bool {
+        self.valid(doc)
+            .is_some_and(|valid| matches!(self.life(doc, valid), Life::Current))
     }
 
-    /// Step 4, over the whole store.
-    fn life(&self, valid: &Valid) -> Life {
-        let memory = &valid.memory;
-        match memory.status {
+    /// Step 4, over the whole store, for document `doc`.
+    fn life(&self, doc: u32, valid: &Valid) -> Life {
+        match valid.status {
             dream_core::MemoryStatus::Active | dream_core::MemoryStatus::Unconfirmed => {}
             dream_core::MemoryStatus::Revoked => {
                 return Life::Retired(Reason::new(codes::REVOKED, None));
@@ -80,7 +80,7 @@ impl Firewall<'_> {
                 return Life::Retired(Reason::new(codes::SUPERSEDED, Some("status".into())));
             }
         }
-        if let Some(expires) = memory.expires_at
+        if let Some(expires) = valid.expires_at
             && expires <= self.now
         {
             return Life::Retired(Reason::new(
@@ -91,19 +91,19 @@ impl Firewall<'_> {
                 )),
             ));
         }
+        let Some(id) = self.index.docs.get(doc as usize).map(|d| &d.id) else {
+            return Life::Current;
+        };
         let successors: Vec<(u32, &Valid)> = self
             .index
             .successors
-            .get(&memory.id)
+            .get(id)
             .into_iter()
             .flatten()
+            .filter(|s| **s != doc)
             .filter_map(|s| Some((*s, self.valid(*s)?)))
-            .filter(|(_, s)| s.memory.id != memory.id)
             .collect();
-        if let Some((local, _)) = successors
-            .iter()
-            .find(|(_, s)| s.memory.scope == memory.scope)
-        {
+        if let Some((local, _)) = successors.iter().find(|(_, s)| s.scope == valid.scope) {
             return Life::Retired(Reason::new(
                 codes::SUPERSEDED,
                 Some(format!("by {}", self.shown(*local))),
@@ -115,7 +115,7 @@ impl Firewall<'_> {
                 Some(format!(
                     "successor {} lives in scope {}",
                     self.shown(*doc),
-                    foreign.memory.scope
+                    foreign.scope
                 )),
             ));
         }
@@ -124,7 +124,7 @@ impl Firewall<'_> {
 
     /// Current, valid, in-scope records about the same subject that disagree.
     fn disagreeing(&self, doc: u32, valid: &Valid) -> Vec<u32> {
-        let Some(group) = self.index.subjects.get(&valid.subject_hash) else {
+        let Some(group) = self.index.subjects.get(&valid.subject_hash()) else {
             return Vec::new();
         };
         group
@@ -136,8 +136,8 @@ impl Firewall<'_> {
                     o.trusted()
                         && o.subject == valid.subject
                         && o.agreement != valid.agreement
-                        && o.memory.scope == *self.scope
-                        && matches!(self.life(o), Life::Current)
+                        && o.scope == *self.scope
+                        && matches!(self.life(*other, o), Life::Current)
                 })
             })
             .collect()
@@ -190,18 +190,15 @@ impl Firewall<'_> {
                 }
                 Outcome::Valid(valid) => valid,
             };
-            let life = self.life(valid);
+            let life = self.life(hit.doc, valid);
             if let Life::Retired(reason) = life {
                 out.push(verdict(FirewallVerdict::Ignored, reason));
                 continue;
             }
-            if valid.memory.scope != *self.scope {
+            if valid.scope != *self.scope {
                 out.push(verdict(
                     FirewallVerdict::Held,
-                    Reason::new(
-                        codes::OTHER_SCOPE,
-                        Some(format!("scope {}", valid.memory.scope)),
-                    ),
+                    Reason::new(codes::OTHER_SCOPE, Some(format!("scope {}", valid.scope))),
                 ));
                 continue;
             }
@@ -230,31 +227,29 @@ impl Firewall<'_> {
                         entry.1.push(hit.doc);
                     }
                 }
-                let mut v = verdict(FirewallVerdict::Conflict, self.conflict_reason(&against));
-                v.memory = Some(valid.memory.clone());
-                out.push(v);
+                out.push(verdict(
+                    FirewallVerdict::Conflict,
+                    self.conflict_reason(&against),
+                ));
                 continue;
             }
             // A pinned memory is a person's own `remember`, an import the person's
             // own act: that act is its provenance.
-            if valid.memory.sources.is_empty()
-                && valid.memory.evidence.is_empty()
-                && !valid.memory.pinned
-            {
+            if !valid.grounded && !valid.pinned {
                 out.push(verdict(
                     FirewallVerdict::Ignored,
                     Reason::new(codes::UNGROUNDED, Some("no provenance".into())),
                 ));
                 continue;
             }
-            if valid.memory.confidence < self.min_confidence {
+            if valid.confidence < self.min_confidence {
                 out.push(verdict(
                     FirewallVerdict::Ignored,
                     Reason::new(
                         codes::LOW_CONFIDENCE,
                         Some(format!(
                             "{:.2} < {:.2}",
-                            valid.memory.confidence, self.min_confidence
+                            valid.confidence, self.min_confidence
                         )),
                     ),
                 ));
@@ -272,13 +267,13 @@ impl Firewall<'_> {
                 .suspicious
                 .as_ref()
                 .map(|s| format!("suspicious: {s}; shown as fenced data"));
-            let mut v = verdict(FirewallVerdict::Used, Reason::new(codes::SAFE_FACT, detail));
-            v.memory = Some(valid.memory.clone());
-            out.push(v);
+            out.push(verdict(
+                FirewallVerdict::Used,
+                Reason::new(codes::SAFE_FACT, detail),
+            ));
         }
         for (doc, with) in extra_conflicts {
-            let (Some(d), Some(valid)) = (self.index.docs.get(doc as usize), self.valid(doc))
-            else {
+            let Some(d) = self.index.docs.get(doc as usize) else {
                 continue;
             };
             out.push(RecordVerdict {
@@ -287,7 +282,7 @@ impl Firewall<'_> {
                 verdict: FirewallVerdict::Conflict,
                 reason: self.conflict_reason(&with),
                 score: 0.0,
-                memory: Some(valid.memory.clone()),
+                memory: None,
                 id_flagged: d.id_flagged,
             });
         }
@@ -307,10 +302,10 @@ fn untrusted(valid: &Valid) -> Option<Reason> {
             ),
         ));
     }
-    if valid.memory.status == dream_core::MemoryStatus::Unconfirmed {
+    if let Some(why) = &valid.unconfirmed {
         return Some(Reason::new(
             codes::UNCONFIRMED_SOURCE,
-            Some(why_unconfirmed(&valid.memory)),
+            Some(why.to_string()),
         ));
     }
     None

@@ -26,7 +26,7 @@ use std::cmp::Ordering;
 use std::collections::HashMap;
 use std::sync::{Arc, RwLock};
 
-use dream_core::{MemoryId, Scope};
+use dream_core::{RecordId, Scope};
 
 use super::analyze::{Doc, FIELDS};
 use super::tokenize::{self, Language, LanguageSet};
@@ -133,8 +133,9 @@ pub(crate) struct Index {
     /// Every record of the namespace, sorted by id.
     pub docs: Vec<Arc<Doc>>,
     /// Memory id → valid records that claim to supersede it.
-    pub successors: HashMap<MemoryId, Vec<u32>>,
-    /// `hash64(subject key)` → valid records about it (compare the key itself too).
+    pub successors: HashMap<RecordId, Vec<u32>>,
+    /// [`Valid::subject_hash`](super::analyze::Valid::subject_hash) → valid
+    /// records about it (compare the whole digest too).
     pub subjects: HashMap<u64, Vec<u32>>,
     /// Languages the documents were analysed in.
     pub languages: LanguageSet,
@@ -163,7 +164,7 @@ impl Index {
     ) -> Index {
         let n = docs.len();
         let terms = vocab.read().unwrap_or_else(|e| e.into_inner()).len();
-        let mut successors: HashMap<MemoryId, Vec<u32>> = HashMap::new();
+        let mut successors: HashMap<RecordId, Vec<u32>> = HashMap::new();
         let mut subjects: HashMap<u64, Vec<u32>> = HashMap::new();
         let mut scopes: HashMap<Scope, u32> = HashMap::new();
         let mut doc_scope = Vec::with_capacity(n);
@@ -192,20 +193,19 @@ impl Index {
             languages.insert(doc.language);
             let scope = match doc.valid() {
                 Some(valid) => {
-                    let memory = &valid.memory;
                     // Only the engine's own records retire others: a planted or
                     // edited record's `supersedes` is void.
                     if valid.verified {
-                        for old in &memory.supersedes {
+                        for old in &valid.supersedes {
                             successors.entry(old.clone()).or_default().push(i);
                         }
                     }
-                    subjects.entry(valid.subject_hash).or_default().push(i);
-                    match scopes.get(&memory.scope) {
+                    subjects.entry(valid.subject_hash()).or_default().push(i);
+                    match scopes.get(&valid.scope) {
                         Some(id) => *id,
                         None => {
                             let id = u32::try_from(scopes.len()).unwrap_or(UNKNOWN_SCOPE - 1);
-                            scopes.insert(memory.scope.clone(), id);
+                            scopes.insert(valid.scope.clone(), id);
                             id
                         }
                     }
@@ -237,9 +237,7 @@ impl Index {
             .iter()
             .zip(0u32..)
             .map(|(doc, i)| {
-                let key = doc
-                    .valid()
-                    .map(|v| (v.memory.confidence, v.memory.updated_at));
+                let key = doc.valid().map(|v| (v.confidence, v.updated_at));
                 (key, i)
             })
             .collect();
@@ -375,7 +373,7 @@ impl Index {
     }
 
     /// Approximate heap bytes of the ranking structures (postings and analysed
-    /// terms), not of the decoded memories.
+    /// terms), not of the records' other facts.
     pub fn ranking_bytes(&self) -> usize {
         let postings: usize = self
             .postings

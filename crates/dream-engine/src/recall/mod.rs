@@ -239,15 +239,15 @@ impl Recall {
                 max: MAX_QUERY_BYTES,
             });
         }
-        let (result, index) = self.judge_query(query, scope, limit).await?;
-        if self.unchanged(&index, &result.records).await? {
+        let (mut result, index) = self.judge_query(query, scope, limit).await?;
+        if self.show(&index, &mut result.records).await? {
             return Ok(result);
         }
         // A memory about to be shown no longer holds the bytes it was judged on
         // (a hand edit, a swapped file): judge again over every record read anew.
         self.reindex().await?;
-        let (result, index) = self.judge_query(query, scope, limit).await?;
-        if self.unchanged(&index, &result.records).await? {
+        let (mut result, index) = self.judge_query(query, scope, limit).await?;
+        if self.show(&index, &mut result.records).await? {
             Ok(result)
         } else {
             Err(RecallError::Changing)
@@ -371,7 +371,7 @@ impl Recall {
         if let Some(span) = when {
             for hit in &mut hits {
                 let dated = index.docs.get(hit.doc as usize).and_then(|d| d.valid());
-                if dated.is_some_and(|v| dates::dated_in(&v.memory, &span)) {
+                if dated.is_some_and(|v| dates::dated_in(v, &span)) {
                     hit.score *= 1.0 + weight;
                 }
             }
@@ -659,15 +659,12 @@ impl Recall {
         let now = self.clock.now();
         let everything = Relevance::all();
         let firewall = self.firewall(index, scope, now, &everything);
-        let eligible = |doc: u32| -> Option<&Memory> {
-            let valid = index.docs.get(doc as usize)?.valid()?;
-            (index.in_scope(doc, scope) && firewall.is_current(valid)).then_some(&*valid.memory)
-        };
+        let eligible = |doc: u32| index.in_scope(doc, scope) && firewall.is_current(doc);
         let size = options.manifest_size.max(1);
         let (terms, _) = self.query_terms(index, query);
         let mut chosen: Vec<u32> = Vec::new();
         for hit in index.rank(&terms, scope, size, 0) {
-            if eligible(hit.doc).is_some() {
+            if eligible(hit.doc) {
                 chosen.push(hit.doc);
             }
         }
@@ -675,15 +672,24 @@ impl Recall {
             let taken: HashSet<u32> = chosen.iter().copied().collect();
             let mut recent: Vec<(chrono::DateTime<chrono::Utc>, u32)> = (0..index.len())
                 .filter_map(|i| u32::try_from(i).ok())
-                .filter(|d| !taken.contains(d))
-                .filter_map(|d| eligible(d).map(|m| (m.updated_at, d)))
+                .filter(|d| !taken.contains(d) && eligible(*d))
+                .filter_map(|d| Some((index.docs[d as usize].valid()?.updated_at, d)))
                 .collect();
             recent.sort_unstable_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
             chosen.extend(recent.into_iter().take(size - chosen.len()).map(|(_, d)| d));
         }
-        let manifest: Vec<picker::Entry<'_>> = chosen
+        // Read again: a record no longer holding the bytes it was judged on is
+        // left out.
+        let mut memories: Vec<(u32, Memory)> = Vec::with_capacity(chosen.len());
+        for doc in chosen {
+            let read = self.read_memory(&index.docs[doc as usize]).await;
+            if let Some(memory) = read.map_err(|e| e.to_string())? {
+                memories.push((doc, memory));
+            }
+        }
+        let manifest: Vec<picker::Entry<'_>> = memories
             .iter()
-            .filter_map(|d| eligible(*d).map(|memory| picker::Entry { doc: *d, memory }))
+            .map(|(doc, memory)| picker::Entry { doc: *doc, memory })
             .collect();
         let picked = picker::pick(
             options.model.as_ref(),
@@ -698,6 +704,15 @@ impl Recall {
             .map(|doc| Hit { doc, score: 0.0 })
             .collect())
     }
+}
+
+/// The persisted index's payload cut into `chunks`, decoded as a new process
+/// loads it and encoded again as it would be saved; `Err` with why it is
+/// refused. For the decoder's fuzz target (`fuzz/fuzz_targets/recall_index.rs`):
+/// never a panic, and what is accepted comes back as the same bytes.
+#[doc(hidden)]
+pub fn reencode_persisted_index(chunks: &[&[u8]]) -> Result<Vec<u8>, &'static str> {
+    persist::reencode(chunks)
 }
 
 /// Most words of one query given sub-word relatives (a long query pasted as a

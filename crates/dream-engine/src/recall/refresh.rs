@@ -6,8 +6,8 @@
 //! with a hand edit of a dream-fs file (its version may survive: the store sees
 //! the edit only when it reads the value) nor with a planted or swapped record.
 //! So an analysis is never trusted for what recall shows without the bytes it was
-//! made from: before a memory is shown, its record is read again and hashed
-//! ([`Recall::unchanged`]); when one differs, the index is rebuilt from every
+//! made from, nor kept: before a memory is shown, its record is read again,
+//! hashed and decoded ([`Recall::show`]); when one differs, the index is rebuilt from every
 //! record read anew ([`Recall::reindex`]), analyses kept only for the same bytes.
 
 use std::sync::{Arc, RwLock};
@@ -15,7 +15,7 @@ use std::sync::{Arc, RwLock};
 use std::future::Future;
 use std::sync::OnceLock;
 
-use dream_core::{Record, RecordId};
+use dream_core::{Memory, Record, RecordId};
 use dream_scan::Scanner;
 use sha2::{Digest, Sha256};
 
@@ -26,7 +26,7 @@ use super::analyze::{self, AnalyzeConfig, Doc};
 use super::index::Index;
 use super::persist::{self, Unusable};
 use super::vocab::Vocabulary;
-use super::{Recall, RecallError, RecordVerdict};
+use super::{FirewallVerdict, Recall, RecallError, RecordVerdict};
 
 /// One listed record: its analysis kept from the previous index, or its bytes
 /// read to be analysed (with the previous index's analysis of the same id, kept
@@ -153,26 +153,37 @@ impl Recall {
         self.rebuild(&mut slot, generation, base, entries).await
     }
 
-    /// Whether every memory `records` show (`used` and `conflict` ones) still
-    /// holds the bytes `index` analysed it from: each is read again and hashed.
-    pub(super) async fn unchanged(
+    /// Fills in the memory of every record `records` show (`used` and
+    /// `conflict` ones), read again and decoded ([`Recall::read_memory`]);
+    /// `false` as soon as one no longer holds the bytes `index` analysed it from.
+    pub(super) async fn show(
         &self,
         index: &Index,
-        records: &[RecordVerdict],
+        records: &mut [RecordVerdict],
     ) -> Result<bool, RecallError> {
-        for record in records.iter().filter(|r| r.memory.is_some()) {
+        let shown = records
+            .iter_mut()
+            .filter(|r| matches!(r.verdict, FirewallVerdict::Used | FirewallVerdict::Conflict));
+        for record in shown {
             let Ok(at) = index.docs.binary_search_by(|d| d.id.cmp(&record.id)) else {
                 return Ok(false);
             };
-            let key = layout::key(layout::MEMORIES, record.id.clone());
-            let read = retried(|| async { Ok(self.store.get(&key).await?) }).await?;
-            let same = read
-                .is_some_and(|r| <[u8; 32]>::from(Sha256::digest(&r.value)) == index.docs[at].hash);
-            if !same {
-                return Ok(false);
+            match self.read_memory(&index.docs[at]).await? {
+                Some(memory) => record.memory = Some(Arc::new(memory)),
+                None => return Ok(false),
             }
         }
         Ok(true)
+    }
+
+    /// The memory `doc` was analysed from, its record read again: `None` when
+    /// the record no longer holds the same bytes.
+    pub(super) async fn read_memory(&self, doc: &Doc) -> Result<Option<Memory>, RecallError> {
+        let key = layout::key(layout::MEMORIES, doc.id.clone());
+        let read = retried(|| async { Ok(self.store.get(&key).await?) }).await?;
+        Ok(read
+            .filter(|r| <[u8; 32]>::from(Sha256::digest(&r.value)) == doc.hash)
+            .and_then(|r| analyze::memory(&r.value)))
     }
 
     /// Analyses `entries` over `base` (or from nothing), builds the index for

@@ -15,8 +15,8 @@ use dream_core::{Embedder, Scope};
 use super::fusion::{FusionParams, Similarities, VectorSet};
 use super::index::Index;
 use super::{Recall, RecallError};
-use crate::layout::{self, hash_bytes};
-use crate::vectors::{decode, embedded_text};
+use crate::layout;
+use crate::vectors::decode;
 
 /// Vector ranking: the embedder, how long the query's embedding may take, and
 /// how its ranks are fused with the lexical ones.
@@ -209,12 +209,11 @@ impl Recall {
             let Some(stored) = decode(&entry.record.value) else {
                 continue;
             };
-            let text = hash_bytes(embedded_text(&valid.memory).as_bytes());
-            if !stored.is_current(embedder, &text) {
+            if !stored.is_current(embedder, &hex::encode(valid.embedded)) {
                 continue;
             }
             let next = scopes.len() as u32;
-            let group = *scopes.entry(valid.memory.scope.clone()).or_insert(next);
+            let group = *scopes.entry(valid.scope.clone()).or_insert(next);
             items.push((at as u32, group, stored.vector));
         }
         let loaded = Arc::new(Loaded {
