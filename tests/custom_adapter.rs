@@ -16,9 +16,9 @@ use std::time::Duration;
 use dream::conformance::Fixture;
 use dream::store::{check_batch, clamp_list_limit};
 use dream::{
-    BatchOp, BatchOutcome, Bytes, Capabilities, Entry, Fence, Key, Lease, LockName, Namespace,
-    Page, Record, RecordId, RecordStore, StoreError, StoreInfo, Version, VersionEntry, VersionPage,
-    Write, async_trait,
+    BatchOp, BatchOutcome, Bytes, Capabilities, Changes, Entry, Fence, Key, Lease, LockName,
+    Namespace, Page, Record, RecordId, RecordStore, StoreError, StoreInfo, Version, VersionEntry,
+    VersionPage, Write, async_trait,
 };
 
 /// The records, by namespace and id.
@@ -45,6 +45,7 @@ impl RecordStore for MapStore {
                 max_value_size: MAX,
                 // One mutex around the whole batch: all or nothing.
                 atomic_batch_bytes: usize::MAX,
+                notifies: false,
             },
         }
     }
@@ -182,6 +183,11 @@ impl RecordStore for MapStore {
     async fn compact(&self) -> Result<(), StoreError> {
         // Removed values leave the map at once: nothing to reclaim.
         Ok(())
+    }
+
+    async fn watch_changes(&self) -> Result<Option<Changes>, StoreError> {
+        // Other processes cannot write here: readers poll.
+        Ok(None)
     }
 
     async fn try_lease(&self, _: &LockName, _: Duration) -> Result<Option<Lease>, StoreError> {

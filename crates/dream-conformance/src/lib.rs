@@ -108,7 +108,8 @@ macro_rules! conformance_suite {
             batch_round_trips_values,
             list_versions_matches_list,
             list_versions_limit_is_clamped_and_fresh,
-            compact_keeps_live_records_and_drops_removed_ones
+            compact_keeps_live_records_and_drops_removed_ones,
+            watch_changes_hears_writes
         );
     };
     (@emit $factory:path; $($rule:ident),* $(,)?) => {

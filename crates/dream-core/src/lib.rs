@@ -26,7 +26,7 @@ pub use markdown::{CodecError, parse_memory, render_memory};
 pub use model::{Memory, MemoryKind, MemoryStatus, Message, Role, Session};
 pub use sanitize::sanitize;
 pub use store::{
-    BatchOp, BatchOutcome, Capabilities, Entry, Fence, Key, Lease, Page, Precondition, Record,
-    RecordStore, StoreError, StoreInfo, Version, VersionEntry, VersionPage, Write,
+    BatchOp, BatchOutcome, Capabilities, Changes, Entry, Fence, Key, Lease, Page, Precondition,
+    Record, RecordStore, StoreError, StoreInfo, Version, VersionEntry, VersionPage, Write,
 };
 pub use store_url::{StoreUrl, StoreUrlError};

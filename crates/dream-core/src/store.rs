@@ -34,6 +34,14 @@
 //! values: the same ids, in the same order, with the versions `list` reports.
 //! Every backend cuts its pages with one [`PageBuilder`]: it reads one candidate
 //! past the page, and the page's cursor is its last id when that one exists.
+//!
+//! Change notices ([`RecordStore::watch_changes`]):
+//! - a store that hears every process's writes ([`Capabilities::notifies`])
+//!   returns `Some`: a counter that moves soon (within seconds) after any put,
+//!   delete or batch, from any handle or process; one that cannot returns `None`,
+//!   and its readers poll;
+//! - a move says only "look again": it carries nothing, and may come without a
+//!   write (a reconnect counts as one).
 
 use std::error::Error as StdError;
 use std::fmt;
@@ -500,6 +508,9 @@ pub struct Capabilities {
     /// `usize::MAX`: every batch is. Beyond it each operation is still whole, and
     /// a failure after some were applied is `PartialBatch`.
     pub atomic_batch_bytes: usize,
+    /// [`RecordStore::watch_changes`] returns `Some`: the store hears every
+    /// process's writes.
+    pub notifies: bool,
 }
 
 impl Capabilities {
@@ -523,6 +534,10 @@ pub struct StoreInfo {
     /// What it can do.
     pub capabilities: Capabilities,
 }
+
+/// Early notice of changes to a store (see [`RecordStore::watch_changes`]): a
+/// counter that moves after writes; its value means nothing, only that it moved.
+pub type Changes = tokio::sync::watch::Receiver<u64>;
 
 /// A store failure. `Display` never shows a value or a password.
 #[derive(Debug, thiserror::Error)]
@@ -678,6 +693,10 @@ pub trait RecordStore: Send + Sync + fmt::Debug + 'static {
     /// record keeps its value and version. A backend with nothing to reclaim
     /// returns `Ok(())`.
     async fn compact(&self) -> Result<(), StoreError>;
+    /// Early notice of writes by any process, on a store that hears them
+    /// ([`Capabilities::notifies`]); `Ok(None)` on one that cannot, whose
+    /// readers poll. The notice lasts until every receiver is dropped.
+    async fn watch_changes(&self) -> Result<Option<Changes>, StoreError>;
 }
 
 macro_rules! forward_store {
@@ -719,6 +738,9 @@ macro_rules! forward_store {
             }
             async fn compact(&self) -> Result<(), StoreError> {
                 (**self).compact().await
+            }
+            async fn watch_changes(&self) -> Result<Option<Changes>, StoreError> {
+                (**self).watch_changes().await
             }
         }
     };

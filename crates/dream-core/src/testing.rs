@@ -15,9 +15,9 @@ use crate::embed::{EmbedError, Embedder};
 use crate::id::{LockName, Namespace, RecordId};
 use crate::llm::{Completion, CompletionRequest, LanguageModel, ModelError, TokenUsage};
 use crate::store::{
-    BatchOp, BatchOutcome, Capabilities, DEFAULT_MAX_VALUE_SIZE, Entry, Fence, Key, Lease, Page,
-    PageBuilder, Record, RecordStore, StoreError, StoreInfo, Version, VersionEntry, VersionPage,
-    Write, check_batch,
+    BatchOp, BatchOutcome, Capabilities, Changes, DEFAULT_MAX_VALUE_SIZE, Entry, Fence, Key, Lease,
+    Page, PageBuilder, Record, RecordStore, StoreError, StoreInfo, Version, VersionEntry,
+    VersionPage, Write, check_batch,
 };
 
 /// A store held in process memory. Leases expire by its [`Clock`].
@@ -118,6 +118,7 @@ impl RecordStore for MemoryStore {
                 durable: false,
                 max_value_size: self.max_value_size,
                 atomic_batch_bytes: usize::MAX,
+                notifies: false,
             },
         }
     }
@@ -249,6 +250,10 @@ impl RecordStore for MemoryStore {
     async fn compact(&self) -> Result<(), StoreError> {
         // Deleted values are dropped from the map at once: nothing to reclaim.
         Ok(())
+    }
+
+    async fn watch_changes(&self) -> Result<Option<Changes>, StoreError> {
+        Ok(None)
     }
 
     async fn namespaces(&self) -> Result<Vec<Namespace>, StoreError> {

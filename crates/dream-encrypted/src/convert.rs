@@ -414,4 +414,8 @@ impl<S: RecordStore> RecordStore for ConversionWatch<S> {
     async fn compact(&self) -> Result<(), StoreError> {
         self.store.compact().await
     }
+
+    async fn watch_changes(&self) -> Result<Option<dream_core::Changes>, StoreError> {
+        self.store.watch_changes().await
+    }
 }

@@ -6,8 +6,8 @@ use std::time::Duration;
 
 use dream_core::store::{MAX_BATCH_OPS, check_batch};
 use dream_core::{
-    BatchOp, BatchOutcome, Bytes, Entry, Fence, Key, Lease, LockName, Namespace, Page, Record,
-    RecordId, RecordStore, StoreError, StoreInfo, Version, VersionPage, Write, async_trait,
+    BatchOp, BatchOutcome, Bytes, Changes, Entry, Fence, Key, Lease, LockName, Namespace, Page,
+    Record, RecordId, RecordStore, StoreError, StoreInfo, Version, VersionPage, Write, async_trait,
 };
 
 use crate::counter::{self, KeyUsage, WriteCounter};
@@ -396,6 +396,10 @@ impl<S: RecordStore> RecordStore for EncryptedStore<S> {
 
     async fn compact(&self) -> Result<(), StoreError> {
         self.inner.compact().await
+    }
+
+    async fn watch_changes(&self) -> Result<Option<Changes>, StoreError> {
+        self.inner.watch_changes().await
     }
 
     async fn namespaces(&self) -> Result<Vec<Namespace>, StoreError> {

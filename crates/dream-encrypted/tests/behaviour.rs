@@ -897,6 +897,10 @@ impl RecordStore for Interfering {
     async fn compact(&self) -> Result<(), StoreError> {
         self.inner.compact().await
     }
+
+    async fn watch_changes(&self) -> Result<Option<dream_core::Changes>, StoreError> {
+        self.inner.watch_changes().await
+    }
 }
 
 impl Interfering {

@@ -295,6 +295,10 @@ impl RecordStore for Recorder {
     async fn compact(&self) -> Result<(), StoreError> {
         self.inner.compact().await
     }
+
+    async fn watch_changes(&self) -> Result<Option<dream_core::Changes>, StoreError> {
+        self.inner.watch_changes().await
+    }
 }
 
 fn dream_on(store: Arc<dyn RecordStore>, model: &ScriptedModel) -> Dream {

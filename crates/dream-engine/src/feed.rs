@@ -26,10 +26,11 @@ use std::time::Duration;
 use chrono::{DateTime, Utc};
 use dream_core::store::MAX_BATCH_OPS;
 use dream_core::{
-    BatchOp, BatchOutcome, Fence, Key, Precondition, RecordId, RecordStore, StoreError, Write,
+    BatchOp, BatchOutcome, Changes, Fence, Key, Precondition, RecordId, RecordStore, StoreError,
+    Write,
 };
 use serde::{Deserialize, Serialize};
-use tokio::sync::{Mutex, watch};
+use tokio::sync::Mutex;
 
 use crate::error::{DreamError, Result};
 use crate::events::Event;
@@ -462,7 +463,7 @@ pub struct Subscription {
     cursor: Option<u64>,
     buffer: VecDeque<FeedEntry>,
     poll: Duration,
-    wake: Option<watch::Receiver<u64>>,
+    wake: Option<Changes>,
 }
 
 impl Subscription {
@@ -500,10 +501,11 @@ impl Subscription {
     }
 
     /// The same subscription woken early, between reads, whenever `changes` moves:
-    /// a backend's notice that the store may have changed (Redis pub/sub,
-    /// PostgreSQL `LISTEN`). A notice only shortens the wait; the feed stays the
-    /// truth, and without notices (or once they stop) the subscription polls.
-    pub fn with_wakeups(mut self, changes: watch::Receiver<u64>) -> Self {
+    /// the store's notice that it may have changed
+    /// ([`RecordStore::watch_changes`](dream_core::RecordStore::watch_changes)).
+    /// A notice only shortens the wait; the feed stays the truth, and without
+    /// notices (or once they stop) the subscription polls.
+    pub fn with_wakeups(mut self, changes: Changes) -> Self {
         self.wake = Some(changes);
         self
     }
@@ -696,7 +698,7 @@ mod tests {
     #[tokio::test]
     async fn a_notice_wakes_a_waiting_subscription_long_before_its_poll() {
         let store: Arc<dyn RecordStore> = Arc::new(MemoryStore::new());
-        let (tx, rx) = watch::channel(0);
+        let (tx, rx) = tokio::sync::watch::channel(0);
         let mut sub = Subscription::new(feed(&store, 100), None)
             .with_poll(Duration::from_secs(600))
             .with_wakeups(rx);

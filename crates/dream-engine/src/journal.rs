@@ -608,6 +608,11 @@ mod tests {
         async fn compact(&self) -> std::result::Result<(), StoreError> {
             self.inner.compact().await
         }
+        async fn watch_changes(
+            &self,
+        ) -> std::result::Result<Option<dream_core::Changes>, StoreError> {
+            self.inner.watch_changes().await
+        }
         async fn try_lease(
             &self,
             lock: &dream_core::LockName,

@@ -104,6 +104,9 @@ impl RecordStore for Counting {
     async fn compact(&self) -> Result<(), StoreError> {
         self.inner.compact().await
     }
+    async fn watch_changes(&self) -> Result<Option<dream_core::Changes>, StoreError> {
+        self.inner.watch_changes().await
+    }
     async fn try_lease(&self, lock: &LockName, ttl: Duration) -> Result<Option<Lease>, StoreError> {
         self.inner.try_lease(lock, ttl).await
     }

@@ -172,7 +172,7 @@ use std::time::Duration;
 
 use dream_core::store::{DEFAULT_MAX_VALUE_SIZE, PageBuilder, PageEntry, check_batch};
 use dream_core::{
-    BatchOp, BatchOutcome, Bytes, Capabilities, Clock, Entry, Fence, Key, Lease, LockName,
+    BatchOp, BatchOutcome, Bytes, Capabilities, Changes, Clock, Entry, Fence, Key, Lease, LockName,
     Namespace, Page, Record, RecordId, RecordStore, StoreError, StoreInfo, SystemClock, Version,
     VersionEntry, VersionPage, Write, async_trait,
 };
@@ -353,6 +353,7 @@ fn store_info(max_value_size: usize) -> StoreInfo {
             durable: true,
             max_value_size,
             atomic_batch_bytes: 0,
+            notifies: false,
         },
     }
 }
@@ -1136,6 +1137,10 @@ impl RecordStore for FsStore {
 
     async fn compact(&self) -> Result<(), StoreError> {
         self.run(|inner| inner.compact()).await
+    }
+
+    async fn watch_changes(&self) -> Result<Option<Changes>, StoreError> {
+        Ok(None)
     }
 
     async fn try_lease(&self, lock: &LockName, ttl: Duration) -> Result<Option<Lease>, StoreError> {

@@ -68,7 +68,8 @@
 //!   open it. Version 3 added change notices: a statement trigger on `S.records`
 //!   sends an empty `NOTIFY` on the schema's own channel (`dream_` and the md5
 //!   of the schema name; channels are database-wide), which
-//!   `PostgresStore::watch_changes` hears on a dedicated `LISTEN` connection.
+//!   the store's `RecordStore::watch_changes` hears on a dedicated `LISTEN`
+//!   connection.
 //! - **`list_versions`** is `list`'s query without the value column: the same
 //!   `COLLATE "C"` order, cursor and clamped limit.
 //!

@@ -331,8 +331,9 @@ $fn$;
 /// Version 2 → 3: change notices. After every statement that changes
 /// `S.records`, a trigger sends an empty `NOTIFY` on the schema's channel
 /// ([`CHANNEL_SQL`]), delivered when the transaction commits; readers waiting
-/// for changes wake early ([`crate::PostgresStore::watch_changes`]). Older
-/// builds' functions are unchanged and notify too.
+/// for changes wake early
+/// ([`watch_changes`](dream_core::RecordStore::watch_changes)). Older builds'
+/// functions are unchanged and notify too.
 const V3: &str = r#"
 CREATE FUNCTION @S.notify_change() RETURNS trigger LANGUAGE plpgsql AS $fn$
 BEGIN

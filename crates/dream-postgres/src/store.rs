@@ -6,8 +6,8 @@ use std::time::Duration;
 use deadpool_postgres::{Manager, ManagerConfig, Pool, RecyclingMethod, Runtime};
 use dream_core::store::{PageBuilder, PageEntry, check_batch};
 use dream_core::{
-    BatchOp, BatchOutcome, Bytes, Capabilities, Entry, Fence, Key, Lease, LockName, Namespace,
-    Page, Precondition, Record, RecordId, RecordStore, StoreError, StoreInfo, Version,
+    BatchOp, BatchOutcome, Bytes, Capabilities, Changes, Entry, Fence, Key, Lease, LockName,
+    Namespace, Page, Precondition, Record, RecordId, RecordStore, StoreError, StoreInfo, Version,
     VersionEntry, VersionPage, Write, async_trait,
 };
 use tokio::sync::{oneshot, watch};
@@ -46,7 +46,7 @@ const ATTEMPTS: u32 = 5;
 /// `Debug` shows the server, database, schema and epoch; never a password.
 pub struct PostgresStore {
     pool: Pool,
-    /// For the dedicated `LISTEN` connection of [`PostgresStore::watch_changes`].
+    /// For the dedicated `LISTEN` connection of [`RecordStore::watch_changes`].
     pg: tokio_postgres::Config,
     /// Its TLS connector, the pool's (none without TLS).
     tls: Option<MakeRustls>,
@@ -257,6 +257,7 @@ impl PostgresStore {
                     durable: true,
                     max_value_size: config.max_value_size,
                     atomic_batch_bytes: usize::MAX,
+                    notifies: true,
                 },
             },
             max_value_size: config.max_value_size,
@@ -276,28 +277,6 @@ impl PostgresStore {
             "opened PostgreSQL store"
         );
         Ok(store)
-    }
-
-    /// A counter that moves soon after any process changes this store: a trigger
-    /// notifies the schema's channel at every commit that wrote records, and a
-    /// dedicated connection `LISTEN`s (reconnecting on its own, counting a
-    /// reconnect as a change) until every receiver is dropped. A notice says only
-    /// "look again": it carries nothing, and readers still read the store.
-    pub async fn watch_changes(&self) -> Result<watch::Receiver<u64>, StoreError> {
-        let (tx, rx) = watch::channel(0);
-        let (ready_tx, ready) = oneshot::channel();
-        tokio::spawn(listen(
-            self.pg.clone(),
-            self.tls.clone(),
-            self.schema.clone(),
-            tx,
-            Some(ready_tx),
-        ));
-        match ready.await {
-            Ok(Ok(())) => Ok(rx),
-            Ok(Err(e)) => Err(self.fail("watch", None, &e)),
-            Err(_) => Err(StoreError::backend(true, "the change listener stopped")),
-        }
     }
 
     fn fail(&self, op: &'static str, key: Option<&Key>, err: &tokio_postgres::Error) -> StoreError {
@@ -1211,6 +1190,27 @@ impl RecordStore for PostgresStore {
             .batch_execute(&format!("VACUUM {q}.records"))
             .await
             .map_err(|e| self.fail(op, None, &e))
+    }
+
+    /// A trigger notifies the schema's channel at every commit that wrote
+    /// records, and a dedicated connection `LISTEN`s (reconnecting on its own,
+    /// counting a reconnect as a change) until every receiver is dropped.
+    /// Notices carry nothing.
+    async fn watch_changes(&self) -> Result<Option<Changes>, StoreError> {
+        let (tx, rx) = watch::channel(0);
+        let (ready_tx, ready) = oneshot::channel();
+        tokio::spawn(listen(
+            self.pg.clone(),
+            self.tls.clone(),
+            self.schema.clone(),
+            tx,
+            Some(ready_tx),
+        ));
+        match ready.await {
+            Ok(Ok(())) => Ok(Some(rx)),
+            Ok(Err(e)) => Err(self.fail("watch", None, &e)),
+            Err(_) => Err(StoreError::backend(true, "the change listener stopped")),
+        }
     }
 
     async fn list_versions(

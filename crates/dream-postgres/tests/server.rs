@@ -433,7 +433,11 @@ fn every_commit_that_writes_from_another_handle_wakes_a_change_watcher() {
         let reader = common::open(&schema).await;
         let writer = common::open(&schema).await;
         let other = common::open(&elsewhere).await;
-        let mut changes = reader.watch_changes().await.unwrap();
+        let mut changes = reader
+            .watch_changes()
+            .await
+            .unwrap()
+            .expect("PostgreSQL notifies");
         other
             .put(&key("x"), Bytes::from_static(b"1"), Write::any())
             .await

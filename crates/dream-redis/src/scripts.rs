@@ -6,7 +6,8 @@
 //! against ARGV[1]) and answers with an array whose first element is a status.
 //! A script that wrote publishes an empty message on the channel
 //! `Keys::changes` (the epoch key followed by `:changes`), so readers waiting
-//! for changes wake early ([`crate::RedisStore::watch_changes`]). Statuses:
+//! for changes wake early
+//! ([`watch_changes`](dream_core::RecordStore::watch_changes)). Statuses:
 
 use std::sync::LazyLock;
 

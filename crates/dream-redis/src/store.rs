@@ -6,8 +6,8 @@ use std::time::Duration;
 
 use dream_core::store::{PageBuilder, PageEntry, check_batch};
 use dream_core::{
-    BatchOp, BatchOutcome, Bytes, Capabilities, Entry, Fence, Key, Lease, LockName, Namespace,
-    Page, Precondition, Record, RecordId, RecordStore, StoreError, StoreInfo, Version,
+    BatchOp, BatchOutcome, Bytes, Capabilities, Changes, Entry, Fence, Key, Lease, LockName,
+    Namespace, Page, Precondition, Record, RecordId, RecordStore, StoreError, StoreInfo, Version,
     VersionEntry, VersionPage, Write, async_trait,
 };
 use futures_util::StreamExt as _;
@@ -56,7 +56,7 @@ const READ_ATTEMPTS: u32 = 5;
 /// `Debug` shows the server, database, prefix and epoch; never a password.
 pub struct RedisStore {
     conn: ConnectionManager,
-    /// For the dedicated pub/sub connection of [`RedisStore::watch_changes`].
+    /// For the dedicated pub/sub connection of [`RecordStore::watch_changes`].
     client: redis::Client,
     keys: Keys,
     prefix: String,
@@ -282,6 +282,7 @@ impl RedisStore {
                     durable: false,
                     max_value_size: config.max_value_size,
                     atomic_batch_bytes: BATCH_SCRIPT_BYTES,
+                    notifies: true,
                 },
             },
             max_value_size: config.max_value_size,
@@ -493,21 +494,6 @@ impl RedisStore {
             cursor = next;
         }
         Ok(deleted)
-    }
-
-    /// A counter that moves soon after any process writes to this store: every
-    /// write script publishes on the store's channel, and a dedicated pub/sub
-    /// connection (reconnecting on its own, counting a reconnect as a change)
-    /// listens until every receiver is dropped. A wake-up says only "look again":
-    /// messages carry nothing, and readers still read the store.
-    pub async fn watch_changes(&self) -> Result<watch::Receiver<u64>, StoreError> {
-        let channel = self.keys.changes();
-        let pubsub = subscribe(&self.client, &channel)
-            .await
-            .map_err(|e| self.fail("watch", None, e))?;
-        let (tx, rx) = watch::channel(0);
-        tokio::spawn(listen(self.client.clone(), channel, pubsub, tx));
-        Ok(rx)
     }
 
     fn fail(&self, op: &'static str, key: Option<&Key>, err: RedisError) -> StoreError {
@@ -865,6 +851,19 @@ impl RecordStore for RedisStore {
         // A deleted key leaves the server's memory at once; what the server's own
         // AOF and RDB files keep is the server's to compact, not this store's.
         Ok(())
+    }
+
+    /// Every write script publishes on the store's channel, and a dedicated
+    /// pub/sub connection (reconnecting on its own, counting a reconnect as a
+    /// change) listens until every receiver is dropped. Messages carry nothing.
+    async fn watch_changes(&self) -> Result<Option<Changes>, StoreError> {
+        let channel = self.keys.changes();
+        let pubsub = subscribe(&self.client, &channel)
+            .await
+            .map_err(|e| self.fail("watch", None, e))?;
+        let (tx, rx) = watch::channel(0);
+        tokio::spawn(listen(self.client.clone(), channel, pubsub, tx));
+        Ok(Some(rx))
     }
 
     async fn list_versions(

@@ -952,7 +952,11 @@ async fn every_write_from_another_handle_wakes_a_change_watcher_and_a_restart_do
     let reader = common::open(&url, "watch").await;
     let writer = common::open(&url, "watch").await;
     let other = common::open(&url, "elsewhere").await;
-    let mut changes = reader.watch_changes().await.unwrap();
+    let mut changes = reader
+        .watch_changes()
+        .await
+        .unwrap()
+        .expect("Redis notifies");
     let woken = |changes: &mut tokio::sync::watch::Receiver<u64>| {
         let mut changes = changes.clone();
         async move {

@@ -40,9 +40,9 @@ use dream_core::store::{
     Capabilities, DEFAULT_MAX_VALUE_SIZE, PageBuilder, StoreInfo, check_batch,
 };
 use dream_core::{
-    BatchOp, BatchOutcome, Bytes, Clock, Entry, Fence, Key, Lease, LockName, Namespace, Page,
-    Precondition, Record, RecordId, RecordStore, StoreError, SystemClock, Version, VersionEntry,
-    VersionPage, Write, async_trait,
+    BatchOp, BatchOutcome, Bytes, Changes, Clock, Entry, Fence, Key, Lease, LockName, Namespace,
+    Page, Precondition, Record, RecordId, RecordStore, StoreError, SystemClock, Version,
+    VersionEntry, VersionPage, Write, async_trait,
 };
 use rusqlite::config::DbConfig;
 use rusqlite::types::ValueRef;
@@ -172,6 +172,7 @@ impl SqliteOptions {
                 durable: self.durability == Durability::Full,
                 max_value_size: self.max_value_size,
                 atomic_batch_bytes: usize::MAX,
+                notifies: false,
             },
         }
     }
@@ -812,6 +813,10 @@ impl RecordStore for SqliteStore {
             .map_err(|e| map_err(e, None))
         })
         .await
+    }
+
+    async fn watch_changes(&self) -> Result<Option<Changes>, StoreError> {
+        Ok(None)
     }
 
     async fn list_versions(

@@ -37,13 +37,10 @@ pub async fn events(global: &Global, args: EventsArgs) -> Outcome {
     let mut feed = dream
         .subscribe(args.since)
         .with_poll(Duration::from_millis(args.poll_ms));
-    if args.follow {
-        let url = global.locate()?.url;
-        if let Some(changes) =
-            super::stores::watch_changes(&url, global.url_file.as_deref()).await?
-        {
-            feed = feed.with_wakeups(changes);
-        }
+    if args.follow
+        && let Some(changes) = dream.store().watch_changes().await?
+    {
+        feed = feed.with_wakeups(changes);
     }
     loop {
         let batch = if args.follow {

@@ -12,8 +12,8 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use dream::core::{
-    BatchOp, BatchOutcome, Bytes, Fence, Key, Lease, LockName, Namespace, Page, Record, RecordId,
-    RecordStore, StoreError, StoreInfo, Version, VersionPage, Write,
+    BatchOp, BatchOutcome, Bytes, Changes, Fence, Key, Lease, LockName, Namespace, Page, Record,
+    RecordId, RecordStore, StoreError, StoreInfo, Version, VersionPage, Write,
 };
 use dream::engine::SealKey;
 use tokio::sync::OnceCell;
@@ -195,6 +195,13 @@ impl RecordStore for LazyStore {
         match self.existing()? {
             Some(store) => store.compact().await,
             None => Ok(()),
+        }
+    }
+
+    async fn watch_changes(&self) -> Result<Option<Changes>, StoreError> {
+        match self.existing()? {
+            Some(store) => store.watch_changes().await,
+            None => Ok(None),
         }
     }
 }

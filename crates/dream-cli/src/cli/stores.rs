@@ -56,55 +56,6 @@ fn sqlite_info() -> Result<dream::core::StoreInfo, CliError> {
     Err(not_built(Backend::Sqlite.feature()))
 }
 
-/// Early notice of changes to the store a URL names, from a backend that can
-/// hear other processes' writes (Redis pub/sub); `None` for one that cannot
-/// (a directory, SQLite), whose readers poll. PostgreSQL `LISTEN`s.
-pub async fn watch_changes(
-    url: &str,
-    url_file: Option<&Path>,
-) -> Result<Option<tokio::sync::watch::Receiver<u64>>, CliError> {
-    let url = StoreUrl::parse(url)?;
-    match url.backend() {
-        Backend::Redis => watch_redis(&url, url_file).await,
-        Backend::Postgres => watch_postgres(&url, url_file).await,
-        Backend::Fs | Backend::Sqlite => Ok(None),
-    }
-}
-
-#[cfg(feature = "postgres")]
-async fn watch_postgres(
-    url: &StoreUrl,
-    url_file: Option<&Path>,
-) -> Result<Option<tokio::sync::watch::Receiver<u64>>, CliError> {
-    let store = open_postgres_store(url, url_file).await?;
-    Ok(Some(store.watch_changes().await?))
-}
-
-#[cfg(not(feature = "postgres"))]
-async fn watch_postgres(
-    _: &StoreUrl,
-    _: Option<&Path>,
-) -> Result<Option<tokio::sync::watch::Receiver<u64>>, CliError> {
-    Ok(None)
-}
-
-#[cfg(feature = "redis")]
-async fn watch_redis(
-    url: &StoreUrl,
-    url_file: Option<&Path>,
-) -> Result<Option<tokio::sync::watch::Receiver<u64>>, CliError> {
-    let store = open_redis_store(url, url_file).await?;
-    Ok(Some(store.watch_changes().await?))
-}
-
-#[cfg(not(feature = "redis"))]
-async fn watch_redis(
-    _: &StoreUrl,
-    _: Option<&Path>,
-) -> Result<Option<tokio::sync::watch::Receiver<u64>>, CliError> {
-    Ok(None)
-}
-
 #[cfg(any(
     not(feature = "fs"),
     not(feature = "sqlite"),
@@ -317,18 +268,10 @@ async fn open_postgres(
     url: &StoreUrl,
     url_file: Option<&Path>,
 ) -> Result<Arc<dyn RecordStore>, CliError> {
-    Ok(Arc::new(open_postgres_store(url, url_file).await?))
-}
-
-#[cfg(feature = "postgres")]
-async fn open_postgres_store(
-    url: &StoreUrl,
-    url_file: Option<&Path>,
-) -> Result<dream::postgres::PostgresStore, CliError> {
     use dream::postgres::{PostgresOptions, PostgresStore};
     let url = resolve(url, url_file)?;
     let config = PostgresOptions::from_store_url(&url)?;
-    Ok(PostgresStore::open(config).await?)
+    Ok(Arc::new(PostgresStore::open(config).await?))
 }
 
 #[cfg(not(feature = "postgres"))]

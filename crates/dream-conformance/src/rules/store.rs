@@ -1,6 +1,8 @@
-//! Rules of the store as a whole: what `info` says, and `compact`.
+//! Rules of the store as a whole: what `info` says, `compact`, and the change
+//! notice.
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use dream_core::{Bytes, Precondition, RecordStore, Write};
 
@@ -75,4 +77,33 @@ pub async fn compact_keeps_live_records_and_drops_removed_ones(store: Arc<dyn Re
         .await
         .expect("a write after compact");
     assert!(next > before_kept.version, "versions keep increasing");
+}
+
+/// How long a store that notifies may take to hear a write.
+pub const NOTICE_WAIT: Duration = Duration::from_secs(10);
+
+/// `watch_changes` gives a notice exactly when `info` says the store notifies,
+/// and then a put moves its counter within [`NOTICE_WAIT`].
+pub async fn watch_changes_hears_writes(store: Arc<dyn RecordStore>) {
+    let notifies = store.info().capabilities.notifies;
+    let watch = store.watch_changes().await.expect("watch_changes");
+    assert_eq!(
+        watch.is_some(),
+        notifies,
+        "watch_changes gives a notice exactly when the store says it notifies"
+    );
+    let Some(mut changes) = watch else {
+        return;
+    };
+    changes.borrow_and_update();
+    store
+        .put(&key("watch", "k"), Bytes::from_static(b"1"), Write::any())
+        .await
+        .expect("put");
+    assert!(
+        tokio::time::timeout(NOTICE_WAIT, changes.changed())
+            .await
+            .is_ok_and(|heard| heard.is_ok()),
+        "a put moves the counter within {NOTICE_WAIT:?}"
+    );
 }

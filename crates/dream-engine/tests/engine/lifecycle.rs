@@ -668,6 +668,11 @@ fn a_store_without_leases_is_refused() {
         async fn compact(&self) -> Result<(), dream_core::StoreError> {
             self.0.compact().await
         }
+        async fn watch_changes(
+            &self,
+        ) -> Result<Option<dream_core::Changes>, dream_core::StoreError> {
+            self.0.watch_changes().await
+        }
     }
     let err = dream_engine::Dream::open(Arc::new(NoLeases(MemoryStore::new())), Options::default())
         .unwrap_err();
