@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use chrono::{DateTime, Utc};
 use dream_core::{
-    Clock, Embedder, Entry, LanguageModel, Memory, MemoryId, Namespace, Record, RecordId,
+    Changes, Clock, Embedder, Entry, LanguageModel, Memory, MemoryId, Namespace, Record, RecordId,
     RecordStore, Scope, SessionId, SystemClock, parse_memory,
 };
 
@@ -223,6 +223,13 @@ impl Dream {
     /// A cursor the feed no longer holds is [`DreamError::Resync`], never a skip.
     pub fn subscribe(&self, cursor: Option<u64>) -> Subscription {
         Subscription::new(self.feed.clone(), cursor)
+    }
+
+    /// The store's wake-up for a subscription ([`RecordStore::watch_changes`],
+    /// for [`Subscription::with_wakeups`]): `Some` when the store hears every
+    /// process's writes, `None` when a subscription must poll.
+    pub async fn watch_changes(&self) -> Result<Option<Changes>, DreamError> {
+        Ok(self.store.watch_changes().await?)
     }
 
     pub(crate) fn now(&self) -> DateTime<Utc> {

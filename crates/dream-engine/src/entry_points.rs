@@ -158,6 +158,7 @@ pub const READS: &[&str] = &[
     "options",
     "consolidator",
     "subscribe",
+    "watch_changes",
     "generation",
     "list",
     "get",

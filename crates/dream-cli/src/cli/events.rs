@@ -38,7 +38,7 @@ pub async fn events(global: &Global, args: EventsArgs) -> Outcome {
         .subscribe(args.since)
         .with_poll(Duration::from_millis(args.poll_ms));
     if args.follow
-        && let Some(changes) = dream.store().watch_changes().await?
+        && let Some(changes) = dream.watch_changes().await?
     {
         feed = feed.with_wakeups(changes);
     }
