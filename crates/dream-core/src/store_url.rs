@@ -146,8 +146,9 @@ pub enum StoreUrlError {
     },
 }
 
-/// Where a store lives, as its URL says.
-#[derive(Clone, PartialEq, Eq)]
+/// Where a store lives, as its URL says (`Debug` shows no password: see
+/// [`ServerUrl`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Place {
     /// A directory of files.
     Fs(PathBuf),
@@ -197,8 +198,9 @@ impl fmt::Debug for ServerUrl {
     }
 }
 
-/// A parsed, checked store URL (see the module docs for the rules).
-#[derive(Clone, PartialEq, Eq)]
+/// A parsed, checked store URL (see the module docs for the rules). `Debug`
+/// shows no password: the text as given holds none, and see [`ServerUrl`].
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct StoreUrl {
     /// The text as given; never a password.
     given: String,
@@ -359,26 +361,6 @@ impl StoreUrl {
 impl fmt::Display for StoreUrl {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(&self.given)
-    }
-}
-
-impl fmt::Debug for StoreUrl {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("StoreUrl")
-            .field("given", &self.given)
-            .field("place", &self.place)
-            .finish()
-    }
-}
-
-impl fmt::Debug for Place {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Place::Fs(path) => f.debug_tuple("Fs").field(path).finish(),
-            Place::Sqlite(path) => f.debug_tuple("Sqlite").field(path).finish(),
-            Place::Redis(server) => f.debug_tuple("Redis").field(server).finish(),
-            Place::Postgres(server) => f.debug_tuple("Postgres").field(server).finish(),
-        }
     }
 }
 
