@@ -350,57 +350,143 @@ impl Tokens {
         let mut prev_stem = FNV_OFFSET;
         let mut at = 0;
         while at < bytes.len() {
-            let (c, len) = char_at(text, at);
-            if c.is_whitespace() || c.is_control() {
-                at += len;
+            let b = bytes[at];
+            if b <= b' ' || b == 0x7f {
+                // ASCII whitespace and control characters.
+                at += 1;
                 continue;
             }
             let start = at;
-            at += len;
-            let is_word = c.is_alphanumeric();
-            if is_word && !is_unspaced_script(c) {
-                while at < bytes.len() {
-                    if bytes[at].is_ascii_alphanumeric() {
-                        at += 1;
+            let read = if b.is_ascii_alphanumeric() {
+                ascii_word(bytes, at)
+            } else if b.is_ascii() {
+                // One punctuation mark: its own stem and word.
+                let stem = fnv(FNV_OFFSET, &bytes[at..at + 1]);
+                Some((at + 1, Hashes::whole(stem), false))
+            } else {
+                None
+            };
+            let (end, hashes, is_word) = match read {
+                Some(read) => read,
+                None => {
+                    let (c, len) = char_at(text, at);
+                    if c.is_whitespace() || c.is_control() {
+                        at += len;
                         continue;
                     }
-                    let (c, len) = char_at(text, at);
-                    if !c.is_alphanumeric() || is_unspaced_script(c) {
-                        break;
-                    }
                     at += len;
+                    let is_word = c.is_alphanumeric();
+                    if is_word && !is_unspaced_script(c) {
+                        while at < bytes.len() {
+                            if bytes[at].is_ascii_alphanumeric() {
+                                at += 1;
+                                continue;
+                            }
+                            let (c, len) = char_at(text, at);
+                            if !c.is_alphanumeric() || is_unspaced_script(c) {
+                                break;
+                            }
+                            at += len;
+                        }
+                    }
+                    (at, Hashes::of(&text[start..at]), is_word)
                 }
-            }
-            let raw = &text[start..at];
-            let token = if raw.len() > MAX_TOKEN {
-                "#long"
-            } else if raw.bytes().all(|b| b.is_ascii_digit()) {
-                "#num"
-            } else {
-                raw
             };
-            let stem_len = token
-                .char_indices()
-                .nth(STEM)
-                .map_or(token.len(), |(i, _)| i);
-            let stem = fnv(FNV_OFFSET, &token.as_bytes()[..stem_len]);
-            let word = fnv(stem, &token.as_bytes()[stem_len..]);
-            tokens.features.push(bucket(word, Feature::Word));
-            if stem_len < token.len() {
-                // A token no longer than a stem is its own stem.
-                tokens.features.push(bucket(stem, Feature::Stem));
+            tokens.features.push(bucket(hashes.word, Feature::Word));
+            if hashes.own_stem {
+                tokens.features.push(bucket(hashes.stem, Feature::Stem));
             }
-            tokens
-                .features
-                .push(bucket(prev_stem.rotate_left(29) ^ stem, Feature::StemPair));
+            tokens.features.push(bucket(
+                prev_stem.rotate_left(29) ^ hashes.stem,
+                Feature::StemPair,
+            ));
             tokens.ends.push(tokens.features.len());
-            tokens.spans.push(start..at);
+            tokens.spans.push(start..end);
             tokens.is_word.push(is_word);
             tokens.words += usize::from(is_word);
-            prev_stem = stem;
+            prev_stem = hashes.stem;
+            at = end;
         }
         tokens
     }
+}
+
+/// The hashes of one token's features.
+#[derive(Debug, PartialEq)]
+struct Hashes {
+    /// Of its first [`STEM`] characters.
+    stem: u64,
+    /// Of the whole token.
+    word: u64,
+    /// Whether the token is longer than its stem (so the stem is a feature of its own).
+    own_stem: bool,
+}
+
+impl Hashes {
+    /// The hashes of the token read as `raw`: a run longer than [`MAX_TOKEN`] bytes is
+    /// `#long`, one of ASCII digits alone `#num`.
+    fn of(raw: &str) -> Hashes {
+        let token = if raw.len() > MAX_TOKEN {
+            "#long"
+        } else if raw.bytes().all(|b| b.is_ascii_digit()) {
+            "#num"
+        } else {
+            raw
+        };
+        let stem_len = token
+            .char_indices()
+            .nth(STEM)
+            .map_or(token.len(), |(i, _)| i);
+        let stem = fnv(FNV_OFFSET, &token.as_bytes()[..stem_len]);
+        Hashes {
+            stem,
+            word: fnv(stem, &token.as_bytes()[stem_len..]),
+            own_stem: stem_len < token.len(),
+        }
+    }
+
+    /// A token no longer than a stem: its own stem.
+    fn whole(stem: u64) -> Hashes {
+        Hashes {
+            stem,
+            word: stem,
+            own_stem: false,
+        }
+    }
+}
+
+/// The common token read in one pass, [`Hashes::of`] computed on the way: a word of
+/// ASCII letters and digits starting at `start`, with its end. None when the word may
+/// go on in a non-ASCII letter, is a number, or is longer than [`MAX_TOKEN`]: those
+/// take the general reading.
+#[inline]
+fn ascii_word(bytes: &[u8], start: usize) -> Option<(usize, Hashes, bool)> {
+    let mut hash = FNV_OFFSET;
+    let mut stem = FNV_OFFSET;
+    let mut digits = true;
+    let mut at = start;
+    while at < bytes.len() && bytes[at].is_ascii_alphanumeric() {
+        if at - start == STEM {
+            stem = hash;
+        }
+        hash = fnv(hash, &bytes[at..at + 1]);
+        digits &= bytes[at].is_ascii_digit();
+        at += 1;
+    }
+    let len = at - start;
+    if digits || len > MAX_TOKEN || bytes.get(at).is_some_and(|b| !b.is_ascii()) {
+        return None;
+    }
+    let hashes = if len > STEM {
+        Hashes {
+            stem,
+            word: hash,
+            own_stem: true,
+        }
+    } else {
+        Hashes::whole(hash)
+    };
+    Some((at, hashes, true))
 }
 
 /// Whether `c` belongs to a script written without spaces between words (Han
@@ -1108,6 +1194,44 @@ mod tests {
         let again = Tokens::of("prior prior rules");
         assert_eq!(again.features_of(1..2)[0], again.features_of(0..1)[0]);
         assert_ne!(again.features_of(2..3)[0], again.features_of(0..1)[0]);
+    }
+
+    #[test]
+    fn the_one_pass_reading_of_ascii_words_hashes_as_the_general_one() {
+        for word in [
+            "a",
+            "ab",
+            "rules",
+            "prior",
+            "ignore",
+            "instructions",
+            "x1",
+            "abc123def",
+            "abcdefghijklmnopqrstuvwx",
+            "abcdefghijklmnopqrstuvwxy",
+            "42",
+            "4a",
+            "caf",
+        ] {
+            for after in ["", " next", ":", "\u{e9}t\u{e9}", "\u{a0}x"] {
+                let text = format!("{word}{after}");
+                match ascii_word(text.as_bytes(), 0) {
+                    Some((end, hashes, is_word)) => {
+                        assert_eq!(end, word.len(), "{text:?}");
+                        assert!(is_word);
+                        assert_eq!(hashes, Hashes::of(word), "{text:?}");
+                    }
+                    // Numbers, long runs and words that may go on past ASCII are
+                    // left to the general reading.
+                    None => assert!(
+                        word.len() > MAX_TOKEN
+                            || word.bytes().all(|b| b.is_ascii_digit())
+                            || after.starts_with(|c: char| !c.is_ascii()),
+                        "{text:?}"
+                    ),
+                }
+            }
+        }
     }
 
     #[test]

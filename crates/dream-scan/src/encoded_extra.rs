@@ -116,10 +116,10 @@ fn binary_runs(b: &[u8], out: &mut Vec<Candidate>) {
 /// separated by spaces, words by ` / ` or three spaces.
 fn morse_runs(b: &[u8], out: &mut Vec<Candidate>) {
     let mut i = 0;
-    while i < b.len() {
-        if !matches!(b[i], b'.' | b'-')
-            || (i > 0 && !matches!(b[i - 1], b' ' | b'\n' | b':' | b'\t'))
-        {
+    // A letter starts at a dot or dash that opens a word.
+    while let Some(p) = memchr::memchr2(b'.', b'-', &b[i..]) {
+        i += p;
+        if i > 0 && !matches!(b[i - 1], b' ' | b'\n' | b':' | b'\t') {
             i += 1;
             continue;
         }
