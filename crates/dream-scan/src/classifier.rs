@@ -61,6 +61,11 @@ const CLASSES: [Option<Category>; 7] = [
     Some(Category::MemoryPersistence),
 ];
 const K: usize = CLASSES.len();
+/// Lanes of a bucket's weights: the classes, then zeros to eight, so that a block's
+/// sum is one vector addition per feature.
+const LANES: usize = 8;
+// A block's sum over its distinct features (at most three a token) fits an `i16` lane.
+const _: () = assert!(3 * STRIDE * 127 <= i16::MAX as usize);
 const MAGIC: &[u8; 5] = b"DSCL2";
 
 /// The rule id of a learned finding of `category`.
@@ -83,7 +88,8 @@ struct Model {
     /// Value of one quantisation step of `weights`.
     scale: f32,
     bias: [f32; K],
-    weights: Vec<[i8; K]>,
+    /// Per bucket, the weight of each class (the lanes past [`K`] are zero).
+    weights: Vec<[i8; LANES]>,
 }
 
 static MODEL: LazyLock<Model> = LazyLock::new(|| {
@@ -118,7 +124,7 @@ impl Model {
         }
         let weights = weights
             .chunks_exact(K)
-            .map(|c| std::array::from_fn(|k| c[k] as i8))
+            .map(|c| std::array::from_fn(|k| c.get(k).map_or(0, |&w| w as i8)))
             .collect();
         Some(Model {
             thresholds: [float(0), float(1)],
@@ -142,7 +148,7 @@ impl Model {
             out.extend_from_slice(&f.to_le_bytes());
         }
         for w in &self.weights {
-            out.extend(w.iter().map(|&q| q as u8));
+            out.extend(w[..K].iter().map(|&q| q as u8));
         }
         out
     }
@@ -190,19 +196,19 @@ impl Model {
         let block = |b: usize| tokens.features_of(b * STRIDE..((b + 1) * STRIDE).min(n));
         // Per block: the weights of its distinct features, and of those among them
         // that the block before it has too.
-        let mut sums: Vec<([i32; K], [i32; K])> = Vec::with_capacity(blocks);
+        let mut sums: Vec<([i16; LANES], [i16; LANES])> = Vec::with_capacity(blocks);
         SEEN.with_borrow_mut(|[before, this]| {
             for b in 0..blocks {
-                let mut own = [0i32; K];
-                let mut shared = [0i32; K];
+                let mut own = [0i16; LANES];
+                let mut shared = [0i16; LANES];
                 for &f in block(b) {
                     let (word, bit) = (f as usize / 64, 1u64 << (f % 64));
                     if this[word] & bit == 0 {
                         this[word] |= bit;
                         let weights = &self.weights[f as usize];
-                        add(&mut own, weights);
+                        add_lanes(&mut own, weights);
                         if before[word] & bit != 0 {
-                            add(&mut shared, weights);
+                            add_lanes(&mut shared, weights);
                         }
                     }
                 }
@@ -223,10 +229,10 @@ impl Model {
             .into_iter()
             .enumerate()
             .map(|(i, (start, end))| {
-                let mut z = sums[i].0;
+                let mut z: [i32; K] = std::array::from_fn(|k| i32::from(sums[i].0[k]));
                 if let Some((own, shared)) = sums.get(i + 1) {
                     for k in 0..K {
-                        z[k] += own[k] - shared[k];
+                        z[k] += i32::from(own[k]) - i32::from(shared[k]);
                     }
                 }
                 add(&mut z, mode_weights);
@@ -277,9 +283,17 @@ struct Window {
 }
 
 /// Adds one bucket's quantised weights to a sum per class.
-fn add(sum: &mut [i32; K], weights: &[i8; K]) {
+fn add(sum: &mut [i32; K], weights: &[i8; LANES]) {
     for (acc, &w) in sum.iter_mut().zip(weights) {
         *acc += i32::from(w);
+    }
+}
+
+/// Adds one bucket's quantised weights to a block's sum, every lane at once.
+#[inline]
+fn add_lanes(sum: &mut [i16; LANES], weights: &[i8; LANES]) {
+    for (acc, &w) in sum.iter_mut().zip(weights) {
+        *acc += i16::from(w);
     }
 }
 
@@ -1093,7 +1107,12 @@ pub mod training {
         let scale = max / 127.0;
         let weights = weights
             .iter()
-            .map(|w| std::array::from_fn(|k| (w[k] / scale).round().clamp(-127.0, 127.0) as i8))
+            .map(|w| {
+                std::array::from_fn(|k| {
+                    w.get(k)
+                        .map_or(0, |w| (w / scale).round().clamp(-127.0, 127.0) as i8)
+                })
+            })
             .collect();
         Model {
             thresholds: [1.0; 2],

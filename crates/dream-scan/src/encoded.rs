@@ -64,6 +64,17 @@ static B64: [bool; 256] = {
     t
 };
 
+/// ASCII letters and digits, as a table (the hot loops of prose read every word).
+static ALNUM: [bool; 256] = {
+    let mut t = [false; 256];
+    let mut i = 0;
+    while i < 256 {
+        t[i] = (i as u8).is_ascii_alphanumeric();
+        i += 1;
+    }
+    t
+};
+
 /// Finds base64 and hex runs and lines with escapes.
 pub(crate) fn candidates(text: &str) -> Vec<Candidate> {
     let mut out = Vec::new();
@@ -78,20 +89,26 @@ pub(crate) fn candidates(text: &str) -> Vec<Candidate> {
             i = probe + 1;
             continue;
         }
-        let mut start = probe;
-        while start > i && B64[b[start - 1] as usize] {
-            start -= 1;
-        }
         let mut end = probe + 1;
         while end < n && B64[b[end] as usize] {
             end += 1;
         }
-        let run = &b[start..end];
         let mut padded = end;
         while padded < n && padded - end < 2 && b[padded] == b'=' {
             padded += 1;
         }
         i = padded + 1;
+        // A run of MIN_RUN or more holds the byte MIN_RUN before its end: where that
+        // byte is not base64 (as for every word of prose), it is shorter.
+        if !B64[b[end - MIN_RUN] as usize] {
+            continue;
+        }
+        // The run starts at or after the `i` this probe was taken for.
+        let mut start = probe;
+        while start > probe + 1 - MIN_RUN && B64[b[start - 1] as usize] {
+            start -= 1;
+        }
+        let run = &b[start..end];
         if run.len() < MIN_RUN {
             continue;
         }
@@ -126,11 +143,14 @@ fn hex_bytes(text: &str, out: &mut Vec<Candidate>) {
             && (i == 0 || !b[i - 1].is_ascii_alphanumeric());
         let Some(len) = starts.then(|| hex_byte_at(b, i)).flatten() else {
             // No hex byte starts inside a word: skip to the word's end.
-            let word = b[i].is_ascii_alphanumeric();
-            i += 1;
-            while word && i < b.len() && b[i].is_ascii_alphanumeric() {
-                i += 1;
-            }
+            i += if ALNUM[b[i] as usize] {
+                b[i..]
+                    .iter()
+                    .position(|&c| !ALNUM[c as usize])
+                    .unwrap_or(b.len() - i)
+            } else {
+                1
+            };
             continue;
         };
         let mut end = i + len;
@@ -442,6 +462,27 @@ mod tests {
         assert_eq!(c[1].kind, Kind::Base64);
         assert_eq!(&t[c[1].range.clone()], "aGVsbG8gd29ybGQgaGVsbG8=");
         assert_eq!(decode(t, &c[1]).unwrap(), "hello world hello");
+    }
+
+    #[test]
+    fn a_run_is_a_candidate_from_min_run_bytes_wherever_it_stands() {
+        let run = |len: usize| "xY".repeat(len).chars().take(len).collect::<String>();
+        for len in [MIN_RUN - 1, MIN_RUN, MIN_RUN + 1, 3 * MIN_RUN + 2] {
+            for (before, after) in [("", ""), ("see ", " now"), ("a b c d e ", "=="), ("x:", "")] {
+                let text = format!("{before}{}{after}", run(len));
+                let found: Vec<&str> = candidates(&text)
+                    .iter()
+                    .filter(|c| c.kind == Kind::Base64)
+                    .map(|c| text[c.range.clone()].trim_end_matches('='))
+                    .collect();
+                let expected: Vec<String> = if len >= MIN_RUN && len % 4 != 1 {
+                    vec![run(len)]
+                } else {
+                    Vec::new()
+                };
+                assert_eq!(found, expected, "{text:?}");
+            }
+        }
     }
 
     #[test]
