@@ -53,23 +53,15 @@ pub struct PostgresStore {
     sql: Sql,
     schema: String,
     epoch: String,
-    server: String,
-    database: Option<String>,
-    /// Kept only to scrub it from error text.
-    password: Option<String>,
+    endpoint: dream_tls::Endpoint<Option<String>>,
     info: StoreInfo,
     max_value_size: usize,
 }
 
 impl fmt::Debug for PostgresStore {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("PostgresStore")
-            .field("server", &self.server)
-            .field("database", &self.database)
-            .field(
-                "password",
-                &self.password.as_ref().map(|_| dream_tls::Redacted),
-            )
+        self.endpoint
+            .debug_fields(&mut f.debug_struct("PostgresStore"))
             .field("schema", &self.schema)
             .field("epoch", &self.epoch)
             .field("info", &self.info)
@@ -245,9 +237,11 @@ impl PostgresStore {
             sql: Sql::new(&config.schema),
             schema: config.schema.clone(),
             epoch: String::new(),
-            server: config.server(),
-            database: config.database().map(str::to_owned),
-            password,
+            endpoint: dream_tls::Endpoint::new(
+                config.server(),
+                config.database().map(str::to_owned),
+                password,
+            ),
             info: StoreInfo {
                 name: "postgres".to_owned(),
                 capabilities: Capabilities {
@@ -272,7 +266,7 @@ impl PostgresStore {
             });
         }
         tracing::debug!(
-            server = %store.server,
+            server = %store.endpoint.server,
             schema = %store.schema,
             "opened PostgreSQL store"
         );
@@ -280,7 +274,7 @@ impl PostgresStore {
     }
 
     fn fail(&self, op: &'static str, key: Option<&Key>, err: &tokio_postgres::Error) -> StoreError {
-        map_pg(op, key, err, self.password.as_deref())
+        map_pg(op, key, err, self.endpoint.password())
     }
 
     /// Creates or migrates the schema; returns the epoch.
@@ -290,7 +284,7 @@ impl PostgresStore {
             .pool
             .get()
             .await
-            .map_err(|e| map_pool(op, &e, &self.server, self.password.as_deref()))?;
+            .map_err(|e| map_pool(op, &e, &self.endpoint.server, self.endpoint.password()))?;
         let q = quoted(&self.schema);
         let tx = client
             .transaction()
@@ -439,10 +433,14 @@ impl PostgresStore {
     /// [`tokio_postgres::Client`]), for raw statements: benchmarks, diagnostics.
     /// Writing the store's tables behind its back voids its guarantees.
     pub async fn connection(&self) -> Result<deadpool_postgres::Object, StoreError> {
-        self.pool
-            .get()
-            .await
-            .map_err(|e| map_pool("connection", &e, &self.server, self.password.as_deref()))
+        self.pool.get().await.map_err(|e| {
+            map_pool(
+                "connection",
+                &e,
+                &self.endpoint.server,
+                self.endpoint.password(),
+            )
+        })
     }
 
     /// Drops the store's schema with everything in it, after checking (under the
@@ -454,7 +452,7 @@ impl PostgresStore {
             .pool
             .get()
             .await
-            .map_err(|e| map_pool(op, &e, &self.server, self.password.as_deref()))?;
+            .map_err(|e| map_pool(op, &e, &self.endpoint.server, self.endpoint.password()))?;
         let q = quoted(&self.schema);
         let tx = client
             .transaction()
@@ -497,7 +495,7 @@ impl PostgresStore {
         let client = match self.pool.get().await {
             Ok(client) => client,
             Err(err) => {
-                let mapped = map_pool(op, &err, &self.server, self.password.as_deref());
+                let mapped = map_pool(op, &err, &self.endpoint.server, self.endpoint.password());
                 return if mapped.is_retryable() {
                     Attempt::Retry(mapped)
                 } else {
@@ -1184,7 +1182,7 @@ impl RecordStore for PostgresStore {
             .pool
             .get()
             .await
-            .map_err(|e| map_pool(op, &e, &self.server, self.password.as_deref()))?;
+            .map_err(|e| map_pool(op, &e, &self.endpoint.server, self.endpoint.password()))?;
         let q = quoted(&self.schema);
         client
             .batch_execute(&format!("VACUUM {q}.records"))

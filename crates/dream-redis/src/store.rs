@@ -61,23 +61,15 @@ pub struct RedisStore {
     keys: Keys,
     prefix: String,
     epoch: String,
-    server: String,
-    database: i64,
-    /// Kept only to scrub it from error text.
-    password: Option<String>,
+    endpoint: dream_tls::Endpoint<i64>,
     info: StoreInfo,
     max_value_size: usize,
 }
 
 impl fmt::Debug for RedisStore {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("RedisStore")
-            .field("server", &self.server)
-            .field("database", &self.database)
-            .field(
-                "password",
-                &self.password.as_ref().map(|_| dream_tls::Redacted),
-            )
+        self.endpoint
+            .debug_fields(&mut f.debug_struct("RedisStore"))
             .field("prefix", &self.prefix)
             .field("epoch", &self.epoch)
             .field("info", &self.info)
@@ -270,9 +262,7 @@ impl RedisStore {
             keys,
             prefix: config.prefix.clone(),
             epoch: String::new(),
-            server,
-            database: config.connection.redis.db,
-            password,
+            endpoint: dream_tls::Endpoint::new(server, config.connection.redis.db, password),
             info: StoreInfo {
                 name: "redis".to_owned(),
                 capabilities: Capabilities {
@@ -305,20 +295,20 @@ impl RedisStore {
         if (unsafe_appendonly || unsafe_eviction) && store.first_notice(&settings).await {
             if unsafe_appendonly {
                 tracing::warn!(
-                    server = %store.server,
+                    server = %store.endpoint.server,
                     "Redis appendonly is not enabled: a restart can lose acknowledged writes (the epoch check then refuses the store)"
                 );
             }
             if unsafe_eviction {
                 tracing::warn!(
-                    server = %store.server,
+                    server = %store.endpoint.server,
                     "Redis maxmemory-policy is not noeviction: records can be evicted silently"
                 );
             }
         }
         tracing::debug!(
-            server = %store.server,
-            database = store.database,
+            server = %store.endpoint.server,
+            database = store.endpoint.database,
             prefix = %store.prefix,
             "opened Redis store"
         );
@@ -497,7 +487,7 @@ impl RedisStore {
     }
 
     fn fail(&self, op: &'static str, key: Option<&Key>, err: RedisError) -> StoreError {
-        map_error(op, key, err, self.password.as_deref())
+        map_error(op, key, err, self.endpoint.password())
     }
 
     /// Runs a script. Idempotent calls (`retry`) are tried again across a
