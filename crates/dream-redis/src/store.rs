@@ -647,6 +647,42 @@ impl RedisStore {
             .ok_or_else(|| unexpected_reply("write_batch"))
     }
 
+    /// The invocation of the put script (`value` given) or the delete script for
+    /// `key` under `write`, with the keys and arguments in the order the scripts
+    /// read them: keys epoch, version counter (a put's), namespaces, index,
+    /// record, fence (if any); arguments epoch, precondition, expected version,
+    /// value (a put's), namespace, id, fence token (if any).
+    fn record_write<'s>(
+        &self,
+        script: &'s Script,
+        key: &Key,
+        write: &Write,
+        value: Option<&[u8]>,
+    ) -> ScriptInvocation<'s> {
+        let (pre, expected) = precondition_args(write.pre);
+        let mut invocation = script.prepare_invoke();
+        invocation.key(self.keys.epoch());
+        if value.is_some() {
+            invocation.key(self.keys.version());
+        }
+        invocation
+            .key(self.keys.namespaces())
+            .key(self.keys.index(&key.namespace))
+            .key(self.keys.record(key));
+        if let Some(fence) = &write.fence {
+            invocation.key(self.keys.fence(&fence.lock));
+        }
+        invocation.arg(&self.epoch).arg(pre).arg(expected);
+        if let Some(value) = value {
+            invocation.arg(value);
+        }
+        invocation.arg(key.namespace.as_str()).arg(key.id.as_str());
+        if let Some(fence) = &write.fence {
+            invocation.arg(fence.token);
+        }
+        invocation
+    }
+
     fn write_outcome(key: &Key, write: &Write, reply: &Reply) -> Result<(), StoreError> {
         match reply.status {
             scripts::OK => Ok(()),
@@ -711,27 +747,7 @@ impl RecordStore for RedisStore {
                 max: self.max_value_size,
             });
         }
-        let (pre, expected) = precondition_args(write.pre);
-        let mut invocation = SCRIPTS.put.prepare_invoke();
-        invocation
-            .key(self.keys.epoch())
-            .key(self.keys.version())
-            .key(self.keys.namespaces())
-            .key(self.keys.index(&key.namespace))
-            .key(self.keys.record(key));
-        if let Some(fence) = &write.fence {
-            invocation.key(self.keys.fence(&fence.lock));
-        }
-        invocation
-            .arg(&self.epoch)
-            .arg(pre)
-            .arg(expected)
-            .arg(value.as_ref())
-            .arg(key.namespace.as_str())
-            .arg(key.id.as_str());
-        if let Some(fence) = &write.fence {
-            invocation.arg(fence.token);
-        }
+        let invocation = self.record_write(&SCRIPTS.put, key, &write, Some(value.as_ref()));
         let reply = self.guarded("put", Some(key), &invocation, false).await?;
         Self::write_outcome(key, &write, &reply)?;
         reply
@@ -742,25 +758,7 @@ impl RecordStore for RedisStore {
     }
 
     async fn delete(&self, key: &Key, write: Write) -> Result<bool, StoreError> {
-        let (pre, expected) = precondition_args(write.pre);
-        let mut invocation = SCRIPTS.delete.prepare_invoke();
-        invocation
-            .key(self.keys.epoch())
-            .key(self.keys.namespaces())
-            .key(self.keys.index(&key.namespace))
-            .key(self.keys.record(key));
-        if let Some(fence) = &write.fence {
-            invocation.key(self.keys.fence(&fence.lock));
-        }
-        invocation
-            .arg(&self.epoch)
-            .arg(pre)
-            .arg(expected)
-            .arg(key.namespace.as_str())
-            .arg(key.id.as_str());
-        if let Some(fence) = &write.fence {
-            invocation.arg(fence.token);
-        }
+        let invocation = self.record_write(&SCRIPTS.delete, key, &write, None);
         let reply = self
             .guarded("delete", Some(key), &invocation, false)
             .await?;
