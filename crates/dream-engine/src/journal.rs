@@ -78,67 +78,50 @@ pub(crate) struct Op {
 }
 
 impl Op {
-    /// Creates a record that must not exist yet.
-    pub fn create(key: Key, value: impl Into<String>) -> Op {
-        let value = value.into();
+    /// Leaves `value` (deletes, when `None`) where the record read had version
+    /// `expect` and bytes hashing to `pre` (`None`: no record).
+    fn new(key: Key, value: Option<String>, expect: Option<u64>, pre: Option<String>) -> Op {
         Op {
-            post: Some(hash_bytes(value.as_bytes())),
+            post: value.as_deref().map(|v| hash_bytes(v.as_bytes())),
             ns: key.namespace,
             id: key.id,
-            value: Some(value),
-            expect: None,
-            pre: None,
+            value,
+            expect,
+            pre,
         }
+    }
+
+    /// Creates a record that must not exist yet.
+    pub fn create(key: Key, value: impl Into<String>) -> Op {
+        Op::new(key, Some(value.into()), None, None)
     }
 
     /// Replaces `current` (or creates, when `None`).
     pub fn put(key: Key, value: impl Into<String>, current: Option<&Record>) -> Op {
-        let value = value.into();
-        Op {
-            post: Some(hash_bytes(value.as_bytes())),
-            ns: key.namespace,
-            id: key.id,
-            value: Some(value),
-            expect: current.map(|r| r.version.0),
-            pre: current.map(|r| hash_bytes(&r.value)),
-        }
+        let expect = current.map(|r| r.version.0);
+        let pre = current.map(|r| hash_bytes(&r.value));
+        Op::new(key, Some(value.into()), expect, pre)
     }
 
     /// Deletes `current`.
     pub fn delete(key: Key, current: &Record) -> Op {
-        Op {
-            ns: key.namespace,
-            id: key.id,
-            value: None,
-            expect: Some(current.version.0),
-            pre: Some(hash_bytes(&current.value)),
-            post: None,
-        }
+        let pre = hash_bytes(&current.value);
+        Op::new(key, None, Some(current.version.0), Some(pre))
     }
 
     /// Replaces the record read at `version` with bytes hashing to `hash`.
     pub fn replace(key: Key, value: impl Into<String>, version: u64, hash: &str) -> Op {
-        let value = value.into();
-        Op {
-            post: Some(hash_bytes(value.as_bytes())),
-            ns: key.namespace,
-            id: key.id,
-            value: Some(value),
-            expect: Some(version),
-            pre: Some(hash.to_owned()),
-        }
+        Op::new(
+            key,
+            Some(value.into()),
+            Some(version),
+            Some(hash.to_owned()),
+        )
     }
 
     /// Deletes the record read at `version` with bytes hashing to `hash`.
     pub fn remove(key: Key, version: u64, hash: &str) -> Op {
-        Op {
-            ns: key.namespace,
-            id: key.id,
-            value: None,
-            expect: Some(version),
-            pre: Some(hash.to_owned()),
-            post: None,
-        }
+        Op::new(key, None, Some(version), Some(hash.to_owned()))
     }
 
     /// The record's key.
