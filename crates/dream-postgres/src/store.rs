@@ -257,14 +257,7 @@ impl PostgresStore {
             max_value_size: config.max_value_size,
         };
         store.epoch = store.open_schema(&config).await?;
-        if let Some(expected) = &config.expected_epoch
-            && *expected != store.epoch
-        {
-            return Err(StoreError::Incompatible {
-                reason: "the store's epoch is not the expected one: it was wiped and re-created"
-                    .to_owned(),
-            });
-        }
+        dream_tls::check_expected_epoch(config.expected_epoch.as_deref(), &store.epoch)?;
         tracing::debug!(
             server = %store.endpoint.server,
             schema = %store.schema,

@@ -380,14 +380,7 @@ impl RedisStore {
             }
             _ => return Err(unexpected_reply("open")),
         };
-        if let Some(expected) = &config.expected_epoch
-            && *expected != epoch
-        {
-            return Err(StoreError::Incompatible {
-                reason: "the store's epoch is not the expected one: it was wiped and re-created"
-                    .to_owned(),
-            });
-        }
+        dream_tls::check_expected_epoch(config.expected_epoch.as_deref(), &epoch)?;
         Ok(epoch)
     }
 

@@ -5,6 +5,10 @@
 //! backend. Its own crate rather than a module of dream-core: dream-core does no
 //! I/O and carries no TLS stack, and every store depends on it.
 //!
+//! They also share how a store URL names their server ([`server_url`]), what a
+//! store shows of the server it reaches ([`Endpoint`]) and the check of the
+//! epoch a caller expects ([`check_expected_epoch`]).
+//!
 //! Each backend keeps its own `ConfigError`, naming itself ("invalid Redis
 //! URL", "PostgreSQL URL file …"); what is shared here returns the reason alone,
 //! or [`UrlSourceError`] for the backend to convert.
@@ -14,6 +18,7 @@ use std::fmt;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
+use dream_core::StoreError;
 use dream_core::store_url::{Backend, Place, StoreUrl};
 use rustix::fs::{FileType, Mode, OFlags};
 use rustix::io::Errno;
@@ -193,6 +198,18 @@ impl<D: fmt::Debug> fmt::Debug for Endpoint<D> {
     }
 }
 
+/// Refuses to open a store whose epoch is not the one the caller expects (as
+/// given to the backend's `expecting_epoch`): it was wiped and re-created since.
+pub fn check_expected_epoch(expected: Option<&str>, epoch: &str) -> Result<(), StoreError> {
+    match expected {
+        Some(expected) if expected != epoch => Err(StoreError::Incompatible {
+            reason: "the store's epoch is not the expected one: it was wiped and re-created"
+                .to_owned(),
+        }),
+        _ => Ok(()),
+    }
+}
+
 /// What stands for a password wherever a store describes itself: in `Debug`,
 /// and in an error's text (one definition, beside the store URL's).
 pub use dream_core::store_url::REDACTED;
@@ -361,6 +378,14 @@ mod tests {
         let unread = StoreUrl::parse("redis").unwrap();
         let reason = server_url(&unread, Backend::Redis).unwrap_err();
         assert!(reason.contains("DREAM_REDIS_URL"), "{reason}");
+    }
+
+    #[test]
+    fn only_an_expected_epoch_other_than_the_store_s_is_refused() {
+        assert!(check_expected_epoch(None, "e1").is_ok());
+        assert!(check_expected_epoch(Some("e1"), "e1").is_ok());
+        let err = check_expected_epoch(Some("e0"), "e1").unwrap_err();
+        assert!(matches!(err, StoreError::Incompatible { .. }), "{err:?}");
     }
 
     #[test]
