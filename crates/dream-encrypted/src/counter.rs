@@ -52,18 +52,25 @@ fn corrupt(key: &Key) -> StoreError {
     }
 }
 
+/// The counter record at `key` and its version; a key never used reads as a
+/// fresh record (nothing reserved, not retired) with no version.
 async fn load(
     inner: &dyn RecordStore,
     key: &Key,
-) -> Result<Option<(CounterRecord, Version)>, StoreError> {
+) -> Result<(CounterRecord, Option<Version>), StoreError> {
     let Some(record) = inner.get(key).await? else {
-        return Ok(None);
+        let fresh = CounterRecord {
+            format: 1,
+            reserved: 0,
+            retired: false,
+        };
+        return Ok((fresh, None));
     };
     let parsed: CounterRecord = serde_json::from_slice(&record.value).map_err(|_| corrupt(key))?;
     if parsed.format != 1 {
         return Err(corrupt(key));
     }
-    Ok(Some((parsed, record.version)))
+    Ok((parsed, Some(record.version)))
 }
 
 async fn store(
@@ -90,16 +97,10 @@ pub(crate) async fn usage(
     namespace: &Namespace,
     id: KeyId,
 ) -> Result<KeyUsage, StoreError> {
-    let key = counter_key(namespace, id);
-    Ok(match load(inner, &key).await? {
-        Some((r, _)) => KeyUsage {
-            reserved: r.reserved,
-            retired: r.retired,
-        },
-        None => KeyUsage {
-            reserved: 0,
-            retired: false,
-        },
+    let (record, _) = load(inner, &counter_key(namespace, id)).await?;
+    Ok(KeyUsage {
+        reserved: record.reserved,
+        retired: record.retired,
     })
 }
 
@@ -111,18 +112,7 @@ pub(crate) async fn retire(
 ) -> Result<(), EncryptionError> {
     let key = counter_key(namespace, id);
     for _ in 0..MAX_ATTEMPTS {
-        let loaded = load(inner, &key).await?;
-        let (mut record, version) = match loaded {
-            Some((r, v)) => (r, Some(v)),
-            None => (
-                CounterRecord {
-                    format: 1,
-                    reserved: 0,
-                    retired: false,
-                },
-                None,
-            ),
-        };
+        let (mut record, version) = load(inner, &key).await?;
         if record.retired {
             return Ok(());
         }
@@ -186,17 +176,7 @@ async fn reserve(
 ) -> Result<(u64, u64), EncryptionError> {
     let key = counter_key(namespace, id);
     for _ in 0..MAX_ATTEMPTS {
-        let (current, version) = match load(inner, &key).await? {
-            Some((r, v)) => (r, Some(v)),
-            None => (
-                CounterRecord {
-                    format: 1,
-                    reserved: 0,
-                    retired: false,
-                },
-                None,
-            ),
-        };
+        let (current, version) = load(inner, &key).await?;
         if current.retired {
             return Err(EncryptionError::KeyRetired { key_id: id });
         }

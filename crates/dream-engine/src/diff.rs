@@ -35,21 +35,14 @@ fn head(m: &Memory) -> String {
 /// review`'s diff to the prior version.
 pub fn memory_changes(before: &Memory, after: &Memory) -> String {
     let mut out = String::new();
-    if before.name != after.name {
-        let _ = writeln!(
-            out,
-            "    name: \"{}\" -> \"{}\"",
-            line(&before.name),
-            line(&after.name)
-        );
-    }
-    if before.description != after.description {
-        let _ = writeln!(
-            out,
-            "    description: \"{}\" -> \"{}\"",
-            line(&before.description),
-            line(&after.description)
-        );
+    let fields = [
+        ("name", &before.name, &after.name),
+        ("description", &before.description, &after.description),
+    ];
+    for (field, old, new) in fields {
+        if old != new {
+            let _ = writeln!(out, "    {field}: \"{}\" -> \"{}\"", line(old), line(new));
+        }
     }
     if before.content != after.content {
         body(&mut out, '-', &before.content);

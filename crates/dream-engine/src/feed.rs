@@ -563,6 +563,17 @@ mod tests {
         Event::TrashExpired { count: n }
     }
 
+    /// A memory store and the dream lock's lease on it, as a mutation holds it.
+    async fn leased_store() -> (Arc<dyn RecordStore>, dream_core::Lease) {
+        let store: Arc<dyn RecordStore> = Arc::new(MemoryStore::new());
+        let lease = store
+            .try_lease(&layout::dream_lock(), Duration::from_secs(60))
+            .await
+            .unwrap()
+            .unwrap();
+        (store, lease)
+    }
+
     #[tokio::test]
     async fn a_record_in_the_feed_namespace_that_is_not_an_entry_is_corrupt() {
         let store: Arc<dyn RecordStore> = Arc::new(MemoryStore::new());
@@ -732,12 +743,7 @@ mod tests {
 
     #[tokio::test]
     async fn resuming_after_an_entry_older_than_the_newest_still_finds_the_change() {
-        let store: Arc<dyn RecordStore> = Arc::new(MemoryStore::new());
-        let lease = store
-            .try_lease(&layout::dream_lock(), Duration::from_secs(60))
-            .await
-            .unwrap()
-            .unwrap();
+        let (store, lease) = leased_store().await;
         let other = feed(&store, 100);
         for i in 0..3 {
             other.append(Utc::now(), event(i)).await.unwrap();
@@ -762,12 +768,7 @@ mod tests {
 
     #[tokio::test]
     async fn resuming_a_journaled_change_appends_only_the_events_it_had_not() {
-        let store: Arc<dyn RecordStore> = Arc::new(MemoryStore::new());
-        let lease = store
-            .try_lease(&layout::dream_lock(), Duration::from_secs(60))
-            .await
-            .unwrap()
-            .unwrap();
+        let (store, lease) = leased_store().await;
         let f = feed(&store, 100);
         f.append(Utc::now(), event(0)).await.unwrap();
         let after = f.seen().await;

@@ -78,67 +78,50 @@ pub(crate) struct Op {
 }
 
 impl Op {
-    /// Creates a record that must not exist yet.
-    pub fn create(key: Key, value: impl Into<String>) -> Op {
-        let value = value.into();
+    /// Leaves `value` (deletes, when `None`) where the record read had version
+    /// `expect` and bytes hashing to `pre` (`None`: no record).
+    fn new(key: Key, value: Option<String>, expect: Option<u64>, pre: Option<String>) -> Op {
         Op {
-            post: Some(hash_bytes(value.as_bytes())),
+            post: value.as_deref().map(|v| hash_bytes(v.as_bytes())),
             ns: key.namespace,
             id: key.id,
-            value: Some(value),
-            expect: None,
-            pre: None,
+            value,
+            expect,
+            pre,
         }
+    }
+
+    /// Creates a record that must not exist yet.
+    pub fn create(key: Key, value: impl Into<String>) -> Op {
+        Op::new(key, Some(value.into()), None, None)
     }
 
     /// Replaces `current` (or creates, when `None`).
     pub fn put(key: Key, value: impl Into<String>, current: Option<&Record>) -> Op {
-        let value = value.into();
-        Op {
-            post: Some(hash_bytes(value.as_bytes())),
-            ns: key.namespace,
-            id: key.id,
-            value: Some(value),
-            expect: current.map(|r| r.version.0),
-            pre: current.map(|r| hash_bytes(&r.value)),
-        }
+        let expect = current.map(|r| r.version.0);
+        let pre = current.map(|r| hash_bytes(&r.value));
+        Op::new(key, Some(value.into()), expect, pre)
     }
 
     /// Deletes `current`.
     pub fn delete(key: Key, current: &Record) -> Op {
-        Op {
-            ns: key.namespace,
-            id: key.id,
-            value: None,
-            expect: Some(current.version.0),
-            pre: Some(hash_bytes(&current.value)),
-            post: None,
-        }
+        let pre = hash_bytes(&current.value);
+        Op::new(key, None, Some(current.version.0), Some(pre))
     }
 
     /// Replaces the record read at `version` with bytes hashing to `hash`.
     pub fn replace(key: Key, value: impl Into<String>, version: u64, hash: &str) -> Op {
-        let value = value.into();
-        Op {
-            post: Some(hash_bytes(value.as_bytes())),
-            ns: key.namespace,
-            id: key.id,
-            value: Some(value),
-            expect: Some(version),
-            pre: Some(hash.to_owned()),
-        }
+        Op::new(
+            key,
+            Some(value.into()),
+            Some(version),
+            Some(hash.to_owned()),
+        )
     }
 
     /// Deletes the record read at `version` with bytes hashing to `hash`.
     pub fn remove(key: Key, version: u64, hash: &str) -> Op {
-        Op {
-            ns: key.namespace,
-            id: key.id,
-            value: None,
-            expect: Some(version),
-            pre: Some(hash.to_owned()),
-            post: None,
-        }
+        Op::new(key, None, Some(version), Some(hash.to_owned()))
     }
 
     /// The record's key.
@@ -389,11 +372,67 @@ mod tests {
 
     async fn setup() -> (Arc<dyn RecordStore>, HeldLease) {
         let store: Arc<dyn RecordStore> = Arc::new(MemoryStore::new());
-        let lease = HeldLease::try_take(&store, &layout::dream_lock(), Duration::from_secs(5))
+        let lease = take_lease(&store).await;
+        (store, lease)
+    }
+
+    /// The dream lock for 5 s, which must be free.
+    async fn take_lease(store: &Arc<dyn RecordStore>) -> HeldLease {
+        HeldLease::try_take(store, &layout::dream_lock(), Duration::from_secs(5))
             .await
             .unwrap()
-            .unwrap();
-        (store, lease)
+            .unwrap()
+    }
+
+    /// Writes `value` at `key` under `write`, which must succeed.
+    async fn put(
+        store: &Arc<dyn RecordStore>,
+        key: &Key,
+        value: impl Into<Bytes>,
+        write: Write,
+    ) -> Version {
+        store.put(key, value.into(), write).await.unwrap()
+    }
+
+    /// Writes `value` to record `id` and returns the record as stored.
+    async fn stored(store: &Arc<dyn RecordStore>, id: &str, value: &'static str) -> Record {
+        let version = put(store, &k(id), value, Write::any()).await;
+        Record {
+            value: Bytes::from(value),
+            version,
+        }
+    }
+
+    /// Writes "old" to record `b` and returns the record as stored.
+    async fn old_b(store: &Arc<dyn RecordStore>) -> Record {
+        stored(store, "b", "old").await
+    }
+
+    /// Stores `journal` as a crash before its writes leaves it.
+    async fn leave_journal(store: &Arc<dyn RecordStore>, journal: &Journal) {
+        put(
+            store,
+            &layout::journal_key(),
+            to_json(journal),
+            Write::absent(),
+        )
+        .await;
+    }
+
+    /// A journal of `ops` without events.
+    fn journal(id: &str, ops: Vec<Op>) -> Journal {
+        Journal {
+            id: id.into(),
+            at: Utc::now(),
+            ops,
+            events: Vec::new(),
+            feed_after: 0,
+        }
+    }
+
+    async fn assert_no_journal(store: &Arc<dyn RecordStore>) {
+        let journal = store.get(&layout::journal_key()).await.unwrap();
+        assert!(journal.is_none(), "the journal is cleared");
     }
 
     async fn value(store: &Arc<dyn RecordStore>, id: &str) -> Option<String> {
@@ -407,80 +446,41 @@ mod tests {
     #[tokio::test]
     async fn a_journal_applies_every_op_and_clears_itself() {
         let (store, lease) = setup().await;
-        let old = store
-            .put(&k("b"), Bytes::from("old"), Write::any())
-            .await
-            .unwrap();
-        let dead = store
-            .put(&k("c"), Bytes::from("gone"), Write::any())
-            .await
-            .unwrap();
-        let b = Record {
-            value: Bytes::from("old"),
-            version: old,
-        };
-        let c = Record {
-            value: Bytes::from("gone"),
-            version: dead,
-        };
-        let journal = Journal {
-            id: "p1".into(),
-            at: Utc::now(),
-            ops: vec![
+        let b = old_b(&store).await;
+        let c = stored(&store, "c", "gone").await;
+        let journal = journal(
+            "p1",
+            vec![
                 Op::create(k("a"), "new"),
                 Op::put(k("b"), "newer", Some(&b)),
                 Op::delete(k("c"), &c),
             ],
-            events: Vec::new(),
-            feed_after: 0,
-        };
+        );
         let (outcome, _) = run(&store, &feed(&store), &lease, &journal).await.unwrap();
         assert!(outcome.mismatches.is_empty());
         assert_eq!(value(&store, "a").await.as_deref(), Some("new"));
         assert_eq!(value(&store, "b").await.as_deref(), Some("newer"));
         assert_eq!(value(&store, "c").await, None);
-        assert!(store.get(&layout::journal_key()).await.unwrap().is_none());
+        assert_no_journal(&store).await;
     }
 
     #[tokio::test]
     async fn roll_forward_finishes_a_half_applied_journal_exactly_once() {
         let (store, lease) = setup().await;
-        let v = store
-            .put(&k("b"), Bytes::from("old"), Write::any())
-            .await
-            .unwrap();
-        let b = Record {
-            value: Bytes::from("old"),
-            version: v,
-        };
-        let journal = Journal {
-            id: "p2".into(),
-            at: Utc::now(),
-            ops: vec![
+        let b = old_b(&store).await;
+        let journal = journal(
+            "p2",
+            vec![
                 Op::create(k("a"), "new"),
                 Op::put(k("b"), "newer", Some(&b)),
             ],
-            events: Vec::new(),
-            feed_after: 0,
-        };
+        );
         // A crash after the journal and the first write.
-        store
-            .put(&layout::journal_key(), to_json(&journal), Write::absent())
-            .await
-            .unwrap();
-        store
-            .put(&k("a"), Bytes::from("new"), Write::absent())
-            .await
-            .unwrap();
+        leave_journal(&store, &journal).await;
+        put(&store, &k("a"), "new", Write::absent()).await;
         lease.release().await;
 
-        let (_, lease) = (
-            (),
-            HeldLease::try_take(&store, &layout::dream_lock(), Duration::from_secs(5))
-                .await
-                .unwrap()
-                .unwrap(),
-        );
+        let lease = take_lease(&store).await;
         let (id, outcome) = roll_forward(&store, &feed(&store), &lease)
             .await
             .unwrap()
@@ -500,29 +500,10 @@ mod tests {
     #[tokio::test]
     async fn roll_forward_skips_records_it_does_not_recognise() {
         let (store, lease) = setup().await;
-        let v = store
-            .put(&k("b"), Bytes::from("old"), Write::any())
-            .await
-            .unwrap();
-        let b = Record {
-            value: Bytes::from("old"),
-            version: v,
-        };
-        let journal = Journal {
-            id: "p3".into(),
-            at: Utc::now(),
-            ops: vec![Op::put(k("b"), "newer", Some(&b))],
-            events: Vec::new(),
-            feed_after: 0,
-        };
-        store
-            .put(&layout::journal_key(), to_json(&journal), Write::absent())
-            .await
-            .unwrap();
-        store
-            .put(&k("b"), Bytes::from("tampered"), Write::any())
-            .await
-            .unwrap();
+        let b = old_b(&store).await;
+        let journal = journal("p3", vec![Op::put(k("b"), "newer", Some(&b))]);
+        leave_journal(&store, &journal).await;
+        put(&store, &k("b"), "tampered", Write::any()).await;
         let (_, outcome) = roll_forward(&store, &feed(&store), &lease)
             .await
             .unwrap()
@@ -546,19 +527,13 @@ mod tests {
             .await
             .unwrap()
             .unwrap();
-        let journal = Journal {
-            id: "p4".into(),
-            at: Utc::now(),
-            ops: vec![Op::create(k("a"), "new")],
-            events: Vec::new(),
-            feed_after: 0,
-        };
+        let journal = journal("p4", vec![Op::create(k("a"), "new")]);
         let err = run(&store, &feed(&store), &lease, &journal)
             .await
             .unwrap_err();
         assert!(matches!(err, DreamError::LockLost { .. }), "{err}");
         assert!(store.get(&k("a")).await.unwrap().is_none());
-        assert!(store.get(&layout::journal_key()).await.unwrap().is_none());
+        assert_no_journal(&store).await;
     }
 
     /// A memory store whose batches are atomic only up to `atomic_batch_bytes`
@@ -570,6 +545,20 @@ mod tests {
         atomic_batch_bytes: usize,
         journal_seen: std::sync::Mutex<Vec<bool>>,
         puts: std::sync::atomic::AtomicUsize,
+    }
+
+    /// A [`NonAtomic`] store atomic up to `atomic_batch_bytes`, as a store, and
+    /// the dream lock on it.
+    async fn non_atomic(
+        atomic_batch_bytes: usize,
+    ) -> (Arc<NonAtomic>, Arc<dyn RecordStore>, HeldLease) {
+        let inner = Arc::new(NonAtomic {
+            atomic_batch_bytes,
+            ..NonAtomic::default()
+        });
+        let store: Arc<dyn RecordStore> = inner.clone();
+        let lease = take_lease(&store).await;
+        (inner, store, lease)
     }
 
     #[async_trait::async_trait]
@@ -654,24 +643,18 @@ mod tests {
     #[tokio::test]
     async fn on_an_atomic_store_a_failed_precondition_rejects_the_whole_mutation() {
         let (store, lease) = setup().await;
-        let v = store
-            .put(&k("b"), Bytes::from("old"), Write::any())
-            .await
-            .unwrap();
+        let b = old_b(&store).await;
         let stale = Record {
-            value: Bytes::from("old"),
-            version: Version(v.0 + 1000),
+            version: Version(b.version.0 + 1000),
+            ..b
         };
-        let journal = Journal {
-            id: "p5".into(),
-            at: Utc::now(),
-            ops: vec![
+        let journal = journal(
+            "p5",
+            vec![
                 Op::create(k("a"), "new"),
                 Op::put(k("b"), "newer", Some(&stale)),
             ],
-            events: Vec::new(),
-            feed_after: 0,
-        };
+        );
         let err = run(&store, &feed(&store), &lease, &journal)
             .await
             .unwrap_err();
@@ -685,17 +668,12 @@ mod tests {
             "nothing of the batch written"
         );
         assert_eq!(value(&store, "b").await.as_deref(), Some("old"));
-        assert!(store.get(&layout::journal_key()).await.unwrap().is_none());
+        assert_no_journal(&store).await;
     }
 
     #[tokio::test]
     async fn without_atomic_batches_a_mutation_s_events_go_in_one_batch_not_a_put_each() {
-        let inner = Arc::new(NonAtomic::default());
-        let store: Arc<dyn RecordStore> = inner.clone();
-        let lease = HeldLease::try_take(&store, &layout::dream_lock(), Duration::from_secs(5))
-            .await
-            .unwrap()
-            .unwrap();
+        let (inner, store, lease) = non_atomic(0).await;
         let n = 300;
         let journal = Journal {
             id: "p9".into(),
@@ -717,21 +695,13 @@ mod tests {
         assert_eq!(*inner.journal_seen.lock().unwrap(), vec![true, true]);
         let record = store.get(&k("n0")).await.unwrap().unwrap();
         assert!(entries.iter().all(|e| e.version < record.version.0));
-        assert!(store.get(&layout::journal_key()).await.unwrap().is_none());
+        assert_no_journal(&store).await;
     }
 
     #[tokio::test]
     async fn a_mutation_is_journaled_only_when_it_and_its_events_exceed_the_atomic_limit() {
         let limit = 4096;
-        let inner = Arc::new(NonAtomic {
-            atomic_batch_bytes: limit,
-            ..NonAtomic::default()
-        });
-        let store: Arc<dyn RecordStore> = inner.clone();
-        let lease = HeldLease::try_take(&store, &layout::dream_lock(), Duration::from_secs(5))
-            .await
-            .unwrap()
-            .unwrap();
+        let (inner, store, lease) = non_atomic(limit).await;
         let feed = Feed::new(store.clone(), 10_000);
         let mutation = |id: &str, value: String| Journal {
             id: id.into(),
@@ -767,79 +737,43 @@ mod tests {
             value(&store, "large").await.map(|v| v.len()),
             Some(limit - 8)
         );
-        assert!(store.get(&layout::journal_key()).await.unwrap().is_none());
+        assert_no_journal(&store).await;
     }
 
     #[tokio::test]
     async fn without_atomic_batches_the_journal_is_stored_before_the_batch_and_cleared_after() {
-        let inner = Arc::new(NonAtomic::default());
-        let store: Arc<dyn RecordStore> = inner.clone();
-        let lease = HeldLease::try_take(&store, &layout::dream_lock(), Duration::from_secs(5))
-            .await
-            .unwrap()
-            .unwrap();
-        let v = store
-            .put(&k("b"), Bytes::from("old"), Write::any())
-            .await
-            .unwrap();
-        let b = Record {
-            value: Bytes::from("old"),
-            version: v,
-        };
+        let (inner, store, lease) = non_atomic(0).await;
+        let b = old_b(&store).await;
         // One op more than a batch holds: two batches, both after the journal.
         let mut ops: Vec<Op> = (0..MAX_BATCH_OPS)
             .map(|i| Op::create(k(&format!("n{i}")), format!("v{i}")))
             .collect();
         ops.push(Op::put(k("b"), "newer", Some(&b)));
-        let journal = Journal {
-            id: "p6".into(),
-            at: Utc::now(),
-            ops,
-            events: Vec::new(),
-            feed_after: 0,
-        };
+        let journal = journal("p6", ops);
         let (outcome, _) = run(&store, &feed(&store), &lease, &journal).await.unwrap();
         assert!(outcome.mismatches.is_empty());
         assert_eq!(*inner.journal_seen.lock().unwrap(), vec![true, true]);
         assert_eq!(value(&store, "n999").await.as_deref(), Some("v999"));
         assert_eq!(value(&store, "b").await.as_deref(), Some("newer"));
-        assert!(store.get(&layout::journal_key()).await.unwrap().is_none());
+        assert_no_journal(&store).await;
     }
 
     #[tokio::test]
     async fn without_atomic_batches_a_conflict_skips_only_the_record_it_names() {
-        let inner = Arc::new(NonAtomic::default());
-        let store: Arc<dyn RecordStore> = inner.clone();
-        let lease = HeldLease::try_take(&store, &layout::dream_lock(), Duration::from_secs(5))
-            .await
-            .unwrap()
-            .unwrap();
-        let v = store
-            .put(&k("b"), Bytes::from("old"), Write::any())
-            .await
-            .unwrap();
-        let b = Record {
-            value: Bytes::from("old"),
-            version: v,
-        };
-        store
-            .put(&k("b"), Bytes::from("tampered"), Write::any())
-            .await
-            .unwrap();
-        let journal = Journal {
-            id: "p7".into(),
-            at: Utc::now(),
-            ops: vec![
+        let (_, store, lease) = non_atomic(0).await;
+        let b = old_b(&store).await;
+        put(&store, &k("b"), "tampered", Write::any()).await;
+        let journal = journal(
+            "p7",
+            vec![
                 Op::create(k("a"), "new"),
                 Op::put(k("b"), "newer", Some(&b)),
             ],
-            events: Vec::new(),
-            feed_after: 0,
-        };
+        );
         let (outcome, _) = run(&store, &feed(&store), &lease, &journal).await.unwrap();
         assert_eq!(outcome.mismatches, vec![k("b")]);
         assert_eq!(value(&store, "a").await.as_deref(), Some("new"));
         assert_eq!(value(&store, "b").await.as_deref(), Some("tampered"));
-        assert!(store.get(&layout::journal_key()).await.unwrap().is_none());
+        assert_no_journal(&store).await;
     }
 }

@@ -99,6 +99,22 @@ pub(crate) struct SessionHeader {
     pub attempts: u32,
 }
 
+impl From<&SessionRecord> for SessionHeader {
+    fn from(session: &SessionRecord) -> Self {
+        SessionHeader {
+            status: session.status,
+            scope: session.scope.clone(),
+            id: session.id.clone(),
+            source: session.source.clone(),
+            consumed_at: session.consumed_at,
+            consumed_by: session.consumed_by.clone(),
+            seal: session.seal.clone(),
+            state_seal: session.state_seal.clone(),
+            attempts: session.attempts,
+        }
+    }
+}
+
 impl SessionHeader {
     /// Pending, but held for the person after too many passes left part of it
     /// unstored.

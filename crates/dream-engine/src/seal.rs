@@ -23,7 +23,7 @@ use hmac::{Hmac, Mac};
 use sha2::Sha256;
 use zeroize::Zeroizing;
 
-use crate::records::{QuarantineRecord, SessionRecord, SessionStatus};
+use crate::records::{QuarantineRecord, SessionHeader, SessionRecord};
 
 /// How a sealed plan's bytes begin.
 const PLAN_SEAL_PREFIX: &str = "{\"plan_seal\":\"";
@@ -98,7 +98,7 @@ impl SealKey {
     /// transcript, and a state seal over its status (see `SealKey::seal_state`):
     /// a session whose status was set back by hand is not the person's word.
     pub fn verify_session(&self, session: &SessionRecord) -> bool {
-        self.verify_transcript(session) && self.verify_state(session)
+        self.verify_transcript(session) && self.verify_state(&SessionHeader::from(session))
     }
 
     /// Whether a stored session's transcript seal verifies (its status aside).
@@ -116,55 +116,21 @@ impl SealKey {
     /// `pending` by hand (or a consumed session's fields removed) no longer
     /// verifies. Made whenever the status is written.
     pub(crate) fn seal_state(&self, session: &SessionRecord) -> String {
-        self.state_of(
-            &session.id,
-            session.status,
-            session.consumed_at.as_ref(),
-            session.consumed_by.as_deref(),
-            session.seal.as_deref(),
-        )
-    }
-
-    fn state_of(
-        &self,
-        id: &dream_core::SessionId,
-        status: SessionStatus,
-        consumed_at: Option<&chrono::DateTime<chrono::Utc>>,
-        consumed_by: Option<&str>,
-        seal: Option<&str>,
-    ) -> String {
-        let bytes =
-            serde_json::to_vec(&(status, consumed_at, consumed_by, seal)).unwrap_or_default();
-        hex::encode(self.tag(&format!("sessions-state/{id}"), &bytes))
+        let (label, bytes) = state_input(&SessionHeader::from(session));
+        hex::encode(self.tag(&label, &bytes))
     }
 
     /// Whether a session's state seal verifies over its status fields.
-    pub(crate) fn verify_state_fields(
-        &self,
-        id: &dream_core::SessionId,
-        status: SessionStatus,
-        consumed_at: Option<&chrono::DateTime<chrono::Utc>>,
-        consumed_by: Option<&str>,
-        seal: Option<&str>,
-        state_seal: Option<&str>,
-    ) -> bool {
-        let Some(tag) = state_seal.and_then(|t| hex::decode(t).ok()) else {
+    pub(crate) fn verify_state(&self, session: &SessionHeader) -> bool {
+        let Some(tag) = session
+            .state_seal
+            .as_deref()
+            .and_then(|t| hex::decode(t).ok())
+        else {
             return false;
         };
-        let bytes =
-            serde_json::to_vec(&(status, consumed_at, consumed_by, seal)).unwrap_or_default();
-        self.verify_tag(&format!("sessions-state/{id}"), &bytes, &tag)
-    }
-
-    fn verify_state(&self, session: &SessionRecord) -> bool {
-        self.verify_state_fields(
-            &session.id,
-            session.status,
-            session.consumed_at.as_ref(),
-            session.consumed_by.as_deref(),
-            session.seal.as_deref(),
-            session.state_seal.as_deref(),
-        )
+        let (label, bytes) = state_input(session);
+        self.verify_tag(&label, &bytes, &tag)
     }
 
     /// Seals a stored plan's JSON bytes: the value written is the same JSON
@@ -301,6 +267,19 @@ pub(crate) fn held(memory: &mut dream_core::Memory) {
     }
     memory.evidence = vec![Role::Tool];
     memory.pinned = false;
+}
+
+/// What a session's state seal covers, under `sessions-state/<id>`: its status,
+/// when and by which pass it was consumed, and its transcript seal.
+fn state_input(session: &SessionHeader) -> (String, Vec<u8>) {
+    let fields = (
+        session.status,
+        session.consumed_at.as_ref(),
+        session.consumed_by.as_deref(),
+        session.seal.as_deref(),
+    );
+    let bytes = serde_json::to_vec(&fields).unwrap_or_default();
+    (format!("sessions-state/{}", session.id), bytes)
 }
 
 fn session_label(session: &SessionRecord) -> String {

@@ -372,14 +372,7 @@ impl Dream {
         if h.state_seal.is_none() {
             return h.consumed_at.is_none() && h.consumed_by.is_none();
         }
-        key.verify_state_fields(
-            &h.id,
-            h.status,
-            h.consumed_at.as_ref(),
-            h.consumed_by.as_deref(),
-            h.seal.as_deref(),
-            h.state_seal.as_deref(),
-        )
+        key.verify_state(h)
     }
 
     /// Pending sessions of this scope a pass would take, not counting `exclude`

@@ -31,6 +31,18 @@ pub(crate) enum Opened<T> {
     WrongKind(&'static str),
 }
 
+impl<T> Opened<T> {
+    /// What was found, or else the same answer about another kind of content.
+    fn found<U>(self) -> Result<T, Opened<U>> {
+        match self {
+            Opened::Found(found) => Ok(found),
+            Opened::Missing => Err(Opened::Missing),
+            Opened::Symlink => Err(Opened::Symlink),
+            Opened::WrongKind(why) => Err(Opened::WrongKind(why)),
+        }
+    }
+}
+
 fn is_symlink_errno(e: Errno) -> bool {
     // Linux and macOS report O_NOFOLLOW on a link as ELOOP; the BSDs as EMLINK.
     e == Errno::LOOP || e == Errno::MLINK
@@ -59,23 +71,41 @@ pub(crate) fn is_symlink<P: rustix::path::Arg>(dir: BorrowedFd<'_>, name: P) -> 
     }
 }
 
+/// Opens `name` inside `dir` for reading, without following a link and without
+/// blocking on a FIFO; of any kind (the caller checks).
+fn open_for_reading(dir: BorrowedFd<'_>, name: &str) -> io::Result<Opened<OwnedFd>> {
+    let flags =
+        OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::CLOEXEC | OFlags::NONBLOCK | OFlags::NOCTTY;
+    match rustix::fs::openat(dir, name, flags, Mode::empty()) {
+        Ok(fd) => Ok(Opened::Found(fd)),
+        Err(Errno::NOENT) => Ok(Opened::Missing),
+        Err(e) if is_symlink_errno(e) => Ok(Opened::Symlink),
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// Why a file with this `fstat` is not one the store may keep a record in (not
+/// a regular file, or hard-linked to another name); `None` when it may.
+fn not_a_store_file(stat: &Stat) -> Option<&'static str> {
+    if FileType::from_raw_mode(stat.st_mode) != FileType::RegularFile {
+        Some("not a regular file")
+    } else if stat.st_nlink > 1 {
+        Some("hard-linked to another name")
+    } else {
+        None
+    }
+}
+
 /// Opens the regular file `name` inside `dir` for reading, without following a
 /// link and without blocking on a FIFO. Returns the file and its metadata.
 pub(crate) fn open_file(dir: BorrowedFd<'_>, name: &str) -> io::Result<Opened<(File, Stat)>> {
-    let flags =
-        OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::CLOEXEC | OFlags::NONBLOCK | OFlags::NOCTTY;
-    let fd = match rustix::fs::openat(dir, name, flags, Mode::empty()) {
+    let fd = match open_for_reading(dir, name)?.found() {
         Ok(fd) => fd,
-        Err(Errno::NOENT) => return Ok(Opened::Missing),
-        Err(e) if is_symlink_errno(e) => return Ok(Opened::Symlink),
-        Err(e) => return Err(e.into()),
+        Err(other) => return Ok(other),
     };
     let stat = rustix::fs::fstat(&fd)?;
-    if FileType::from_raw_mode(stat.st_mode) != FileType::RegularFile {
-        return Ok(Opened::WrongKind("not a regular file"));
-    }
-    if stat.st_nlink > 1 {
-        return Ok(Opened::WrongKind("hard-linked to another name"));
+    if let Some(why) = not_a_store_file(&stat) {
+        return Ok(Opened::WrongKind(why));
     }
     Ok(Opened::Found((File::from(fd), stat)))
 }
@@ -110,13 +140,9 @@ pub(crate) fn read_quick(
     name: &str,
     max: usize,
 ) -> io::Result<Opened<Vec<u8>>> {
-    let flags =
-        OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::CLOEXEC | OFlags::NONBLOCK | OFlags::NOCTTY;
-    let fd = match rustix::fs::openat(dir, name, flags, Mode::empty()) {
+    let fd = match open_for_reading(dir, name)?.found() {
         Ok(fd) => fd,
-        Err(Errno::NOENT) => return Ok(Opened::Missing),
-        Err(e) if is_symlink_errno(e) => return Ok(Opened::Symlink),
-        Err(e) => return Err(e.into()),
+        Err(other) => return Ok(other),
     };
     let mut buf = vec![0u8; max + 1];
     loop {
@@ -196,11 +222,8 @@ pub(crate) fn overwrite_in_place(
         Err(e) => return Err(e.into()),
     };
     let stat = rustix::fs::fstat(&fd)?;
-    if FileType::from_raw_mode(stat.st_mode) != FileType::RegularFile {
-        return Ok(Opened::WrongKind("not a regular file"));
-    }
-    if stat.st_nlink > 1 {
-        return Ok(Opened::WrongKind("hard-linked to another name"));
+    if let Some(why) = not_a_store_file(&stat) {
+        return Ok(Opened::WrongKind(why));
     }
     let mut written = 0;
     while written < bytes.len() {

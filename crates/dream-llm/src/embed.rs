@@ -93,11 +93,10 @@ impl EmbedderOptions {
         base_url: impl Into<String>,
         dimensions: usize,
     ) -> Self {
-        Self::new(
-            ModelOptions::openai_compatible(model, base_url),
-            EmbedWire::Ollama,
-            dimensions,
-        )
+        EmbedderOptions {
+            wire: EmbedWire::Ollama,
+            ..Self::openai_compatible(model, base_url, dimensions)
+        }
     }
 
     /// Changes the transport settings (key, timeouts, retries, redaction, …).

@@ -7,7 +7,7 @@ use std::str::FromStr;
 use std::time::Duration;
 
 use dream_core::store::DEFAULT_MAX_VALUE_SIZE;
-use dream_core::store_url::{Backend, Place, StoreUrl};
+use dream_core::store_url::{Backend, StoreUrl};
 use tokio_postgres::config::{Host, SslMode};
 
 /// The environment variable holding the PostgreSQL URL (password included, if any).
@@ -228,16 +228,10 @@ impl PostgresOptions {
     /// its connection URL, as [`from_url`](Self::from_url) takes it, and its
     /// `?schema=S`, as [`with_schema`](Self::with_schema) takes it.
     pub fn from_store_url(url: &StoreUrl) -> Result<Self, ConfigError> {
-        let Place::Postgres(server) = url.place() else {
-            return Err(ConfigError::InvalidUrl {
-                reason: "the store URL names another backend",
-            });
-        };
-        let connection = server.connection().ok_or(ConfigError::InvalidUrl {
-            reason: "the URL is still to be read from DREAM_POSTGRES_URL or a URL file",
-        })?;
+        let (connection, schema) = dream_tls::server_url(url, Backend::Postgres)
+            .map_err(|reason| ConfigError::InvalidUrl { reason })?;
         let config = Self::from_url(connection)?;
-        match server.namespace() {
+        match schema {
             Some(schema) => config.with_schema(schema),
             None => Ok(config),
         }

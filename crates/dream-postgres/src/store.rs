@@ -53,23 +53,15 @@ pub struct PostgresStore {
     sql: Sql,
     schema: String,
     epoch: String,
-    server: String,
-    database: Option<String>,
-    /// Kept only to scrub it from error text.
-    password: Option<String>,
+    endpoint: dream_tls::Endpoint<Option<String>>,
     info: StoreInfo,
     max_value_size: usize,
 }
 
 impl fmt::Debug for PostgresStore {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("PostgresStore")
-            .field("server", &self.server)
-            .field("database", &self.database)
-            .field(
-                "password",
-                &self.password.as_ref().map(|_| dream_tls::Redacted),
-            )
+        self.endpoint
+            .debug_fields(&mut f.debug_struct("PostgresStore"))
             .field("schema", &self.schema)
             .field("epoch", &self.epoch)
             .field("info", &self.info)
@@ -245,9 +237,11 @@ impl PostgresStore {
             sql: Sql::new(&config.schema),
             schema: config.schema.clone(),
             epoch: String::new(),
-            server: config.server(),
-            database: config.database().map(str::to_owned),
-            password,
+            endpoint: dream_tls::Endpoint::new(
+                config.server(),
+                config.database().map(str::to_owned),
+                password,
+            ),
             info: StoreInfo {
                 name: "postgres".to_owned(),
                 capabilities: Capabilities {
@@ -263,16 +257,9 @@ impl PostgresStore {
             max_value_size: config.max_value_size,
         };
         store.epoch = store.open_schema(&config).await?;
-        if let Some(expected) = &config.expected_epoch
-            && *expected != store.epoch
-        {
-            return Err(StoreError::Incompatible {
-                reason: "the store's epoch is not the expected one: it was wiped and re-created"
-                    .to_owned(),
-            });
-        }
+        dream_tls::check_expected_epoch(config.expected_epoch.as_deref(), &store.epoch)?;
         tracing::debug!(
-            server = %store.server,
+            server = %store.endpoint.server,
             schema = %store.schema,
             "opened PostgreSQL store"
         );
@@ -280,29 +267,16 @@ impl PostgresStore {
     }
 
     fn fail(&self, op: &'static str, key: Option<&Key>, err: &tokio_postgres::Error) -> StoreError {
-        map_pg(op, key, err, self.password.as_deref())
+        map_pg(op, key, err, self.endpoint.password())
     }
 
     /// Creates or migrates the schema; returns the epoch.
     async fn open_schema(&self, config: &PostgresOptions) -> Result<String, StoreError> {
         let op = "open";
-        let mut client = self
-            .pool
-            .get()
-            .await
-            .map_err(|e| map_pool(op, &e, &self.server, self.password.as_deref()))?;
+        let mut client = self.pooled(op).await?;
+        let tx = self.under_schema_lock(op, &mut client).await?;
         let q = quoted(&self.schema);
-        let tx = client
-            .transaction()
-            .await
-            .map_err(|e| self.fail(op, None, &e))?;
         let pg = |e: tokio_postgres::Error| self.fail(op, None, &e);
-        tx.execute(
-            "SELECT pg_advisory_xact_lock(hashtextextended($1, 0))",
-            &[&format!("dream-postgres/{}", self.schema)],
-        )
-        .await
-        .map_err(pg)?;
         let schema_exists: bool = tx
             .query_one(
                 "SELECT EXISTS (SELECT 1 FROM pg_namespace WHERE nspname = $1)",
@@ -439,10 +413,33 @@ impl PostgresStore {
     /// [`tokio_postgres::Client`]), for raw statements: benchmarks, diagnostics.
     /// Writing the store's tables behind its back voids its guarantees.
     pub async fn connection(&self) -> Result<deadpool_postgres::Object, StoreError> {
+        self.pooled("connection").await
+    }
+
+    /// A connection of the pool, for `op`.
+    async fn pooled(&self, op: &'static str) -> Result<deadpool_postgres::Object, StoreError> {
         self.pool
             .get()
             .await
-            .map_err(|e| map_pool("connection", &e, &self.server, self.password.as_deref()))
+            .map_err(|e| map_pool(op, &e, &self.endpoint.server, self.endpoint.password()))
+    }
+
+    /// A transaction on `client` holding the store's advisory lock, which
+    /// creating, migrating and destroying the schema take.
+    async fn under_schema_lock<'c>(
+        &self,
+        op: &'static str,
+        client: &'c mut deadpool_postgres::Object,
+    ) -> Result<deadpool_postgres::Transaction<'c>, StoreError> {
+        let fail = |e: tokio_postgres::Error| self.fail(op, None, &e);
+        let tx = client.transaction().await.map_err(fail)?;
+        tx.execute(
+            "SELECT pg_advisory_xact_lock(hashtextextended($1, 0))",
+            &[&format!("dream-postgres/{}", self.schema)],
+        )
+        .await
+        .map_err(fail)?;
+        Ok(tx)
     }
 
     /// Drops the store's schema with everything in it, after checking (under the
@@ -450,22 +447,9 @@ impl PostgresStore {
     /// re-created by someone else is never destroyed by a stale handle.
     pub async fn destroy(self) -> Result<(), StoreError> {
         let op = "destroy";
-        let mut client = self
-            .pool
-            .get()
-            .await
-            .map_err(|e| map_pool(op, &e, &self.server, self.password.as_deref()))?;
+        let mut client = self.pooled(op).await?;
+        let tx = self.under_schema_lock(op, &mut client).await?;
         let q = quoted(&self.schema);
-        let tx = client
-            .transaction()
-            .await
-            .map_err(|e| self.fail(op, None, &e))?;
-        tx.execute(
-            "SELECT pg_advisory_xact_lock(hashtextextended($1, 0))",
-            &[&format!("dream-postgres/{}", self.schema)],
-        )
-        .await
-        .map_err(|e| self.fail(op, None, &e))?;
         let epoch: Option<String> = tx
             .query_opt(&format!("SELECT epoch FROM {q}.meta"), &[])
             .await
@@ -494,10 +478,9 @@ impl PostgresStore {
         sql: &str,
         params: &Params<'_>,
     ) -> Attempt {
-        let client = match self.pool.get().await {
+        let client = match self.pooled(op).await {
             Ok(client) => client,
-            Err(err) => {
-                let mapped = map_pool(op, &err, &self.server, self.password.as_deref());
+            Err(mapped) => {
                 return if mapped.is_retryable() {
                     Attempt::Retry(mapped)
                 } else {
@@ -1144,47 +1127,29 @@ impl RecordStore for PostgresStore {
             &expected,
             &values,
         ];
-        let mut attempt = 1;
-        loop {
-            match self.attempt(op, None, &self.sql.write_batch, &params).await {
-                Attempt::Rows(rows) => return Self::batch_reply(ops, fence.as_ref(), rows),
-                Attempt::Retry(err) => {
-                    if attempt >= ATTEMPTS {
-                        return Err(err);
-                    }
-                    tokio::time::sleep(backoff(attempt)).await;
-                    attempt += 1;
+        let write_id_ref = &write_id;
+        // Not committed (or still running on the lost connection): sending it
+        // again is safe, the write id applies it once.
+        let resolve = || -> BoxFuture<'_, Result<Option<Vec<BatchOutcome>>, StoreError>> {
+            Box::pin(async move {
+                match self.batch_of(write_id_ref).await {
+                    Ok(Some(stored)) => Self::batch_outcomes(ops, &stored).map(Some),
+                    Ok(None) => Ok(None),
+                    Err(_) => Err(unknown_outcome(op, None)),
                 }
-                Attempt::Lost(err) if !err.is_retryable() => return Err(err),
-                Attempt::Lost(_) => {
-                    tracing::warn!(
-                        op,
-                        "connection lost during a batch; reading back to resolve its outcome"
-                    );
-                    match self.batch_of(&write_id).await {
-                        Ok(Some(stored)) => return Self::batch_outcomes(ops, &stored),
-                        // Not committed (or still running on the lost connection):
-                        // sending it again is safe, the write id applies it once.
-                        Ok(None) if attempt < ATTEMPTS => {
-                            tokio::time::sleep(backoff(attempt)).await;
-                            attempt += 1;
-                        }
-                        Ok(None) | Err(_) => return Err(unknown_outcome(op, None)),
-                    }
-                }
-            }
-        }
+            })
+        };
+        self.write(op, None, &self.sql.write_batch, &params, resolve, |rows| {
+            Self::batch_reply(ops, fence.as_ref(), rows)
+        })
+        .await
     }
 
     async fn compact(&self) -> Result<(), StoreError> {
         // VACUUM removes the dead row versions of deleted and overwritten values
         // from the table's pages (it cannot run inside a transaction block).
         let op = "compact";
-        let client = self
-            .pool
-            .get()
-            .await
-            .map_err(|e| map_pool(op, &e, &self.server, self.password.as_deref()))?;
+        let client = self.pooled(op).await?;
         let q = quoted(&self.schema);
         client
             .batch_execute(&format!("VACUUM {q}.records"))

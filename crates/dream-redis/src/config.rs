@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use dream_core::store::DEFAULT_MAX_VALUE_SIZE;
-use dream_core::store_url::{Backend, Place, StoreUrl};
+use dream_core::store_url::{Backend, StoreUrl};
 use redis::{ConnectionAddr, ConnectionInfo, IntoConnectionInfo};
 
 /// The environment variable holding the Redis URL (password included, if any).
@@ -139,16 +139,10 @@ impl RedisOptions {
     /// its connection URL, as [`from_url`](Self::from_url) takes it, and its
     /// `?prefix=P`, as [`with_prefix`](Self::with_prefix) takes it.
     pub fn from_store_url(url: &StoreUrl) -> Result<Self, ConfigError> {
-        let Place::Redis(server) = url.place() else {
-            return Err(ConfigError::InvalidUrl {
-                reason: "the store URL names another backend",
-            });
-        };
-        let connection = server.connection().ok_or(ConfigError::InvalidUrl {
-            reason: "the URL is still to be read from DREAM_REDIS_URL or a URL file",
-        })?;
+        let (connection, prefix) = dream_tls::server_url(url, Backend::Redis)
+            .map_err(|reason| ConfigError::InvalidUrl { reason })?;
         let config = Self::from_url(connection)?;
-        match server.namespace() {
+        match prefix {
             Some(prefix) => config.with_prefix(prefix),
             None => Ok(config),
         }

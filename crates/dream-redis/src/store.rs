@@ -61,23 +61,15 @@ pub struct RedisStore {
     keys: Keys,
     prefix: String,
     epoch: String,
-    server: String,
-    database: i64,
-    /// Kept only to scrub it from error text.
-    password: Option<String>,
+    endpoint: dream_tls::Endpoint<i64>,
     info: StoreInfo,
     max_value_size: usize,
 }
 
 impl fmt::Debug for RedisStore {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("RedisStore")
-            .field("server", &self.server)
-            .field("database", &self.database)
-            .field(
-                "password",
-                &self.password.as_ref().map(|_| dream_tls::Redacted),
-            )
+        self.endpoint
+            .debug_fields(&mut f.debug_struct("RedisStore"))
             .field("prefix", &self.prefix)
             .field("epoch", &self.epoch)
             .field("info", &self.info)
@@ -270,9 +262,7 @@ impl RedisStore {
             keys,
             prefix: config.prefix.clone(),
             epoch: String::new(),
-            server,
-            database: config.connection.redis.db,
-            password,
+            endpoint: dream_tls::Endpoint::new(server, config.connection.redis.db, password),
             info: StoreInfo {
                 name: "redis".to_owned(),
                 capabilities: Capabilities {
@@ -305,20 +295,20 @@ impl RedisStore {
         if (unsafe_appendonly || unsafe_eviction) && store.first_notice(&settings).await {
             if unsafe_appendonly {
                 tracing::warn!(
-                    server = %store.server,
+                    server = %store.endpoint.server,
                     "Redis appendonly is not enabled: a restart can lose acknowledged writes (the epoch check then refuses the store)"
                 );
             }
             if unsafe_eviction {
                 tracing::warn!(
-                    server = %store.server,
+                    server = %store.endpoint.server,
                     "Redis maxmemory-policy is not noeviction: records can be evicted silently"
                 );
             }
         }
         tracing::debug!(
-            server = %store.server,
-            database = store.database,
+            server = %store.endpoint.server,
+            database = store.endpoint.database,
             prefix = %store.prefix,
             "opened Redis store"
         );
@@ -390,14 +380,7 @@ impl RedisStore {
             }
             _ => return Err(unexpected_reply("open")),
         };
-        if let Some(expected) = &config.expected_epoch
-            && *expected != epoch
-        {
-            return Err(StoreError::Incompatible {
-                reason: "the store's epoch is not the expected one: it was wiped and re-created"
-                    .to_owned(),
-            });
-        }
+        dream_tls::check_expected_epoch(config.expected_epoch.as_deref(), &epoch)?;
         Ok(epoch)
     }
 
@@ -497,7 +480,7 @@ impl RedisStore {
     }
 
     fn fail(&self, op: &'static str, key: Option<&Key>, err: RedisError) -> StoreError {
-        map_error(op, key, err, self.password.as_deref())
+        map_error(op, key, err, self.endpoint.password())
     }
 
     /// Runs a script. Idempotent calls (`retry`) are tried again across a
@@ -657,6 +640,42 @@ impl RedisStore {
             .ok_or_else(|| unexpected_reply("write_batch"))
     }
 
+    /// The invocation of the put script (`value` given) or the delete script for
+    /// `key` under `write`, with the keys and arguments in the order the scripts
+    /// read them: keys epoch, version counter (a put's), namespaces, index,
+    /// record, fence (if any); arguments epoch, precondition, expected version,
+    /// value (a put's), namespace, id, fence token (if any).
+    fn record_write<'s>(
+        &self,
+        script: &'s Script,
+        key: &Key,
+        write: &Write,
+        value: Option<&[u8]>,
+    ) -> ScriptInvocation<'s> {
+        let (pre, expected) = precondition_args(write.pre);
+        let mut invocation = script.prepare_invoke();
+        invocation.key(self.keys.epoch());
+        if value.is_some() {
+            invocation.key(self.keys.version());
+        }
+        invocation
+            .key(self.keys.namespaces())
+            .key(self.keys.index(&key.namespace))
+            .key(self.keys.record(key));
+        if let Some(fence) = &write.fence {
+            invocation.key(self.keys.fence(&fence.lock));
+        }
+        invocation.arg(&self.epoch).arg(pre).arg(expected);
+        if let Some(value) = value {
+            invocation.arg(value);
+        }
+        invocation.arg(key.namespace.as_str()).arg(key.id.as_str());
+        if let Some(fence) = &write.fence {
+            invocation.arg(fence.token);
+        }
+        invocation
+    }
+
     fn write_outcome(key: &Key, write: &Write, reply: &Reply) -> Result<(), StoreError> {
         match reply.status {
             scripts::OK => Ok(()),
@@ -721,27 +740,7 @@ impl RecordStore for RedisStore {
                 max: self.max_value_size,
             });
         }
-        let (pre, expected) = precondition_args(write.pre);
-        let mut invocation = SCRIPTS.put.prepare_invoke();
-        invocation
-            .key(self.keys.epoch())
-            .key(self.keys.version())
-            .key(self.keys.namespaces())
-            .key(self.keys.index(&key.namespace))
-            .key(self.keys.record(key));
-        if let Some(fence) = &write.fence {
-            invocation.key(self.keys.fence(&fence.lock));
-        }
-        invocation
-            .arg(&self.epoch)
-            .arg(pre)
-            .arg(expected)
-            .arg(value.as_ref())
-            .arg(key.namespace.as_str())
-            .arg(key.id.as_str());
-        if let Some(fence) = &write.fence {
-            invocation.arg(fence.token);
-        }
+        let invocation = self.record_write(&SCRIPTS.put, key, &write, Some(value.as_ref()));
         let reply = self.guarded("put", Some(key), &invocation, false).await?;
         Self::write_outcome(key, &write, &reply)?;
         reply
@@ -752,25 +751,7 @@ impl RecordStore for RedisStore {
     }
 
     async fn delete(&self, key: &Key, write: Write) -> Result<bool, StoreError> {
-        let (pre, expected) = precondition_args(write.pre);
-        let mut invocation = SCRIPTS.delete.prepare_invoke();
-        invocation
-            .key(self.keys.epoch())
-            .key(self.keys.namespaces())
-            .key(self.keys.index(&key.namespace))
-            .key(self.keys.record(key));
-        if let Some(fence) = &write.fence {
-            invocation.key(self.keys.fence(&fence.lock));
-        }
-        invocation
-            .arg(&self.epoch)
-            .arg(pre)
-            .arg(expected)
-            .arg(key.namespace.as_str())
-            .arg(key.id.as_str());
-        if let Some(fence) = &write.fence {
-            invocation.arg(fence.token);
-        }
+        let invocation = self.record_write(&SCRIPTS.delete, key, &write, None);
         let reply = self
             .guarded("delete", Some(key), &invocation, false)
             .await?;

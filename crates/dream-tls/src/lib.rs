@@ -5,6 +5,10 @@
 //! backend. Its own crate rather than a module of dream-core: dream-core does no
 //! I/O and carries no TLS stack, and every store depends on it.
 //!
+//! They also share how a store URL names their server ([`server_url`]), what a
+//! store shows of the server it reaches ([`Endpoint`]) and the check of the
+//! epoch a caller expects ([`check_expected_epoch`]).
+//!
 //! Each backend keeps its own `ConfigError`, naming itself ("invalid Redis
 //! URL", "PostgreSQL URL file …"); what is shared here returns the reason alone,
 //! or [`UrlSourceError`] for the backend to convert.
@@ -14,6 +18,8 @@ use std::fmt;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
+use dream_core::StoreError;
+use dream_core::store_url::{Backend, Place, StoreUrl};
 use rustix::fs::{FileType, Mode, OFlags};
 use rustix::io::Errno;
 use rustls::pki_types::CertificateDer;
@@ -126,6 +132,82 @@ pub async fn file_url(path: &Path) -> Result<String, UrlSourceError> {
         .await
         .map_err(|_| fail("the reading thread failed".to_owned()))?
         .map_err(|e| fail(e.reason))
+}
+
+/// The connection URL and the store's own parameter (Redis key prefix,
+/// PostgreSQL schema) of a store URL naming `backend`'s server, once resolved
+/// ([`StoreUrl::resolve`]). The error is the reason alone, for the backend's
+/// `ConfigError::InvalidUrl`.
+pub fn server_url(url: &StoreUrl, backend: Backend) -> Result<(&str, Option<&str>), &'static str> {
+    let server = match (backend, url.place()) {
+        (Backend::Redis, Place::Redis(server)) | (Backend::Postgres, Place::Postgres(server)) => {
+            server
+        }
+        _ => return Err("the store URL names another backend"),
+    };
+    let unread = match backend {
+        Backend::Postgres => "the URL is still to be read from DREAM_POSTGRES_URL or a URL file",
+        _ => "the URL is still to be read from DREAM_REDIS_URL or a URL file",
+    };
+    let connection = server.connection().ok_or(unread)?;
+    Ok((connection, server.namespace()))
+}
+
+/// Which server and database a network store talks to, as the store describes
+/// itself, with the password kept only to scrub it from error text: `Debug`
+/// (see [`Endpoint::debug_fields`]) shows it as [`REDACTED`].
+#[derive(Clone)]
+pub struct Endpoint<D> {
+    /// The server, `host:port` or a unix socket; never credentials.
+    pub server: String,
+    /// The database: Redis's number, PostgreSQL's name.
+    pub database: D,
+    password: Option<String>,
+}
+
+impl<D: fmt::Debug> Endpoint<D> {
+    /// `server` and `database`, with the `password` to scrub from error text.
+    pub fn new(server: String, database: D, password: Option<String>) -> Self {
+        Endpoint {
+            server,
+            database,
+            password,
+        }
+    }
+
+    /// The password, to scrub from error text ([`redact`]); never to show.
+    pub fn password(&self) -> Option<&str> {
+        self.password.as_deref()
+    }
+
+    /// Adds `server`, `database` and `password` (as [`REDACTED`]) to a store's
+    /// `Debug`, which goes on with the store's own fields.
+    pub fn debug_fields<'s, 'a, 'b: 'a>(
+        &self,
+        out: &'s mut fmt::DebugStruct<'a, 'b>,
+    ) -> &'s mut fmt::DebugStruct<'a, 'b> {
+        out.field("server", &self.server)
+            .field("database", &self.database)
+            .field("password", &self.password.as_ref().map(|_| Redacted))
+    }
+}
+
+impl<D: fmt::Debug> fmt::Debug for Endpoint<D> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.debug_fields(&mut f.debug_struct("Endpoint")).finish()
+    }
+}
+
+/// Refuses to open a store whose epoch is not the one the caller expects (as
+/// given to the backend's `expecting_epoch`): it was wiped and re-created since.
+pub fn check_expected_epoch(expected: Option<&str>, epoch: &str) -> Result<(), StoreError> {
+    match expected {
+        Some(expected) if expected != epoch => Err(StoreError::Incompatible {
+            reason: "the store's epoch is not the expected one: it was wiped and re-created"
+                .to_owned(),
+        }),
+        _ => Ok(()),
+    }
 }
 
 /// What stands for a password wherever a store describes itself: in `Debug`,
@@ -261,6 +343,63 @@ mod tests {
                 path: missing,
                 reason: "it does not exist".to_owned()
             }
+        );
+    }
+
+    #[test]
+    fn server_urls_are_had_only_from_the_backend_s_own_resolved_urls() {
+        let url = StoreUrl::parse("redis")
+            .unwrap()
+            .resolve("redis://:pw@h:6379/0");
+        assert_eq!(
+            server_url(&url, Backend::Redis),
+            Ok(("redis://:pw@h:6379/0", None))
+        );
+        let url = StoreUrl::parse("postgres://h/db?schema=team").unwrap();
+        assert_eq!(
+            server_url(&url, Backend::Postgres),
+            Ok(("postgres://h/db", Some("team")))
+        );
+        for (url, backend) in [
+            ("redis://h", Backend::Postgres),
+            ("postgres://h/db", Backend::Redis),
+            ("fs:/tmp/x", Backend::Redis),
+            ("sqlite:/tmp/x.db", Backend::Postgres),
+        ] {
+            let url = StoreUrl::parse(url).unwrap();
+            assert_eq!(
+                server_url(&url, backend),
+                Err("the store URL names another backend")
+            );
+        }
+        let unread = StoreUrl::parse("postgres").unwrap();
+        let reason = server_url(&unread, Backend::Postgres).unwrap_err();
+        assert!(reason.contains("DREAM_POSTGRES_URL"), "{reason}");
+        let unread = StoreUrl::parse("redis").unwrap();
+        let reason = server_url(&unread, Backend::Redis).unwrap_err();
+        assert!(reason.contains("DREAM_REDIS_URL"), "{reason}");
+    }
+
+    #[test]
+    fn only_an_expected_epoch_other_than_the_store_s_is_refused() {
+        assert!(check_expected_epoch(None, "e1").is_ok());
+        assert!(check_expected_epoch(Some("e1"), "e1").is_ok());
+        let err = check_expected_epoch(Some("e0"), "e1").unwrap_err();
+        assert!(matches!(err, StoreError::Incompatible { .. }), "{err:?}");
+    }
+
+    #[test]
+    fn an_endpoint_shows_no_password() {
+        let endpoint = Endpoint::new("h:6379".to_owned(), 3, Some("s3cr3t".to_owned()));
+        assert_eq!(endpoint.password(), Some("s3cr3t"));
+        assert_eq!(
+            format!("{endpoint:?}"),
+            "Endpoint { server: \"h:6379\", database: 3, password: Some(<redacted>) }"
+        );
+        let open = Endpoint::new("h:5432".to_owned(), Some("db".to_owned()), None);
+        assert_eq!(
+            format!("{open:?}"),
+            "Endpoint { server: \"h:5432\", database: Some(\"db\"), password: None }"
         );
     }
 

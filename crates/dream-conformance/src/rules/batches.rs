@@ -9,9 +9,7 @@ use dream_core::{
     Version, Write,
 };
 
-use super::{
-    EXPIRY_WAIT, LONG_TTL, SHORT_TTL, assert_unsupported, key, lock, ns, value_of, version_of,
-};
+use super::{assert_unsupported, expired_and_taken_over, key, lock, ns, value_of, version_of};
 
 /// What each key held, to compare a store before and after a failed batch.
 async fn snapshot(store: &Arc<dyn RecordStore>, keys: &[Key]) -> Vec<Option<Record>> {
@@ -22,17 +20,19 @@ async fn snapshot(store: &Arc<dyn RecordStore>, keys: &[Key]) -> Vec<Option<Reco
     out
 }
 
-/// Checks a failed batch: `check` accepts the error (unwrapped from
-/// `PartialBatch` on a store without atomic batches). Nothing may have changed,
-/// except, after `PartialBatch`, the applied prefix, which must be visible.
-async fn assert_batch_failed(
+/// Writes `ops` under `fence` and checks that the batch failed: `check` accepts
+/// the error (unwrapped from `PartialBatch` on a store without atomic batches).
+/// Nothing may have changed, except, after `PartialBatch`, the applied prefix,
+/// which must be visible.
+async fn assert_batch_fails(
     store: &Arc<dyn RecordStore>,
     ops: &[BatchOp],
-    before: &[Option<Record>],
-    result: Result<Vec<BatchOutcome>, StoreError>,
+    fence: Option<Fence>,
     check: impl Fn(&StoreError) -> bool,
     what: &str,
 ) {
+    let before = snapshot(store, &batch_keys(ops)).await;
+    let result = store.write_batch(ops, fence).await;
     let atomic = store.info().capabilities.is_atomic(ops);
     let (applied, err) = match result {
         Ok(outcomes) => panic!("{what}: expected an error, got {outcomes:?}"),
@@ -50,11 +50,7 @@ async fn assert_batch_failed(
         Err(err) => (Vec::new(), err),
     };
     assert!(check(&err), "{what}: unexpected error {err:?}");
-    let after = snapshot(
-        store,
-        &ops.iter().map(|op| op.key().clone()).collect::<Vec<_>>(),
-    )
-    .await;
+    let after = snapshot(store, &batch_keys(ops)).await;
     for (i, op) in ops.iter().enumerate() {
         match applied.get(i) {
             None => assert_eq!(
@@ -177,13 +173,10 @@ pub async fn batch_conflict_writes_nothing(store: Arc<dyn RecordStore>) {
             failing,
             BatchOp::put(key("batch", "last"), &b"3"[..], Precondition::Absent),
         ];
-        let before = snapshot(&store, &batch_keys(&ops)).await;
-        let result = store.write_batch(&ops, None).await;
-        assert_batch_failed(
+        assert_batch_fails(
             &store,
             &ops,
-            &before,
-            result,
+            None,
             |e| matches!(e, StoreError::Conflict { key, .. } if *key == expected_key),
             "batch with a failed precondition",
         )
@@ -304,13 +297,10 @@ pub async fn batch_with_lost_fence_writes_nothing(store: Arc<dyn RecordStore>) {
         .put(&key("batch", "b"), Bytes::from_static(b"b"), Write::any())
         .await
         .expect("put b");
-    let before = snapshot(&store, &batch_keys(&ops)).await;
-    let result = store.write_batch(&ops, Some(made_up)).await;
-    assert_batch_failed(
+    assert_batch_fails(
         &store,
         &ops,
-        &before,
-        result,
+        Some(made_up),
         |e| matches!(e, StoreError::LockLost { .. }),
         "batch fenced by a lock never leased",
     )
@@ -319,24 +309,11 @@ pub async fn batch_with_lost_fence_writes_nothing(store: Arc<dyn RecordStore>) {
         return;
     }
     let l = lock("dream");
-    let stale = store
-        .try_lease(&l, SHORT_TTL)
-        .await
-        .expect("try_lease")
-        .expect("free");
-    tokio::time::sleep(EXPIRY_WAIT).await;
-    let fresh = store
-        .try_lease(&l, LONG_TTL)
-        .await
-        .expect("try_lease")
-        .expect("expired lease is taken over");
-    let before = snapshot(&store, &batch_keys(&ops)).await;
-    let result = store.write_batch(&ops, Some(stale.fence())).await;
-    assert_batch_failed(
+    let (stale, fresh) = expired_and_taken_over(&store, &l).await;
+    assert_batch_fails(
         &store,
         &ops,
-        &before,
-        result,
+        Some(stale.fence()),
         |e| matches!(e, StoreError::LockLost { .. }),
         "batch under a stale fence",
     )

@@ -6,7 +6,8 @@ use std::sync::Arc;
 use dream_core::{Bytes, Fence, RecordStore, Write};
 
 use super::{
-    EXPIRY_WAIT, LONG_TTL, SHORT_TTL, assert_lock_lost, has_fences, has_leases, key, lock, value_of,
+    EXPIRY_WAIT, LONG_TTL, SHORT_TTL, assert_held, assert_lock_lost, expired_and_taken_over,
+    has_fences, has_leases, key, lock, take, value_of,
 };
 
 /// `try_lease` is exclusive: `None` while held; free again after release.
@@ -15,11 +16,7 @@ pub async fn lease_is_exclusive(store: Arc<dyn RecordStore>) {
         return;
     }
     let l = lock("dream");
-    let first = store
-        .try_lease(&l, LONG_TTL)
-        .await
-        .expect("try_lease")
-        .expect("free lock");
+    let first = take(&store, &l, LONG_TTL, "free lock").await;
     let racers: Vec<_> = (0..8)
         .map(|_| {
             let store = store.clone();
@@ -33,11 +30,7 @@ pub async fn lease_is_exclusive(store: Arc<dyn RecordStore>) {
             "held lock is not granted again"
         );
     }
-    let other = store
-        .try_lease(&lock("other"), LONG_TTL)
-        .await
-        .expect("try_lease")
-        .expect("locks are independent");
+    let other = take(&store, &lock("other"), LONG_TTL, "locks are independent").await;
     assert!(store.release(other).await.expect("release"));
     assert!(
         store.release(first).await.expect("release"),
@@ -55,11 +48,7 @@ pub async fn fences_strictly_increase(store: Arc<dyn RecordStore>) {
     let l = lock("dream");
     let mut last = 0;
     for _ in 0..5 {
-        let lease = store
-            .try_lease(&l, LONG_TTL)
-            .await
-            .expect("try_lease")
-            .expect("free");
+        let lease = take(&store, &l, LONG_TTL, "free").await;
         assert!(lease.token() > last, "fence {} after {last}", lease.token());
         assert_eq!(
             lease.fence(),
@@ -80,11 +69,7 @@ pub async fn expired_lease_is_taken_over_and_stale_fence_refused(store: Arc<dyn 
     }
     let l = lock("dream");
     let k = key("ns", "k");
-    let stale = store
-        .try_lease(&l, SHORT_TTL)
-        .await
-        .expect("try_lease")
-        .expect("free");
+    let stale = take(&store, &l, SHORT_TTL, "free").await;
     store
         .put(
             &k,
@@ -94,11 +79,7 @@ pub async fn expired_lease_is_taken_over_and_stale_fence_refused(store: Arc<dyn 
         .await
         .expect("fenced put while held");
     tokio::time::sleep(EXPIRY_WAIT).await;
-    let fresh = store
-        .try_lease(&l, LONG_TTL)
-        .await
-        .expect("try_lease")
-        .expect("expired lease is taken over");
+    let fresh = take(&store, &l, LONG_TTL, "expired lease is taken over").await;
     assert!(fresh.token() > stale.token());
     assert_lock_lost(
         store
@@ -131,14 +112,7 @@ pub async fn expired_lease_is_taken_over_and_stale_fence_refused(store: Arc<dyn 
         !store.release(stale).await.expect("release stale"),
         "stale release is false"
     );
-    assert!(
-        store
-            .try_lease(&l, LONG_TTL)
-            .await
-            .expect("try_lease")
-            .is_none(),
-        "the stale release freed nothing"
-    );
+    assert_held(&store, &l, "the stale release freed nothing").await;
     assert!(store.release(fresh).await.expect("release fresh"));
 }
 
@@ -148,21 +122,10 @@ pub async fn renew_after_expiry_is_lock_lost(store: Arc<dyn RecordStore>) {
         return;
     }
     let l = lock("dream");
-    let lease = store
-        .try_lease(&l, SHORT_TTL)
-        .await
-        .expect("try_lease")
-        .expect("free");
+    let lease = take(&store, &l, SHORT_TTL, "free").await;
     tokio::time::sleep(EXPIRY_WAIT).await;
     assert_lock_lost(store.renew(&lease, LONG_TTL).await, "renew after expiry");
-    assert!(
-        store
-            .try_lease(&l, LONG_TTL)
-            .await
-            .expect("try_lease")
-            .is_some(),
-        "an expired lock is free"
-    );
+    take(&store, &l, LONG_TTL, "an expired lock is free").await;
 }
 
 /// Renew keeps the fence and pushes the expiry out.
@@ -171,22 +134,11 @@ pub async fn renew_keeps_the_fence_and_extends(store: Arc<dyn RecordStore>) {
         return;
     }
     let l = lock("dream");
-    let lease = store
-        .try_lease(&l, SHORT_TTL)
-        .await
-        .expect("try_lease")
-        .expect("free");
+    let lease = take(&store, &l, SHORT_TTL, "free").await;
     let renewed = store.renew(&lease, LONG_TTL).await.expect("renew");
     assert_eq!(renewed.token(), lease.token(), "renew keeps the fence");
     tokio::time::sleep(EXPIRY_WAIT).await;
-    assert!(
-        store
-            .try_lease(&l, LONG_TTL)
-            .await
-            .expect("try_lease")
-            .is_none(),
-        "renewed lease still held"
-    );
+    assert_held(&store, &l, "renewed lease still held").await;
     if store.info().capabilities.fenced_writes {
         store
             .put(
@@ -207,39 +159,18 @@ pub async fn release_reports_whether_still_held(store: Arc<dyn RecordStore>) {
         return;
     }
     let l = lock("dream");
-    let expired = store
-        .try_lease(&l, SHORT_TTL)
-        .await
-        .expect("try_lease")
-        .expect("free");
+    let expired = take(&store, &l, SHORT_TTL, "free").await;
     tokio::time::sleep(EXPIRY_WAIT).await;
     assert!(
         !store.release(expired).await.expect("release expired"),
         "expired lease: release is false"
     );
-    let first = store
-        .try_lease(&l, SHORT_TTL)
-        .await
-        .expect("try_lease")
-        .expect("free");
-    tokio::time::sleep(EXPIRY_WAIT).await;
-    let second = store
-        .try_lease(&l, LONG_TTL)
-        .await
-        .expect("try_lease")
-        .expect("free after expiry");
+    let (first, second) = expired_and_taken_over(&store, &l).await;
     assert!(
         !store.release(first).await.expect("release lost"),
         "taken-over lease: release is false"
     );
-    assert!(
-        store
-            .try_lease(&l, LONG_TTL)
-            .await
-            .expect("try_lease")
-            .is_none(),
-        "second still holds it"
-    );
+    assert_held(&store, &l, "second still holds it").await;
     assert!(store.release(second).await.expect("release"));
 }
 
@@ -254,17 +185,7 @@ pub async fn fenced_delete_is_checked(store: Arc<dyn RecordStore>) {
         .put(&k, Bytes::from_static(b"x"), Write::any())
         .await
         .expect("put");
-    let stale = store
-        .try_lease(&l, SHORT_TTL)
-        .await
-        .expect("try_lease")
-        .expect("free");
-    tokio::time::sleep(EXPIRY_WAIT).await;
-    let fresh = store
-        .try_lease(&l, LONG_TTL)
-        .await
-        .expect("try_lease")
-        .expect("free");
+    let (stale, fresh) = expired_and_taken_over(&store, &l).await;
     assert_lock_lost(
         store.delete(&k, Write::any().fenced(stale.fence())).await,
         "stale fenced delete",
@@ -296,11 +217,7 @@ pub async fn fence_for_unknown_lock_is_refused(store: Arc<dyn RecordStore>) {
     );
     assert_eq!(store.get(&k).await.expect("get"), None);
     if store.info().capabilities.leases {
-        let lease = store
-            .try_lease(&lock("real"), LONG_TTL)
-            .await
-            .expect("try_lease")
-            .expect("free");
+        let lease = take(&store, &lock("real"), LONG_TTL, "free").await;
         let future = Fence {
             lock: lease.lock().clone(),
             token: lease.token() + 1,

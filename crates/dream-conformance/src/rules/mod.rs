@@ -12,7 +12,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use dream_core::{
-    Bytes, Fence, Key, LockName, Namespace, RecordId, RecordStore, StoreError, Version, Write,
+    Bytes, Fence, Key, Lease, LockName, Namespace, RecordId, RecordStore, StoreError, Version,
+    Write,
 };
 
 mod batches;
@@ -44,6 +45,29 @@ fn key(namespace: &str, id: &str) -> Key {
 
 fn lock(name: &str) -> LockName {
     LockName::new(name).expect("valid lock name")
+}
+
+/// A lease on `lock` for `ttl`; `why` says why the lock must be free.
+async fn take(store: &Arc<dyn RecordStore>, lock: &LockName, ttl: Duration, why: &str) -> Lease {
+    store
+        .try_lease(lock, ttl)
+        .await
+        .expect("try_lease")
+        .expect(why)
+}
+
+/// Asserts that `lock` is held: `try_lease` is refused.
+async fn assert_held(store: &Arc<dyn RecordStore>, lock: &LockName, what: &str) {
+    let taken = store.try_lease(lock, LONG_TTL).await.expect("try_lease");
+    assert!(taken.is_none(), "{what}");
+}
+
+/// A lease on `lock` left to expire, and the lease that then took the lock over.
+async fn expired_and_taken_over(store: &Arc<dyn RecordStore>, lock: &LockName) -> (Lease, Lease) {
+    let stale = take(store, lock, SHORT_TTL, "free").await;
+    tokio::time::sleep(EXPIRY_WAIT).await;
+    let fresh = take(store, lock, LONG_TTL, "expired lease is taken over").await;
+    (stale, fresh)
 }
 
 async fn value_of(store: &Arc<dyn RecordStore>, key: &Key) -> Option<Bytes> {

@@ -172,8 +172,7 @@ pub(crate) fn analyze(
 ) -> Doc {
     let hash: [u8; 32] = Sha256::digest(bytes).into();
     let (text, parsed) = decode(bytes);
-    let memory = match parsed {
-        Ok(memory) => memory,
+    let (outcome, (terms, lengths, language), id_flagged) = match parsed {
         Err(codec_error) => {
             // Step 2 before step 3: an undecodable record is still scanned as text,
             // and so is the id it is stored under.
@@ -192,48 +191,41 @@ pub(crate) fn analyze(
                     corrupt: true,
                 }
             };
-            let (terms, lengths, language) =
-                tokenised(["", "", "", &text, ""], config, &mut write(vocab));
-            return Doc {
-                id,
-                version,
-                hash,
-                outcome,
-                terms,
-                lengths,
-                language,
-                id_flagged,
-            };
+            let tokens = tokenised(["", "", "", &text, ""], config, &mut write(vocab));
+            (outcome, tokens, id_flagged)
         }
-    };
-
-    let tags = memory.tags.join(" ");
-    let (report, id_flagged) = scan_memory(scanner, &id, &memory);
-    let refused = if let Some(reason) = quarantine_reason(&report, config.quarantine_suspicious) {
-        Some(Outcome::Quarantined(reason))
-    } else {
-        validate(&id, &memory)
-            .err()
-            .map(|reason| Outcome::Rejected {
-                reason,
-                corrupt: false,
-            })
-    };
-    let fields = [
-        &*memory.name,
-        &*memory.description,
-        &*tags,
-        &*memory.content,
-        kind_words(memory.kind),
-    ];
-    let (terms, lengths, language) = tokenised(fields, config, &mut write(vocab));
-    let outcome = match refused {
-        Some(outcome) => outcome,
-        None => {
-            let suspicious = (report.verdict == Verdict::Suspicious).then(|| cite(&report));
-            let verified =
-                crate::seal::verified(config.seal.as_ref(), id.as_str(), text.as_bytes());
-            Outcome::Valid(Valid::of(&memory, suspicious, verified))
+        Ok(memory) => {
+            let tags = memory.tags.join(" ");
+            let (report, id_flagged) = scan_memory(scanner, &id, &memory);
+            let refused =
+                if let Some(reason) = quarantine_reason(&report, config.quarantine_suspicious) {
+                    Some(Outcome::Quarantined(reason))
+                } else {
+                    validate(&id, &memory)
+                        .err()
+                        .map(|reason| Outcome::Rejected {
+                            reason,
+                            corrupt: false,
+                        })
+                };
+            let fields = [
+                &*memory.name,
+                &*memory.description,
+                &*tags,
+                &*memory.content,
+                kind_words(memory.kind),
+            ];
+            let tokens = tokenised(fields, config, &mut write(vocab));
+            let outcome = match refused {
+                Some(outcome) => outcome,
+                None => {
+                    let suspicious = (report.verdict == Verdict::Suspicious).then(|| cite(&report));
+                    let verified =
+                        crate::seal::verified(config.seal.as_ref(), id.as_str(), text.as_bytes());
+                    Outcome::Valid(Valid::of(&memory, suspicious, verified))
+                }
+            };
+            (outcome, tokens, id_flagged)
         }
     };
     Doc {
