@@ -1,6 +1,6 @@
 //! Fills a dream-fs store with N synthetic memories (Markdown records in
 //! `memories`, written in batches of 1,000) and sets the generation, for timing
-//! the `dream` binary on large stores (see BENCHMARKS.md, "CLI start-up").
+//! the `dream` binary on large stores (with `scripts/bench_cli.py`).
 //! The records carry no seal: recall holds them as unverified, which costs the
 //! same analysis as an admitted record.
 //!
