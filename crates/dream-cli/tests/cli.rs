@@ -917,6 +917,27 @@ fn store_url_refusals_name_the_problem_and_never_a_password() {
 }
 
 #[test]
+fn a_unix_socket_store_takes_its_database_number() {
+    let Some(server) = redis_common::private_or_skip(
+        "the CLI on unix://SOCKET?db=N",
+        redis_common::ServerOptions::default(),
+    ) else {
+        return;
+    };
+    let cli = Cli::new();
+    let socket = server.socket();
+    let store = |db: u8| format!("unix://{}?db={db}&prefix=sock", socket.display());
+    let json = r#"{"name":"Style","description":"code style","kind":"feedback","content":"Prefer small functions.","id":"style-1"}"#;
+    ok(cli.run_with(&["--store", &store(3), "remember"], Some(json), &[]));
+    assert!(ok(cli.run(&["--store", &store(3), "list", "--json"])).contains("style-1"));
+    // Database 3 holds it; database 0 behind the same socket is another store.
+    let mut db3 = redis_common::raw(&format!("unix://{}?db=3", socket.display()));
+    assert!(!redis_common::keys_under(&mut db3, "sock").is_empty());
+    let mut db0 = server.raw();
+    assert!(redis_common::keys_under(&mut db0, "sock").is_empty());
+}
+
+#[test]
 fn valkey_urls_open_the_redis_store() {
     let cli = Cli::new();
     // Refused as an unknown store before; now Redis's own error for a server

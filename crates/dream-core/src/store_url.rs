@@ -9,7 +9,8 @@
 //!   empty; a relative one is taken from the working directory.
 //! - Redis: `redis://`, `rediss://` (TLS), `valkey://`, `valkeys://` (TLS),
 //!   `unix://`, `redis+unix://` and `valkey+unix://`. The query takes
-//!   `prefix=P` alone (the store's key prefix).
+//!   `prefix=P` (the store's key prefix) and, on a Unix socket, whose path has
+//!   no place for it, `db=N` (the database number).
 //! - PostgreSQL: `postgres://` and `postgresql://`. `schema=S` is the store's
 //!   schema; every other parameter (`sslmode`, `sslrootcert`, `host`, …) is the
 //!   connection's, kept in order.
@@ -129,8 +130,12 @@ pub enum StoreUrlError {
         /// The server the URL names.
         backend: Backend,
     },
-    /// A Redis URL with a query parameter other than `prefix`.
-    #[error("a Redis store URL takes only the query parameter prefix=P")]
+    /// A Redis URL with a query parameter other than `prefix` (and, on a Unix
+    /// socket, `db`).
+    #[error(
+        "a Redis store URL takes only the query parameter prefix=P (and db=N on a unix:// socket; \
+         on TCP the database is the path, redis://host:port/N)"
+    )]
     RedisQuery,
     /// `redis?…` or `postgres?…` with a parameter other than the store's own.
     #[error(
@@ -404,10 +409,18 @@ fn split_query(
         for pair in query.split('&') {
             match pair.split_once('=') {
                 Some((name, value)) if name == parameter => namespace = Some(value.to_owned()),
+                // A socket path has no place for the database number: it is `db=N`.
+                Some(("db", n))
+                    if is_unix_socket(base)
+                        && !n.is_empty()
+                        && n.bytes().all(|b| b.is_ascii_digit()) =>
+                {
+                    rest.push(pair)
+                }
                 _ => return Err(StoreUrlError::RedisQuery),
             }
         }
-        return Ok((namespace, base.to_owned()));
+        return Ok((namespace, join_query(base, &rest.join("&"))));
     }
     for pair in query.split('&').filter(|p| !p.is_empty()) {
         match pair.split_once('=') {
@@ -417,6 +430,14 @@ fn split_query(
         }
     }
     Ok((namespace, join_query(base, &rest.join("&"))))
+}
+
+/// Whether a Redis URL names a Unix socket (`unix://`, `redis+unix://`, `valkey+unix://`).
+fn is_unix_socket(url: &str) -> bool {
+    url.split_once("://").is_some_and(|(scheme, _)| {
+        let scheme = scheme.to_ascii_lowercase();
+        scheme == "unix" || scheme.ends_with("+unix")
+    })
 }
 
 /// `url` with `query` (with or without its `?`) added to its own query.

@@ -100,6 +100,9 @@ fn queries_take_only_the_stores_own_parameter() {
         "redis://h:1/2?db=2",
         "redis://h?prefix=p&db=1",
         "unix:///run/redis.sock?pass=x",
+        "unix:///run/redis.sock?db=",
+        "unix:///run/redis.sock?db=-1",
+        "unix:///run/redis.sock?db=two",
         "redis?db=2",
         "redis?prefix=p&",
     ] {
@@ -141,6 +144,26 @@ fn every_redis_scheme_the_backend_takes_is_a_redis_url() {
     assert_eq!(url.to_string(), "valkey://10.0.0.5:6379/2?prefix=team");
     let unix = StoreUrl::parse("unix:///run/redis.sock").unwrap();
     assert_eq!(server(&unix).connection(), Some("unix:///run/redis.sock"));
+}
+
+#[test]
+fn a_unix_socket_takes_its_database_number_in_the_query() {
+    for scheme in ["unix", "redis+unix", "Valkey+Unix"] {
+        let url = StoreUrl::parse(&format!("{scheme}:///run/r.sock?db=3&prefix=team")).unwrap();
+        assert_eq!(
+            server(&url).connection().map(str::to_owned),
+            Some(format!("{scheme}:///run/r.sock?db=3"))
+        );
+        assert_eq!(server(&url).namespace(), Some("team"));
+    }
+    // Two databases behind one socket are two stores, with two seal keys.
+    let three = StoreUrl::parse("unix:///run/r.sock?db=3").unwrap();
+    let four = StoreUrl::parse("unix:///run/r.sock?db=4").unwrap();
+    assert_eq!(three.locator().as_deref(), Some("unix:///run/r.sock?db=3"));
+    assert_eq!(four.locator().as_deref(), Some("unix:///run/r.sock?db=4"));
+    // Over TCP the database is the path: a `db=` there would be a second answer.
+    let err = refused("redis://h:6379?db=2").to_string();
+    assert!(err.contains("redis://host:port/N"), "{err}");
 }
 
 #[test]
