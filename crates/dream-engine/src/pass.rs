@@ -9,10 +9,10 @@ use serde::{Deserialize, Serialize};
 use crate::claim::ClaimHolder;
 use crate::consolidate::{Batch, BatchSession};
 use crate::diff::render_diff;
-use crate::dream::{AuditEntry, Dream};
 use crate::error::{DreamError, Result};
 use crate::events::Event;
 use crate::gate::{Cited, GateContext, Gated, Prior, gate};
+use crate::handles::Pass;
 use crate::journal::Op;
 use crate::layout::{self, hash_bytes};
 use crate::lease::HeldLease;
@@ -23,6 +23,7 @@ use crate::records::{
     Actor, AuditAction, AuditRecord, HistoryRecord, SessionRecord, SessionStatus, SuccessStamp,
     TrashRecord, from_json, to_json,
 };
+use crate::state::{AuditEntry, State};
 
 /// Trash and audit records one pass examines for expiry.
 const EXPIRY_SCAN: usize = 500;
@@ -296,14 +297,8 @@ pub(crate) struct Prepared {
     pub diff: String,
 }
 
-impl Dream {
-    /// Runs a dream pass. Without `force`, the gates first, cheapest first: enabled,
-    /// hours since the last *successful* pass, pending sessions; with `force`,
-    /// straight to the claim. Then the scope's claim lease (so two processes never
-    /// pay for the same model call), orient, gather, consolidate, gate, and apply
-    /// under the store lease. An error leaves every session pending and no stamp,
-    /// so a failed pass does not postpone the next one.
-    pub async fn dream(&self, force: bool) -> Result<DreamReport> {
+impl Pass<'_> {
+    pub(crate) async fn dream(&self, force: bool) -> Result<DreamReport> {
         self.run(force, None).await
     }
 
@@ -311,8 +306,10 @@ impl Dream {
         self.run(false, exclude).await
     }
 
-    /// Why `dream(false)` would not run now, if it would not (`exclude` does not count).
-    pub async fn check_gates(&self, exclude: Option<&SessionId>) -> Result<Option<SkipReason>> {
+    pub(crate) async fn check_gates(
+        &self,
+        exclude: Option<&SessionId>,
+    ) -> Result<Option<SkipReason>> {
         let o = &self.options;
         if !o.enabled {
             return Ok(Some(SkipReason::Disabled));
@@ -333,8 +330,7 @@ impl Dream {
         Ok(None)
     }
 
-    /// When this scope last had a successful pass.
-    pub async fn last_success(&self) -> Result<Option<SuccessStamp>> {
+    pub(crate) async fn last_success(&self) -> Result<Option<SuccessStamp>> {
         let key = layout::success_key(&self.scope);
         match self.store.get(&key).await? {
             None => Ok(None),
@@ -373,9 +369,7 @@ impl Dream {
         result
     }
 
-    /// Who holds this scope's claim, if a pass holds it (or a stopped process
-    /// held it and it has not expired yet).
-    pub async fn claim_holder(&self) -> Result<Option<ClaimHolder>> {
+    pub(crate) async fn claim_holder(&self) -> Result<Option<ClaimHolder>> {
         let key = layout::claim_note_key(&self.scope);
         let Some(record) = self.store.get(&key).await? else {
             return Ok(None);
@@ -876,7 +870,9 @@ impl Dream {
             progress(stage);
         }
     }
+}
 
+impl State {
     /// The history record of `before` and the deletes keeping history bounded.
     /// The copy is sealed like a live memory, in the form the verified read
     /// allows: a `before` that did not verify (`verified` false) is kept held
@@ -959,10 +955,10 @@ impl Dream {
         }
         Ok(expired)
     }
+}
 
-    /// Consolidates the pending sessions now, ignoring the gates, and stores the
-    /// plan instead of applying it. [`Dream::apply`] applies exactly that plan.
-    pub async fn dry_run(&self) -> Result<DryRun> {
+impl Pass<'_> {
+    pub(crate) async fn dry_run(&self) -> Result<DryRun> {
         let name = self.consolidator.describe();
         let Some(claim) = self.take_claim().await? else {
             return Ok(DryRun {
@@ -1045,8 +1041,7 @@ impl Dream {
         Ok(())
     }
 
-    /// The stored dry-run plans of this scope, oldest first.
-    pub async fn plans(&self) -> Result<Vec<PlanSummary>> {
+    pub(crate) async fn plans(&self) -> Result<Vec<PlanSummary>> {
         let mut out = Vec::new();
         for entry in self.list_all(layout::PLANS).await? {
             let key = layout::key(layout::PLANS, entry.id.clone());
@@ -1062,17 +1057,7 @@ impl Dream {
         Ok(out)
     }
 
-    /// Applies exactly the plan a dry run stored, if nothing it read has changed
-    /// (else `Stale` with the reason, and nothing is applied). A plan applies once.
-    ///
-    /// The stored plan passes the one verified read first: a plan whose bytes do
-    /// not match the seal the dry run made (edited in the store, planted) is
-    /// refused. What it would write is judged again: the gate's scan and field
-    /// rules on every memory it writes, and the provenance check against its
-    /// sessions as stored now (a session that does not verify counts as tool
-    /// text), so a plan can never write the person's word that its sessions do
-    /// not carry.
-    pub async fn apply(&self, plan_id: &str) -> Result<DreamReport> {
+    pub(crate) async fn apply(&self, plan_id: &str) -> Result<DreamReport> {
         let id = RecordId::new(plan_id)?;
         let key = layout::key(layout::PLANS, id);
         let Some(record) = self.store.get(&key).await? else {
@@ -1103,7 +1088,7 @@ impl Dream {
     }
 }
 
-impl Dream {
+impl Pass<'_> {
     /// The gate's scan, its field rules and the provenance check, run again on
     /// what a stored plan writes. `Refused` naming the first failure.
     async fn recheck_plan(&self, p: &Prepared) -> Result<()> {
