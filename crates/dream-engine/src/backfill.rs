@@ -8,6 +8,8 @@
 //! then backfilled again. Written through the handle's store, so an encrypted
 //! store encrypts them. After each backfill that changed something,
 //! `state/vectors` holds a fresh nonce, so recall reloads its vectors.
+//!
+//! [`Dream::backfill_vectors`]: crate::Dream::backfill_vectors
 
 use std::collections::{BTreeMap, HashMap};
 

@@ -32,6 +32,8 @@ use crate::seal::{self, SealKey};
 const CHUNK: usize = 64;
 
 /// What [`Dream::carry_trust`] did.
+///
+/// [`Dream::carry_trust`]: crate::Dream::carry_trust
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 pub struct Carried {
     /// Records rewritten sealed under the target key (they verified).

@@ -124,6 +124,8 @@ impl Dream {
     /// Every event any process records in this store's change feed, in order,
     /// after `cursor` (a [`FeedEntry::seq`]; `None`: from the oldest retained).
     /// A cursor the feed no longer holds is [`DreamError::Resync`], never a skip.
+    ///
+    /// [`FeedEntry::seq`]: crate::FeedEntry::seq
     pub fn subscribe(&self, cursor: Option<u64>) -> Subscription {
         Subscription::new(self.state.feed.clone(), cursor)
     }
@@ -175,6 +177,10 @@ impl Dream {
     ///
     /// The messages are the person's ([`Caller::Person`]): a front end that
     /// logs for someone else calls [`Dream::log_session_as`].
+    ///
+    /// [`MAX_MESSAGES_PER_SESSION`]: crate::MAX_MESSAGES_PER_SESSION
+    /// [`MAX_MESSAGE_BYTES`]: crate::MAX_MESSAGE_BYTES
+    /// [`MAX_SESSION_BYTES`]: crate::MAX_SESSION_BYTES
     pub async fn log_session(&self, messages: Vec<Message>) -> Result<SessionId> {
         self.state.writer().log_session(messages).await
     }
@@ -223,6 +229,8 @@ impl Dream {
     /// export of another system is held at recall until a person confirms it. At
     /// most [`MAX_IMPORT`] per call, under one lease, committed in batches, each
     /// bumping the generation. `max_memories` is enforced by the next pass.
+    ///
+    /// [`MAX_IMPORT`]: crate::MAX_IMPORT
     pub async fn import(
         &self,
         memories: Vec<Memory>,
@@ -479,6 +487,8 @@ impl Dream {
     /// memory still rests on keeps its messages with that content replaced by
     /// [`PURGED_MARK`]; every kept session is re-sealed if it carried a valid
     /// seal. Quarantined proposals and stored plans carrying it go too.
+    ///
+    /// [`PURGED_MARK`]: crate::PURGED_MARK
     pub async fn forget_purge_with_sources(&self, id: &MemoryId) -> Result<PurgeReport> {
         self.state.upkeep().forget_purge_with_sources(id).await
     }
@@ -494,6 +504,8 @@ impl Dream {
     /// words with each occurrence replaced by [`PURGED_MARK`] (re-sealed if it
     /// carried a valid seal); any other record holding it is removed. The audit
     /// log records the ids and counts, never the text nor its hash.
+    ///
+    /// [`PURGED_MARK`]: crate::PURGED_MARK
     pub async fn purge_matching(&self, text: &str) -> Result<PurgeReport> {
         self.state.upkeep().purge_matching(text).await
     }

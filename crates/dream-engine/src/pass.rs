@@ -250,9 +250,13 @@ impl DreamReport {
 }
 
 /// The result of [`Dream::dry_run`].
+///
+/// [`Dream::dry_run`]: crate::Dream::dry_run
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct DryRun {
     /// The stored plan's id, for [`Dream::apply`]; `None` when there was nothing to plan.
+    ///
+    /// [`Dream::apply`]: crate::Dream::apply
     pub plan: Option<String>,
     /// A readable diff (control characters escaped).
     pub diff: String,
@@ -261,6 +265,8 @@ pub struct DryRun {
 }
 
 /// A stored dry-run plan, as listed by [`Dream::plans`].
+///
+/// [`Dream::plans`]: crate::Dream::plans
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct PlanSummary {
     /// Its id.

@@ -15,6 +15,10 @@
 //! scope's records in journaled chunks; a process killed half-way leaves that
 //! record, and the next process to take the lease finishes the purge before
 //! doing anything else.
+//!
+//! [`Dream::forget_purge_with_sources`]: crate::Dream::forget_purge_with_sources
+//! [`Dream::purge_scope`]: crate::Dream::purge_scope
+//! [`Dream::purge_matching`]: crate::Dream::purge_matching
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -50,6 +54,8 @@ pub const PURGED_MARK: &str = "[PURGED]";
 
 /// The shortest text [`Dream::purge_matching`] accepts (a shorter one would
 /// match nearly everything).
+///
+/// [`Dream::purge_matching`]: crate::Dream::purge_matching
 pub const MIN_MATCHING_CHARS: usize = 3;
 
 /// Writes per journal of a scope purge.

@@ -17,6 +17,8 @@ use crate::records::{
 use crate::state::{AuditEntry, State};
 
 /// What [`Dream::log_transcript`] did with a part.
+///
+/// [`Dream::log_transcript`]: crate::Dream::log_transcript
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Logged {
     /// Logged as this new session.
@@ -309,7 +311,7 @@ impl State {
 
     /// Seals a session this engine writes: its transcript and its state (a
     /// no-op without a key). Every write of a session's status goes through here
-    /// or [`Dream::mark_consumed`].
+    /// or [`State::mark_consumed`].
     pub(crate) fn seal_session(&self, session: &mut SessionRecord) {
         if let Some(key) = &self.seal {
             session.seal = Some(key.seal_session(session));
@@ -360,6 +362,8 @@ impl State {
 
     /// Pending sessions of this scope a pass would take, not counting `exclude`
     /// (those held for the person are counted by [`Dream::stuck_sessions`]).
+    ///
+    /// [`Dream::stuck_sessions`]: crate::Dream::stuck_sessions
     pub(crate) async fn pending_count(&self, exclude: Option<&SessionId>) -> Result<usize> {
         let log = self.session_log().await?;
         Ok(log

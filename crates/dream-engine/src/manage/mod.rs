@@ -43,6 +43,8 @@ pub struct Stats {
     pub pending_sessions: usize,
     /// Pending sessions held for the person: passes left part of each unstored
     /// too many times (see [`Dream::stuck_sessions`]); a forced pass retries them.
+    ///
+    /// [`Dream::stuck_sessions`]: crate::Dream::stuck_sessions
     pub stuck_sessions: usize,
     /// Sessions in the log (every scope).
     pub logged_sessions: usize,

@@ -29,6 +29,8 @@ pub enum Confirmed {
     /// person's word now.
     WasUnconfirmed,
     /// The person rewrote it ([`Dream::confirm_edited`]): their text is their word now.
+    ///
+    /// [`Dream::confirm_edited`]: crate::Dream::confirm_edited
     Edited,
 }
 

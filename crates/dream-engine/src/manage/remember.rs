@@ -227,6 +227,8 @@ impl Upkeep<'_> {
 
     /// [`Dream::forget`] done by `actor` (an agent deleting its own note), so
     /// the trash and the audit log name who did it.
+    ///
+    /// [`Dream::forget`]: crate::Dream::forget
     pub(crate) async fn forget_by(&self, id: &MemoryId, actor: Actor) -> Result<()> {
         self.under_lease(async |lease| self.forget_locked(lease, id, actor).await)
             .await
@@ -288,6 +290,8 @@ impl Upkeep<'_> {
 
 /// Who remembered `memory`: the person (their own, pinned memory) or an agent
 /// (see [`Dream::remember_as`]).
+///
+/// [`Dream::remember_as`]: crate::Dream::remember_as
 fn remembered_by(memory: &Memory) -> Actor {
     if memory.pinned {
         Actor::Person

@@ -185,7 +185,7 @@ impl Upkeep<'_> {
     }
 
     /// The copy of memory `id` a restore brings back, through the one verified
-    /// read (see [`Dream::kept_copy`]): the trash entry `entry` (or the newest
+    /// read (see [`State::kept_copy`]): the trash entry `entry` (or the newest
     /// unexpired one), else the history version `entry`; with the trash record
     /// to delete when it came from the trash.
     async fn restorable(
