@@ -84,9 +84,10 @@ impl Dream {
     }
 
     /// The same handle on another clock (gates, expiry and timestamps follow it).
-    pub fn with_clock(mut self, clock: Arc<dyn Clock>) -> Self {
-        self.state.clock = clock;
-        self
+    pub fn with_clock(self, clock: Arc<dyn Clock>) -> Self {
+        Dream {
+            state: self.state.with_clock(clock),
+        }
     }
 
     /// The same handle consolidating with `consolidator`.
@@ -127,7 +128,7 @@ impl Dream {
     ///
     /// [`FeedEntry::seq`]: crate::FeedEntry::seq
     pub fn subscribe(&self, cursor: Option<u64>) -> Subscription {
-        Subscription::new(self.state.feed.clone(), cursor)
+        self.state.subscribe(cursor)
     }
 
     /// The store's wake-up for a subscription ([`RecordStore::watch_changes`],

@@ -28,10 +28,10 @@
 //! of a memory record, the store lease with its roll-forward of a leftover
 //! journal ([`State::under_lease`]), a journaled commit with its change-feed
 //! events ([`State::commit`]), and the ops every change carries (audit,
-//! generation, history, quarantine, expiry). Helpers that belong to one
-//! record kind stay beside it as `impl State` blocks: the session log in
-//! `sessions.rs`, the history and expiry ops in `pass.rs`, the quarantine op
-//! in `manage/quarantine.rs`, the kept copies in `manage/trash.rs`, the vector
+//! generation, history, expiry). Helpers that more than one job shares but
+//! that belong to one record kind stay beside it as `impl State` blocks: the
+//! session log in `sessions.rs`, the quarantine op and entry in
+//! `manage/quarantine.rs`, the kept copies in `manage/trash.rs`, the vector
 //! backfill's scheduling in `backfill.rs`.
 //!
 //! # The handles

@@ -20,13 +20,9 @@ use crate::options::limits;
 use crate::plan::{Refusal, RefusalCause};
 use crate::progress::PassStage;
 use crate::records::{
-    Actor, AuditAction, AuditRecord, HistoryRecord, SessionRecord, SessionStatus, SuccessStamp,
-    TrashRecord, from_json, to_json,
+    Actor, AuditAction, SessionRecord, SessionStatus, SuccessStamp, TrashRecord, from_json, to_json,
 };
-use crate::state::{AuditEntry, State};
-
-/// Trash and audit records one pass examines for expiry.
-const EXPIRY_SCAN: usize = 500;
+use crate::state::AuditEntry;
 
 /// Why a pass did not run.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -876,94 +872,7 @@ impl Pass<'_> {
             progress(stage);
         }
     }
-}
 
-impl State {
-    /// The history record of `before` and the deletes keeping history bounded.
-    /// The copy is sealed like a live memory, in the form the verified read
-    /// allows: a `before` that did not verify (`verified` false) is kept held
-    /// ([`crate::seal::held`]), so no copy in history is more trusted than the
-    /// version it keeps.
-    pub(crate) async fn history_ops(
-        &self,
-        id: &MemoryId,
-        before: &dream_core::Memory,
-        verified: bool,
-        action: AuditAction,
-        pass: &str,
-        now: DateTime<Utc>,
-    ) -> Result<Vec<Op>> {
-        let prefix = layout::history_prefix(id.as_str());
-        let existing = self.list_prefix(layout::HISTORY, &prefix).await?;
-        let mut ops = Vec::new();
-        let keep = self.options.history_per_memory;
-        let excess = (existing.len() + 1).saturating_sub(keep);
-        for entry in existing.iter().take(excess) {
-            ops.push(Op::delete(
-                layout::key(layout::HISTORY, entry.id.clone()),
-                &entry.record,
-            ));
-        }
-        let mut kept = before.clone();
-        if !verified {
-            crate::seal::held(&mut kept);
-        }
-        let record = HistoryRecord {
-            memory_id: id.clone(),
-            at: now,
-            action,
-            pass: Some(pass.to_owned()),
-            markdown: self.rendered(&kept).0,
-        };
-        let hid = RecordId::new(format!("{prefix}{}", self.ids.next(now)))?;
-        ops.push(Op::create(
-            layout::key(layout::HISTORY, hid),
-            String::from_utf8(to_json(&record).to_vec()).expect("JSON is UTF-8"),
-        ));
-        Ok(ops)
-    }
-
-    /// Deletes for trash past `trash_days` (with an audit record each) and audit
-    /// records past `audit_days`; returns how many trash entries expired.
-    pub(crate) async fn expiry_ops(&self, now: DateTime<Utc>, ops: &mut Vec<Op>) -> Result<usize> {
-        let trash_cutoff = now - Duration::days(i64::from(self.options.trash_days));
-        let mut expired = 0;
-        for entry in self.list_oldest(layout::TRASH, EXPIRY_SCAN).await? {
-            let key = layout::key(layout::TRASH, entry.id.clone());
-            let Ok(trash) = from_json::<TrashRecord>(&key, &entry.record) else {
-                continue;
-            };
-            if trash.at >= trash_cutoff {
-                continue;
-            }
-            ops.push(Op::delete(key, &entry.record));
-            let mut audit = AuditEntry::new(
-                AuditAction::TrashExpired,
-                Actor::Engine,
-                format!(
-                    "trash entry {} older than {} days removed",
-                    entry.id, self.options.trash_days
-                ),
-            )
-            .memory(&trash.memory_id)
-            .hash(hash_bytes(trash.markdown.as_bytes()));
-            audit.scope = Some(trash.scope);
-            ops.push(self.audit_op(audit));
-            expired += 1;
-        }
-        let audit_cutoff = now - Duration::days(i64::from(self.options.audit_days));
-        for entry in self.list_oldest(layout::AUDIT, EXPIRY_SCAN).await? {
-            let key = layout::key(layout::AUDIT, entry.id.clone());
-            match from_json::<AuditRecord>(&key, &entry.record) {
-                Ok(a) if a.at < audit_cutoff => ops.push(Op::delete(key, &entry.record)),
-                _ => {}
-            }
-        }
-        Ok(expired)
-    }
-}
-
-impl Pass<'_> {
     pub(crate) async fn dry_run(&self) -> Result<DryRun> {
         let name = self.consolidator.describe();
         let Some(claim) = self.take_claim().await? else {

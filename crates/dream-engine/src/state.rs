@@ -6,7 +6,7 @@
 use std::collections::{BTreeMap, HashSet};
 use std::sync::Arc;
 
-use chrono::{DateTime, Utc};
+use chrono::{DateTime, Duration, Utc};
 use dream_core::{
     Clock, Embedder, Entry, Memory, MemoryId, Namespace, Record, RecordId, RecordStore, Scope,
     SessionId, SystemClock, parse_memory,
@@ -15,17 +15,22 @@ use dream_core::{
 use crate::consolidate::{Consolidator, RuleBasedConsolidator};
 use crate::error::{DreamError, Result};
 use crate::events::Event;
-use crate::feed::{Feed, FeedEntry};
+use crate::feed::{Feed, FeedEntry, Subscription};
 use crate::gate::Known;
 use crate::journal::{self, Journal, Op, Outcome};
 use crate::layout::{self, IdGen, hash_bytes};
 use crate::lease::HeldLease;
 use crate::options::Options;
 use crate::progress::PassProgress;
-use crate::records::{Actor, AuditAction, AuditRecord, to_json};
+use crate::records::{
+    Actor, AuditAction, AuditRecord, HistoryRecord, TrashRecord, from_json, to_json,
+};
 use crate::scan::Scanners;
 use crate::seal::SealKey;
 use crate::single_flight::SingleFlight;
+
+/// Trash and audit records one pass examines for expiry.
+const EXPIRY_SCAN: usize = 500;
 
 /// What every handle shares: the store and the scope, the settings, the
 /// scanners, the id source, the change feed, the seal and the vector backfill.
@@ -33,14 +38,16 @@ use crate::single_flight::SingleFlight;
 #[derive(Clone)]
 pub(crate) struct State {
     pub(crate) store: Arc<dyn RecordStore>,
-    pub(crate) clock: Arc<dyn Clock>,
+    /// Read through [`State::now`] alone.
+    clock: Arc<dyn Clock>,
     pub(crate) scope: Scope,
     pub(crate) options: Arc<Options>,
     pub(crate) consolidator: Arc<dyn Consolidator>,
     pub(crate) scanners: Arc<Scanners>,
     pub(crate) ids: Arc<IdGen>,
-    /// The store's change feed, where every event is recorded.
-    pub(crate) feed: Arc<Feed>,
+    /// The store's change feed, where every event is recorded: written through
+    /// [`State::emit`], [`State::write_with_events`] and [`State::commit`] alone.
+    feed: Arc<Feed>,
     /// Seals every memory written and checks the seal of every memory read;
     /// `None`: the store is trusted as it is (see [`crate::Dream::with_seal`]).
     pub(crate) seal: Option<SealKey>,
@@ -146,8 +153,18 @@ impl State {
         })
     }
 
+    /// The same state on another clock (see [`crate::Dream::with_clock`]).
+    pub(crate) fn with_clock(self, clock: Arc<dyn Clock>) -> State {
+        State { clock, ..self }
+    }
+
     pub(crate) fn now(&self) -> DateTime<Utc> {
         self.clock.now()
+    }
+
+    /// A subscription to the change feed (see [`crate::Dream::subscribe`]).
+    pub(crate) fn subscribe(&self, cursor: Option<u64>) -> Subscription {
+        Subscription::new(self.feed.clone(), cursor)
     }
 
     /// Records `event` in the change feed: for an event that is the only record
@@ -478,5 +495,88 @@ impl State {
             rules: entry.rules,
             hash: entry.hash,
         }
+    }
+
+    /// The history record of `before` and the deletes keeping history bounded.
+    /// The copy is sealed like a live memory, in the form the verified read
+    /// allows: a `before` that did not verify (`verified` false) is kept held
+    /// ([`crate::seal::held`]), so no copy in history is more trusted than the
+    /// version it keeps.
+    pub(crate) async fn history_ops(
+        &self,
+        id: &MemoryId,
+        before: &dream_core::Memory,
+        verified: bool,
+        action: AuditAction,
+        pass: &str,
+        now: DateTime<Utc>,
+    ) -> Result<Vec<Op>> {
+        let prefix = layout::history_prefix(id.as_str());
+        let existing = self.list_prefix(layout::HISTORY, &prefix).await?;
+        let mut ops = Vec::new();
+        let keep = self.options.history_per_memory;
+        let excess = (existing.len() + 1).saturating_sub(keep);
+        for entry in existing.iter().take(excess) {
+            ops.push(Op::delete(
+                layout::key(layout::HISTORY, entry.id.clone()),
+                &entry.record,
+            ));
+        }
+        let mut kept = before.clone();
+        if !verified {
+            crate::seal::held(&mut kept);
+        }
+        let record = HistoryRecord {
+            memory_id: id.clone(),
+            at: now,
+            action,
+            pass: Some(pass.to_owned()),
+            markdown: self.rendered(&kept).0,
+        };
+        let hid = RecordId::new(format!("{prefix}{}", self.ids.next(now)))?;
+        ops.push(Op::create(
+            layout::key(layout::HISTORY, hid),
+            String::from_utf8(to_json(&record).to_vec()).expect("JSON is UTF-8"),
+        ));
+        Ok(ops)
+    }
+
+    /// Deletes for trash past `trash_days` (with an audit record each) and audit
+    /// records past `audit_days`; returns how many trash entries expired.
+    pub(crate) async fn expiry_ops(&self, now: DateTime<Utc>, ops: &mut Vec<Op>) -> Result<usize> {
+        let trash_cutoff = now - Duration::days(i64::from(self.options.trash_days));
+        let mut expired = 0;
+        for entry in self.list_oldest(layout::TRASH, EXPIRY_SCAN).await? {
+            let key = layout::key(layout::TRASH, entry.id.clone());
+            let Ok(trash) = from_json::<TrashRecord>(&key, &entry.record) else {
+                continue;
+            };
+            if trash.at >= trash_cutoff {
+                continue;
+            }
+            ops.push(Op::delete(key, &entry.record));
+            let mut audit = AuditEntry::new(
+                AuditAction::TrashExpired,
+                Actor::Engine,
+                format!(
+                    "trash entry {} older than {} days removed",
+                    entry.id, self.options.trash_days
+                ),
+            )
+            .memory(&trash.memory_id)
+            .hash(hash_bytes(trash.markdown.as_bytes()));
+            audit.scope = Some(trash.scope);
+            ops.push(self.audit_op(audit));
+            expired += 1;
+        }
+        let audit_cutoff = now - Duration::days(i64::from(self.options.audit_days));
+        for entry in self.list_oldest(layout::AUDIT, EXPIRY_SCAN).await? {
+            let key = layout::key(layout::AUDIT, entry.id.clone());
+            match from_json::<AuditRecord>(&key, &entry.record) {
+                Ok(a) if a.at < audit_cutoff => ops.push(Op::delete(key, &entry.record)),
+                _ => {}
+            }
+        }
+        Ok(expired)
     }
 }
