@@ -146,15 +146,15 @@ impl State {
         if !self.backfills.request() {
             return;
         }
-        let dream = self.clone();
+        let state = self.clone();
         tokio::spawn(async move {
             loop {
-                while dream.backfills.take_request() {
-                    if let Err(error) = dream.upkeep().backfill_vectors().await {
+                while state.backfills.take_request() {
+                    if let Err(error) = state.upkeep().backfill_vectors().await {
                         tracing::warn!(%error, "vector backfill failed; the next write retries");
                     }
                 }
-                if !dream.backfills.stop() {
+                if !state.backfills.stop() {
                     return;
                 }
             }

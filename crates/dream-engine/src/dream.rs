@@ -162,7 +162,7 @@ impl Dream {
         &self.state
     }
 
-    // Writer ([`crate::handles::Writer`]): text in: sessions, memories, imports, and the person's own acts that raise trust.
+    // Writer: sessions, memories and imports in; the person's acts that raise trust.
 
     /// Logs a session transcript and returns its id. Never waits for a pass.
     ///
@@ -304,7 +304,7 @@ impl Dream {
         self.state.writer().remember_as(new, role).await
     }
 
-    // Pass ([`crate::handles::Pass`]): the dream pass: gates, consolidation, the write gate, plans.
+    // Pass: the dream pass, its gates and its plans.
 
     /// Runs a dream pass. Without `force`, the gates first, cheapest first: enabled,
     /// hours since the last *successful* pass, pending sessions; with `force`,
@@ -357,7 +357,7 @@ impl Dream {
         self.state.pass().apply(plan_id).await
     }
 
-    // Reader ([`crate::handles::Reader`]): reads: memories, history, trash, quarantine, audit, sessions, the change feed.
+    // Reader: the reads that change nothing.
 
     /// Pending sessions of this scope held for the person: passes left part of
     /// each unstored too many times. Each with why, oldest first.
@@ -421,7 +421,7 @@ impl Dream {
         self.state.reader().trash().await
     }
 
-    // Upkeep ([`crate::handles::Upkeep`]): upkeep: forget, restore, purge, trash expiry, rekey, vectors.
+    // Upkeep: forget, restore, purge, trash expiry, rekey, vectors.
 
     /// Waits until no background backfill of this handle runs or is pending.
     pub async fn backfill_idle(&self) {

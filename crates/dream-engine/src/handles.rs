@@ -49,18 +49,22 @@
 //!   `log_session_as`, `log_transcript`, `remember`, `remember_as`, `import`,
 //!   `import_markdown`, `import_with`, and the person's acts `confirm`,
 //!   `confirm_edited`, `confirm_all`, `release`. A logged session may start a
-//!   background pass (`auto_dream`): the one crossing to [`Pass`].
+//!   background pass (`auto_dream`, in `sessions.rs`): a crossing to [`Pass`].
 //! - [`Pass`] — `dream`, `dry_run`, `plans`, `apply`, `check_gates`,
 //!   `last_success`, `claim_holder`: the pass's gates, consolidation, write
 //!   gate and journaled apply.
 //! - [`Reader`] — the reads that change nothing: `list`, `get`, `history`,
 //!   `trash`, `quarantine`, `audit`, `stats`, `export`, `existing`, `session`,
-//!   `stuck_sessions`.
+//!   `stuck_sessions`. `stats` asks [`Pass`] for the last success.
 //! - [`Upkeep`] — removal, recovery and derived data: `forget`, `restore`,
 //!   `restore_entry`, `expire_trash`, `drop_quarantined`, the purges,
-//!   `carry_trust` (rekey), the vector backfill. The store lease finishes an
-//!   interrupted purge before anything else ([`State::lock_rolled`]): the one
-//!   crossing from the state to a handle.
+//!   `carry_trust` (rekey), the vector backfill. The state calls on it twice:
+//!   the store lease finishes an interrupted purge before anything else
+//!   ([`State::lock_rolled`]), and every write schedules a backfill
+//!   ([`State::schedule_backfill`]).
+//!
+//! Below the facade, the memory tool (`memory_tool.rs`) forgets as the agent
+//! through `Dream`'s crate-private `state()`.
 //!
 //! # The facade
 //!
