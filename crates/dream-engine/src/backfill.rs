@@ -8,56 +8,35 @@
 //! then backfilled again. Written through the handle's store, so an encrypted
 //! store encrypts them. After each backfill that changed something,
 //! `state/vectors` holds a fresh nonce, so recall reloads its vectors.
+//!
+//! [`Dream::backfill_vectors`]: crate::Dream::backfill_vectors
 
 use std::collections::{BTreeMap, HashMap};
-use std::sync::Arc;
 
 use bytes::Bytes;
 use dream_core::{Embedder, Record, RecordId, Write};
 
-use crate::dream::Dream;
 use crate::error::{DreamError, Result};
+use crate::handles::Upkeep;
 use crate::layout::{self, hash_bytes};
+use crate::state::State;
 use crate::vectors::{Header, StoredVector, VectorReport, decode, embedded_text, encode};
 
 /// Most texts sent to the embedder per call during a backfill.
 pub(crate) const BACKFILL_BATCH: usize = 64;
 
-impl Dream {
-    /// The same handle computing memory vectors with `embedder` (see
-    /// [`Dream::backfill_vectors`]): after every event it records, a backfill
-    /// runs in the background on the current Tokio runtime.
-    pub fn with_embedder(mut self, embedder: Arc<dyn Embedder>) -> Self {
-        self.embedder = Some(embedder);
-        self
-    }
-
-    /// Whether the handle has an embedder.
-    pub fn has_embedder(&self) -> bool {
-        self.embedder.is_some()
-    }
-
-    /// Waits until no background backfill of this handle runs or is pending.
-    pub async fn backfill_idle(&self) {
+impl Upkeep<'_> {
+    pub(crate) async fn backfill_idle(&self) {
         while !self.backfills.is_idle() {
             tokio::time::sleep(std::time::Duration::from_millis(10)).await;
         }
     }
 
-    /// Computes and stores the vector of every memory whose vector is missing or
-    /// stale (another model, dimension or text), and removes the vectors of
-    /// memories that are gone. Runs outside the lease: a memory written meanwhile
-    /// is picked up by the next backfill, and a vector written for a memory
-    /// removed meanwhile is removed again here or by the next backfill (recall
-    /// never uses a vector without its memory). Without an embedder, does nothing.
-    pub async fn backfill_vectors(&self) -> Result<VectorReport> {
+    pub(crate) async fn backfill_vectors(&self) -> Result<VectorReport> {
         self.backfill_vectors_with_progress(|_, _| {}).await
     }
 
-    /// [`Dream::backfill_vectors`], calling `progress(done, total)` before the
-    /// first batch and after each batch the embedder computed (`total`: the
-    /// vectors missing or stale).
-    pub async fn backfill_vectors_with_progress(
+    pub(crate) async fn backfill_vectors_with_progress(
         &self,
         progress: impl Fn(usize, usize) + Send + Sync,
     ) -> Result<VectorReport> {
@@ -155,7 +134,9 @@ impl Dream {
         );
         Ok(report)
     }
+}
 
+impl State {
     /// Starts a background backfill unless one is running (then it runs once
     /// more when done). Needs a Tokio runtime; failures are logged, never raised.
     pub(crate) fn schedule_backfill(&self) {
@@ -165,15 +146,15 @@ impl Dream {
         if !self.backfills.request() {
             return;
         }
-        let dream = self.clone();
+        let state = self.clone();
         tokio::spawn(async move {
             loop {
-                while dream.backfills.take_request() {
-                    if let Err(error) = dream.backfill_vectors().await {
+                while state.backfills.take_request() {
+                    if let Err(error) = state.upkeep().backfill_vectors().await {
                         tracing::warn!(%error, "vector backfill failed; the next write retries");
                     }
                 }
-                if !dream.backfills.stop() {
+                if !state.backfills.stop() {
                     return;
                 }
             }

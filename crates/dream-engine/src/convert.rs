@@ -19,8 +19,8 @@ use dream_core::{Entry, Memory, MemoryId, Role, parse_memory, render_memory};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
-use crate::dream::Dream;
 use crate::error::Result;
+use crate::handles::Upkeep;
 use crate::journal::Op;
 use crate::layout;
 use crate::records::{
@@ -32,6 +32,8 @@ use crate::seal::{self, SealKey};
 const CHUNK: usize = 64;
 
 /// What [`Dream::carry_trust`] did.
+///
+/// [`Dream::carry_trust`]: crate::Dream::carry_trust
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 pub struct Carried {
     /// Records rewritten sealed under the target key (they verified).
@@ -42,12 +44,8 @@ pub struct Carried {
     pub plans_dropped: usize,
 }
 
-impl Dream {
-    /// Writes the trust of every record out explicitly, for a conversion to a
-    /// store whose records are checked with `to` (`None`: a store that
-    /// authenticates its own records, where no seal is checked). Run under the
-    /// store lease, journaled, before the conversion starts. See the module doc.
-    pub async fn carry_trust(&self, to: Option<&SealKey>) -> Result<Carried> {
+impl Upkeep<'_> {
+    pub(crate) async fn carry_trust(&self, to: Option<&SealKey>) -> Result<Carried> {
         let mut carried = Carried::default();
         let mut ops = Vec::new();
         for entry in self.list_all(layout::MEMORIES).await? {
@@ -173,7 +171,7 @@ impl Dream {
     }
 }
 
-impl Dream {
+impl Upkeep<'_> {
     /// Carries every copy of a memory kept in namespace `ns` (trash, history):
     /// `copy` names a record's memory id and Markdown.
     async fn carry_copies<R: Serialize + DeserializeOwned>(

@@ -1,31 +1,36 @@
-//! The [`Dream`] handle and the helpers every operation shares: reading the
-//! generation and the memories, taking the store lease (rolling a leftover
-//! journal forward first), committing a journaled mutation, audit and events.
+//! The [`Dream`] facade: one public type over the handles of
+//! [`crate::handles`], each public method a line that hands the call to the
+//! handle whose job it is.
 
-use std::collections::{BTreeMap, HashSet};
 use std::fmt;
 use std::sync::Arc;
 
 use chrono::{DateTime, Utc};
 use dream_core::{
-    Changes, Clock, Embedder, Entry, LanguageModel, Memory, MemoryId, Namespace, Record, RecordId,
-    RecordStore, Scope, SessionId, SystemClock, parse_memory,
+    Changes, Clock, Embedder, LanguageModel, Memory, MemoryId, Message, RecordStore, Role, Scope,
+    SessionId,
 };
 
-use crate::consolidate::{Consolidator, LlmConsolidator, RuleBasedConsolidator};
+use crate::caller::Caller;
+use crate::claim::ClaimHolder;
+use crate::consolidate::{Consolidator, LlmConsolidator};
+use crate::convert::Carried;
 use crate::error::{DreamError, Result};
-use crate::events::Event;
-use crate::feed::{Feed, FeedEntry, Subscription};
-use crate::gate::Known;
-use crate::journal::{self, Journal, Op, Outcome};
-use crate::layout::{self, IdGen, hash_bytes};
-use crate::lease::HeldLease;
+use crate::feed::Subscription;
+use crate::manage::{
+    Confirmed, Existing, Exported, HistoryEntry, ImportReport, ImportSource, NewMemory, Purged,
+    Remembered, Stats, TrashEntry,
+};
 use crate::options::Options;
+use crate::pass::{DreamReport, DryRun, PlanSummary, SkipReason};
 use crate::progress::PassProgress;
-use crate::records::{Actor, AuditAction, AuditRecord, to_json};
-use crate::scan::Scanners;
+use crate::purge::PurgeReport;
+use crate::records::{AuditRecord, QuarantineRecord, SessionRecord, SuccessStamp};
 use crate::seal::SealKey;
-use crate::single_flight::SingleFlight;
+use crate::sessions::Logged;
+use crate::state::State;
+use crate::transcripts::Part;
+use crate::vectors::VectorReport;
 
 /// Long-term memory over one store, working in one scope.
 ///
@@ -36,92 +41,16 @@ use crate::single_flight::SingleFlight;
 /// `state/generation` so every process sees its view is stale.
 #[derive(Clone)]
 pub struct Dream {
-    pub(crate) store: Arc<dyn RecordStore>,
-    pub(crate) clock: Arc<dyn Clock>,
-    pub(crate) scope: Scope,
-    pub(crate) options: Arc<Options>,
-    pub(crate) consolidator: Arc<dyn Consolidator>,
-    pub(crate) scanners: Arc<Scanners>,
-    pub(crate) ids: Arc<IdGen>,
-    /// The store's change feed, where every event is recorded.
-    pub(crate) feed: Arc<Feed>,
-    /// Seals every memory written and checks the seal of every memory read;
-    /// `None`: the store is trusted as it is (see [`Dream::with_seal`]).
-    pub(crate) seal: Option<SealKey>,
-    /// Told each stage of a pass as it starts (see [`Dream::with_progress`]).
-    pub(crate) progress: Option<PassProgress>,
-    /// Computes memory vectors (see [`Dream::with_embedder`]).
-    pub(crate) embedder: Option<Arc<dyn Embedder>>,
-    /// Background vector backfills of this handle and its clones.
-    pub(crate) backfills: Arc<SingleFlight>,
+    state: State,
 }
 
 impl fmt::Debug for Dream {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Dream")
-            .field("store", &self.store.info().name)
-            .field("scope", &self.scope)
-            .field("consolidator", &self.consolidator.describe())
+            .field("store", &self.state.store.info().name)
+            .field("scope", &self.state.scope)
+            .field("consolidator", &self.state.consolidator.describe())
             .finish_non_exhaustive()
-    }
-}
-
-/// What orient read: the generation and every memory, split by scope.
-#[derive(Debug)]
-pub(crate) struct Orient {
-    pub generation: u64,
-    pub memories: BTreeMap<MemoryId, Known>,
-    pub foreign: HashSet<MemoryId>,
-}
-
-/// One audit entry in the making.
-#[derive(Debug, Clone)]
-pub(crate) struct AuditEntry {
-    pub action: AuditAction,
-    pub actor: Actor,
-    pub reason: String,
-    pub memory: Option<MemoryId>,
-    pub sessions: Vec<SessionId>,
-    pub pass: Option<String>,
-    pub rules: Vec<String>,
-    pub hash: Option<String>,
-    /// Another scope than the handle's (housekeeping across scopes).
-    pub scope: Option<Scope>,
-}
-
-impl AuditEntry {
-    pub fn new(action: AuditAction, actor: Actor, reason: impl Into<String>) -> Self {
-        AuditEntry {
-            action,
-            actor,
-            reason: reason.into(),
-            memory: None,
-            sessions: Vec::new(),
-            pass: None,
-            rules: Vec::new(),
-            hash: None,
-            scope: None,
-        }
-    }
-    pub fn memory(mut self, id: &MemoryId) -> Self {
-        self.memory = Some(id.clone());
-        self
-    }
-    pub fn sessions(mut self, sessions: &[SessionId]) -> Self {
-        self.sessions = sessions.to_vec();
-        self
-    }
-    pub fn pass(mut self, pass: &str) -> Self {
-        self.pass = Some(pass.to_owned());
-        self
-    }
-    pub fn rules(mut self, rules: Vec<String>) -> Self {
-        self.rules = rules;
-        self
-    }
-    pub fn hash(mut self, hash: String) -> Self {
-        self.hash = Some(hash);
-        self
     }
 }
 
@@ -131,41 +60,15 @@ impl Dream {
     /// is the rule-based offline mode until [`Dream::with_model`] or
     /// [`Dream::with_consolidator`] says otherwise; the clock is the system's.
     pub fn open(store: Arc<dyn RecordStore>, options: Options) -> Result<Dream> {
-        options.validate()?;
-        let info = store.info();
-        if !info.capabilities.leases {
-            return Err(DreamError::UnsupportedStore {
-                store: info.name,
-                missing: "leases",
-            });
-        }
-        if !info.capabilities.fenced_writes {
-            return Err(DreamError::UnsupportedStore {
-                store: info.name,
-                missing: "fenced writes",
-            });
-        }
-        let feed = Arc::new(Feed::new(store.clone(), options.feed_retain));
         Ok(Dream {
-            store,
-            clock: Arc::new(SystemClock),
-            scope: options.scope.clone(),
-            options: Arc::new(options),
-            consolidator: Arc::new(RuleBasedConsolidator::new()),
-            scanners: Arc::default(),
-            ids: Arc::new(IdGen::default()),
-            feed,
-            seal: None,
-            progress: None,
-            embedder: None,
-            backfills: Arc::default(),
+            state: State::open(store, options)?,
         })
     }
 
     /// The same handle telling `progress` each stage of a pass as it starts
     /// (sessions read, the consolidator at work, the writes), for a progress display.
     pub fn with_progress(mut self, progress: PassProgress) -> Self {
-        self.progress = Some(progress);
+        self.state.progress = Some(progress);
         self
     }
 
@@ -176,398 +79,465 @@ impl Dream {
     /// store's records are trusted as they are (an encrypted store's AEAD
     /// authenticates them already). See [`crate::SealKey`].
     pub fn with_seal(mut self, key: SealKey) -> Self {
-        self.seal = Some(key);
+        self.state.seal = Some(key);
         self
     }
 
     /// The same handle on another clock (gates, expiry and timestamps follow it).
-    pub fn with_clock(mut self, clock: Arc<dyn Clock>) -> Self {
-        self.clock = clock;
-        self
+    pub fn with_clock(self, clock: Arc<dyn Clock>) -> Self {
+        Dream {
+            state: self.state.with_clock(clock),
+        }
     }
 
     /// The same handle consolidating with `consolidator`.
     pub fn with_consolidator(mut self, consolidator: Arc<dyn Consolidator>) -> Self {
-        self.consolidator = consolidator;
+        self.state.consolidator = consolidator;
         self
     }
 
     /// The same handle consolidating with a language model ([`LlmConsolidator`]).
     pub fn with_model(self, model: Arc<dyn LanguageModel>) -> Self {
-        let max_tokens = self.options.max_tokens;
+        let max_tokens = self.state.options.max_tokens;
         self.with_consolidator(Arc::new(LlmConsolidator::new(model, max_tokens)))
     }
 
     /// The scope this handle works in.
     pub fn scope(&self) -> &Scope {
-        &self.scope
+        &self.state.scope
     }
 
     /// The options.
     pub fn options(&self) -> &Options {
-        &self.options
+        &self.state.options
     }
 
     /// The store.
     pub fn store(&self) -> &Arc<dyn RecordStore> {
-        &self.store
+        &self.state.store
     }
 
     /// The consolidator's description (`rule-based (offline mode)` when no model is set).
     pub fn consolidator(&self) -> String {
-        self.consolidator.describe()
+        self.state.consolidator.describe()
     }
 
     /// Every event any process records in this store's change feed, in order,
     /// after `cursor` (a [`FeedEntry::seq`]; `None`: from the oldest retained).
     /// A cursor the feed no longer holds is [`DreamError::Resync`], never a skip.
+    ///
+    /// [`FeedEntry::seq`]: crate::FeedEntry::seq
     pub fn subscribe(&self, cursor: Option<u64>) -> Subscription {
-        Subscription::new(self.feed.clone(), cursor)
+        self.state.subscribe(cursor)
     }
 
     /// The store's wake-up for a subscription ([`RecordStore::watch_changes`],
     /// for [`Subscription::with_wakeups`]): `Some` when the store hears every
     /// process's writes, `None` when a subscription must poll.
     pub async fn watch_changes(&self) -> Result<Option<Changes>, DreamError> {
-        Ok(self.store.watch_changes().await?)
-    }
-
-    pub(crate) fn now(&self) -> DateTime<Utc> {
-        self.clock.now()
-    }
-
-    /// Records `event` in the change feed: for an event that is the only record
-    /// of what happened (a pass started or skipped). An event describing writes
-    /// goes with them, through [`Dream::commit`] or [`Dream::write_with_events`].
-    /// Every way into the feed also starts a vector backfill when there is an
-    /// embedder ([`Dream::schedule_backfill`]).
-    pub(crate) async fn emit(&self, event: Event) -> Result<FeedEntry> {
-        let entry = self.feed.append(self.now(), event).await;
-        self.schedule_backfill();
-        entry
-    }
-
-    /// Writes `ops` (outside the store lease, under `fence` when given) with the
-    /// feed entries of `events`, together where the store has atomic batches
-    /// (see [`Feed::write_with`]).
-    pub(crate) async fn write_with_events(
-        &self,
-        ops: &[dream_core::BatchOp],
-        events: &[Event],
-        fence: Option<dream_core::Fence>,
-    ) -> Result<Vec<FeedEntry>> {
-        let entries = self.feed.write_with(self.now(), events, ops, fence).await;
-        self.schedule_backfill();
-        entries
+        Ok(self.state.store.watch_changes().await?)
     }
 
     /// The current generation: bumped by every memory mutation, in any process.
     pub async fn generation(&self) -> Result<u64> {
-        Ok(self.read_generation().await?.0)
+        Ok(self.state.read_generation().await?.0)
     }
 
-    pub(crate) async fn read_generation(&self) -> Result<(u64, Option<Record>)> {
-        layout::read_generation(&*self.store).await
+    /// The same handle computing memory vectors with `embedder` (see
+    /// [`Dream::backfill_vectors`]): after every event it records, a backfill
+    /// runs in the background on the current Tokio runtime.
+    pub fn with_embedder(mut self, embedder: Arc<dyn Embedder>) -> Self {
+        self.state.embedder = Some(embedder);
+        self
     }
 
-    /// Every entry of a namespace, page by page.
-    pub(crate) async fn list_all(&self, ns: &'static str) -> Result<Vec<Entry>> {
-        layout::list_all(&*self.store, ns, usize::MAX).await
+    /// Whether the handle has an embedder.
+    pub fn has_embedder(&self) -> bool {
+        self.state.embedder.is_some()
     }
 
-    /// Every id of a namespace, page by page, without reading values.
-    pub(crate) async fn list_ids(
+    /// The shared state, for the crate's own code that works below the facade
+    /// (the memory tool forgets as the agent).
+    pub(crate) fn state(&self) -> &State {
+        &self.state
+    }
+
+    // Writer: sessions, memories and imports in; the person's acts that raise trust.
+
+    /// Logs a session transcript and returns its id. Never waits for a pass.
+    ///
+    /// Caps: 1 to [`MAX_MESSAGES_PER_SESSION`] messages of at most
+    /// [`MAX_MESSAGE_BYTES`] each and [`MAX_SESSION_BYTES`] in all; roles `user`,
+    /// `assistant` and `tool` (`system` is refused: the agent's own prompt is not
+    /// session content). Every secret the scanner finds is replaced with
+    /// `[REDACTED:<rule>]` before anything is stored or sent anywhere. Past
+    /// `max_pending` pending sessions in this scope: `PendingFull`, nothing stored.
+    /// The bound is exact across processes: the count and the write happen under
+    /// the scope's logging lease (`layout::log_lock`), the write fenced by it.
+    /// Waits up to `lease_wait` for another logger (`Busy` past it).
+    ///
+    /// The messages are the person's ([`Caller::Person`]): a front end that
+    /// logs for someone else calls [`Dream::log_session_as`].
+    ///
+    /// [`MAX_MESSAGES_PER_SESSION`]: crate::MAX_MESSAGES_PER_SESSION
+    /// [`MAX_MESSAGE_BYTES`]: crate::MAX_MESSAGE_BYTES
+    /// [`MAX_SESSION_BYTES`]: crate::MAX_SESSION_BYTES
+    pub async fn log_session(&self, messages: Vec<Message>) -> Result<SessionId> {
+        self.state.writer().log_session(messages).await
+    }
+
+    /// As [`Dream::log_session`], for `caller`: each message is stored with the
+    /// role [`Caller::stored_role`] gives it, so an agent's `user` message is
+    /// stored as the agent's report (never the person's word until `dream
+    /// confirm`) and a foreign one as tool text.
+    pub async fn log_session_as(
         &self,
-        ns: &'static str,
-    ) -> Result<std::collections::HashSet<RecordId>> {
-        let entries = layout::list_versions_all(&*self.store, ns, usize::MAX).await?;
-        Ok(entries.into_iter().map(|e| e.id).collect())
+        messages: Vec<Message>,
+        caller: Caller,
+    ) -> Result<SessionId> {
+        self.state.writer().log_session_as(messages, caller).await
     }
 
-    /// Which of `ids` name a record of `ns`, without reading values: the
-    /// namespace is listed (ids and versions) only from just before the smallest
-    /// of them to the largest, since listings are sorted by id bytes.
-    pub(crate) async fn present_among(
+    /// Logs one part of an agent's transcript ([`crate::transcripts::split`]),
+    /// unless a session of this scope already holds a part with the same
+    /// `source` hash: then nothing is stored and that session's id is returned
+    /// as [`Logged::Already`]. Otherwise as [`Dream::log_session`].
+    ///
+    /// The check and the write happen under the scope's logging lease
+    /// (`layout::log_lock`), the write fenced by it, so two processes
+    /// importing the same transcript at once store it once. Waits up to
+    /// `lease_wait` for another logger (`Busy` past it).
+    pub async fn log_transcript(&self, part: Part) -> Result<Logged> {
+        self.state.writer().log_transcript(part).await
+    }
+
+    /// Imports Markdown memories (as `render_memory` writes them) through the
+    /// write gate. See [`Dream::import`].
+    pub async fn import_markdown(
         &self,
-        ns: &'static str,
-        ids: &HashSet<RecordId>,
-    ) -> Result<HashSet<RecordId>> {
-        let mut present = HashSet::new();
-        let (Some(first), Some(last)) = (ids.iter().min(), ids.iter().max()) else {
-            return Ok(present);
-        };
-        let ns: Namespace = layout::namespace(ns);
-        // A proper prefix sorts before the id itself: the listing starts after it.
-        let cut = first.as_str().char_indices().last().map_or(0, |(i, _)| i);
-        let mut after = RecordId::new(&first.as_str()[..cut]).ok();
-        loop {
-            let page = self
-                .store
-                .list_versions(&ns, after.as_ref(), dream_core::store::MAX_LIST_LIMIT)
-                .await?;
-            for entry in page.entries {
-                if entry.id > *last {
-                    return Ok(present);
-                }
-                if ids.contains(&entry.id) {
-                    present.insert(entry.id);
-                }
-            }
-            match page.next {
-                Some(next) => after = Some(next),
-                None => return Ok(present),
-            }
-        }
+        texts: &[String],
+        pin: bool,
+        from: ImportSource,
+    ) -> Result<ImportReport> {
+        self.state.writer().import_markdown(texts, pin, from).await
     }
 
-    /// The entries of `ns` whose ids start with `prefix` (a valid id itself).
-    pub(crate) async fn list_prefix(&self, ns: &'static str, prefix: &str) -> Result<Vec<Entry>> {
-        let ns: Namespace = layout::namespace(ns);
-        let mut after = RecordId::new(prefix)?;
-        let mut out = Vec::new();
-        loop {
-            let page = self.store.list(&ns, Some(&after), 64).await?;
-            let full = page.next.is_some();
-            for entry in page.entries {
-                if !entry.id.as_str().starts_with(prefix) {
-                    return Ok(out);
-                }
-                after = entry.id.clone();
-                out.push(entry);
-            }
-            if !full {
-                return Ok(out);
-            }
-        }
-    }
-
-    /// The first (oldest) entries of a time-ordered namespace.
-    pub(crate) async fn list_oldest(&self, ns: &'static str, limit: usize) -> Result<Vec<Entry>> {
-        Ok(self
-            .store
-            .list(&layout::namespace(ns), None, limit)
-            .await?
-            .entries)
-    }
-
-    /// A memory's Markdown (sealed when the handle has a key) and its hash.
-    pub(crate) fn rendered(&self, memory: &Memory) -> (String, String) {
-        let text = dream_core::render_memory(memory);
-        let text = match &self.seal {
-            Some(key) => key.seal(memory.id.as_str(), &text),
-            None => text,
-        };
-        let hash = hash_bytes(text.as_bytes());
-        (text, hash)
-    }
-
-    /// Whether a stored memory record carries this store's seal (always, without a key).
-    /// The one verified read ([`crate::seal::verified`]) for a memory record.
-    pub(crate) fn verified(&self, id: &RecordId, record: &Record) -> bool {
-        crate::seal::verified(self.seal.as_ref(), id.as_str(), &record.value)
-    }
-
-    /// The one verified read for a memory's Markdown kept inside another record
-    /// (a trash or history copy), for memory `id`.
-    pub(crate) fn verified_text(&self, id: &MemoryId, text: &str) -> bool {
-        crate::seal::verified(self.seal.as_ref(), id.as_str(), text.as_bytes())
-    }
-
-    /// Parses a stored memory, checking it is stored under its own id.
-    pub(crate) fn parse_entry(&self, id: &RecordId, record: &Record) -> Option<Memory> {
-        let text = std::str::from_utf8(&record.value).ok()?;
-        match parse_memory(text) {
-            Ok(m) if m.id.as_str() == id.as_str() => Some(m),
-            Ok(_) => {
-                tracing::warn!(memory = %id, "memory record holds another id; ignored");
-                None
-            }
-            Err(e) => {
-                tracing::warn!(memory = %id, error = %e, "unreadable memory record; ignored");
-                None
-            }
-        }
-    }
-
-    /// Reads the generation and every memory.
-    pub(crate) async fn orient(&self) -> Result<Orient> {
-        let (generation, _) = self.read_generation().await?;
-        let mut memories = BTreeMap::new();
-        let mut foreign = HashSet::new();
-        for entry in self.list_all(layout::MEMORIES).await? {
-            let Some(memory) = self.parse_entry(&entry.id, &entry.record) else {
-                continue;
-            };
-            if memory.scope != self.scope {
-                foreign.insert(memory.id);
-                continue;
-            }
-            let record = entry.record;
-            let verified = self.verified(&entry.id, &record);
-            memories.insert(
-                memory.id.clone(),
-                Known {
-                    memory,
-                    verified,
-                    record,
-                },
-            );
-        }
-        Ok(Orient {
-            generation,
-            memories,
-            foreign,
-        })
-    }
-
-    /// Reads one memory of this scope with its stored record.
-    pub(crate) async fn read_memory(&self, id: &MemoryId) -> Result<Option<(Memory, Record)>> {
-        let key = layout::key(layout::MEMORIES, id.clone());
-        let Some(record) = self.store.get(&key).await? else {
-            return Ok(None);
-        };
-        Ok(self
-            .parse_entry(&key.id, &record)
-            .filter(|m| m.scope == self.scope)
-            .map(|m| (m, record)))
-    }
-
-    /// Takes the store lease and, before anything else, rolls a leftover journal
-    /// forward and completes an interrupted scope purge.
-    pub(crate) async fn lock(&self) -> Result<HeldLease> {
-        Ok(self.lock_rolled().await?.0)
-    }
-
-    /// Runs `work` under the store lease ([`Dream::lock`]) and releases the lease
-    /// afterwards, whatever `work` returned: the one way a mutation takes the
-    /// lock. Events go into the change feed with the mutation itself
-    /// (`Dream::commit`), so nothing is left to emit once the lease is released.
-    pub(crate) async fn under_lease<T>(
+    /// Imports memories through the write gate: each keeps its id (refused if one
+    /// exists), joins this scope, is pinned only if `pin`, and is scanned;
+    /// instruction- or secret-shaped ones are quarantined (redacted). A record
+    /// never grants itself trust: its `pinned`, `supersedes`, `status`, `sources`,
+    /// `evidence` and `scope` are the engine's — provenance from `from`, so an
+    /// export of another system is held at recall until a person confirms it. At
+    /// most [`MAX_IMPORT`] per call, under one lease, committed in batches, each
+    /// bumping the generation. `max_memories` is enforced by the next pass.
+    ///
+    /// [`MAX_IMPORT`]: crate::MAX_IMPORT
+    pub async fn import(
         &self,
-        work: impl AsyncFnOnce(&HeldLease) -> Result<T>,
-    ) -> Result<T> {
-        let lease = self.lock().await?;
-        let result = work(&lease).await;
-        lease.release().await;
-        result
+        memories: Vec<Memory>,
+        pin: bool,
+        from: ImportSource,
+    ) -> Result<ImportReport> {
+        self.state.writer().import(memories, pin, from).await
     }
 
-    /// [`Dream::lock`], also saying which leftover journal it rolled forward.
-    pub(crate) async fn lock_rolled(&self) -> Result<(HeldLease, Option<String>)> {
-        let lease = HeldLease::take(
-            &self.store,
-            &layout::dream_lock(),
-            self.options.lease_ttl,
-            self.options.lease_wait,
-        )
-        .await?;
-        let rolled = match journal::roll_forward(&self.store, &self.feed, &lease).await {
-            Ok(None) => None,
-            Ok(Some((id, outcome))) => {
-                if let Err(e) = self.after_roll_forward(&lease, id.clone(), outcome).await {
-                    lease.release().await;
-                    return Err(e);
-                }
-                Some(id)
-            }
-            Err(e) => {
-                lease.release().await;
-                return Err(e);
-            }
-        };
-        if let Err(e) = self.resume_purge(&lease).await {
-            lease.release().await;
-            return Err(e);
-        }
-        Ok((lease, rolled))
-    }
-
-    async fn after_roll_forward(
+    /// [`Dream::import`], doing with memories whose id exists what `existing` says.
+    pub async fn import_with(
         &self,
-        lease: &HeldLease,
-        id: String,
-        outcome: Outcome,
-    ) -> Result<()> {
-        let reason = if outcome.mismatches.is_empty() {
-            format!("journal of {id} rolled forward after an interrupted apply")
-        } else {
-            format!(
-                "journal of {id} rolled forward after an interrupted apply; {} writes skipped \
-                 (records held neither their pre- nor their post-image)",
-                outcome.mismatches.len()
-            )
-        };
-        let entry =
-            AuditEntry::new(AuditAction::JournalRolledForward, Actor::Engine, reason).pass(&id);
-        let op = self.audit_op(entry);
-        self.feed
-            .write_with(
-                self.now(),
-                &[Event::JournalRolledForward { pass: id }],
-                &[op.batch_op()],
-                Some(lease.fence()),
-            )
-            .await?;
-        Ok(())
+        memories: Vec<Memory>,
+        pin: bool,
+        from: ImportSource,
+        existing: Existing,
+    ) -> Result<ImportReport> {
+        self.state
+            .writer()
+            .import_with(memories, pin, from, existing)
+            .await
     }
 
-    /// Journals and applies `ops` under `lease`, recording `events` in the change
-    /// feed with them: a crash leaves both or neither (see [`crate::journal`]).
-    pub(crate) async fn commit(
+    /// Releases a quarantined proposal into `memories`: a person's decision,
+    /// recorded in the audit log with `note`'s hash. A proposal with a secret
+    /// finding can never be released. It admits the text with the trust the
+    /// proposal had (an agent's stays held until `confirm`); an entry that does
+    /// not carry this store's seal (edited on disk, planted) is released held.
+    pub async fn release(&self, entry: &str, note: &str) -> Result<Memory> {
+        self.state.writer().release(entry, note).await
+    }
+
+    /// A person confirms memory `id`: a record without this store's seal (a hand
+    /// edit, a planted file, a store moved on purpose) is sealed, and a memory
+    /// held as `unconfirmed` becomes the person's word. Audited, with the prior
+    /// version in history. Recall still scans it like any other record.
+    pub async fn confirm(&self, id: &MemoryId) -> Result<Confirmed> {
+        self.state.writer().confirm(id).await
+    }
+
+    /// A person rewrites memory `id` and so confirms it: `content` becomes its
+    /// body, the person's word (evidence `user`), through the same scan, history
+    /// and audit as [`Dream::confirm`]. Text the scanner flags is refused and
+    /// nothing changes; unchanged text is a plain [`Dream::confirm`].
+    pub async fn confirm_edited(&self, id: &MemoryId, content: String) -> Result<Confirmed> {
+        self.state.writer().confirm_edited(id, content).await
+    }
+
+    /// [`Dream::confirm`] for every memory of this scope that is held; the ids
+    /// confirmed, with what each was. For a store the person reviewed, or moved on purpose.
+    pub async fn confirm_all(&self) -> Result<Vec<(MemoryId, Confirmed)>> {
+        self.state.writer().confirm_all().await
+    }
+
+    /// Remembers what a person states: pinned, through the same write gate as a
+    /// pass (field rules, then the recursive scan). Instruction- or secret-shaped
+    /// memories are quarantined (redacted) instead.
+    pub async fn remember(&self, new: NewMemory) -> Result<Remembered> {
+        self.state.writer().remember(new).await
+    }
+
+    /// Remembers what someone other than the person states — an agent over MCP
+    /// (`Role::Assistant`), a tool (`Role::Tool`): through the same write gate as
+    /// [`Dream::remember`] (field rules, then the recursive scan; instruction- or
+    /// secret-shaped memories are quarantined), but never the person's word and
+    /// never pinned. It is stored `status: unconfirmed` with evidence `role`, so
+    /// recall holds it (`unconfirmed-source`) until a person runs `confirm`.
+    /// `Role::User` is refused: only [`Dream::remember`] speaks for the person.
+    pub async fn remember_as(&self, new: NewMemory, role: Role) -> Result<Remembered> {
+        self.state.writer().remember_as(new, role).await
+    }
+
+    // Pass: the dream pass, its gates and its plans.
+
+    /// Runs a dream pass. Without `force`, the gates first, cheapest first: enabled,
+    /// hours since the last *successful* pass, pending sessions; with `force`,
+    /// straight to the claim. Then the scope's claim lease (so two processes never
+    /// pay for the same model call), orient, gather, consolidate, gate, and apply
+    /// under the store lease. An error leaves every session pending and no stamp,
+    /// so a failed pass does not postpone the next one.
+    pub async fn dream(&self, force: bool) -> Result<DreamReport> {
+        self.state.pass().dream(force).await
+    }
+
+    /// Why `dream(false)` would not run now, if it would not (`exclude` does not count).
+    pub async fn check_gates(&self, exclude: Option<&SessionId>) -> Result<Option<SkipReason>> {
+        self.state.pass().check_gates(exclude).await
+    }
+
+    /// When this scope last had a successful pass.
+    pub async fn last_success(&self) -> Result<Option<SuccessStamp>> {
+        self.state.pass().last_success().await
+    }
+
+    /// Who holds this scope's claim, if a pass holds it (or a stopped process
+    /// held it and it has not expired yet).
+    pub async fn claim_holder(&self) -> Result<Option<ClaimHolder>> {
+        self.state.pass().claim_holder().await
+    }
+
+    /// Consolidates the pending sessions now, ignoring the gates, and stores the
+    /// plan instead of applying it. [`Dream::apply`] applies exactly that plan.
+    pub async fn dry_run(&self) -> Result<DryRun> {
+        self.state.pass().dry_run().await
+    }
+
+    /// The stored dry-run plans of this scope, oldest first.
+    pub async fn plans(&self) -> Result<Vec<PlanSummary>> {
+        self.state.pass().plans().await
+    }
+
+    /// Applies exactly the plan a dry run stored, if nothing it read has changed
+    /// (else `Stale` with the reason, and nothing is applied). A plan applies once.
+    ///
+    /// The stored plan passes the one verified read first: a plan whose bytes do
+    /// not match the seal the dry run made (edited in the store, planted) is
+    /// refused. What it would write is judged again: the gate's scan and field
+    /// rules on every memory it writes, and the provenance check against its
+    /// sessions as stored now (a session that does not verify counts as tool
+    /// text), so a plan can never write the person's word that its sessions do
+    /// not carry.
+    pub async fn apply(&self, plan_id: &str) -> Result<DreamReport> {
+        self.state.pass().apply(plan_id).await
+    }
+
+    // Reader: the reads that change nothing.
+
+    /// Pending sessions of this scope held for the person: passes left part of
+    /// each unstored too many times. Each with why, oldest first.
+    pub async fn stuck_sessions(&self) -> Result<Vec<(SessionId, String)>> {
+        self.state.reader().stuck_sessions().await
+    }
+
+    /// A logged session of this scope.
+    pub async fn session(&self, id: &SessionId) -> Result<Option<SessionRecord>> {
+        self.state.reader().session(id).await
+    }
+
+    /// Every memory of this scope for an export, oldest first, each through the
+    /// one verified read: a record without this store's seal is exported in its
+    /// held form (`unconfirmed`, evidence `tool`) with `verified: false`, never
+    /// as the person's word.
+    pub async fn export(&self) -> Result<Vec<Exported>> {
+        self.state.reader().export().await
+    }
+
+    /// Which of `ids` a stored memory (of any scope) already has; reads ids only.
+    pub async fn existing(&self, ids: &[MemoryId]) -> Result<Vec<MemoryId>> {
+        self.state.reader().existing(ids).await
+    }
+
+    /// The audit log of this scope since `since`, oldest first.
+    pub async fn audit(&self, since: DateTime<Utc>) -> Result<Vec<AuditRecord>> {
+        self.state.reader().audit(since).await
+    }
+
+    /// Counts for a dashboard.
+    pub async fn stats(&self) -> Result<Stats> {
+        self.state.reader().stats().await
+    }
+
+    /// The quarantine of this scope, oldest first (secrets redacted).
+    pub async fn quarantine(&self) -> Result<Vec<QuarantineRecord>> {
+        self.state.reader().quarantine().await
+    }
+
+    /// The memories of this scope (every status), oldest first, each through the
+    /// one verified read: one whose record does not carry this store's seal is
+    /// shown in its held form (`unconfirmed`, evidence `tool`, unpinned), as
+    /// [`Dream::export`] writes it.
+    pub async fn list(&self) -> Result<Vec<Memory>> {
+        self.state.reader().list().await
+    }
+
+    /// One memory of this scope, through the one verified read (see [`Dream::list`]).
+    pub async fn get(&self, id: &MemoryId) -> Result<Option<Memory>> {
+        self.state.reader().get(id).await
+    }
+
+    /// Prior versions of a memory, newest first (at most `history_per_memory`).
+    pub async fn history(&self, id: &MemoryId) -> Result<Vec<HistoryEntry>> {
+        self.state.reader().history(id).await
+    }
+
+    /// The trash of this scope, oldest first; expired entries are not shown.
+    pub async fn trash(&self) -> Result<Vec<TrashEntry>> {
+        self.state.reader().trash().await
+    }
+
+    // Upkeep: forget, restore, purge, trash expiry, rekey, vectors.
+
+    /// Waits until no background backfill of this handle runs or is pending.
+    pub async fn backfill_idle(&self) {
+        self.state.upkeep().backfill_idle().await
+    }
+
+    /// Computes and stores the vector of every memory whose vector is missing or
+    /// stale (another model, dimension or text), and removes the vectors of
+    /// memories that are gone. Runs outside the lease: a memory written meanwhile
+    /// is picked up by the next backfill, and a vector written for a memory
+    /// removed meanwhile is removed again here or by the next backfill (recall
+    /// never uses a vector without its memory). Without an embedder, does nothing.
+    pub async fn backfill_vectors(&self) -> Result<VectorReport> {
+        self.state.upkeep().backfill_vectors().await
+    }
+
+    /// [`Dream::backfill_vectors`], calling `progress(done, total)` before the
+    /// first batch and after each batch the embedder computed (`total`: the
+    /// vectors missing or stale).
+    pub async fn backfill_vectors_with_progress(
         &self,
-        lease: &HeldLease,
-        id: &str,
-        ops: Vec<Op>,
-        events: Vec<Event>,
-    ) -> Result<Outcome> {
-        if ops.is_empty() && events.is_empty() {
-            return Ok(Outcome::default());
-        }
-        let journal = Journal {
-            id: id.to_owned(),
-            at: self.now(),
-            ops,
-            events,
-            feed_after: 0,
-        };
-        let outcome = journal::run(&self.store, &self.feed, lease, &journal).await;
-        self.schedule_backfill();
-        Ok(outcome?.0)
+        progress: impl Fn(usize, usize) + Send + Sync,
+    ) -> Result<VectorReport> {
+        self.state
+            .upkeep()
+            .backfill_vectors_with_progress(progress)
+            .await
     }
 
-    /// The op that bumps the generation read as `(generation, record)`.
-    pub(crate) fn bump_op(&self, generation: u64, record: Option<&Record>) -> Op {
-        Op::put(
-            layout::generation_key(),
-            (generation + 1).to_string(),
-            record,
-        )
+    /// Writes the trust of every record out explicitly, for a conversion to a
+    /// store whose records are checked with `to` (`None`: a store that
+    /// authenticates its own records, where no seal is checked). Run under the
+    /// store lease, journaled, before the conversion starts. See the module doc.
+    pub async fn carry_trust(&self, to: Option<&SealKey>) -> Result<Carried> {
+        self.state.upkeep().carry_trust(to).await
     }
 
-    /// An audit record as an op (for journaled mutations).
-    pub(crate) fn audit_op(&self, entry: AuditEntry) -> Op {
-        let now = self.now();
-        let record = self.audit_record(entry, now);
-        let key = layout::key(layout::AUDIT, RecordId::new(&record.id).expect("valid id"));
-        Op::create(
-            key,
-            String::from_utf8(to_json(&record).to_vec()).expect("JSON is UTF-8"),
-        )
+    /// Lists what [`Dream::purge_scope`] would remove from `scope` (any scope,
+    /// not only this handle's): every memory, session, history version, trash
+    /// and quarantine entry, plan, success stamp and derived record of it.
+    pub async fn purge_scope_dry_run(&self, scope: &Scope) -> Result<PurgeReport> {
+        self.state.upkeep().purge_scope_dry_run(scope).await
     }
 
-    fn audit_record(&self, entry: AuditEntry, now: DateTime<Utc>) -> AuditRecord {
-        AuditRecord {
-            id: self.ids.next(now),
-            at: now,
-            action: entry.action,
-            actor: entry.actor,
-            scope: entry.scope.unwrap_or_else(|| self.scope.clone()),
-            memory: entry.memory,
-            sessions: entry.sessions,
-            pass: entry.pass,
-            reason: entry.reason,
-            rules: entry.rules,
-            hash: entry.hash,
-        }
+    /// Removes everything of `scope` (any scope, not only this handle's) under
+    /// the store lease: memories, sessions, history, trash, quarantine, plans,
+    /// success stamps and derived state. The audit log keeps the ids and counts.
+    /// Journaled: a process killed half-way leaves `journal/purge`, and the next
+    /// process to take the lease completes the purge. Other scopes' records are
+    /// not touched. Compacts the store afterwards.
+    pub async fn purge_scope(&self, scope: &Scope) -> Result<PurgeReport> {
+        self.state.upkeep().purge_scope(scope).await
+    }
+
+    /// Removes a memory for good: the memory, its history and its trash copies
+    /// (of this scope), and the persisted recall index derived from them.
+    pub async fn forget_purge(&self, id: &MemoryId) -> Result<Purged> {
+        self.state.upkeep().forget_purge(id).await
+    }
+
+    /// Removes a memory for good like [`Dream::forget_purge`], and also the
+    /// messages of its source sessions that carry its identifying content
+    /// (names, numbers, addresses: what provenance checks). A session another
+    /// memory still rests on keeps its messages with that content replaced by
+    /// [`PURGED_MARK`]; every kept session is re-sealed if it carried a valid
+    /// seal. Quarantined proposals and stored plans carrying it go too.
+    ///
+    /// [`PURGED_MARK`]: crate::PURGED_MARK
+    pub async fn forget_purge_with_sources(&self, id: &MemoryId) -> Result<PurgeReport> {
+        self.state.upkeep().forget_purge_with_sources(id).await
+    }
+
+    /// Lists where `text` occurs, in any scope and case: memories (with their
+    /// history and trash copies), sessions, quarantine entries, plans, trash.
+    pub async fn purge_matching_dry_run(&self, text: &str) -> Result<PurgeReport> {
+        self.state.upkeep().purge_matching_dry_run(text).await
+    }
+
+    /// Removes `text` wherever it is, in any scope and case: a memory holding it
+    /// is purged with its history and trash copies; a session keeps its other
+    /// words with each occurrence replaced by [`PURGED_MARK`] (re-sealed if it
+    /// carried a valid seal); any other record holding it is removed. The audit
+    /// log records the ids and counts, never the text nor its hash.
+    ///
+    /// [`PURGED_MARK`]: crate::PURGED_MARK
+    pub async fn purge_matching(&self, text: &str) -> Result<PurgeReport> {
+        self.state.upkeep().purge_matching(text).await
+    }
+
+    /// Drops a quarantined proposal for good.
+    pub async fn drop_quarantined(&self, entry: &str) -> Result<()> {
+        self.state.upkeep().drop_quarantined(entry).await
+    }
+
+    /// Moves a memory to the trash (restorable for `trash_days`).
+    pub async fn forget(&self, id: &MemoryId) -> Result<()> {
+        self.state.upkeep().forget(id).await
+    }
+
+    /// Brings a memory back from the trash (its newest unexpired copy). Refused
+    /// when a memory with its id exists, or when the scanner now flags it.
+    pub async fn restore(&self, id: &MemoryId) -> Result<Memory> {
+        self.state.upkeep().restore(id).await
+    }
+
+    /// Brings back one trash entry (an id from [`Dream::trash`]) or prior
+    /// version (an id from [`Dream::history`]) of memory `id`. When the memory
+    /// exists, the entry replaces it and the current version goes to history.
+    /// A copy that does not carry this store's seal comes back held. Refused
+    /// when the scanner now flags the entry.
+    pub async fn restore_entry(&self, id: &MemoryId, entry: &str) -> Result<Memory> {
+        self.state.upkeep().restore_entry(id, entry).await
+    }
+
+    /// Removes trash entries past `trash_days` now (a pass also does it); returns how many.
+    pub async fn expire_trash(&self) -> Result<usize> {
+        self.state.upkeep().expire_trash().await
     }
 }

@@ -36,6 +36,7 @@ mod error;
 mod events;
 mod feed;
 mod gate;
+mod handles;
 mod journal;
 pub mod layout;
 mod lease;
@@ -54,6 +55,7 @@ mod scan;
 mod seal;
 mod sessions;
 mod single_flight;
+mod state;
 pub mod transcripts;
 pub mod vectors;
 

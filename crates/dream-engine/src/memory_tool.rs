@@ -414,7 +414,11 @@ impl<'a> MemoryTool<'a> {
         let all = self.all_at(&doomed).await?;
         refuse_persons(path, "delete", &all)?;
         for memory in all {
-            self.dream.forget_by(&memory.id, Actor::Agent).await?;
+            self.dream
+                .state()
+                .upkeep()
+                .forget_by(&memory.id, Actor::Agent)
+                .await?;
         }
         Ok(format!(
             "Successfully deleted {path} (moved to Dream's trash, where the person can restore it)"

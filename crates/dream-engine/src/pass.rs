@@ -9,10 +9,10 @@ use serde::{Deserialize, Serialize};
 use crate::claim::ClaimHolder;
 use crate::consolidate::{Batch, BatchSession};
 use crate::diff::render_diff;
-use crate::dream::{AuditEntry, Dream};
 use crate::error::{DreamError, Result};
 use crate::events::Event;
 use crate::gate::{Cited, GateContext, Gated, Prior, gate};
+use crate::handles::Pass;
 use crate::journal::Op;
 use crate::layout::{self, hash_bytes};
 use crate::lease::HeldLease;
@@ -20,12 +20,9 @@ use crate::options::limits;
 use crate::plan::{Refusal, RefusalCause};
 use crate::progress::PassStage;
 use crate::records::{
-    Actor, AuditAction, AuditRecord, HistoryRecord, SessionRecord, SessionStatus, SuccessStamp,
-    TrashRecord, from_json, to_json,
+    Actor, AuditAction, SessionRecord, SessionStatus, SuccessStamp, TrashRecord, from_json, to_json,
 };
-
-/// Trash and audit records one pass examines for expiry.
-const EXPIRY_SCAN: usize = 500;
+use crate::state::AuditEntry;
 
 /// Why a pass did not run.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -249,9 +246,13 @@ impl DreamReport {
 }
 
 /// The result of [`Dream::dry_run`].
+///
+/// [`Dream::dry_run`]: crate::Dream::dry_run
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct DryRun {
     /// The stored plan's id, for [`Dream::apply`]; `None` when there was nothing to plan.
+    ///
+    /// [`Dream::apply`]: crate::Dream::apply
     pub plan: Option<String>,
     /// A readable diff (control characters escaped).
     pub diff: String,
@@ -260,6 +261,8 @@ pub struct DryRun {
 }
 
 /// A stored dry-run plan, as listed by [`Dream::plans`].
+///
+/// [`Dream::plans`]: crate::Dream::plans
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct PlanSummary {
     /// Its id.
@@ -296,14 +299,8 @@ pub(crate) struct Prepared {
     pub diff: String,
 }
 
-impl Dream {
-    /// Runs a dream pass. Without `force`, the gates first, cheapest first: enabled,
-    /// hours since the last *successful* pass, pending sessions; with `force`,
-    /// straight to the claim. Then the scope's claim lease (so two processes never
-    /// pay for the same model call), orient, gather, consolidate, gate, and apply
-    /// under the store lease. An error leaves every session pending and no stamp,
-    /// so a failed pass does not postpone the next one.
-    pub async fn dream(&self, force: bool) -> Result<DreamReport> {
+impl Pass<'_> {
+    pub(crate) async fn dream(&self, force: bool) -> Result<DreamReport> {
         self.run(force, None).await
     }
 
@@ -311,8 +308,10 @@ impl Dream {
         self.run(false, exclude).await
     }
 
-    /// Why `dream(false)` would not run now, if it would not (`exclude` does not count).
-    pub async fn check_gates(&self, exclude: Option<&SessionId>) -> Result<Option<SkipReason>> {
+    pub(crate) async fn check_gates(
+        &self,
+        exclude: Option<&SessionId>,
+    ) -> Result<Option<SkipReason>> {
         let o = &self.options;
         if !o.enabled {
             return Ok(Some(SkipReason::Disabled));
@@ -333,8 +332,7 @@ impl Dream {
         Ok(None)
     }
 
-    /// When this scope last had a successful pass.
-    pub async fn last_success(&self) -> Result<Option<SuccessStamp>> {
+    pub(crate) async fn last_success(&self) -> Result<Option<SuccessStamp>> {
         let key = layout::success_key(&self.scope);
         match self.store.get(&key).await? {
             None => Ok(None),
@@ -373,9 +371,7 @@ impl Dream {
         result
     }
 
-    /// Who holds this scope's claim, if a pass holds it (or a stopped process
-    /// held it and it has not expired yet).
-    pub async fn claim_holder(&self) -> Result<Option<ClaimHolder>> {
+    pub(crate) async fn claim_holder(&self) -> Result<Option<ClaimHolder>> {
         let key = layout::claim_note_key(&self.scope);
         let Some(record) = self.store.get(&key).await? else {
             return Ok(None);
@@ -877,92 +873,7 @@ impl Dream {
         }
     }
 
-    /// The history record of `before` and the deletes keeping history bounded.
-    /// The copy is sealed like a live memory, in the form the verified read
-    /// allows: a `before` that did not verify (`verified` false) is kept held
-    /// ([`crate::seal::held`]), so no copy in history is more trusted than the
-    /// version it keeps.
-    pub(crate) async fn history_ops(
-        &self,
-        id: &MemoryId,
-        before: &dream_core::Memory,
-        verified: bool,
-        action: AuditAction,
-        pass: &str,
-        now: DateTime<Utc>,
-    ) -> Result<Vec<Op>> {
-        let prefix = layout::history_prefix(id.as_str());
-        let existing = self.list_prefix(layout::HISTORY, &prefix).await?;
-        let mut ops = Vec::new();
-        let keep = self.options.history_per_memory;
-        let excess = (existing.len() + 1).saturating_sub(keep);
-        for entry in existing.iter().take(excess) {
-            ops.push(Op::delete(
-                layout::key(layout::HISTORY, entry.id.clone()),
-                &entry.record,
-            ));
-        }
-        let mut kept = before.clone();
-        if !verified {
-            crate::seal::held(&mut kept);
-        }
-        let record = HistoryRecord {
-            memory_id: id.clone(),
-            at: now,
-            action,
-            pass: Some(pass.to_owned()),
-            markdown: self.rendered(&kept).0,
-        };
-        let hid = RecordId::new(format!("{prefix}{}", self.ids.next(now)))?;
-        ops.push(Op::create(
-            layout::key(layout::HISTORY, hid),
-            String::from_utf8(to_json(&record).to_vec()).expect("JSON is UTF-8"),
-        ));
-        Ok(ops)
-    }
-
-    /// Deletes for trash past `trash_days` (with an audit record each) and audit
-    /// records past `audit_days`; returns how many trash entries expired.
-    pub(crate) async fn expiry_ops(&self, now: DateTime<Utc>, ops: &mut Vec<Op>) -> Result<usize> {
-        let trash_cutoff = now - Duration::days(i64::from(self.options.trash_days));
-        let mut expired = 0;
-        for entry in self.list_oldest(layout::TRASH, EXPIRY_SCAN).await? {
-            let key = layout::key(layout::TRASH, entry.id.clone());
-            let Ok(trash) = from_json::<TrashRecord>(&key, &entry.record) else {
-                continue;
-            };
-            if trash.at >= trash_cutoff {
-                continue;
-            }
-            ops.push(Op::delete(key, &entry.record));
-            let mut audit = AuditEntry::new(
-                AuditAction::TrashExpired,
-                Actor::Engine,
-                format!(
-                    "trash entry {} older than {} days removed",
-                    entry.id, self.options.trash_days
-                ),
-            )
-            .memory(&trash.memory_id)
-            .hash(hash_bytes(trash.markdown.as_bytes()));
-            audit.scope = Some(trash.scope);
-            ops.push(self.audit_op(audit));
-            expired += 1;
-        }
-        let audit_cutoff = now - Duration::days(i64::from(self.options.audit_days));
-        for entry in self.list_oldest(layout::AUDIT, EXPIRY_SCAN).await? {
-            let key = layout::key(layout::AUDIT, entry.id.clone());
-            match from_json::<AuditRecord>(&key, &entry.record) {
-                Ok(a) if a.at < audit_cutoff => ops.push(Op::delete(key, &entry.record)),
-                _ => {}
-            }
-        }
-        Ok(expired)
-    }
-
-    /// Consolidates the pending sessions now, ignoring the gates, and stores the
-    /// plan instead of applying it. [`Dream::apply`] applies exactly that plan.
-    pub async fn dry_run(&self) -> Result<DryRun> {
+    pub(crate) async fn dry_run(&self) -> Result<DryRun> {
         let name = self.consolidator.describe();
         let Some(claim) = self.take_claim().await? else {
             return Ok(DryRun {
@@ -1045,8 +956,7 @@ impl Dream {
         Ok(())
     }
 
-    /// The stored dry-run plans of this scope, oldest first.
-    pub async fn plans(&self) -> Result<Vec<PlanSummary>> {
+    pub(crate) async fn plans(&self) -> Result<Vec<PlanSummary>> {
         let mut out = Vec::new();
         for entry in self.list_all(layout::PLANS).await? {
             let key = layout::key(layout::PLANS, entry.id.clone());
@@ -1062,17 +972,7 @@ impl Dream {
         Ok(out)
     }
 
-    /// Applies exactly the plan a dry run stored, if nothing it read has changed
-    /// (else `Stale` with the reason, and nothing is applied). A plan applies once.
-    ///
-    /// The stored plan passes the one verified read first: a plan whose bytes do
-    /// not match the seal the dry run made (edited in the store, planted) is
-    /// refused. What it would write is judged again: the gate's scan and field
-    /// rules on every memory it writes, and the provenance check against its
-    /// sessions as stored now (a session that does not verify counts as tool
-    /// text), so a plan can never write the person's word that its sessions do
-    /// not carry.
-    pub async fn apply(&self, plan_id: &str) -> Result<DreamReport> {
+    pub(crate) async fn apply(&self, plan_id: &str) -> Result<DreamReport> {
         let id = RecordId::new(plan_id)?;
         let key = layout::key(layout::PLANS, id);
         let Some(record) = self.store.get(&key).await? else {
@@ -1103,7 +1003,7 @@ impl Dream {
     }
 }
 
-impl Dream {
+impl Pass<'_> {
     /// The gate's scan, its field rules and the provenance check, run again on
     /// what a stored plan writes. `Refused` naming the first failure.
     async fn recheck_plan(&self, p: &Prepared) -> Result<()> {

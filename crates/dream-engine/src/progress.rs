@@ -3,6 +3,8 @@
 //! pass calls it, so both import this module and neither imports the other.
 //!
 //! [`Dream::with_progress`]: crate::Dream::with_progress
+//!
+//! [`Dream::with_progress`]: crate::Dream::with_progress
 
 use std::sync::Arc;
 
@@ -24,6 +26,8 @@ pub enum PassStage {
     },
 }
 
-/// What [`Dream::with_progress`](crate::Dream::with_progress) calls at each
+/// What [`Dream::with_progress`] calls at each
 /// [`PassStage`].
+///
+/// [`Dream::with_progress`]: crate::Dream::with_progress
 pub type PassProgress = Arc<dyn Fn(PassStage) + Send + Sync>;

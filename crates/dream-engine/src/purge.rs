@@ -15,6 +15,10 @@
 //! scope's records in journaled chunks; a process killed half-way leaves that
 //! record, and the next process to take the lease finishes the purge before
 //! doing anything else.
+//!
+//! [`Dream::forget_purge_with_sources`]: crate::Dream::forget_purge_with_sources
+//! [`Dream::purge_scope`]: crate::Dream::purge_scope
+//! [`Dream::purge_matching`]: crate::Dream::purge_matching
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -23,9 +27,9 @@ use dream_core::failpoint::failpoint;
 use dream_core::{Key, MemoryId, Record, Scope, SessionId, Write, parse_memory};
 use serde::{Deserialize, Serialize};
 
-use crate::dream::{AuditEntry, Dream};
 use crate::error::{DreamError, Result};
 use crate::events::Event;
+use crate::handles::Upkeep;
 use crate::journal::Op;
 use crate::layout::{self, ScopeOf};
 use crate::lease::HeldLease;
@@ -34,6 +38,7 @@ use crate::provenance::{identifying_tokens, token_spans};
 use crate::records::{
     Actor, AuditAction, HistoryRecord, SessionRecord, TrashRecord, from_json, to_json,
 };
+use crate::state::AuditEntry;
 
 /// The failpoints of a scope purge, in the order they are reached (besides
 /// those of every journaled apply, [`crate::ATOMIC_APPLY_FAILPOINTS`] or
@@ -49,6 +54,8 @@ pub const PURGED_MARK: &str = "[PURGED]";
 
 /// The shortest text [`Dream::purge_matching`] accepts (a shorter one would
 /// match nearly everything).
+///
+/// [`Dream::purge_matching`]: crate::Dream::purge_matching
 pub const MIN_MATCHING_CHARS: usize = 3;
 
 /// Writes per journal of a scope purge.
@@ -210,21 +217,12 @@ struct MarkdownField {
     markdown: String,
 }
 
-impl Dream {
-    /// Lists what [`Dream::purge_scope`] would remove from `scope` (any scope,
-    /// not only this handle's): every memory, session, history version, trash
-    /// and quarantine entry, plan, success stamp and derived record of it.
-    pub async fn purge_scope_dry_run(&self, scope: &Scope) -> Result<PurgeReport> {
+impl Upkeep<'_> {
+    pub(crate) async fn purge_scope_dry_run(&self, scope: &Scope) -> Result<PurgeReport> {
         Ok(report_of(&self.scope_actions(scope).await?, false))
     }
 
-    /// Removes everything of `scope` (any scope, not only this handle's) under
-    /// the store lease: memories, sessions, history, trash, quarantine, plans,
-    /// success stamps and derived state. The audit log keeps the ids and counts.
-    /// Journaled: a process killed half-way leaves `journal/purge`, and the next
-    /// process to take the lease completes the purge. Other scopes' records are
-    /// not touched. Compacts the store afterwards.
-    pub async fn purge_scope(&self, scope: &Scope) -> Result<PurgeReport> {
+    pub(crate) async fn purge_scope(&self, scope: &Scope) -> Result<PurgeReport> {
         self.under_lease(async |lease| self.purge_scope_locked(lease, scope).await)
             .await
     }
@@ -305,9 +303,7 @@ impl Dream {
         Ok(report)
     }
 
-    /// Removes a memory for good: the memory, its history and its trash copies
-    /// (of this scope), and the persisted recall index derived from them.
-    pub async fn forget_purge(&self, id: &MemoryId) -> Result<Purged> {
+    pub(crate) async fn forget_purge(&self, id: &MemoryId) -> Result<Purged> {
         self.under_lease(async |lease| self.forget_purge_locked(lease, id).await)
             .await
     }
@@ -357,13 +353,7 @@ impl Dream {
         Ok(purged)
     }
 
-    /// Removes a memory for good like [`Dream::forget_purge`], and also the
-    /// messages of its source sessions that carry its identifying content
-    /// (names, numbers, addresses: what provenance checks). A session another
-    /// memory still rests on keeps its messages with that content replaced by
-    /// [`PURGED_MARK`]; every kept session is re-sealed if it carried a valid
-    /// seal. Quarantined proposals and stored plans carrying it go too.
-    pub async fn forget_purge_with_sources(&self, id: &MemoryId) -> Result<PurgeReport> {
+    pub(crate) async fn forget_purge_with_sources(&self, id: &MemoryId) -> Result<PurgeReport> {
         let report = self
             .under_lease(async |lease| self.purge_with_sources_locked(lease, id).await)
             .await?;
@@ -441,18 +431,11 @@ impl Dream {
         Ok(report)
     }
 
-    /// Lists where `text` occurs, in any scope and case: memories (with their
-    /// history and trash copies), sessions, quarantine entries, plans, trash.
-    pub async fn purge_matching_dry_run(&self, text: &str) -> Result<PurgeReport> {
+    pub(crate) async fn purge_matching_dry_run(&self, text: &str) -> Result<PurgeReport> {
         Ok(report_of(&self.matching_actions(text).await?, false))
     }
 
-    /// Removes `text` wherever it is, in any scope and case: a memory holding it
-    /// is purged with its history and trash copies; a session keeps its other
-    /// words with each occurrence replaced by [`PURGED_MARK`] (re-sealed if it
-    /// carried a valid seal); any other record holding it is removed. The audit
-    /// log records the ids and counts, never the text nor its hash.
-    pub async fn purge_matching(&self, text: &str) -> Result<PurgeReport> {
+    pub(crate) async fn purge_matching(&self, text: &str) -> Result<PurgeReport> {
         let report = self
             .under_lease(async |lease| self.purge_matching_locked(lease, text).await)
             .await?;

@@ -5,17 +5,20 @@ use dream_core::store::MAX_LIST_LIMIT;
 use dream_core::{BatchOp, Fence, Key, Message, Precondition, Record, RecordId, Role, SessionId};
 
 use crate::caller::Caller;
-use crate::dream::{AuditEntry, Dream};
 use crate::error::{DreamError, Result};
 use crate::events::Event;
+use crate::handles::{Reader, Writer};
 use crate::layout::{self, hash_bytes};
 use crate::lease::HeldLease;
 use crate::options::{MAX_MESSAGE_BYTES, MAX_MESSAGES_PER_SESSION, MAX_SESSION_BYTES};
 use crate::records::{
     Actor, AuditAction, SessionHeader, SessionRecord, SessionStatus, from_json, to_json,
 };
+use crate::state::{AuditEntry, State};
 
 /// What [`Dream::log_transcript`] did with a part.
+///
+/// [`Dream::log_transcript`]: crate::Dream::log_transcript
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Logged {
     /// Logged as this new session.
@@ -99,30 +102,12 @@ fn validate(messages: &[Message]) -> Result<()> {
     Ok(())
 }
 
-impl Dream {
-    /// Logs a session transcript and returns its id. Never waits for a pass.
-    ///
-    /// Caps: 1 to [`MAX_MESSAGES_PER_SESSION`] messages of at most
-    /// [`MAX_MESSAGE_BYTES`] each and [`MAX_SESSION_BYTES`] in all; roles `user`,
-    /// `assistant` and `tool` (`system` is refused: the agent's own prompt is not
-    /// session content). Every secret the scanner finds is replaced with
-    /// `[REDACTED:<rule>]` before anything is stored or sent anywhere. Past
-    /// `max_pending` pending sessions in this scope: `PendingFull`, nothing stored.
-    /// The bound is exact across processes: the count and the write happen under
-    /// the scope's logging lease (`layout::log_lock`), the write fenced by it.
-    /// Waits up to `lease_wait` for another logger (`Busy` past it).
-    ///
-    /// The messages are the person's ([`Caller::Person`]): a front end that
-    /// logs for someone else calls [`Dream::log_session_as`].
-    pub async fn log_session(&self, messages: Vec<Message>) -> Result<SessionId> {
+impl Writer<'_> {
+    pub(crate) async fn log_session(&self, messages: Vec<Message>) -> Result<SessionId> {
         self.log_session_as(messages, Caller::Person).await
     }
 
-    /// As [`Dream::log_session`], for `caller`: each message is stored with the
-    /// role [`Caller::stored_role`] gives it, so an agent's `user` message is
-    /// stored as the agent's report (never the person's word until `dream
-    /// confirm`) and a foreign one as tool text.
-    pub async fn log_session_as(
+    pub(crate) async fn log_session_as(
         &self,
         messages: Vec<Message>,
         caller: Caller,
@@ -136,16 +121,7 @@ impl Dream {
             .await
     }
 
-    /// Logs one part of an agent's transcript ([`crate::transcripts::split`]),
-    /// unless a session of this scope already holds a part with the same
-    /// `source` hash: then nothing is stored and that session's id is returned
-    /// as [`Logged::Already`]. Otherwise as [`Dream::log_session`].
-    ///
-    /// The check and the write happen under the scope's logging lease
-    /// (`layout::log_lock`), the write fenced by it, so two processes
-    /// importing the same transcript at once store it once. Waits up to
-    /// `lease_wait` for another logger (`Busy` past it).
-    pub async fn log_transcript(&self, part: crate::transcripts::Part) -> Result<Logged> {
+    pub(crate) async fn log_transcript(&self, part: crate::transcripts::Part) -> Result<Logged> {
         validate(&part.messages)?;
         self.under_log_lease(async |log, fence| {
             if let Some(entry) = log.entries.iter().find(|e| {
@@ -285,17 +261,19 @@ impl Dream {
         };
         self.write_with_events(&ops, &[event], Some(fence)).await?;
         if self.options.auto_dream {
-            let this = self.clone();
+            let this = State::clone(self);
             let logged = id.clone();
             tokio::spawn(async move {
-                if let Err(e) = this.dream_excluding(Some(&logged)).await {
+                if let Err(e) = this.pass().dream_excluding(Some(&logged)).await {
                     tracing::warn!(error = %e, "background dream pass failed");
                 }
             });
         }
         Ok(id)
     }
+}
 
+impl State {
     /// Reads the session log (every scope), headers only.
     pub(crate) async fn session_log(&self) -> Result<SessionLog> {
         let ns = layout::namespace(layout::SESSIONS);
@@ -333,7 +311,7 @@ impl Dream {
 
     /// Seals a session this engine writes: its transcript and its state (a
     /// no-op without a key). Every write of a session's status goes through here
-    /// or [`Dream::mark_consumed`].
+    /// or [`State::mark_consumed`].
     pub(crate) fn seal_session(&self, session: &mut SessionRecord) {
         if let Some(key) = &self.seal {
             session.seal = Some(key.seal_session(session));
@@ -377,6 +355,8 @@ impl Dream {
 
     /// Pending sessions of this scope a pass would take, not counting `exclude`
     /// (those held for the person are counted by [`Dream::stuck_sessions`]).
+    ///
+    /// [`Dream::stuck_sessions`]: crate::Dream::stuck_sessions
     pub(crate) async fn pending_count(&self, exclude: Option<&SessionId>) -> Result<usize> {
         let log = self.session_log().await?;
         Ok(log
@@ -384,10 +364,10 @@ impl Dream {
             .filter(|e| exclude.is_none_or(|x| x.as_str() != e.id.as_str()))
             .count())
     }
+}
 
-    /// Pending sessions of this scope held for the person: passes left part of
-    /// each unstored too many times. Each with why, oldest first.
-    pub async fn stuck_sessions(&self) -> Result<Vec<(SessionId, String)>> {
+impl Reader<'_> {
+    pub(crate) async fn stuck_sessions(&self) -> Result<Vec<(SessionId, String)>> {
         let log = self.session_log().await?;
         let mut out = Vec::new();
         for entry in log.pending(&self.scope).filter(|e| e.header.is_stuck()) {
@@ -401,8 +381,7 @@ impl Dream {
         Ok(out)
     }
 
-    /// A logged session of this scope.
-    pub async fn session(&self, id: &SessionId) -> Result<Option<SessionRecord>> {
+    pub(crate) async fn session(&self, id: &SessionId) -> Result<Option<SessionRecord>> {
         let key = layout::key(layout::SESSIONS, id.clone());
         match self.store.get(&key).await? {
             None => Ok(None),

@@ -6,16 +6,17 @@ use dream_core::store::MAX_BATCH_OPS;
 use dream_core::{Memory, MemoryId, MemoryStatus, RecordId, Role, parse_memory};
 use serde::Serialize;
 
-use crate::dream::{AuditEntry, Dream};
 use crate::error::{DreamError, Result};
 use crate::events::Event;
 use crate::gate::{Admission, admit, apply_support, quarantine_record};
+use crate::handles::{Reader, Writer};
 use crate::journal::Op;
 use crate::layout;
 use crate::lease::HeldLease;
 use crate::provenance::Support;
 use crate::records::{Actor, AuditAction, ProposalKind, QuarantineSource};
 use crate::scan::Scanners;
+use crate::state::{AuditEntry, State};
 
 use super::persons_word;
 
@@ -99,12 +100,8 @@ pub struct Exported {
     pub verified: bool,
 }
 
-impl Dream {
-    /// Every memory of this scope for an export, oldest first, each through the
-    /// one verified read: a record without this store's seal is exported in its
-    /// held form (`unconfirmed`, evidence `tool`) with `verified: false`, never
-    /// as the person's word.
-    pub async fn export(&self) -> Result<Vec<Exported>> {
+impl Reader<'_> {
+    pub(crate) async fn export(&self) -> Result<Vec<Exported>> {
         let mut out: Vec<Exported> = self
             .orient()
             .await?
@@ -127,8 +124,7 @@ impl Dream {
         Ok(out)
     }
 
-    /// Which of `ids` a stored memory (of any scope) already has; reads ids only.
-    pub async fn existing(&self, ids: &[MemoryId]) -> Result<Vec<MemoryId>> {
+    pub(crate) async fn existing(&self, ids: &[MemoryId]) -> Result<Vec<MemoryId>> {
         let present = self.list_ids(layout::MEMORIES).await?;
         Ok(ids
             .iter()
@@ -136,10 +132,10 @@ impl Dream {
             .cloned()
             .collect())
     }
+}
 
-    /// Imports Markdown memories (as `render_memory` writes them) through the
-    /// write gate. See [`Dream::import`].
-    pub async fn import_markdown(
+impl Writer<'_> {
+    pub(crate) async fn import_markdown(
         &self,
         texts: &[String],
         pin: bool,
@@ -171,15 +167,7 @@ impl Dream {
         Ok(report)
     }
 
-    /// Imports memories through the write gate: each keeps its id (refused if one
-    /// exists), joins this scope, is pinned only if `pin`, and is scanned;
-    /// instruction- or secret-shaped ones are quarantined (redacted). A record
-    /// never grants itself trust: its `pinned`, `supersedes`, `status`, `sources`,
-    /// `evidence` and `scope` are the engine's — provenance from `from`, so an
-    /// export of another system is held at recall until a person confirms it. At
-    /// most [`MAX_IMPORT`] per call, under one lease, committed in batches, each
-    /// bumping the generation. `max_memories` is enforced by the next pass.
-    pub async fn import(
+    pub(crate) async fn import(
         &self,
         memories: Vec<Memory>,
         pin: bool,
@@ -189,8 +177,7 @@ impl Dream {
             .await
     }
 
-    /// [`Dream::import`], doing with memories whose id exists what `existing` says.
-    pub async fn import_with(
+    pub(crate) async fn import_with(
         &self,
         memories: Vec<Memory>,
         pin: bool,
@@ -449,7 +436,7 @@ struct ImportBatch {
 
 impl ImportBatch {
     /// The commit's id (also the `pass` of the history it writes).
-    fn id(&mut self, dream: &Dream, now: DateTime<Utc>) -> String {
+    fn id(&mut self, dream: &State, now: DateTime<Utc>) -> String {
         self.id.get_or_insert_with(|| dream.ids.next(now)).clone()
     }
 }

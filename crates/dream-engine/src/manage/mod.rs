@@ -12,8 +12,8 @@ use chrono::{DateTime, Duration, Utc};
 use dream_core::{Memory, MemoryStatus, Scope};
 use serde::Serialize;
 
-use crate::dream::Dream;
 use crate::error::Result;
+use crate::handles::Reader;
 use crate::layout;
 use crate::records::{AuditRecord, from_json, to_json};
 
@@ -43,6 +43,8 @@ pub struct Stats {
     pub pending_sessions: usize,
     /// Pending sessions held for the person: passes left part of each unstored
     /// too many times (see [`Dream::stuck_sessions`]); a forced pass retries them.
+    ///
+    /// [`Dream::stuck_sessions`]: crate::Dream::stuck_sessions
     pub stuck_sessions: usize,
     /// Sessions in the log (every scope).
     pub logged_sessions: usize,
@@ -64,9 +66,8 @@ fn json_string<T: Serialize>(value: &T) -> String {
     String::from_utf8(to_json(value).to_vec()).expect("JSON is UTF-8")
 }
 
-impl Dream {
-    /// The audit log of this scope since `since`, oldest first.
-    pub async fn audit(&self, since: DateTime<Utc>) -> Result<Vec<AuditRecord>> {
+impl Reader<'_> {
+    pub(crate) async fn audit(&self, since: DateTime<Utc>) -> Result<Vec<AuditRecord>> {
         let ns = layout::namespace(layout::AUDIT);
         // From the start of the log when `since` is the earliest time (nothing precedes it).
         let mut after = since
@@ -92,8 +93,7 @@ impl Dream {
         }
     }
 
-    /// Counts for a dashboard.
-    pub async fn stats(&self) -> Result<Stats> {
+    pub(crate) async fn stats(&self) -> Result<Stats> {
         let orient = self.orient().await?;
         let log = self.session_log().await?;
         let pending = log.to_dream(&self.scope, false).count();
@@ -113,7 +113,7 @@ impl Dream {
             quarantined: self.quarantine().await?.len(),
             trash: self.trash().await?.len(),
             generation: orient.generation,
-            last_success: self.last_success().await?.map(|s| s.at),
+            last_success: self.pass().last_success().await?.map(|s| s.at),
             consolidator: self.consolidator.describe(),
             store: self.store.info().name,
         })

@@ -4,15 +4,16 @@
 use dream_core::{Memory, MemoryId, MemoryStatus, RecordId, Role};
 use serde::Serialize;
 
-use crate::dream::{AuditEntry, Dream};
 use crate::error::{DreamError, Result};
 use crate::events::Event;
 use crate::gate::{Admission, admit, apply_support, scan_memory, validate_fields};
+use crate::handles::{Reader, Upkeep, Writer};
 use crate::journal::Op;
 use crate::layout::{self, hash_bytes};
 use crate::lease::HeldLease;
 use crate::provenance::Support;
 use crate::records::{Actor, AuditAction, ProposalKind, QuarantineRecord, from_json};
+use crate::state::{AuditEntry, State};
 
 use super::json_string;
 
@@ -28,10 +29,12 @@ pub enum Confirmed {
     /// person's word now.
     WasUnconfirmed,
     /// The person rewrote it ([`Dream::confirm_edited`]): their text is their word now.
+    ///
+    /// [`Dream::confirm_edited`]: crate::Dream::confirm_edited
     Edited,
 }
 
-impl Dream {
+impl State {
     /// The write of quarantine entry `q`, sealed by this store
     /// ([`crate::seal::seal_quarantine`]).
     pub(crate) fn quarantine_op(&self, q: &QuarantineRecord) -> Result<Op> {
@@ -43,20 +46,8 @@ impl Dream {
         ))
     }
 
-    /// The quarantine of this scope, oldest first (secrets redacted).
-    pub async fn quarantine(&self) -> Result<Vec<QuarantineRecord>> {
-        let mut out = Vec::new();
-        for entry in self.list_all(layout::QUARANTINE).await? {
-            let key = layout::key(layout::QUARANTINE, entry.id.clone());
-            let q: QuarantineRecord = from_json(&key, &entry.record)?;
-            if q.scope == self.scope {
-                out.push(q);
-            }
-        }
-        Ok(out)
-    }
-
-    async fn quarantine_entry(
+    /// Quarantine entry `entry` of this scope, with its key and record.
+    pub(crate) async fn quarantine_entry(
         &self,
         entry: &str,
     ) -> Result<(dream_core::Key, dream_core::Record, QuarantineRecord)> {
@@ -70,13 +61,24 @@ impl Dream {
         }
         Ok((key, record, q))
     }
+}
 
-    /// Releases a quarantined proposal into `memories`: a person's decision,
-    /// recorded in the audit log with `note`'s hash. A proposal with a secret
-    /// finding can never be released. It admits the text with the trust the
-    /// proposal had (an agent's stays held until `confirm`); an entry that does
-    /// not carry this store's seal (edited on disk, planted) is released held.
-    pub async fn release(&self, entry: &str, note: &str) -> Result<Memory> {
+impl Reader<'_> {
+    pub(crate) async fn quarantine(&self) -> Result<Vec<QuarantineRecord>> {
+        let mut out = Vec::new();
+        for entry in self.list_all(layout::QUARANTINE).await? {
+            let key = layout::key(layout::QUARANTINE, entry.id.clone());
+            let q: QuarantineRecord = from_json(&key, &entry.record)?;
+            if q.scope == self.scope {
+                out.push(q);
+            }
+        }
+        Ok(out)
+    }
+}
+
+impl Writer<'_> {
+    pub(crate) async fn release(&self, entry: &str, note: &str) -> Result<Memory> {
         self.under_lease(async |lease| self.release_locked(lease, entry, note).await)
             .await
     }
@@ -165,27 +167,17 @@ impl Dream {
         Ok(memory)
     }
 
-    /// A person confirms memory `id`: a record without this store's seal (a hand
-    /// edit, a planted file, a store moved on purpose) is sealed, and a memory
-    /// held as `unconfirmed` becomes the person's word. Audited, with the prior
-    /// version in history. Recall still scans it like any other record.
-    pub async fn confirm(&self, id: &MemoryId) -> Result<Confirmed> {
+    pub(crate) async fn confirm(&self, id: &MemoryId) -> Result<Confirmed> {
         self.under_lease(async |lease| self.confirm_locked(lease, id, None).await)
             .await
     }
 
-    /// A person rewrites memory `id` and so confirms it: `content` becomes its
-    /// body, the person's word (evidence `user`), through the same scan, history
-    /// and audit as [`Dream::confirm`]. Text the scanner flags is refused and
-    /// nothing changes; unchanged text is a plain [`Dream::confirm`].
-    pub async fn confirm_edited(&self, id: &MemoryId, content: String) -> Result<Confirmed> {
+    pub(crate) async fn confirm_edited(&self, id: &MemoryId, content: String) -> Result<Confirmed> {
         self.under_lease(async |lease| self.confirm_locked(lease, id, Some(content)).await)
             .await
     }
 
-    /// [`Dream::confirm`] for every memory of this scope that is held; the ids
-    /// confirmed, with what each was. For a store the person reviewed, or moved on purpose.
-    pub async fn confirm_all(&self) -> Result<Vec<(MemoryId, Confirmed)>> {
+    pub(crate) async fn confirm_all(&self) -> Result<Vec<(MemoryId, Confirmed)>> {
         let orient = self.orient().await?;
         let mut out = Vec::new();
         for (id, known) in &orient.memories {
@@ -284,9 +276,10 @@ impl Dream {
             .await?;
         Ok(what)
     }
+}
 
-    /// Drops a quarantined proposal for good.
-    pub async fn drop_quarantined(&self, entry: &str) -> Result<()> {
+impl Upkeep<'_> {
+    pub(crate) async fn drop_quarantined(&self, entry: &str) -> Result<()> {
         self.under_lease(async |lease| {
             let (qkey, qrecord, q) = self.quarantine_entry(entry).await?;
             let ops = vec![

@@ -6,15 +6,16 @@ use dream_core::{Memory, MemoryId, MemoryKind, MemoryStatus, RecordId, Role};
 use serde::Serialize;
 use serde_json::{Map, Value};
 
-use crate::dream::{AuditEntry, Dream};
 use crate::error::{DreamError, Result};
 use crate::events::Event;
 use crate::gate::{Admission, admit, apply_support, quarantine_record};
+use crate::handles::{Reader, Upkeep, Writer};
 use crate::journal::Op;
 use crate::layout;
 use crate::lease::HeldLease;
 use crate::provenance::Support;
 use crate::records::{Actor, AuditAction, ProposalKind, QuarantineSource, TrashRecord};
+use crate::state::AuditEntry;
 
 use super::json_string;
 
@@ -73,24 +74,14 @@ pub enum Remembered {
     },
 }
 
-impl Dream {
-    /// Remembers what a person states: pinned, through the same write gate as a
-    /// pass (field rules, then the recursive scan). Instruction- or secret-shaped
-    /// memories are quarantined (redacted) instead.
-    pub async fn remember(&self, new: NewMemory) -> Result<Remembered> {
+impl Writer<'_> {
+    pub(crate) async fn remember(&self, new: NewMemory) -> Result<Remembered> {
         // The person's own act, pinned; a standing order that sends data out is
         // still held.
         self.remember_with(new, Role::User).await
     }
 
-    /// Remembers what someone other than the person states — an agent over MCP
-    /// (`Role::Assistant`), a tool (`Role::Tool`): through the same write gate as
-    /// [`Dream::remember`] (field rules, then the recursive scan; instruction- or
-    /// secret-shaped memories are quarantined), but never the person's word and
-    /// never pinned. It is stored `status: unconfirmed` with evidence `role`, so
-    /// recall holds it (`unconfirmed-source`) until a person runs `confirm`.
-    /// `Role::User` is refused: only [`Dream::remember`] speaks for the person.
-    pub async fn remember_as(&self, new: NewMemory, role: Role) -> Result<Remembered> {
+    pub(crate) async fn remember_as(&self, new: NewMemory, role: Role) -> Result<Remembered> {
         if role == Role::User {
             return Err(DreamError::invalid(
                 "role",
@@ -212,17 +203,14 @@ impl Dream {
             }
         }
     }
+}
 
-    /// The memories of this scope (every status), oldest first, each through the
-    /// one verified read: one whose record does not carry this store's seal is
-    /// shown in its held form (`unconfirmed`, evidence `tool`, unpinned), as
-    /// [`Dream::export`] writes it.
-    pub async fn list(&self) -> Result<Vec<Memory>> {
+impl Reader<'_> {
+    pub(crate) async fn list(&self) -> Result<Vec<Memory>> {
         Ok(self.export().await?.into_iter().map(|e| e.memory).collect())
     }
 
-    /// One memory of this scope, through the one verified read (see [`Dream::list`]).
-    pub async fn get(&self, id: &MemoryId) -> Result<Option<Memory>> {
+    pub(crate) async fn get(&self, id: &MemoryId) -> Result<Option<Memory>> {
         Ok(self.read_memory(id).await?.map(|(mut m, record)| {
             if !self.verified(&RecordId::from(id.clone()), &record) {
                 crate::seal::held(&mut m);
@@ -230,14 +218,17 @@ impl Dream {
             m
         }))
     }
+}
 
-    /// Moves a memory to the trash (restorable for `trash_days`).
-    pub async fn forget(&self, id: &MemoryId) -> Result<()> {
+impl Upkeep<'_> {
+    pub(crate) async fn forget(&self, id: &MemoryId) -> Result<()> {
         self.forget_by(id, Actor::Person).await
     }
 
     /// [`Dream::forget`] done by `actor` (an agent deleting its own note), so
     /// the trash and the audit log name who did it.
+    ///
+    /// [`Dream::forget`]: crate::Dream::forget
     pub(crate) async fn forget_by(&self, id: &MemoryId, actor: Actor) -> Result<()> {
         self.under_lease(async |lease| self.forget_locked(lease, id, actor).await)
             .await
@@ -299,6 +290,8 @@ impl Dream {
 
 /// Who remembered `memory`: the person (their own, pinned memory) or an agent
 /// (see [`Dream::remember_as`]).
+///
+/// [`Dream::remember_as`]: crate::Dream::remember_as
 fn remembered_by(memory: &Memory) -> Actor {
     if memory.pinned {
         Actor::Person

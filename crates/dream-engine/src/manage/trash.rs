@@ -5,14 +5,15 @@ use chrono::{DateTime, Duration, Utc};
 use dream_core::{Memory, MemoryId, RecordId, parse_memory};
 use serde::Serialize;
 
-use crate::dream::{AuditEntry, Dream};
 use crate::error::{DreamError, Result};
 use crate::events::Event;
 use crate::gate::scan_memory;
+use crate::handles::{Reader, Upkeep};
 use crate::journal::Op;
 use crate::layout::{self, hash_bytes};
 use crate::lease::HeldLease;
 use crate::records::{Actor, AuditAction, HistoryRecord, TrashRecord, from_json};
+use crate::state::{AuditEntry, State};
 
 /// A memory in the trash.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -75,9 +76,8 @@ pub struct Purged {
     pub trash: usize,
 }
 
-impl Dream {
-    /// Prior versions of a memory, newest first (at most `history_per_memory`).
-    pub async fn history(&self, id: &MemoryId) -> Result<Vec<HistoryEntry>> {
+impl Reader<'_> {
+    pub(crate) async fn history(&self, id: &MemoryId) -> Result<Vec<HistoryEntry>> {
         let entries = self
             .list_prefix(layout::HISTORY, &layout::history_prefix(id.as_str()))
             .await?;
@@ -106,7 +106,9 @@ impl Dream {
         }
         Ok(out)
     }
+}
 
+impl State {
     /// Every trash record (all scopes) with its id and stored record.
     async fn trash_records(&self) -> Result<Vec<(RecordId, dream_core::Record, TrashRecord)>> {
         let mut out = Vec::new();
@@ -139,9 +141,10 @@ impl Dream {
     fn trash_expiry(&self, at: DateTime<Utc>) -> DateTime<Utc> {
         at + Duration::days(i64::from(self.options.trash_days))
     }
+}
 
-    /// The trash of this scope, oldest first; expired entries are not shown.
-    pub async fn trash(&self) -> Result<Vec<TrashEntry>> {
+impl Reader<'_> {
+    pub(crate) async fn trash(&self) -> Result<Vec<TrashEntry>> {
         let now = self.now();
         let mut out = Vec::new();
         for (rid, _, t) in self.trash_records().await? {
@@ -165,19 +168,14 @@ impl Dream {
         }
         Ok(out)
     }
+}
 
-    /// Brings a memory back from the trash (its newest unexpired copy). Refused
-    /// when a memory with its id exists, or when the scanner now flags it.
-    pub async fn restore(&self, id: &MemoryId) -> Result<Memory> {
+impl Upkeep<'_> {
+    pub(crate) async fn restore(&self, id: &MemoryId) -> Result<Memory> {
         self.restore_from(id, None).await
     }
 
-    /// Brings back one trash entry (an id from [`Dream::trash`]) or prior
-    /// version (an id from [`Dream::history`]) of memory `id`. When the memory
-    /// exists, the entry replaces it and the current version goes to history.
-    /// A copy that does not carry this store's seal comes back held. Refused
-    /// when the scanner now flags the entry.
-    pub async fn restore_entry(&self, id: &MemoryId, entry: &str) -> Result<Memory> {
+    pub(crate) async fn restore_entry(&self, id: &MemoryId, entry: &str) -> Result<Memory> {
         self.restore_from(id, Some(entry)).await
     }
 
@@ -187,7 +185,7 @@ impl Dream {
     }
 
     /// The copy of memory `id` a restore brings back, through the one verified
-    /// read (see [`Dream::kept_copy`]): the trash entry `entry` (or the newest
+    /// read (see [`State::kept_copy`]): the trash entry `entry` (or the newest
     /// unexpired one), else the history version `entry`; with the trash record
     /// to delete when it came from the trash.
     async fn restorable(
@@ -333,8 +331,7 @@ impl Dream {
         Ok(memory)
     }
 
-    /// Removes trash entries past `trash_days` now (a pass also does it); returns how many.
-    pub async fn expire_trash(&self) -> Result<usize> {
+    pub(crate) async fn expire_trash(&self) -> Result<usize> {
         self.under_lease(async |lease| {
             let now = self.now();
             let mut ops = Vec::new();

@@ -308,7 +308,7 @@ async fn the_same_transcript_logged_twice_is_stored_once() {
             Logged::Already(ids[0].clone())
         );
     }
-    assert_eq!(dream.session_log().await.unwrap().entries.len(), 1);
+    assert_eq!(dream.state().session_log().await.unwrap().entries.len(), 1);
     let stored = dream.session(&ids[0]).await.unwrap().unwrap();
     assert_eq!(stored.messages.len(), 7);
 }
