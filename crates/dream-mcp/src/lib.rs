@@ -1,5 +1,6 @@
 //! Dream over the Model Context Protocol: an MCP server an agent host can embed,
-//! or run as `dream mcp` over stdio.
+//! or run as `dream mcp` over stdio; with the feature `http`, over streamable
+//! HTTP (and HTTPS) too (`DreamServer::bind_http`).
 //!
 //! **The agent is not the person.** Everything an MCP client writes is the
 //! agent's act: `remember` stores the memory through the engine's write gate as
@@ -43,10 +44,14 @@
 //! # }
 //! ```
 
+#[cfg(feature = "http")]
 pub mod http;
+#[cfg(feature = "http")]
 pub mod tls;
 
+#[cfg(feature = "http")]
 pub use http::{BearerToken, HttpError, HttpOptions, HttpServer};
+#[cfg(feature = "http")]
 pub use tls::TlsIdentity;
 
 use std::sync::Arc;

@@ -2,12 +2,16 @@
 //! carries only the protocol: no progress bars, no colour; logs go to stderr.
 //! With `--listen`, over streamable HTTP behind a bearer token (from a 0600 file
 //! or `DREAM_MCP_TOKEN`, never a flag): on a loopback address, or with
-//! `--tls-cert` and `--tls-key` over HTTPS on any address.
+//! `--tls-cert` and `--tls-key` over HTTPS on any address; built without the
+//! feature `mcp-http`, `--listen` is refused before anything is opened.
 
 use clap::Args;
 use dream::engine::Dream;
+#[cfg(feature = "mcp-http")]
 use dream_mcp::http::TOKEN_ENV;
-use dream_mcp::{BearerToken, DreamServer, HttpOptions, McpOptions, TlsIdentity};
+#[cfg(feature = "mcp-http")]
+use dream_mcp::{BearerToken, HttpOptions, TlsIdentity};
+use dream_mcp::{DreamServer, McpOptions};
 
 use super::context::Global;
 use super::{CliError, Found, Outcome};
@@ -50,6 +54,12 @@ pub struct McpArgs {
 /// the client disconnects. The store and its seal key are made at the first
 /// write, never by starting the server or reading (see `lazy`).
 pub async fn mcp(global: &Global, args: McpArgs) -> Outcome {
+    #[cfg(not(feature = "mcp-http"))]
+    if args.listen.is_some() {
+        return Err(CliError::usage(
+            "this dream was built without feature `mcp-http`; rebuild with --features mcp-http",
+        ));
+    }
     let here = global.locate()?;
     let config = &here.config;
     let (store, seal) = global.open_lazily(&here).await?;
@@ -74,10 +84,18 @@ pub async fn mcp(global: &Global, args: McpArgs) -> Outcome {
             allow_admin: args.allow_admin,
         },
     );
-    let Some(listen) = args.listen else {
-        server.serve_stdio().await?;
-        return Ok(Found::Nothing);
-    };
+    #[cfg(feature = "mcp-http")]
+    if let Some(listen) = args.listen {
+        return serve_http(server, listen, args).await;
+    }
+    server.serve_stdio().await?;
+    Ok(Found::Nothing)
+}
+
+/// `dream mcp --listen ADDR`: streamable HTTP (HTTPS with `--tls-cert`) behind
+/// the bearer tokens, until the process is stopped.
+#[cfg(feature = "mcp-http")]
+async fn serve_http(server: DreamServer, listen: std::net::SocketAddr, args: McpArgs) -> Outcome {
     let mut tokens = args
         .token_file
         .iter()
