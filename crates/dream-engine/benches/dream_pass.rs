@@ -99,15 +99,17 @@ async fn fill(store: Arc<dyn RecordStore>) {
 fn answer() -> String {
     let creates: Vec<_> = (1..=SESSIONS)
         .map(|i| {
-            json!({"name": format!("Release branch {i}"), "description": "branch naming",
-                   "kind": "project", "content": format!("Release branches are named release-{i}."),
-                   "tags": ["git"], "sources": [format!("S{i}")], "confidence": 0.9})
+            // Batch session S{i} is the (i - 1)th logged: "… release-{i - 1}."
+            json!({"name": format!("Release branch {}", i - 1), "description": "branch naming",
+                   "kind": "project", "content": format!("Release branches are named release-{}.", i - 1),
+                   "tags": ["git"], "sources": [format!("S{i}")], "confidence": 0.9,
+                   "evidence": [{"session": format!("S{i}"), "message": 0}]})
         })
         .collect();
     json!({
         "create": creates,
-        "update": [{"id": memory_id(MEMORIES - 1).as_str(), "content": "Convention updated: tests live in tests/.",
-                    "sources": ["S1"]}],
+        "update": [{"id": memory_id(MEMORIES - 1).as_str(), "content": "Convention updated: release branches are named release-0.",
+                    "sources": ["S1"], "evidence": [{"session": "S1", "message": 0}]}],
         "delete": []
     })
     .to_string()
