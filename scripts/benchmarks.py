@@ -137,7 +137,9 @@ def machine():
     rustc = subprocess.run(["rustc", "-V"], capture_output=True, text=True).stdout.strip()
     commit = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"],
                             capture_output=True, text=True).stdout.strip()
-    dirty = subprocess.run(["git", "-C", str(ROOT), "status", "--porcelain", "--untracked-files=no"],
+    # BENCHMARKS.md itself (a render between runs) changes nothing that is measured.
+    dirty = subprocess.run(["git", "-C", str(ROOT), "status", "--porcelain", "--untracked-files=no",
+                            "--", ".", ":!BENCHMARKS.md"],
                            capture_output=True, text=True).stdout.strip()
     return {
         "cpu": cpu,
