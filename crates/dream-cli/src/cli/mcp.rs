@@ -56,9 +56,7 @@ pub struct McpArgs {
 pub async fn mcp(global: &Global, args: McpArgs) -> Outcome {
     #[cfg(not(feature = "mcp-http"))]
     if args.listen.is_some() {
-        return Err(CliError::usage(
-            "this dream was built without feature `mcp-http`; rebuild with --features mcp-http",
-        ));
+        return Err(CliError::not_built("mcp-http"));
     }
     let here = global.locate()?;
     let config = &here.config;

@@ -100,6 +100,23 @@ impl CliError {
         }
     }
 
+    /// The command needs a cargo feature this `dream` was built without.
+    #[cfg(any(
+        not(feature = "fs"),
+        not(feature = "sqlite"),
+        not(feature = "redis"),
+        not(feature = "postgres"),
+        not(feature = "encryption"),
+        not(feature = "llm"),
+        not(feature = "local-embedder"),
+        not(feature = "mcp-http")
+    ))]
+    pub fn not_built(feature: &str) -> Self {
+        CliError::usage(format!(
+            "this dream was built without feature `{feature}`; rebuild with --features {feature}"
+        ))
+    }
+
     /// The command was stopped by `signal` (its number): it exits with 128 + it,
     /// as a shell reports a program a signal ended, after saying what it left.
     pub fn stopped(signal: u8, message: impl Into<String>) -> Self {

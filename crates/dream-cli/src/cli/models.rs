@@ -139,9 +139,7 @@ pub fn build(
 ) -> Result<Option<Arc<dyn LanguageModel>>, CliError> {
     match choice {
         LlmChoice::Offline => Ok(None),
-        _ => Err(CliError::usage(
-            "this dream was built without feature `llm`; rebuild with --features llm",
-        )),
+        _ => Err(CliError::not_built("llm")),
     }
 }
 
@@ -247,9 +245,7 @@ fn build_local(spec: EmbedderSpec) -> Result<Arc<dyn dream::core::Embedder>, Cli
 /// Without the `local-embedder` feature there is no local model.
 #[cfg(not(feature = "local-embedder"))]
 fn build_local(_: EmbedderSpec) -> Result<Arc<dyn dream::core::Embedder>, CliError> {
-    Err(CliError::usage(
-        "this dream was built without feature `local-embedder`; rebuild with --features local-embedder",
-    ))
+    Err(CliError::not_built("local-embedder"))
 }
 
 /// An embeddings service over HTTP.
@@ -328,9 +324,7 @@ fn build_remote(
 ) -> Result<Option<Arc<dyn dream::core::Embedder>>, CliError> {
     match choice {
         EmbedderChoice::None => Ok(None),
-        _ => Err(CliError::usage(
-            "this dream was built without feature `llm`; rebuild with --features llm",
-        )),
+        _ => Err(CliError::not_built("llm")),
     }
 }
 

@@ -305,9 +305,7 @@ async fn to_plain(global: &Global, inner: std::sync::Arc<dyn dream::core::Record
 /// Without the `encryption` feature, `rekey` is one clear error.
 #[cfg(not(feature = "encryption"))]
 pub async fn rekey(_: &Global, _: RekeyArgs) -> Outcome {
-    Err(CliError::usage(
-        "this dream was built without feature `encryption`; rebuild with --features encryption",
-    ))
+    Err(CliError::not_built("encryption"))
 }
 
 /// `dream key new --out FILE`.
@@ -356,7 +354,5 @@ pub async fn key(args: KeyArgs) -> Outcome {
 /// Without the `encryption` feature there is no key to make.
 #[cfg(not(feature = "encryption"))]
 pub async fn key(_: KeyArgs) -> Outcome {
-    Err(CliError::usage(
-        "this dream was built without feature `encryption`; rebuild with --features encryption",
-    ))
+    Err(CliError::not_built("encryption"))
 }

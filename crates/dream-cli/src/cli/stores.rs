@@ -43,7 +43,7 @@ fn fs_info() -> Result<dream::core::StoreInfo, CliError> {
 
 #[cfg(all(feature = "mcp", not(feature = "fs")))]
 fn fs_info() -> Result<dream::core::StoreInfo, CliError> {
-    Err(not_built(Backend::Fs.feature()))
+    Err(CliError::not_built(Backend::Fs.feature()))
 }
 
 #[cfg(all(feature = "mcp", feature = "sqlite"))]
@@ -53,20 +53,7 @@ fn sqlite_info() -> Result<dream::core::StoreInfo, CliError> {
 
 #[cfg(all(feature = "mcp", not(feature = "sqlite")))]
 fn sqlite_info() -> Result<dream::core::StoreInfo, CliError> {
-    Err(not_built(Backend::Sqlite.feature()))
-}
-
-#[cfg(any(
-    not(feature = "fs"),
-    not(feature = "sqlite"),
-    not(feature = "redis"),
-    not(feature = "postgres"),
-    not(feature = "encryption")
-))]
-fn not_built(feature: &str) -> CliError {
-    CliError::usage(format!(
-        "this dream was built without feature `{feature}`; rebuild with --features {feature}"
-    ))
+    Err(CliError::not_built(Backend::Sqlite.feature()))
 }
 
 /// `url` with the URL behind `--store redis` or `--store postgres` read from
@@ -95,7 +82,7 @@ pub fn resolve(url: &StoreUrl, url_file: Option<&Path>) -> Result<StoreUrl, CliE
 #[cfg(not(any(feature = "redis", feature = "postgres")))]
 pub fn resolve(url: &StoreUrl, _: Option<&Path>) -> Result<StoreUrl, CliError> {
     match url.source_env() {
-        Some(_) => Err(not_built(url.backend().feature())),
+        Some(_) => Err(CliError::not_built(url.backend().feature())),
         None => Ok(url.clone()),
     }
 }
@@ -225,7 +212,7 @@ async fn open_fs(path: &Path) -> Result<Arc<dyn RecordStore>, CliError> {
 
 #[cfg(not(feature = "fs"))]
 async fn open_fs(_: &Path) -> Result<Arc<dyn RecordStore>, CliError> {
-    Err(not_built(Backend::Fs.feature()))
+    Err(CliError::not_built(Backend::Fs.feature()))
 }
 
 #[cfg(feature = "sqlite")]
@@ -236,7 +223,7 @@ async fn open_sqlite(path: &Path) -> Result<Arc<dyn RecordStore>, CliError> {
 
 #[cfg(not(feature = "sqlite"))]
 async fn open_sqlite(_: &Path) -> Result<Arc<dyn RecordStore>, CliError> {
-    Err(not_built(Backend::Sqlite.feature()))
+    Err(CliError::not_built(Backend::Sqlite.feature()))
 }
 
 #[cfg(feature = "redis")]
@@ -260,7 +247,7 @@ async fn open_redis_store(
 
 #[cfg(not(feature = "redis"))]
 async fn open_redis(_: &StoreUrl, _: Option<&Path>) -> Result<Arc<dyn RecordStore>, CliError> {
-    Err(not_built(Backend::Redis.feature()))
+    Err(CliError::not_built(Backend::Redis.feature()))
 }
 
 #[cfg(feature = "postgres")]
@@ -276,7 +263,7 @@ async fn open_postgres(
 
 #[cfg(not(feature = "postgres"))]
 async fn open_postgres(_: &StoreUrl, _: Option<&Path>) -> Result<Arc<dyn RecordStore>, CliError> {
-    Err(not_built(Backend::Postgres.feature()))
+    Err(CliError::not_built(Backend::Postgres.feature()))
 }
 
 /// The key `--encrypt` uses: its id and material.
@@ -299,7 +286,7 @@ pub fn load_key(key_file: Option<&Path>) -> Result<StoreKey, CliError> {
 /// Without the `encryption` feature, `--encrypt` is one clear error.
 #[cfg(not(feature = "encryption"))]
 pub fn load_key(_: Option<&Path>) -> Result<StoreKey, CliError> {
-    Err(not_built("encryption"))
+    Err(CliError::not_built("encryption"))
 }
 
 /// Wraps `store` in encryption under `key`.
