@@ -948,17 +948,17 @@ fn long_tokens(text: &str, out: &mut Vec<(&'static str, Range<usize>)>) {
         while end < n && is(b[end]) {
             end += 1;
         }
+        i = end + 1;
         // A run of MIN or more holds the byte MIN before its end: where that byte is
         // outside the run (as for every word of prose), it is shorter.
         if !is(b[end - MIN]) {
-            i = end + 1;
             continue;
         }
+        // The run starts at or after the `i` this probe was taken for.
         let mut start = probe;
-        while start > i && is(b[start - 1]) {
+        while start > probe + 1 - MIN && is(b[start - 1]) {
             start -= 1;
         }
-        i = end + 1;
         if end - start < MIN {
             continue;
         }
