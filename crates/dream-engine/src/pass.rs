@@ -3,7 +3,7 @@
 use std::fmt;
 
 use chrono::{DateTime, Duration, Utc};
-use dream_core::{Key, MemoryId, RecordId, SessionId, TokenUsage};
+use dream_core::{Key, MemoryId, Record, RecordId, SessionId, TokenUsage};
 use serde::{Deserialize, Serialize};
 
 use crate::claim::ClaimHolder;
@@ -22,6 +22,7 @@ use crate::progress::PassStage;
 use crate::records::{
     Actor, AuditAction, SessionRecord, SessionStatus, SuccessStamp, TrashRecord, from_json, to_json,
 };
+use crate::sessions::SessionLog;
 use crate::state::AuditEntry;
 
 /// Why a pass did not run.
@@ -107,6 +108,14 @@ pub struct DreamReport {
     pub trash_expired: usize,
     /// A leftover journal rolled forward first, if any.
     pub rolled_forward: Option<String>,
+}
+
+/// What applying a pass builds, part by part: the ops of its one journaled
+/// commit and its report, as of `now`.
+struct Applying {
+    now: DateTime<Utc>,
+    ops: Vec<Op>,
+    report: DreamReport,
 }
 
 /// What one consumed session yielded.
@@ -452,33 +461,7 @@ impl Pass<'_> {
         .await?;
         let orient = claim.guard(self.orient()).await?;
         let log = claim.guard(self.session_log()).await?;
-        let mut sessions = Vec::new();
-        let mut bytes = 0usize;
-        for entry in log.to_dream(&self.scope, force) {
-            if sessions.len() >= self.options.batch_sessions {
-                break;
-            }
-            let key = Key::new(layout::namespace(layout::SESSIONS), entry.id.clone());
-            let mut record: SessionRecord = from_json(&key, &entry.record)?;
-            if self
-                .seal
-                .as_ref()
-                .is_some_and(|k| !k.verify_session(&record))
-            {
-                // Not logged by this store's engine: whatever roles it claims, it
-                // is data from outside, never the person's word.
-                tracing::warn!(session = %record.id, "session without this store's seal: read as tool text");
-                for message in &mut record.messages {
-                    message.role = dream_core::Role::Tool;
-                }
-            }
-            let size: usize = record.messages.iter().map(|m| m.content.len()).sum();
-            if !sessions.is_empty() && bytes + size > self.options.batch_bytes {
-                break;
-            }
-            bytes += size;
-            sessions.push((record, entry.record.version.0));
-        }
+        let sessions = self.gather(&log, force)?;
         if sessions.is_empty() {
             return Ok(Err((SkipReason::NothingPending, rolled)));
         }
@@ -552,22 +535,7 @@ impl Pass<'_> {
             .collect();
         let gated = gate(consolidation.plan, &ctx);
         let held = held_sessions(&gated, &batch.sessions);
-        let excess = log.entries.len().saturating_sub(self.options.session_log);
-        let trim = log
-            .entries
-            .iter()
-            .filter(|e| e.header.status == SessionStatus::Consumed)
-            .take(excess)
-            .map(|e| {
-                (
-                    e.id.clone(),
-                    Prior {
-                        version: e.record.version.0,
-                        hash: hash_bytes(&e.record.value),
-                    },
-                )
-            })
-            .collect();
+        let trim = self.trimmed(&log);
         let consolidator = self.consolidator.describe();
         let session_ids: Vec<(SessionId, u64)> =
             sessions.iter().map(|(s, v)| (s.id.clone(), *v)).collect();
@@ -590,6 +558,61 @@ impl Pass<'_> {
             },
             rolled,
         )))
+    }
+
+    /// Gather: the pending sessions a pass takes from `log`, oldest first, decoded,
+    /// each with the version it was read at; at most `batch_sessions` of them
+    /// and `batch_bytes` of message text (the first always). Those held for the
+    /// person are taken only when `force`.
+    fn gather(&self, log: &SessionLog, force: bool) -> Result<Vec<(SessionRecord, u64)>> {
+        let mut sessions = Vec::new();
+        let mut bytes = 0usize;
+        for entry in log.to_dream(&self.scope, force) {
+            if sessions.len() >= self.options.batch_sessions {
+                break;
+            }
+            let key = Key::new(layout::namespace(layout::SESSIONS), entry.id.clone());
+            let mut record: SessionRecord = from_json(&key, &entry.record)?;
+            if self
+                .seal
+                .as_ref()
+                .is_some_and(|k| !k.verify_session(&record))
+            {
+                // Not logged by this store's engine: whatever roles it claims, it
+                // is data from outside, never the person's word.
+                tracing::warn!(session = %record.id, "session without this store's seal: read as tool text");
+                for message in &mut record.messages {
+                    message.role = dream_core::Role::Tool;
+                }
+            }
+            let size: usize = record.messages.iter().map(|m| m.content.len()).sum();
+            if !sessions.is_empty() && bytes + size > self.options.batch_bytes {
+                break;
+            }
+            bytes += size;
+            sessions.push((record, entry.record.version.0));
+        }
+        Ok(sessions)
+    }
+
+    /// The consumed sessions past the log's length (`session_log`), oldest first,
+    /// that the pass removes, each at the version and hash it was read with.
+    fn trimmed(&self, log: &SessionLog) -> Vec<(RecordId, Prior)> {
+        let excess = log.entries.len().saturating_sub(self.options.session_log);
+        log.entries
+            .iter()
+            .filter(|e| e.header.status == SessionStatus::Consumed)
+            .take(excess)
+            .map(|e| {
+                (
+                    e.id.clone(),
+                    Prior {
+                        version: e.record.version.0,
+                        hash: hash_bytes(&e.record.value),
+                    },
+                )
+            })
+            .collect()
     }
 
     /// Takes the store lease and applies a prepared pass or a stored plan.
@@ -626,16 +649,37 @@ impl Pass<'_> {
                 ),
             });
         }
-        let now = self.now();
-        let mut ops: Vec<Op> = Vec::new();
-        let mut report = DreamReport {
-            pass: Some(p.pass.clone()),
-            consolidator: p.consolidator.clone(),
-            usage: p.usage,
-            yields: yields(p),
-            ..DreamReport::default()
+        let mut out = Applying {
+            now: self.now(),
+            ops: Vec::new(),
+            report: DreamReport {
+                pass: Some(p.pass.clone()),
+                consolidator: p.consolidator.clone(),
+                usage: p.usage,
+                yields: yields(p),
+                ..DreamReport::default()
+            },
         };
-        // The sessions, still at the versions gather read: consumed.
+        self.session_ops(p, &mut out).await?;
+        self.create_ops(p, &mut out);
+        self.change_ops(p, &mut out).await?;
+        self.removal_ops(p, &mut out);
+        self.verdict_ops(p, &mut out)?;
+        self.housekeeping_ops(p, plan, &mut out).await?;
+        self.completion_ops(p, generation, generation_record, &mut out)
+            .await?;
+        let Applying { ops, report, .. } = out;
+        let events = pass_events(p, &report);
+        self.stage(PassStage::Writing { records: ops.len() });
+        self.commit(lease, &p.pass, ops, events).await?;
+        Ok(report)
+    }
+
+    /// The batch's sessions, still at the versions gather read: each consumed,
+    /// or left pending with why (see [`HeldSession`]).
+    async fn session_ops(&self, p: &Prepared, out: &mut Applying) -> Result<()> {
+        let now = out.now;
+        let Applying { ops, report, .. } = out;
         for (id, version) in &p.sessions {
             let key = layout::key(layout::SESSIONS, id.clone());
             let record = self.store.get(&key).await?;
@@ -667,6 +711,12 @@ impl Pass<'_> {
             let value = String::from_utf8(to_json(&session).to_vec()).expect("JSON is UTF-8");
             ops.push(Op::put(key, value, Some(&record)));
         }
+        Ok(())
+    }
+
+    /// The memories the gate let through, each with its audit record.
+    fn create_ops(&self, p: &Prepared, out: &mut Applying) {
+        let Applying { ops, report, .. } = out;
         let g = &p.gated;
         for c in &g.creates {
             let (text, hash) = self.rendered(&c.memory);
@@ -690,6 +740,13 @@ impl Pass<'_> {
             );
             report.created.push(c.memory.id.clone());
         }
+    }
+
+    /// The memories updated or superseded, each with its history copy and audit record.
+    async fn change_ops(&self, p: &Prepared, out: &mut Applying) -> Result<()> {
+        let now = out.now;
+        let Applying { ops, report, .. } = out;
+        let g = &p.gated;
         let changed = g
             .updates
             .iter()
@@ -728,6 +785,14 @@ impl Pass<'_> {
                 _ => report.updated.push(id.clone()),
             }
         }
+        Ok(())
+    }
+
+    /// The memories deleted or pruned, each moved to the trash with its audit record.
+    fn removal_ops(&self, p: &Prepared, out: &mut Applying) {
+        let now = out.now;
+        let Applying { ops, report, .. } = out;
+        let g = &p.gated;
         let removed = g
             .deletes
             .iter()
@@ -772,6 +837,12 @@ impl Pass<'_> {
                 _ => report.deleted.push(id.clone()),
             }
         }
+    }
+
+    /// What the gate held back: quarantined proposals and refusals, each audited.
+    fn verdict_ops(&self, p: &Prepared, out: &mut Applying) -> Result<()> {
+        let Applying { ops, report, .. } = out;
+        let g = &p.gated;
         for q in &g.quarantine {
             ops.push(self.quarantine_op(q)?);
             let what = if q.has_secret() {
@@ -813,7 +884,19 @@ impl Pass<'_> {
             ops.push(self.audit_op(entry));
             report.refused.push(r.clone());
         }
-        // Housekeeping: trim the session log, expire trash and old audit records.
+        Ok(())
+    }
+
+    /// Housekeeping: the session log trimmed, expired trash and old audit
+    /// records removed, and the applied plan (if any) deleted.
+    async fn housekeeping_ops(
+        &self,
+        p: &Prepared,
+        plan: Option<(Key, u64, String)>,
+        out: &mut Applying,
+    ) -> Result<()> {
+        let now = out.now;
+        let Applying { ops, report, .. } = out;
         for (id, prior) in &p.trim {
             ops.push(Op::remove(
                 layout::key(layout::SESSIONS, id.clone()),
@@ -821,10 +904,24 @@ impl Pass<'_> {
                 &prior.hash,
             ));
         }
-        report.trash_expired = self.expiry_ops(now, &mut ops).await?;
+        report.trash_expired = self.expiry_ops(now, ops).await?;
         if let Some((key, version, hash)) = plan {
             ops.push(Op::remove(key, version, &hash));
         }
+        Ok(())
+    }
+
+    /// The pass's success stamp and closing audit record, and the generation bumped
+    /// from the one the pass was applied at.
+    async fn completion_ops(
+        &self,
+        p: &Prepared,
+        generation: u64,
+        generation_record: Option<Record>,
+        out: &mut Applying,
+    ) -> Result<()> {
+        let now = out.now;
+        let Applying { ops, report, .. } = out;
         let stamp_key = layout::success_key(&self.scope);
         let stamp_record = self.store.get(&stamp_key).await?;
         let stamp = SuccessStamp {
@@ -860,10 +957,7 @@ impl Pass<'_> {
             stamp_record.as_ref(),
         ));
         ops.push(self.bump_op(generation, generation_record.as_ref()));
-        let events = pass_events(p, &report);
-        self.stage(PassStage::Writing { records: ops.len() });
-        self.commit(lease, &p.pass, ops, events).await?;
-        Ok(report)
+        Ok(())
     }
 
     /// Tells the progress callback, if any, that `stage` starts.

@@ -24,7 +24,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use chrono::{DateTime, Utc};
 use dream_core::failpoint::failpoint;
-use dream_core::{Key, MemoryId, Record, Scope, SessionId, Write, parse_memory};
+use dream_core::{Key, Memory, MemoryId, Record, Scope, SessionId, Write, parse_memory};
 use serde::{Deserialize, Serialize};
 
 use crate::error::{DreamError, Result};
@@ -303,19 +303,27 @@ impl Upkeep<'_> {
         Ok(report)
     }
 
+    /// The plan that purges memory `id` of this scope, and its versions, newest
+    /// first (at least one: a memory with none is not found).
+    async fn purge_of(&self, id: &MemoryId) -> Result<(Plan, Vec<Memory>)> {
+        let mut plan = Plan::default();
+        let versions = self
+            .memory_actions(&mut plan, id, Some(&self.scope))
+            .await?;
+        if versions.is_empty() {
+            return Err(DreamError::not_found("memory", id));
+        }
+        Ok((plan, versions))
+    }
+
     pub(crate) async fn forget_purge(&self, id: &MemoryId) -> Result<Purged> {
         self.under_lease(async |lease| self.forget_purge_locked(lease, id).await)
             .await
     }
 
     async fn forget_purge_locked(&self, lease: &HeldLease, id: &MemoryId) -> Result<Purged> {
-        let mut plan = Plan::default();
-        let versions = self
-            .memory_actions(&mut plan, id, Some(&self.scope))
-            .await?;
-        let Some(newest) = versions.first() else {
-            return Err(DreamError::not_found("memory", id));
-        };
+        let (mut plan, versions) = self.purge_of(id).await?;
+        let newest = &versions[0];
         self.derived_actions(&mut plan).await?;
         let actions = plan.into_actions();
         let count = |ns: &str| {
@@ -366,13 +374,8 @@ impl Upkeep<'_> {
         lease: &HeldLease,
         id: &MemoryId,
     ) -> Result<PurgeReport> {
-        let mut plan = Plan::default();
-        let versions = self
-            .memory_actions(&mut plan, id, Some(&self.scope))
-            .await?;
-        let Some(newest) = versions.first() else {
-            return Err(DreamError::not_found("memory", id));
-        };
+        let (mut plan, versions) = self.purge_of(id).await?;
+        let newest = &versions[0];
         let scope = newest.scope.clone();
         let mut tokens = BTreeSet::new();
         let mut sources = BTreeSet::new();
@@ -575,8 +578,8 @@ impl Upkeep<'_> {
         plan: &mut Plan,
         id: &MemoryId,
         scope: Option<&Scope>,
-    ) -> Result<Vec<dream_core::Memory>> {
-        let in_scope = |m: &dream_core::Memory| scope.is_none_or(|s| &m.scope == s);
+    ) -> Result<Vec<Memory>> {
+        let in_scope = |m: &Memory| scope.is_none_or(|s| &m.scope == s);
         let mut versions = Vec::new();
         let key = layout::key(layout::MEMORIES, id.clone());
         if let Some(record) = self.store.get(&key).await?

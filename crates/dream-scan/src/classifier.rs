@@ -653,17 +653,27 @@ pub mod training {
         Ok(out)
     }
 
+    /// The rows of a JSONL text, blank lines skipped, each with its line's
+    /// index (0-based) for error messages.
+    fn jsonl_rows(
+        data: &str,
+    ) -> impl Iterator<Item = Result<(usize, serde_json::Value), String>> + '_ {
+        data.lines()
+            .enumerate()
+            .filter(|(_, l)| !l.trim().is_empty())
+            .map(|(n, line)| {
+                serde_json::from_str(line)
+                    .map(|row| (n, row))
+                    .map_err(|e| format!("line {}: {e}", n + 1))
+            })
+    }
+
     /// Training examples from a conversational corpus ([`CONVERSATIONAL`]): each row
     /// once per mode, under the row's id (so both fall in the same fold).
     pub fn conversational_from_jsonl(data: &str) -> Result<Vec<Example>, String> {
         let mut out = Vec::new();
-        for (n, line) in data
-            .lines()
-            .enumerate()
-            .filter(|(_, l)| !l.trim().is_empty())
-        {
-            let row: serde_json::Value =
-                serde_json::from_str(line).map_err(|e| format!("line {}: {e}", n + 1))?;
+        for row in jsonl_rows(data) {
+            let (n, row) = row?;
             let (Some(id), Some(text)) = (row["id"].as_str(), row["text"].as_str()) else {
                 return Err(format!("line {}: no id or text", n + 1));
             };
@@ -801,13 +811,8 @@ pub mod training {
     /// joined by newlines.
     pub fn examples_from_jsonl(data: &str) -> Result<Vec<Example>, String> {
         let mut out = Vec::new();
-        for (n, line) in data
-            .lines()
-            .enumerate()
-            .filter(|(_, l)| !l.trim().is_empty())
-        {
-            let row: serde_json::Value =
-                serde_json::from_str(line).map_err(|e| format!("line {}: {e}", n + 1))?;
+        for row in jsonl_rows(data) {
+            let (n, row) = row?;
             let field = |k: &str| row.get(k).and_then(|v| v.as_str()).unwrap_or_default();
             let category = match (field("label"), field("category")) {
                 ("benign", _) | ("attack", "secret" | "personal_data") => None,

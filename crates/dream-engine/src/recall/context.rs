@@ -39,57 +39,59 @@ pub(crate) fn fence_for(body: &str) -> String {
     "`".repeat((longest + 1).max(3))
 }
 
-/// Renders the admitted memories of `result`.
-pub(crate) fn render(result: &RecallResult) -> String {
-    let mut out = String::new();
-    out.push_str(HEADING);
-    out.push_str("\n\n");
-    out.push_str(FRAMING);
-    out.push('\n');
-    let mut any = false;
-    let mut count = 0usize;
-    for record in &result.records {
-        if record.verdict != FirewallVerdict::Used {
-            continue;
-        }
-        let Some(memory) = &record.memory else {
-            continue;
-        };
-        any = true;
-        // Every field is data: the name and description sit inside the fence with
-        // the body, so none of them can pose as a heading, a grant or the end of
-        // the block; invisible characters are removed, controls escaped.
-        let data = |text: &str| sanitize(&visible_text(text)).into_owned();
-        let mut fenced = format!(
-            "name: {}\ndescription: {}\n\n{}",
-            printable(&data(&memory.name), 200),
-            printable(&data(&memory.description), 500),
-            data(&memory.content)
-        );
-        if !fenced.ends_with('\n') {
-            fenced.push('\n');
-        }
-        let fence = fence_for(&fenced);
-        count += 1;
-        out.push_str(&format!(
-            "\n### Memory {count} [{}]\n\n",
-            memory.kind.as_str()
-        ));
-        out.push_str(&fence);
+impl RecallResult {
+    /// The admitted memories rendered as context: the block described above.
+    pub fn to_context(&self) -> String {
+        let mut out = String::new();
+        out.push_str(HEADING);
+        out.push_str("\n\n");
+        out.push_str(FRAMING);
         out.push('\n');
-        out.push_str(&fenced);
-        out.push_str(&fence);
-        out.push('\n');
+        let mut any = false;
+        let mut count = 0usize;
+        for record in &self.records {
+            if record.verdict != FirewallVerdict::Used {
+                continue;
+            }
+            let Some(memory) = &record.memory else {
+                continue;
+            };
+            any = true;
+            // Every field is data: the name and description sit inside the fence with
+            // the body, so none of them can pose as a heading, a grant or the end of
+            // the block; invisible characters are removed, controls escaped.
+            let data = |text: &str| sanitize(&visible_text(text)).into_owned();
+            let mut fenced = format!(
+                "name: {}\ndescription: {}\n\n{}",
+                printable(&data(&memory.name), 200),
+                printable(&data(&memory.description), 500),
+                data(&memory.content)
+            );
+            if !fenced.ends_with('\n') {
+                fenced.push('\n');
+            }
+            let fence = fence_for(&fenced);
+            count += 1;
+            out.push_str(&format!(
+                "\n### Memory {count} [{}]\n\n",
+                memory.kind.as_str()
+            ));
+            out.push_str(&fence);
+            out.push('\n');
+            out.push_str(&fenced);
+            out.push_str(&fence);
+            out.push('\n');
+        }
+        if !any {
+            out.push('\n');
+            match &self.policy.diagnosis {
+                Some(diagnosis) => out.push_str(diagnosis),
+                None => out.push_str("nothing admitted"),
+            }
+            out.push('\n');
+        }
+        out
     }
-    if !any {
-        out.push('\n');
-        match &result.policy.diagnosis {
-            Some(diagnosis) => out.push_str(diagnosis),
-            None => out.push_str("nothing admitted"),
-        }
-        out.push('\n');
-    }
-    out
 }
 
 #[cfg(test)]
@@ -206,7 +208,7 @@ mod tests {
                     body
                 })
                 .collect();
-            let context = render(&result_with(&bodies));
+            let context = result_with(&bodies).to_context();
             let (headings, fenced) = parse(&context);
             let expected: Vec<String> = (0..bodies.len())
                 .map(|i| format!("### Memory {} [project]", i + 1))

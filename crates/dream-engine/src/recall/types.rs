@@ -8,7 +8,6 @@ use std::time::Duration;
 use dream_core::{LanguageModel, Memory, RecordId, StoreError, Version};
 use sha2::Digest;
 
-use super::context;
 use super::index::RankParams;
 use super::reason::Reason;
 use super::tokenize::Language;
@@ -214,11 +213,6 @@ impl RecallResult {
     /// The verdict of record `id`, if it was judged.
     pub fn verdict_of(&self, id: &str) -> Option<&RecordVerdict> {
         self.records.iter().find(|r| r.id.as_str() == id)
-    }
-
-    /// The admitted memories rendered as context (see [`context`]).
-    pub fn to_context(&self) -> String {
-        context::render(self)
     }
 
     /// The result as JSON: the one serialiser every front end (`dream recall
