@@ -91,6 +91,9 @@ pub mod sql {
     /// Inserts or replaces a record.
     pub const UPSERT: &str = "INSERT INTO records (namespace, id, version, value) VALUES (?1, ?2, ?3, ?4) \
          ON CONFLICT (namespace, id) DO UPDATE SET version = excluded.version, value = excluded.value";
+    /// Inserts a record unless one is there (a put whose precondition is `Absent`).
+    pub const INSERT_ABSENT: &str = "INSERT INTO records (namespace, id, version, value) \
+         VALUES (?1, ?2, ?3, ?4) ON CONFLICT (namespace, id) DO NOTHING";
     /// Deletes a record.
     pub const DELETE: &str = "DELETE FROM records WHERE namespace = ?1 AND id = ?2";
     /// One page of a namespace, by id bytes (BINARY collation), over the primary key.
@@ -503,6 +506,32 @@ fn upsert(tx: &Transaction<'_>, key: &Key, version: i64, value: &[u8]) -> Result
     Ok(())
 }
 
+/// Inserts a record whose precondition is `Absent`, the check and the write in
+/// one statement; where the record exists, the precondition's `Conflict`.
+fn insert_absent(
+    tx: &Transaction<'_>,
+    key: &Key,
+    version: i64,
+    value: &[u8],
+) -> Result<(), StoreError> {
+    let err = |e| map_err(e, Some(key));
+    let inserted = tx
+        .prepare_cached(sql::INSERT_ABSENT)
+        .map_err(err)?
+        .execute(rusqlite::params![
+            key.namespace.as_str(),
+            key.id.as_str(),
+            version,
+            value
+        ])
+        .map_err(err)?;
+    if inserted == 1 {
+        return Ok(());
+    }
+    check_pre(tx, key, Precondition::Absent)?;
+    Err(corrupt(Some(key), "a record neither present nor inserted"))
+}
+
 fn put_blocking(
     conn: &mut Connection,
     key: &Key,
@@ -534,8 +563,9 @@ fn delete_blocking(conn: &mut Connection, key: &Key, write: &Write) -> Result<bo
 }
 
 /// A batch in one `BEGIN IMMEDIATE` transaction: the fence, the versions of its
-/// puts (taken at once), then each operation's precondition and write; any
-/// error rolls everything back.
+/// puts (taken at once), then each operation's precondition and write (one
+/// statement for a put that must find no record); any error rolls everything
+/// back.
 fn batch_blocking(
     conn: &mut Connection,
     ops: &[BatchOp],
@@ -551,14 +581,19 @@ fn batch_blocking(
     let mut out = Vec::with_capacity(ops.len());
     for op in ops {
         let key = op.key();
-        let current = check_pre(&tx, key, op.pre())?;
         match op {
             BatchOp::Put { value, .. } => {
                 let version = versions.next().expect("one version taken per put");
-                upsert(&tx, key, version, value)?;
+                if op.pre() == Precondition::Absent {
+                    insert_absent(&tx, key, version, value)?;
+                } else {
+                    check_pre(&tx, key, op.pre())?;
+                    upsert(&tx, key, version, value)?;
+                }
                 out.push(BatchOutcome::Put(version_of(key, version)?));
             }
             BatchOp::Delete { .. } => {
+                let current = check_pre(&tx, key, op.pre())?;
                 if current.is_some() {
                     tx.prepare_cached(sql::DELETE)
                         .map_err(|e| map_err(e, Some(key)))?
