@@ -474,12 +474,9 @@ fn value_of(key: &Key, raw: ValueRef<'_>) -> Result<Bytes, StoreError> {
 /// Takes `count` versions from the store-wide counter, in one statement: the
 /// versions of one write transaction's puts, in order (none: the counter is
 /// left alone).
-fn take_versions(
-    tx: &Transaction<'_>,
-    count: i64,
-) -> Result<std::ops::RangeInclusive<i64>, StoreError> {
+fn take_versions(tx: &Transaction<'_>, count: i64) -> Result<std::ops::Range<i64>, StoreError> {
     if count == 0 {
-        return Ok(1..=0);
+        return Ok(0..0);
     }
     let err = |e| map_err(e, None);
     let last: Option<i64> = tx
@@ -489,7 +486,7 @@ fn take_versions(
         .optional()
         .map_err(err)?;
     let last = last.ok_or_else(|| corrupt(None, "the version counter is missing"))?;
-    Ok(last - count + 1..=last)
+    Ok(last - count + 1..last + 1)
 }
 
 fn upsert(tx: &Transaction<'_>, key: &Key, version: i64, value: &[u8]) -> Result<(), StoreError> {
@@ -540,7 +537,7 @@ fn put_blocking(
 ) -> Result<Version, StoreError> {
     let tx = begin(conn)?;
     check_write(&tx, key, write)?;
-    let version = *take_versions(&tx, 1)?.end();
+    let version = take_versions(&tx, 1)?.start;
     upsert(&tx, key, version, value)?;
     dream_core::failpoint::failpoint(FAILPOINT_PUT);
     tx.commit().map_err(|e| map_err(e, Some(key)))?;
