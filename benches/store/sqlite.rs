@@ -93,9 +93,9 @@ fn raw_put(conn: &mut Connection, id: &str, value: &[u8]) -> i64 {
         .optional()
         .expect("current");
     let version: i64 = tx
-        .prepare_cached(sql::NEXT_VERSION)
+        .prepare_cached(sql::TAKE_VERSIONS)
         .expect("prepare")
-        .query_row([], |row| row.get(0))
+        .query_row([1], |row| row.get(0))
         .expect("next version");
     tx.prepare_cached(sql::UPSERT)
         .expect("prepare")

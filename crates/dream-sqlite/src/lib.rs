@@ -85,12 +85,15 @@ pub mod sql {
     pub const CURRENT: &str = "SELECT version FROM records WHERE namespace = ?1 AND id = ?2";
     /// The newest fence token of a lock.
     pub const FENCE: &str = "SELECT token FROM leases WHERE name = ?1";
-    /// Takes the next version from the store-wide counter.
-    pub const NEXT_VERSION: &str =
-        "UPDATE counter SET last_version = last_version + 1 WHERE id = 1 RETURNING last_version";
+    /// Takes the next `?1` versions from the store-wide counter, returning the last.
+    pub const TAKE_VERSIONS: &str =
+        "UPDATE counter SET last_version = last_version + ?1 WHERE id = 1 RETURNING last_version";
     /// Inserts or replaces a record.
     pub const UPSERT: &str = "INSERT INTO records (namespace, id, version, value) VALUES (?1, ?2, ?3, ?4) \
          ON CONFLICT (namespace, id) DO UPDATE SET version = excluded.version, value = excluded.value";
+    /// Inserts a record unless one is there (a put whose precondition is `Absent`).
+    pub const INSERT_ABSENT: &str = "INSERT INTO records (namespace, id, version, value) \
+         VALUES (?1, ?2, ?3, ?4) ON CONFLICT (namespace, id) DO NOTHING";
     /// Deletes a record.
     pub const DELETE: &str = "DELETE FROM records WHERE namespace = ?1 AND id = ?2";
     /// One page of a namespace, by id bytes (BINARY collation), over the primary key.
@@ -468,15 +471,26 @@ fn value_of(key: &Key, raw: ValueRef<'_>) -> Result<Bytes, StoreError> {
     }
 }
 
-fn upsert(tx: &Transaction<'_>, key: &Key, value: &[u8]) -> Result<i64, StoreError> {
-    let err = |e| map_err(e, Some(key));
-    let version: Option<i64> = tx
-        .prepare_cached(sql::NEXT_VERSION)
+/// Takes `count` versions from the store-wide counter, in one statement: the
+/// versions of one write transaction's puts, in order (none: the counter is
+/// left alone).
+fn take_versions(tx: &Transaction<'_>, count: i64) -> Result<std::ops::Range<i64>, StoreError> {
+    if count == 0 {
+        return Ok(0..0);
+    }
+    let err = |e| map_err(e, None);
+    let last: Option<i64> = tx
+        .prepare_cached(sql::TAKE_VERSIONS)
         .map_err(err)?
-        .query_row([], |row| row.get(0))
+        .query_row([count], |row| row.get(0))
         .optional()
         .map_err(err)?;
-    let version = version.ok_or_else(|| corrupt(None, "the version counter is missing"))?;
+    let last = last.ok_or_else(|| corrupt(None, "the version counter is missing"))?;
+    Ok(last - count + 1..last + 1)
+}
+
+fn upsert(tx: &Transaction<'_>, key: &Key, version: i64, value: &[u8]) -> Result<(), StoreError> {
+    let err = |e| map_err(e, Some(key));
     tx.prepare_cached(sql::UPSERT)
         .map_err(err)?
         .execute(rusqlite::params![
@@ -486,7 +500,33 @@ fn upsert(tx: &Transaction<'_>, key: &Key, value: &[u8]) -> Result<i64, StoreErr
             value
         ])
         .map_err(err)?;
-    Ok(version)
+    Ok(())
+}
+
+/// Inserts a record whose precondition is `Absent`, the check and the write in
+/// one statement; where the record exists, the precondition's `Conflict`.
+fn insert_absent(
+    tx: &Transaction<'_>,
+    key: &Key,
+    version: i64,
+    value: &[u8],
+) -> Result<(), StoreError> {
+    let err = |e| map_err(e, Some(key));
+    let inserted = tx
+        .prepare_cached(sql::INSERT_ABSENT)
+        .map_err(err)?
+        .execute(rusqlite::params![
+            key.namespace.as_str(),
+            key.id.as_str(),
+            version,
+            value
+        ])
+        .map_err(err)?;
+    if inserted == 1 {
+        return Ok(());
+    }
+    check_pre(tx, key, Precondition::Absent)?;
+    Err(corrupt(Some(key), "a record neither present nor inserted"))
 }
 
 fn put_blocking(
@@ -497,7 +537,8 @@ fn put_blocking(
 ) -> Result<Version, StoreError> {
     let tx = begin(conn)?;
     check_write(&tx, key, write)?;
-    let version = upsert(&tx, key, value)?;
+    let version = take_versions(&tx, 1)?.start;
+    upsert(&tx, key, version, value)?;
     dream_core::failpoint::failpoint(FAILPOINT_PUT);
     tx.commit().map_err(|e| map_err(e, Some(key)))?;
     version_of(key, version)
@@ -518,8 +559,10 @@ fn delete_blocking(conn: &mut Connection, key: &Key, write: &Write) -> Result<bo
     Ok(true)
 }
 
-/// A batch in one `BEGIN IMMEDIATE` transaction: the fence, then each
-/// operation's precondition and write; any error rolls everything back.
+/// A batch in one `BEGIN IMMEDIATE` transaction: the fence, the versions of its
+/// puts (taken at once), then each operation's precondition and write (one
+/// statement for a put that must find no record); any error rolls everything
+/// back.
 fn batch_blocking(
     conn: &mut Connection,
     ops: &[BatchOp],
@@ -529,16 +572,25 @@ fn batch_blocking(
     if let Some(fence) = fence {
         check_fence(&tx, fence)?;
     }
+    // At most MAX_BATCH_OPS (`check_batch`): the count fits an i64.
+    let puts = ops.iter().filter(|op| op.value().is_some()).count() as i64;
+    let mut versions = take_versions(&tx, puts)?;
     let mut out = Vec::with_capacity(ops.len());
     for op in ops {
         let key = op.key();
-        let current = check_pre(&tx, key, op.pre())?;
         match op {
             BatchOp::Put { value, .. } => {
-                let version = upsert(&tx, key, value)?;
+                let version = versions.next().expect("one version taken per put");
+                if op.pre() == Precondition::Absent {
+                    insert_absent(&tx, key, version, value)?;
+                } else {
+                    check_pre(&tx, key, op.pre())?;
+                    upsert(&tx, key, version, value)?;
+                }
                 out.push(BatchOutcome::Put(version_of(key, version)?));
             }
             BatchOp::Delete { .. } => {
+                let current = check_pre(&tx, key, op.pre())?;
                 if current.is_some() {
                     tx.prepare_cached(sql::DELETE)
                         .map_err(|e| map_err(e, Some(key)))?
