@@ -502,3 +502,139 @@ fn tie_break_ranks(docs: &[Arc<Doc>]) -> Vec<u32> {
     }
     prior
 }
+
+#[cfg(test)]
+mod tests {
+    use std::sync::RwLock;
+
+    use chrono::TimeZone;
+    use dream_core::{Memory, MemoryId, MemoryKind, SessionId, Version, render_memory};
+
+    use super::super::analyze::{AnalyzeConfig, analyze};
+    use super::super::tokenize::{Language, LanguageSet};
+    use super::super::vocab::Vocabulary;
+    use super::*;
+
+    /// Four records, sorted by id: `a` superseded by `c`, `b` and `d` on the
+    /// same subject, and an undecodable `e`; with the number of terms.
+    fn docs() -> (Vec<Arc<Doc>>, usize) {
+        let at = chrono::Utc.with_ymd_and_hms(2026, 3, 1, 9, 0, 0).unwrap();
+        let memory = |id: &str, name: &str, content: &str, supersedes: &[&str]| {
+            let mut m = Memory::new(
+                MemoryId::new(id).unwrap(),
+                MemoryKind::Project,
+                name,
+                "how we ship",
+                content,
+                at,
+            );
+            m.sources = vec![SessionId::new("s1").unwrap()];
+            m.supersedes = supersedes
+                .iter()
+                .map(|s| MemoryId::new(*s).unwrap())
+                .collect();
+            render_memory(&m).into_bytes()
+        };
+        let records = [
+            ("a", memory("a", "Release", "We ship on Fridays.", &[])),
+            ("b", memory("b", "Runner", "Tests run with vitest.", &[])),
+            ("c", memory("c", "Release", "We ship on Mondays.", &["a"])),
+            ("d", memory("d", "Runner", "Tests run with jest.", &[])),
+            ("e", b"not a memory \xff".to_vec()),
+        ];
+        let config = AnalyzeConfig {
+            languages: LanguageSet::of(&[Language::English]),
+            default_language: Language::English,
+            quarantine_suspicious: false,
+            seal: None,
+        };
+        let scanner = crate::scan::memory_scanner();
+        let vocab = RwLock::new(Vocabulary::default());
+        let docs = records
+            .into_iter()
+            .map(|(id, bytes)| {
+                let id = RecordId::new(id).unwrap();
+                Arc::new(analyze(id, Version(1), &bytes, &scanner, &config, &vocab))
+            })
+            .collect();
+        let terms = vocab.read().unwrap().len();
+        (docs, terms)
+    }
+
+    #[test]
+    fn records_and_tables_read_back_in_place() {
+        let (docs, terms) = docs();
+        let mapped = Mapped::open(Bytes::from(Mapped::encode(&docs, terms))).unwrap();
+        assert_eq!((mapped.len(), mapped.terms()), (docs.len(), terms));
+        for (i, doc) in docs.iter().enumerate() {
+            let (mut a, mut b) = (Writer::default(), Writer::default());
+            write_doc(&mut a, doc);
+            write_doc(&mut b, mapped.doc(i).unwrap());
+            assert_eq!(a.0, b.0, "record {i}");
+            assert_eq!(mapped.find(doc.id.as_str()), Some(i));
+        }
+        assert_eq!(mapped.find("zz"), None);
+        assert_eq!(mapped.successors(&RecordId::new("a").unwrap()), [2]);
+        assert!(mapped.successors(&RecordId::new("b").unwrap()).is_empty());
+        let runner = docs[1].valid().unwrap().subject_hash();
+        assert_eq!(mapped.subject_group(runner).collect::<Vec<_>>(), [1, 3]);
+        let default = mapped.scope_id(&Scope::new("default").unwrap()).unwrap();
+        let scopes: Vec<u32> = (0..docs.len()).map(|d| mapped.scope_of(d)).collect();
+        assert_eq!(scopes, [default, default, default, default, UNKNOWN_SCOPE]);
+        let mut ranks: Vec<u32> = (0..docs.len()).map(|d| mapped.tie_break(d)).collect();
+        assert_eq!(ranks[4], 4, "the undecodable record ranks last");
+        ranks.sort_unstable();
+        assert_eq!(ranks, [0, 1, 2, 3, 4]);
+        for term in 0..u32::try_from(terms).unwrap() {
+            let holding: Vec<(u32, [u16; 5])> = docs
+                .iter()
+                .zip(0u32..)
+                .filter_map(|(d, i)| d.terms.iter().find(|(t, _)| *t == term).map(|t| (i, t.1)))
+                .collect();
+            assert_eq!(mapped.postings(term).iter().collect::<Vec<_>>(), holding);
+            assert_eq!(mapped.df(term), holding.len());
+        }
+        assert_eq!(mapped.postings(u32::MAX).len, 0);
+    }
+
+    #[test]
+    fn every_read_on_a_flipped_or_truncated_buffer_is_bounded() {
+        let (docs, terms) = docs();
+        let bytes = Mapped::encode(&docs, terms);
+        let hashes: Vec<u64> = docs
+            .iter()
+            .filter_map(|d| d.valid())
+            .map(|v| v.subject_hash())
+            .collect();
+        let read_all = |mapped: &Mapped| {
+            for doc in 0..mapped.len() + 1 {
+                let id = mapped.head(doc).map(|h| h.id.to_owned());
+                let _ = (mapped.doc(doc), mapped.scope_of(doc), mapped.tie_break(doc));
+                if let Some(id) = id {
+                    let _ = mapped.find(&id);
+                }
+            }
+            for term in 0..u32::try_from(mapped.terms()).unwrap() + 1 {
+                let _ = mapped.postings(term).iter().count();
+            }
+            for hash in &hashes {
+                let _ = mapped.subject_group(*hash).count();
+            }
+        };
+        for end in 0..bytes.len() {
+            assert!(
+                Mapped::open(Bytes::copy_from_slice(&bytes[..end])).is_none(),
+                "cut at {end}"
+            );
+        }
+        for at in 0..bytes.len() {
+            for flip in [0x01, 0x80, 0xff] {
+                let mut flipped = bytes.clone();
+                flipped[at] ^= flip;
+                if let Some(mapped) = Mapped::open(Bytes::from(flipped)) {
+                    read_all(&mapped);
+                }
+            }
+        }
+    }
+}
