@@ -15,7 +15,7 @@
 //! index's records and tables as a process holds them (format 5, see
 //! `mapped`: analyses, posting lists and tables read in place, nothing decoded
 //! for every record). A load reads the chunks one after the other into one
-//! buffer, hashing them as they come; nothing in it is decoded or used unless
+//! buffer while another thread hashes them; nothing in it is decoded or used unless
 //! the payload's length and SHA-256 are the manifest's. Then the vocabulary is
 //! decoded and the rest opened where it lies, every bound checked: the bytes
 //! are verified, but the checks stay.
@@ -38,7 +38,7 @@
 //! its own journaled commit. A rebuild after the manifest is gone starts from a
 //! fresh vocabulary, so no word of a purged memory is written back.
 
-use std::sync::Arc;
+use std::sync::{Arc, mpsc};
 use std::time::Duration;
 
 use dream_core::{Bytes, RecordId, RecordStore, Write};
@@ -174,13 +174,24 @@ pub(crate) async fn load(
         .iter()
         .map(|c| RecordId::new(c.as_str()).map_err(|_| Unusable::Rejected("bad chunk id")))
         .collect::<Result<Vec<_>, _>>()?;
-    // One buffer, hashed as the chunks arrive; each chunk is dropped once
-    // copied. Nothing in it is read before the hash is the manifest's.
+    // One buffer; each chunk is hashed on another thread while the next is
+    // read, and dropped once copied and hashed. Nothing in the buffer is read
+    // before the hash is the manifest's.
     let mut payload: Vec<u8> = Vec::new();
     payload
         .try_reserve_exact(manifest.len)
         .map_err(|_| Unusable::Rejected("payload too large"))?;
-    let mut hash = Sha256::new();
+    let (to_hash, chunks) = mpsc::sync_channel::<Bytes>(HASH_AHEAD);
+    let hashing = std::thread::Builder::new()
+        .name("recall-hash".into())
+        .spawn(move || {
+            let mut hash = Sha256::new();
+            for chunk in chunks {
+                hash.update(&chunk);
+            }
+            hex::encode(hash.finalize())
+        })
+        .map_err(|_| Unusable::Rejected("no thread to hash it"))?;
     for id in ids {
         let chunk = match store.get(&layout::key(layout::RECALL, id)).await {
             Ok(Some(record)) => record.value,
@@ -189,10 +200,16 @@ pub(crate) async fn load(
         if chunk.len() > manifest.len - payload.len() {
             return Err(Unusable::Rejected("payload altered"));
         }
-        hash.update(&chunk);
         payload.extend_from_slice(&chunk);
+        // Waits (briefly, on this task's thread) while the hash is
+        // `HASH_AHEAD` chunks behind.
+        let _ = to_hash.send(chunk);
     }
-    if payload.len() != manifest.len || hex::encode(hash.finalize()) != manifest.sha256 {
+    drop(to_hash);
+    let sha256 = hashing
+        .join()
+        .map_err(|_| Unusable::Rejected("payload unhashable"))?;
+    if payload.len() != manifest.len || sha256 != manifest.sha256 {
         return Err(Unusable::Rejected("payload altered"));
     }
     let (vocab, records) = decode(payload).ok_or(Unusable::Rejected("payload malformed"))?;
@@ -203,6 +220,10 @@ pub(crate) async fn load(
         vocab,
     })
 }
+
+/// Chunks read ahead of the hashing thread (bounds the memory held besides
+/// the payload).
+const HASH_AHEAD: usize = 2;
 
 /// The vocabulary and the records of a payload: its first item decoded, the
 /// rest opened in place.
