@@ -424,7 +424,7 @@ fn analyse_all(
                 i,
                 Arc::new(Doc {
                     version: record.version,
-                    ..Doc::clone(&doc)
+                    ..Doc::clone(doc)
                 }),
             );
         }
