@@ -26,7 +26,9 @@
 //! [`Mapped::open`] checks what it reads at once (the items, every row of the
 //! tables, the scopes and supersessions); an analysis is checked when it is
 //! decoded, a posting list while it is walked: neither can panic on any bytes.
-//! The persisted index hashes the whole buffer before it is opened.
+//! An analysis that does not decode is treated as absent (never judged, never
+//! shown); a posting list stops at its first malformed entry. The persisted
+//! index hashes the whole buffer before it is opened.
 
 use std::cmp::Ordering;
 use std::collections::{BTreeMap, HashMap};

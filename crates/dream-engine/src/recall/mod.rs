@@ -158,9 +158,10 @@ impl fmt::Debug for Recall {
 const DROP_APART_MIN: usize = 4096;
 
 impl Drop for Recall {
-    /// Frees a large index (≈ 0.2 s for 100,000 records: a dozen allocations
-    /// each) on a thread of its own, so that dropping the handle does not wait
-    /// for it: a command that answers and exits is not slowed by its teardown.
+    /// Frees a large index (with every analysis decoded, as a brief decodes
+    /// them: ≈ 0.2 s for 100,000 records, a dozen allocations each) on a thread
+    /// of its own, so that dropping the handle does not wait for it: a command
+    /// that answers and exits is not slowed by its teardown.
     fn drop(&mut self) {
         let Some(index) = self.index.get_mut().take() else {
             return;
@@ -430,9 +431,9 @@ impl Recall {
         }
     }
 
-    /// Approximate heap bytes of the current index's ranking structures: postings,
-    /// per-document terms, the vocabulary, and (with sub-words) its
-    /// trigram index. Builds the index if needed. For measuring, not for limits.
+    /// Approximate heap bytes of the current index: its records, postings and
+    /// tables (read in place), the vocabulary, and (with sub-words) its trigram
+    /// index. Builds the index if needed. For measuring, not for limits.
     pub async fn index_bytes(&self) -> Result<IndexBytes, RecallError> {
         let index = self.index().await?;
         let vocab = index.vocab.read().unwrap_or_else(|e| e.into_inner());

@@ -4,7 +4,8 @@
 //! What is kept: every record's analysis — its firewall outcome (scan and
 //! validation, with what ranking and the firewall's whole-store steps need of a
 //! valid record, never the memory itself), its terms, the SHA-256 of its bytes —
-//! and the vocabulary the terms refer to, written as chunks under the store's value-size limit, plus one
+//! the posting lists and whole-store tables built from them, and the vocabulary
+//! the terms refer to, written as chunks under the store's value-size limit, plus one
 //! `manifest` naming the chunks, the generation they were built at, the
 //! *fingerprint* (the scanner's and the recall code's build, the languages, the
 //! suspicious-text policy and the seal key's identity), the payload's length and
