@@ -9,10 +9,10 @@
 //!
 //! 1. the number of records, the languages they were analysed in, the number
 //!    of terms with a posting list;
-//! 2. one row per record, 12 bytes: where its analysis starts in item 3, its
+//! 2. the analyses, sorted by record id (`codec`);
+//! 3. one row per record, 12 bytes: where its analysis starts in item 2, its
 //!    scope id (`u32::MAX` when it is not a valid record), its rank in the
 //!    tie-break order (more confident, then more recently updated, first);
-//! 3. the analyses, sorted by record id (`codec`);
 //! 4. the scopes, by id;
 //! 5. the supersessions: each superseded id with the valid, verified records
 //!    claiming to supersede it, sorted by id;
@@ -114,45 +114,16 @@ impl Mapped {
     /// `terms` get posting lists.
     pub fn encode(docs: &[Arc<Doc>], terms: usize) -> Vec<u8> {
         let mut languages = LanguageSet::default();
+        for doc in docs {
+            languages.insert(doc.language);
+        }
         let mut scopes: Vec<&Scope> = Vec::new();
         let mut scope_ids: HashMap<&Scope, u32> = HashMap::new();
         let mut successors: BTreeMap<&RecordId, Vec<u32>> = BTreeMap::new();
         let mut subjects: Vec<(u64, u32)> = Vec::new();
         let mut doc_scope: Vec<u32> = Vec::with_capacity(docs.len());
         let mut lists: Vec<Packer> = (0..terms).map(|_| Packer::default()).collect();
-        let mut records = Writer::default();
         let mut offsets: Vec<u32> = Vec::with_capacity(docs.len());
-        for (i, doc) in docs.iter().enumerate() {
-            let i = u32::try_from(i).unwrap_or(u32::MAX);
-            offsets.push(u32::try_from(records.0.len()).unwrap_or(u32::MAX));
-            write_doc(&mut records, doc);
-            languages.insert(doc.language);
-            let scope = match doc.valid() {
-                Some(valid) => {
-                    // Only the engine's own records retire others: a planted or
-                    // edited record's `supersedes` is void.
-                    if valid.verified {
-                        for old in &valid.supersedes {
-                            successors.entry(old).or_default().push(i);
-                        }
-                    }
-                    subjects.push((valid.subject_hash(), i));
-                    *scope_ids.entry(&valid.scope).or_insert_with(|| {
-                        scopes.push(&valid.scope);
-                        u32::try_from(scopes.len() - 1).unwrap_or(UNKNOWN_SCOPE - 1)
-                    })
-                }
-                None => UNKNOWN_SCOPE,
-            };
-            doc_scope.push(scope);
-            for (term, counts) in doc.terms.iter() {
-                if let Some(list) = lists.get_mut(term as usize) {
-                    list.push(i, &counts);
-                }
-            }
-        }
-        subjects.sort_unstable();
-        let prior = tie_break_ranks(docs);
 
         let mut w = Writer::default();
         item(&mut w, |w| {
@@ -161,14 +132,45 @@ impl Mapped {
             w.len(terms);
         });
         item(&mut w, |w| {
+            let start = w.0.len();
+            for (i, doc) in docs.iter().enumerate() {
+                let i = u32::try_from(i).unwrap_or(u32::MAX);
+                offsets.push(u32::try_from(w.0.len() - start).unwrap_or(u32::MAX));
+                write_doc(w, doc);
+                let scope = match doc.valid() {
+                    Some(valid) => {
+                        // Only the engine's own records retire others: a planted or
+                        // edited record's `supersedes` is void.
+                        if valid.verified {
+                            for old in &valid.supersedes {
+                                successors.entry(old).or_default().push(i);
+                            }
+                        }
+                        subjects.push((valid.subject_hash(), i));
+                        *scope_ids.entry(&valid.scope).or_insert_with(|| {
+                            scopes.push(&valid.scope);
+                            u32::try_from(scopes.len() - 1).unwrap_or(UNKNOWN_SCOPE - 1)
+                        })
+                    }
+                    None => UNKNOWN_SCOPE,
+                };
+                doc_scope.push(scope);
+                for (term, counts) in doc.terms.iter() {
+                    if let Some(list) = lists.get_mut(term as usize) {
+                        list.push(i, &counts);
+                    }
+                }
+            }
+        });
+        subjects.sort_unstable();
+        let prior = tie_break_ranks(docs);
+        item(&mut w, |w| {
             for ((offset, scope), rank) in offsets.iter().zip(&doc_scope).zip(&prior) {
                 w.u32(*offset);
                 w.u32(*scope);
                 w.u32(*rank);
             }
         });
-        item(&mut w, |w| w.0.extend_from_slice(&records.0));
-        drop(records);
         item(&mut w, |w| w.strs(scopes.iter().map(|s| s.as_str())));
         item(&mut w, |w| {
             w.len(successors.len());
@@ -207,8 +209,8 @@ impl Mapped {
     pub fn open(bytes: Bytes) -> Option<Mapped> {
         let mut r = Reader::new(&bytes);
         let header = read_item(&mut r)?;
-        let rows = read_item(&mut r)?;
         let records = read_item(&mut r)?;
+        let rows = read_item(&mut r)?;
         let scopes_item = read_item(&mut r)?;
         let successors_item = read_item(&mut r)?;
         let subjects = read_item(&mut r)?;
