@@ -202,8 +202,8 @@ pub(crate) async fn load(
             return Err(Unusable::Rejected("payload altered"));
         }
         payload.extend_from_slice(&chunk);
-        // Waits (briefly, on this task's thread) while the hash is
-        // `HASH_AHEAD` chunks behind.
+        // Waits (briefly, on this task's thread) while the previous chunk is
+        // being hashed.
         let _ = to_hash.send(chunk);
     }
     drop(to_hash);
@@ -222,9 +222,10 @@ pub(crate) async fn load(
     })
 }
 
-/// Chunks read ahead of the hashing thread (bounds the memory held besides
-/// the payload).
-const HASH_AHEAD: usize = 2;
+/// Chunks queued for the hashing thread: none, a chunk is handed over when
+/// the thread is ready for it, so at most two are held besides the payload
+/// (hashing a chunk is quicker than reading and copying the next).
+const HASH_AHEAD: usize = 0;
 
 /// The vocabulary and the records of a payload: its first item decoded, the
 /// rest opened in place.
