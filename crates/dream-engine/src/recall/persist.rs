@@ -444,6 +444,18 @@ mod tests {
     }
 
     #[test]
+    fn the_fuzz_seed_is_a_payload_of_this_format() {
+        let path = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../fuzz/corpus/recall_index/seed-five-memories"
+        );
+        let seed = std::fs::read(path).unwrap();
+        let (size, payload) = seed.split_first().unwrap();
+        let chunks: Vec<&[u8]> = payload.chunks(usize::from(*size)).collect();
+        assert_eq!(reencode(&chunks).as_deref(), Ok(payload));
+    }
+
+    #[test]
     fn a_truncated_or_corrupted_payload_is_refused_never_a_panic() {
         let payload = payload();
         for end in 0..payload.len() {
