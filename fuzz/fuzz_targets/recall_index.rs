@@ -1,8 +1,10 @@
-//! The persisted recall index's decoder (`recall::persist`, format 4: the
-//! vocabulary, the record count, then each record's analysis with its packed
-//! terms, `recall::terms`) on arbitrary bytes, cut into chunks of the size the
-//! first byte names: never panics, and whatever it accepts encodes back to the
-//! same bytes (every field is read as it was written, nothing is repaired).
+//! The persisted recall index's decoder (`recall::persist`, format 5: the
+//! vocabulary, then the records and tables read in place, `recall::mapped`:
+//! each record's analysis with its packed terms, the posting lists, the
+//! scope, supersession and subject tables) on arbitrary bytes, cut into chunks
+//! of the size the first byte names: never panics, and whatever it accepts
+//! (every record decoded) encodes back to the same bytes (every field is read
+//! as it was written, nothing is repaired, no table disagrees with the records).
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;

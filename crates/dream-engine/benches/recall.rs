@@ -268,14 +268,6 @@ off {} (ranking {}, vocabulary {}); ratio {:.3}",
             off.vocabulary,
             on.total() as f64 / off.total() as f64
         );
-        // The four-field layout before the kind field (postings and per-document
-        // terms of 12 bytes instead of 16, factors of 16 bytes instead of 20, no
-        // tie-break order), from the same counts: what the index took before.
-        let before = off.ranking - off.postings * 4 * 2 - n * 4 - n * 4 + off.vocabulary;
-        eprintln!(
-            "index bytes at {n}: before the kind field (estimate) {before}; sub-words on / before {:.3}",
-            on.total() as f64 / before as f64
-        );
         // Per-call latency percentiles, the three configurations interleaved
         // (rotating which goes first) so all see the same machine load (the
         // criterion groups below report means).

@@ -67,7 +67,7 @@ impl Recall {
         // Every record is shown or judged: read every one anew, analyses kept
         // for the same bytes (see `refresh`).
         let index = self.reindex().await?;
-        let hits: Vec<Hit> = (0..index.docs.len() as u32)
+        let hits: Vec<Hit> = (0..index.len() as u32)
             .filter(|doc| index.in_scope(*doc, scope))
             .map(|doc| Hit { doc, score: 0.0 })
             .collect();
@@ -77,10 +77,7 @@ impl Recall {
         let records = self
             .firewall(&index, scope, now, &everything)
             .judge(&hits, usize::MAX);
-        let valid = |r: &RecordVerdict| {
-            let at = index.docs.binary_search_by(|d| d.id.cmp(&r.id)).ok()?;
-            index.docs[at].valid()
-        };
+        let valid = |r: &RecordVerdict| index.doc(index.find(&r.id)?)?.valid();
         let mut ranked: Vec<(f64, usize, RecordVerdict)> = records
             .into_iter()
             .map(|r| {

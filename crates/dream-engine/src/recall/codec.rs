@@ -80,9 +80,19 @@ fn read_reason(r: &mut Reader<'_>) -> Option<Reason> {
     Some(Reason { code, detail })
 }
 
-/// Reads one analysed record back.
-pub(crate) fn read_doc(r: &mut Reader<'_>) -> Option<Doc> {
-    let id = RecordId::new(r.str()?).ok()?;
+/// What an analysed record opens with, read in place.
+pub(crate) struct Head<'a> {
+    pub id: &'a str,
+    pub version: dream_core::Version,
+    pub hash: [u8; 32],
+    pub language: Language,
+    pub id_flagged: bool,
+    pub lengths: [u32; FIELDS],
+}
+
+/// Reads the head of an analysed record (its id not yet checked).
+pub(crate) fn read_head<'a>(r: &mut Reader<'a>) -> Option<Head<'a>> {
+    let id = r.str()?;
     let version = dream_core::Version(r.u64()?);
     let hash = r.bytes32()?;
     let language = *Language::ALL.get(usize::from(r.u8()?))?;
@@ -91,6 +101,20 @@ pub(crate) fn read_doc(r: &mut Reader<'_>) -> Option<Doc> {
     for l in &mut lengths {
         *l = u32::try_from(r.var()?).ok()?;
     }
+    Some(Head {
+        id,
+        version,
+        hash,
+        language,
+        id_flagged,
+        lengths,
+    })
+}
+
+/// Reads one analysed record back.
+pub(crate) fn read_doc(r: &mut Reader<'_>) -> Option<Doc> {
+    let head = read_head(r)?;
+    let id = RecordId::new(head.id).ok()?;
     let terms = Terms::read_from(r)?;
     let outcome = match r.u8()? {
         0 => Outcome::Valid(read_valid(r)?),
@@ -103,13 +127,13 @@ pub(crate) fn read_doc(r: &mut Reader<'_>) -> Option<Doc> {
     };
     Some(Doc {
         id,
-        version,
-        hash,
+        version: head.version,
+        hash: head.hash,
         outcome,
         terms,
-        lengths,
-        language,
-        id_flagged,
+        lengths: head.lengths,
+        language: head.language,
+        id_flagged: head.id_flagged,
     })
 }
 

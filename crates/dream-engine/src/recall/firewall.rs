@@ -49,12 +49,12 @@ pub(crate) struct Firewall<'a> {
 
 impl Firewall<'_> {
     fn valid(&self, doc: u32) -> Option<&Valid> {
-        self.index.docs.get(doc as usize)?.valid()
+        self.index.doc(doc)?.valid()
     }
 
     /// A document's id as it may be shown.
     fn shown(&self, doc: u32) -> String {
-        match self.index.docs.get(doc as usize) {
+        match self.index.doc(doc) {
             Some(d) => shown_id(&d.id, d.id_flagged),
             None => String::new(),
         }
@@ -91,15 +91,14 @@ impl Firewall<'_> {
                 )),
             ));
         }
-        let Some(id) = self.index.docs.get(doc as usize).map(|d| &d.id) else {
+        let Some(id) = self.index.doc(doc).map(|d| &d.id) else {
             return Life::Current;
         };
         let successors: Vec<(u32, &Valid)> = self
             .index
-            .successors
-            .get(id)
-            .into_iter()
-            .flatten()
+            .records
+            .successors(id)
+            .iter()
             .filter(|s| **s != doc)
             .filter_map(|s| Some((*s, self.valid(*s)?)))
             .collect();
@@ -124,12 +123,9 @@ impl Firewall<'_> {
 
     /// Current, valid, in-scope records about the same subject that disagree.
     fn disagreeing(&self, doc: u32, valid: &Valid) -> Vec<u32> {
-        let Some(group) = self.index.subjects.get(&valid.subject_hash()) else {
-            return Vec::new();
-        };
-        group
-            .iter()
-            .copied()
+        self.index
+            .records
+            .subject_group(valid.subject_hash())
             .filter(|other| *other != doc)
             .filter(|other| {
                 self.valid(*other).is_some_and(|o| {
@@ -167,7 +163,7 @@ impl Firewall<'_> {
         let mut extra_conflicts: Vec<(u32, Vec<u32>)> = Vec::new();
         let mut used = 0usize;
         for hit in candidates {
-            let Some(doc) = self.index.docs.get(hit.doc as usize) else {
+            let Some(doc) = self.index.doc(hit.doc) else {
                 continue;
             };
             let verdict = |verdict: FirewallVerdict, reason: Reason| RecordVerdict {
@@ -273,7 +269,7 @@ impl Firewall<'_> {
             ));
         }
         for (doc, with) in extra_conflicts {
-            let Some(d) = self.index.docs.get(doc as usize) else {
+            let Some(d) = self.index.doc(doc) else {
                 continue;
             };
             out.push(RecordVerdict {

@@ -6,8 +6,9 @@
 //! `tf~ = Σ_f w_f · tf_f(t, d) / (1 − b_f + b_f · len_f(d) / avglen_f)` and
 //! `score += idf(t) · tf~ · (k1 + 1) / (k1 + tf~)`, with
 //! `idf(t) = ln(1 + (N − df + 0.5) / (df + 0.5))`. The per-field factor
-//! `w_f / (1 − b_f + b_f · len_f / avglen_f)` is computed once per document at build,
-//! and with it each posting's `tf~`.
+//! `w_f / (1 − b_f + b_f · len_f / avglen_f)` is computed once per document when
+//! the index is opened, and with it each posting's `tf~` as the posting is read.
+//! The records, postings and tables are read in place (see `mapped`).
 //!
 //! Each query term carries a weight `q_t` that multiplies its contribution: 1 for a
 //! query word's own stems, [`RankParams::intent_weight`] for intent words (`tell`,
@@ -26,9 +27,10 @@ use std::cmp::Ordering;
 use std::collections::HashMap;
 use std::sync::{Arc, RwLock};
 
-use dream_core::{RecordId, Scope};
+use dream_core::{Bytes, Scope};
 
 use super::analyze::{Doc, FIELDS};
+use super::mapped::{Mapped, UNKNOWN_SCOPE};
 use super::tokenize::{self, Language, LanguageSet};
 use super::vocab::Vocabulary;
 
@@ -104,17 +106,6 @@ pub(crate) struct WordTerms {
     pub idf: f32,
 }
 
-/// One document's weighted term frequency `tf~` (see the module docs),
-/// computed at build: 8 bytes a posting rather than a count per field.
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct Posting {
-    doc: u32,
-    tf: f32,
-}
-
-/// Scope id of a record whose scope is unknown (it failed decoding).
-const UNKNOWN_SCOPE: u32 = u32::MAX;
-
 /// A ranked document.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub(crate) struct Hit {
@@ -130,23 +121,15 @@ pub(crate) struct Index {
     /// Which line of indexes it descends from: an index refreshed from another
     /// keeps its lineage (and its vocabulary); one built from nothing gets a new one.
     pub lineage: u64,
-    /// Every record of the namespace, sorted by id.
-    pub docs: Vec<Arc<Doc>>,
-    /// Memory id → valid records that claim to supersede it.
-    pub successors: HashMap<RecordId, Vec<u32>>,
-    /// [`Valid::subject_hash`](super::analyze::Valid::subject_hash) → valid
-    /// records about it (compare the whole digest too).
-    pub subjects: HashMap<u64, Vec<u32>>,
+    /// Every record of the namespace, sorted by id, with the postings and the
+    /// whole store's supersession and subject tables.
+    pub records: Mapped,
     /// Languages the documents were analysed in.
     pub languages: LanguageSet,
     /// The vocabulary the documents' term ids refer to (shared, append-only).
     pub vocab: Arc<RwLock<Vocabulary>>,
-    scopes: HashMap<Scope, u32>,
-    doc_scope: Vec<u32>,
-    /// Postings per term id, sorted by document.
-    postings: Vec<Vec<Posting>>,
-    /// Tie-break order per document: more confident, then more recent, first.
-    prior: Vec<u32>,
+    /// `w_f / (1 − b_f + b_f · len_f / avglen_f)` per document and field.
+    factors: Vec<[f32; FIELDS]>,
     k1: f32,
     /// [`RankParams::feedback_terms`], `feedback_docs` and `feedback_weight`.
     feedback: (usize, usize, f32),
@@ -154,153 +137,103 @@ pub(crate) struct Index {
 
 impl Index {
     /// Builds the index from analysed records sorted by id, whose term ids refer
-    /// to `vocab`.
+    /// to `vocab`; `None` only if what it wrote does not open.
     pub fn build(
         generation: u64,
         lineage: u64,
-        docs: Vec<Arc<Doc>>,
+        docs: &[Arc<Doc>],
+        vocab: Arc<RwLock<Vocabulary>>,
+        params: &RankParams,
+    ) -> Option<Index> {
+        let terms = vocab.read().unwrap_or_else(|e| e.into_inner()).len();
+        let records = Mapped::open(Bytes::from(Mapped::encode(docs, terms)))?;
+        Some(Index::open(generation, lineage, records, vocab, params))
+    }
+
+    /// The index over `records`, whose term ids refer to `vocab`.
+    pub fn open(
+        generation: u64,
+        lineage: u64,
+        records: Mapped,
         vocab: Arc<RwLock<Vocabulary>>,
         params: &RankParams,
     ) -> Index {
-        let n = docs.len();
-        let terms = vocab.read().unwrap_or_else(|e| e.into_inner()).len();
-        let mut successors: HashMap<RecordId, Vec<u32>> = HashMap::new();
-        let mut subjects: HashMap<u64, Vec<u32>> = HashMap::new();
-        let mut scopes: HashMap<Scope, u32> = HashMap::new();
-        let mut doc_scope = Vec::with_capacity(n);
-        let mut languages = LanguageSet::default();
+        let n = records.len();
+        let lengths: Vec<[u32; FIELDS]> = (0..n)
+            .map(|doc| records.head(doc).map_or([0; FIELDS], |h| h.lengths))
+            .collect();
         let mut totals = [0f64; FIELDS];
-        // Each term's list allocated once, at its final length.
-        let mut df = vec![0u32; terms];
-        for doc in &docs {
-            for (total, len) in totals.iter_mut().zip(doc.lengths) {
-                *total += f64::from(len);
-            }
-            for (term, _) in doc.terms.iter() {
-                if let Some(count) = df.get_mut(term as usize) {
-                    *count += 1;
-                }
+        for doc in &lengths {
+            for (total, len) in totals.iter_mut().zip(doc) {
+                *total += f64::from(*len);
             }
         }
         let averages = totals.map(|t| if n == 0 { 1.0 } else { (t / n as f64).max(1.0) });
-        let mut postings: Vec<Vec<Posting>> = df
-            .into_iter()
-            .map(|count| Vec::with_capacity(count as usize))
-            .collect();
-
-        for (i, doc) in docs.iter().enumerate() {
-            let i = u32::try_from(i).unwrap_or(u32::MAX);
-            languages.insert(doc.language);
-            let scope = match doc.valid() {
-                Some(valid) => {
-                    // Only the engine's own records retire others: a planted or
-                    // edited record's `supersedes` is void.
-                    if valid.verified {
-                        for old in &valid.supersedes {
-                            successors.entry(old.clone()).or_default().push(i);
-                        }
-                    }
-                    subjects.entry(valid.subject_hash()).or_default().push(i);
-                    match scopes.get(&valid.scope) {
-                        Some(id) => *id,
-                        None => {
-                            let id = u32::try_from(scopes.len()).unwrap_or(UNKNOWN_SCOPE - 1);
-                            scopes.insert(valid.scope.clone(), id);
-                            id
-                        }
-                    }
-                }
-                None => UNKNOWN_SCOPE,
-            };
-            doc_scope.push(scope);
-            // `w_f / (1 − b_f + b_f · len_f / avglen_f)` per field.
-            let factors: [f32; FIELDS] = std::array::from_fn(|field| {
-                let b = f64::from(params.b[field].clamp(0.0, 1.0));
-                let relative = f64::from(doc.lengths[field]) / averages[field];
-                let norm = 1.0 - b + b * relative;
-                (f64::from(params.weights[field].max(0.0)) / norm.max(1e-6)) as f32
-            });
-            for (term, counts) in doc.terms.iter() {
-                if let Some(list) = postings.get_mut(term as usize) {
-                    let tf: f32 = counts
-                        .iter()
-                        .zip(&factors)
-                        .map(|(count, factor)| f32::from(*count) * factor)
-                        .sum();
-                    list.push(Posting { doc: i, tf });
-                }
-            }
-        }
-
-        // Sorted on keys read once, not looked up at every comparison.
-        let mut order: Vec<_> = docs
+        let factors = lengths
             .iter()
-            .zip(0u32..)
-            .map(|(doc, i)| {
-                let key = doc.valid().map(|v| (v.confidence, v.updated_at));
-                (key, i)
+            .map(|doc| {
+                std::array::from_fn(|field| {
+                    let b = f64::from(params.b[field].clamp(0.0, 1.0));
+                    let relative = f64::from(doc[field]) / averages[field];
+                    let norm = 1.0 - b + b * relative;
+                    (f64::from(params.weights[field].max(0.0)) / norm.max(1e-6)) as f32
+                })
             })
             .collect();
-        order.sort_unstable_by(|(ka, a), (kb, b)| match (ka, kb) {
-            (Some(x), Some(y)) => {
-                y.0.partial_cmp(&x.0)
-                    .unwrap_or(Ordering::Equal)
-                    .then(y.1.cmp(&x.1))
-                    .then(a.cmp(b))
-            }
-            (Some(_), None) => Ordering::Less,
-            (None, Some(_)) => Ordering::Greater,
-            (None, None) => a.cmp(b),
-        });
-        let mut prior = vec![0u32; n];
-        for (rank, (_, doc)) in order.into_iter().enumerate() {
-            prior[doc as usize] = u32::try_from(rank).unwrap_or(u32::MAX);
-        }
-
         Index {
             generation,
             lineage,
-            prior,
-            successors,
-            subjects,
-            languages,
+            languages: records.languages(),
+            records,
             vocab,
-            scopes,
-            doc_scope,
-            postings,
+            factors,
             k1: params.k1.max(0.0),
             feedback: (
                 params.feedback_terms,
                 params.feedback_docs,
                 params.feedback_weight,
             ),
-            docs,
         }
     }
 
     /// Number of records indexed.
     pub fn len(&self) -> usize {
-        self.docs.len()
+        self.records.len()
+    }
+
+    /// Record `doc`'s analysis (decoded on first use); `None` past the end or
+    /// when it does not decode.
+    pub fn doc(&self, doc: u32) -> Option<&Arc<Doc>> {
+        self.records.doc(doc as usize)
+    }
+
+    /// The document of record `id`, if indexed.
+    pub fn find(&self, id: &dream_core::RecordId) -> Option<u32> {
+        self.records
+            .find(id.as_str())
+            .and_then(|doc| u32::try_from(doc).ok())
     }
 
     /// Number of valid records in `scope`.
     pub fn count_in_scope(&self, scope: &Scope) -> usize {
-        match self.scopes.get(scope) {
-            Some(id) => self.doc_scope.iter().filter(|s| *s == id).count(),
+        match self.records.scope_id(scope) {
+            Some(id) => (0..self.len())
+                .filter(|doc| self.records.scope_of(*doc) == id)
+                .count(),
             None => 0,
         }
     }
 
     /// Whether a document is a valid record of `scope`.
     pub fn in_scope(&self, doc: u32, scope: &Scope) -> bool {
-        self.scopes
-            .get(scope)
-            .is_some_and(|id| self.doc_scope.get(doc as usize) == Some(id))
+        self.records
+            .scope_id(scope)
+            .is_some_and(|id| self.records.scope_of(doc as usize) == id)
     }
 
     /// Number of documents holding `term`.
     pub fn df(&self, term: u32) -> usize {
-        self.postings.get(term as usize).map_or(0, Vec::len)
+        self.records.df(term)
     }
 
     /// The idf of `term` (0 when no document holds it).
@@ -309,7 +242,7 @@ impl Index {
         if df == 0 {
             return 0.0;
         }
-        let n = self.docs.len() as f64;
+        let n = self.len() as f64;
         let df = df as f64;
         (1.0 + (n - df + 0.5) / (df + 0.5)).ln() as f32
     }
@@ -369,19 +302,14 @@ impl Index {
 
     /// Number of postings (one per distinct term per document).
     pub fn postings_len(&self) -> usize {
-        self.postings.iter().map(Vec::len).sum()
+        self.records.postings_len()
     }
 
-    /// Approximate heap bytes of the ranking structures (postings and analysed
-    /// terms), not of the records' other facts.
+    /// Approximate heap bytes of the index: its records, postings and tables
+    /// read in place, the analyses decoded so far aside, and the per-document
+    /// factors.
     pub fn ranking_bytes(&self) -> usize {
-        let postings: usize = self
-            .postings
-            .iter()
-            .map(|p| p.capacity() * std::mem::size_of::<Posting>() + 24)
-            .sum();
-        let terms: usize = self.docs.iter().map(|d| d.terms.heap_bytes()).sum();
-        postings + terms + self.prior.capacity() * 4 + self.doc_scope.capacity() * 4
+        self.records.heap_bytes() + self.factors.capacity() * std::mem::size_of::<[f32; FIELDS]>()
     }
 
     /// Ranks documents by BM25F for the distinct weighted term ids `terms`
@@ -405,14 +333,15 @@ impl Index {
         }
         let first = self.rank_once(terms, scope, n_docs, 0);
         let mut gain: HashMap<u32, f32> = HashMap::new();
-        let n = self.docs.len();
+        let n = self.len();
         // Only records that passed the scan and validation, of this scope, feed
         // back; a term in one record only, or in more than a tenth, adds nothing.
         let feeding = first
             .iter()
-            .filter(|h| self.in_scope(h.doc, scope) && self.docs[h.doc as usize].valid().is_some());
-        for (r, hit) in feeding.enumerate() {
-            for (term, _) in self.docs[hit.doc as usize].terms.iter() {
+            .filter(|h| self.in_scope(h.doc, scope))
+            .filter_map(|h| self.doc(h.doc).filter(|d| d.valid().is_some()));
+        for (r, doc) in feeding.enumerate() {
+            for (term, _) in doc.terms.iter() {
                 let df = self.df(term);
                 if df < 2 || df * 10 > n || terms.iter().any(|(t, _)| *t == term) {
                     continue;
@@ -436,35 +365,41 @@ impl Index {
         pool: usize,
         other_pool: usize,
     ) -> Vec<Hit> {
-        let n = self.docs.len() as f64;
-        let mut scores = vec![0f32; self.docs.len()];
+        let n = self.len() as f64;
+        let mut scores = vec![0f32; self.len()];
         let mut touched: Vec<u32> = Vec::new();
         for (term, weight) in terms {
             if *weight <= 0.0 {
                 continue;
             }
-            let Some(list) = self.postings.get(*term as usize) else {
-                continue;
-            };
-            if list.is_empty() {
+            let list = self.records.postings(*term);
+            if list.len == 0 {
                 continue;
             }
-            let df = list.len() as f64;
+            let df = f64::from(list.len);
             let idf = (1.0 + (n - df + 0.5) / (df + 0.5)).ln() as f32 * weight;
-            for posting in list {
-                let tf = posting.tf;
+            for (doc, counts) in list.iter() {
+                let (Some(slot), Some(factors)) =
+                    (scores.get_mut(doc as usize), self.factors.get(doc as usize))
+                else {
+                    break;
+                };
+                let tf: f32 = counts
+                    .iter()
+                    .zip(factors)
+                    .map(|(count, factor)| f32::from(*count) * factor)
+                    .sum();
                 if tf <= 0.0 {
                     continue;
                 }
-                let slot = &mut scores[posting.doc as usize];
                 if *slot == 0.0 {
-                    touched.push(posting.doc);
+                    touched.push(doc);
                 }
                 *slot += idf * tf * (self.k1 + 1.0) / (self.k1 + tf);
             }
         }
 
-        let local = self.scopes.get(scope).copied();
+        let local = self.records.scope_id(scope);
         let (mut mine, mut others): (Vec<Hit>, Vec<Hit>) = touched
             .into_iter()
             .map(|doc| Hit {
@@ -473,13 +408,17 @@ impl Index {
             })
             .filter(|h| h.score > 0.0)
             .partition(|h| {
-                let s = self.doc_scope[h.doc as usize];
+                let s = self.records.scope_of(h.doc as usize);
                 s == UNKNOWN_SCOPE || Some(s) == local
             });
         let by_score = |a: &Hit, b: &Hit| {
             b.score
                 .total_cmp(&a.score)
-                .then(self.prior[a.doc as usize].cmp(&self.prior[b.doc as usize]))
+                .then(
+                    self.records
+                        .tie_break(a.doc as usize)
+                        .cmp(&self.records.tie_break(b.doc as usize)),
+                )
                 .then(a.doc.cmp(&b.doc))
         };
         top(&mut mine, pool, by_score);

@@ -63,6 +63,7 @@ pub mod eval;
 mod firewall;
 mod fusion;
 mod index;
+mod mapped;
 mod persist;
 mod picker;
 mod reason;
@@ -157,9 +158,10 @@ impl fmt::Debug for Recall {
 const DROP_APART_MIN: usize = 4096;
 
 impl Drop for Recall {
-    /// Frees a large index (≈ 0.2 s for 100,000 records: a dozen allocations
-    /// each) on a thread of its own, so that dropping the handle does not wait
-    /// for it: a command that answers and exits is not slowed by its teardown.
+    /// Frees a large index (with every analysis decoded, as a brief decodes
+    /// them: ≈ 0.2 s for 100,000 records, a dozen allocations each) on a thread
+    /// of its own, so that dropping the handle does not wait for it: a command
+    /// that answers and exits is not slowed by its teardown.
     fn drop(&mut self) {
         let Some(index) = self.index.get_mut().take() else {
             return;
@@ -370,7 +372,7 @@ impl Recall {
             .await;
         if let Some(span) = when {
             for hit in &mut hits {
-                let dated = index.docs.get(hit.doc as usize).and_then(|d| d.valid());
+                let dated = index.doc(hit.doc).and_then(|d| d.valid());
                 if dated.is_some_and(|v| dates::dated_in(v, &span)) {
                     hit.score *= 1.0 + weight;
                 }
@@ -429,9 +431,9 @@ impl Recall {
         }
     }
 
-    /// Approximate heap bytes of the current index's ranking structures: postings,
-    /// per-document terms, the vocabulary, and (with sub-words) its
-    /// trigram index. Builds the index if needed. For measuring, not for limits.
+    /// Approximate heap bytes of the current index: its records, postings and
+    /// tables (read in place), the vocabulary, and (with sub-words) its trigram
+    /// index. Builds the index if needed. For measuring, not for limits.
     pub async fn index_bytes(&self) -> Result<IndexBytes, RecallError> {
         let index = self.index().await?;
         let vocab = index.vocab.read().unwrap_or_else(|e| e.into_inner());
@@ -673,7 +675,7 @@ impl Recall {
             let mut recent: Vec<(chrono::DateTime<chrono::Utc>, u32)> = (0..index.len())
                 .filter_map(|i| u32::try_from(i).ok())
                 .filter(|d| !taken.contains(d) && eligible(*d))
-                .filter_map(|d| Some((index.docs[d as usize].valid()?.updated_at, d)))
+                .filter_map(|d| Some((index.doc(d)?.valid()?.updated_at, d)))
                 .collect();
             recent.sort_unstable_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
             chosen.extend(recent.into_iter().take(size - chosen.len()).map(|(_, d)| d));
@@ -682,7 +684,10 @@ impl Recall {
         // left out.
         let mut memories: Vec<(u32, Memory)> = Vec::with_capacity(chosen.len());
         for doc in chosen {
-            let read = self.read_memory(&index.docs[doc as usize]).await;
+            let Some(analysed) = index.doc(doc) else {
+                continue;
+            };
+            let read = self.read_memory(analysed).await;
             if let Some(memory) = read.map_err(|e| e.to_string())? {
                 memories.push((doc, memory));
             }
@@ -723,8 +728,7 @@ const MAX_EXPANDED_WORDS: usize = 32;
 fn unusable(index: &Index, hits: &[Hit]) -> bool {
     hits.iter().all(|h| {
         index
-            .docs
-            .get(h.doc as usize)
+            .doc(h.doc)
             .is_none_or(|d| matches!(d.outcome, Outcome::Rejected { corrupt: true, .. }))
     })
 }

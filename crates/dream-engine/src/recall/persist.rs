@@ -4,22 +4,22 @@
 //! What is kept: every record's analysis — its firewall outcome (scan and
 //! validation, with what ranking and the firewall's whole-store steps need of a
 //! valid record, never the memory itself), its terms, the SHA-256 of its bytes —
-//! and the vocabulary the terms refer to, written as chunks under the store's value-size limit, plus one
+//! the posting lists and whole-store tables built from them, and the vocabulary
+//! the terms refer to, written as chunks under the store's value-size limit, plus one
 //! `manifest` naming the chunks, the generation they were built at, the
 //! *fingerprint* (the scanner's and the recall code's build, the languages, the
 //! suspicious-text policy and the seal key's identity), the payload's length and
 //! SHA-256, and, with a seal key, an HMAC over all of it. Records go through the
 //! store like any other, so an encrypted store encrypts them.
 //!
-//! The payload is a sequence of items, each its length then its bytes: the
-//! vocabulary, the number of records, then one item per record (format 4: a
-//! record's terms packed as they are kept in memory, see `terms`, and no
-//! decoded memory). A load reads
-//! the chunks one after the other and hands each to a thread that hashes and
-//! one that decodes, item by item (an item split across chunks is the only
-//! thing copied): the payload is never whole in memory. The decoder runs on
-//! bytes not yet verified, so it checks every bound; nothing it decoded is used
-//! unless the payload's length and SHA-256 are the manifest's.
+//! The payload is the vocabulary (its length, then its bytes), then the
+//! index's records and tables as a process holds them (format 5, see
+//! `mapped`: analyses, posting lists and tables read in place, nothing decoded
+//! for every record). A load reads the chunks one after the other into one
+//! buffer while another thread hashes them; nothing in it is decoded or used unless
+//! the payload's length and SHA-256 are the manifest's. Then the vocabulary is
+//! decoded and the rest opened where it lies, every bound checked: the bytes
+//! are verified, but the checks stay.
 //!
 //! Trust: a manifest whose fingerprint differs, whose MAC does not verify, whose
 //! chunks are missing, or whose payload does not hash or decode is ignored and
@@ -47,7 +47,7 @@ use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
 use super::analyze::{AnalyzeConfig, Doc};
-use super::codec::{read_doc, write_doc};
+use super::mapped::{Mapped, item, read_item};
 use super::vocab::Vocabulary;
 use super::wire::{Reader, Writer};
 use crate::layout;
@@ -55,7 +55,7 @@ use crate::lease::HeldLease;
 use crate::seal::SealKey;
 
 /// The payload's format; bumped when the codec changes.
-const FORMAT: u32 = 4;
+const FORMAT: u32 = 5;
 /// Id of the manifest record.
 const MANIFEST: &str = "manifest";
 /// Largest chunk written, whatever the store accepts.
@@ -108,8 +108,8 @@ pub(crate) struct Snapshot {
     pub generation: u64,
     /// Its lineage (see `Index::lineage`).
     pub lineage: u64,
-    /// Every record's analysis, sorted by id.
-    pub docs: Vec<Arc<Doc>>,
+    /// The records and tables, opened in place.
+    pub records: Mapped,
     /// The vocabulary the terms refer to.
     pub vocab: Vocabulary,
 }
@@ -175,164 +175,96 @@ pub(crate) async fn load(
         .iter()
         .map(|c| RecordId::new(c.as_str()).map_err(|_| Unusable::Rejected("bad chunk id")))
         .collect::<Result<Vec<_>, _>>()?;
-    // Each chunk is hashed on one thread and decoded on another while the next
-    // is read; nothing decoded is used unless the hash is the manifest's. A
-    // chunk is dropped once both are done with it: the payload is never whole
-    // in memory.
-    let (hash_tx, hashing) = worker(|chunks| {
-        let mut h = Sha256::new();
-        for chunk in chunks {
-            h.update(&chunk);
-        }
-        hex::encode(h.finalize())
-    })?;
-    let (decode_tx, decoding) = worker(decode)?;
-    let mut len = 0usize;
+    // One buffer; each chunk is hashed on another thread while the next is
+    // read, and dropped once copied and hashed. Nothing in the buffer is read
+    // before the hash is the manifest's.
+    let mut payload: Vec<u8> = Vec::new();
+    payload
+        .try_reserve_exact(manifest.len)
+        .map_err(|_| Unusable::Rejected("payload too large"))?;
+    let (to_hash, chunks) = mpsc::sync_channel::<Bytes>(HASH_AHEAD);
+    let hashing = std::thread::Builder::new()
+        .name("recall-hash".into())
+        .spawn(move || {
+            let mut hash = Sha256::new();
+            for chunk in chunks {
+                hash.update(&chunk);
+            }
+            hex::encode(hash.finalize())
+        })
+        .map_err(|_| Unusable::Rejected("no thread to hash it"))?;
     for id in ids {
         let chunk = match store.get(&layout::key(layout::RECALL, id)).await {
             Ok(Some(record)) => record.value,
             _ => return Err(Unusable::Rejected("chunk missing")),
         };
-        len = len.saturating_add(chunk.len());
-        if len > manifest.len {
+        if chunk.len() > manifest.len - payload.len() {
             return Err(Unusable::Rejected("payload altered"));
         }
-        // Waits (briefly, on this task's thread) while a worker is
-        // `READ_AHEAD` chunks behind; one that stopped early (an undecodable
-        // item) is answered below.
-        let _ = hash_tx.send(chunk.clone());
-        let _ = decode_tx.send(chunk);
+        payload.extend_from_slice(&chunk);
+        // Waits (briefly, on this task's thread) while the previous chunk is
+        // being hashed.
+        let _ = to_hash.send(chunk);
     }
-    drop((hash_tx, decode_tx));
+    drop(to_hash);
     let sha256 = hashing
         .join()
         .map_err(|_| Unusable::Rejected("payload unhashable"))?;
-    let decoded = decoding
-        .join()
-        .map_err(|_| Unusable::Rejected("payload malformed"))?;
-    if len != manifest.len || sha256 != manifest.sha256 {
+    if payload.len() != manifest.len || sha256 != manifest.sha256 {
         return Err(Unusable::Rejected("payload altered"));
     }
-    let (vocab, docs) = decoded?;
+    let (vocab, records) = decode(payload).ok_or(Unusable::Rejected("payload malformed"))?;
     Ok(Snapshot {
         generation: manifest.generation,
         lineage: manifest.lineage,
-        docs,
+        records,
         vocab,
     })
 }
 
-/// Chunks read ahead of the slower of the two threads (bounds the memory the
-/// load holds besides what it decoded).
-const READ_AHEAD: usize = 2;
+/// Chunks queued for the hashing thread: none, a chunk is handed over when
+/// the thread is ready for it, so at most two are held besides the payload
+/// (hashing a chunk is quicker than reading and copying the next).
+const HASH_AHEAD: usize = 0;
 
-/// A thread running `work` over the chunks sent to it, until the sender is
-/// dropped.
-fn worker<T: Send + 'static>(
-    work: impl FnOnce(mpsc::Receiver<Bytes>) -> T + Send + 'static,
-) -> Result<(mpsc::SyncSender<Bytes>, std::thread::JoinHandle<T>), Unusable> {
-    let (tx, rx) = mpsc::sync_channel(READ_AHEAD);
-    let handle = std::thread::Builder::new()
-        .name("recall-load".into())
-        .spawn(move || work(rx))
-        .map_err(|_| Unusable::Rejected("no thread to read it"))?;
-    Ok((tx, handle))
-}
-
-/// The length-prefixed items of a payload read chunk by chunk: an item split
-/// across chunks is carried over (the only bytes copied).
-#[derive(Default)]
-struct Items {
-    carry: Vec<u8>,
-}
-
-impl Items {
-    /// Hands `each` every item `chunk` completes, in order; `None` when `each`
-    /// refuses one.
-    fn feed(&mut self, mut chunk: &[u8], each: &mut impl FnMut(&[u8]) -> Option<()>) -> Option<()> {
-        if !self.carry.is_empty() {
-            let head = (4usize.saturating_sub(self.carry.len())).min(chunk.len());
-            self.carry.extend_from_slice(&chunk[..head]);
-            chunk = &chunk[head..];
-            let Some(prefix) = self.carry.get(..4) else {
-                return Some(());
-            };
-            let need = 4 + u32::from_le_bytes(prefix.try_into().ok()?) as usize;
-            let body = (need - self.carry.len()).min(chunk.len());
-            self.carry.extend_from_slice(&chunk[..body]);
-            chunk = &chunk[body..];
-            if self.carry.len() < need {
-                return Some(());
-            }
-            each(&self.carry[4..])?;
-            self.carry.clear();
-        }
-        while let Some(prefix) = chunk.get(..4) {
-            let n = u32::from_le_bytes(prefix.try_into().ok()?) as usize;
-            let Some(item) = chunk.get(4..4 + n) else {
-                break;
-            };
-            each(item)?;
-            chunk = &chunk[4 + n..];
-        }
-        self.carry.extend_from_slice(chunk);
-        Some(())
+/// The vocabulary and the records of a payload: its first item decoded, the
+/// rest opened in place.
+fn decode(payload: Vec<u8>) -> Option<(Vocabulary, Mapped)> {
+    let mut r = Reader::new(&payload);
+    let first = read_item(&mut r)?;
+    let mut v = Reader::new(&payload[first.clone()]);
+    let vocab = Vocabulary::read_from(&mut v)?;
+    if !v.done() {
+        return None;
     }
+    let records = Mapped::open(Bytes::from(payload).slice(first.end..))?;
+    (records.terms() <= vocab.len()).then_some((vocab, records))
 }
 
-/// The vocabulary and every record's analysis, from a payload's chunks.
-fn decode(chunks: mpsc::Receiver<Bytes>) -> Result<(Vocabulary, Vec<Arc<Doc>>), Unusable> {
-    let mut items = Items::default();
-    let mut vocab: Option<Vocabulary> = None;
-    let mut count: Option<usize> = None;
-    let mut docs: Vec<Arc<Doc>> = Vec::new();
-    let mut each = |item: &[u8]| -> Option<()> {
-        let mut r = Reader::new(item);
-        match (vocab.as_ref(), count) {
-            (Some(vocab), Some(n)) => {
-                let doc = read_doc(&mut r)?;
-                let bad = docs.len() == n
-                    || doc.terms.iter().any(|(t, _)| t as usize >= vocab.len())
-                    || docs.last().is_some_and(|d| d.id >= doc.id);
-                if bad {
-                    return None;
-                }
-                docs.push(Arc::new(doc));
-            }
-            (Some(_), None) => {
-                let n = r.u32()? as usize;
-                docs.reserve(n.min(1 << 24));
-                count = Some(n);
-            }
-            (None, _) => vocab = Some(Vocabulary::read_from(&mut r)?),
-        }
-        r.done().then_some(())
-    };
-    for chunk in chunks {
-        items
-            .feed(&chunk, &mut each)
-            .ok_or(Unusable::Rejected("record malformed"))?;
-    }
-    match (vocab, count) {
-        (Some(vocab), Some(n)) if items.carry.is_empty() && docs.len() == n => Ok((vocab, docs)),
-        _ => Err(Unusable::Rejected("payload malformed")),
-    }
-}
-
-/// The payload `chunks` hold, decoded as a load decodes it and encoded again
-/// as a save would write it; `Err` with why it is refused. For the fuzz target
-/// of the decoder: what it accepts must come back as the same bytes.
+/// The payload `chunks` hold, opened as a load opens it, every record decoded,
+/// and encoded again as a save would write it; `Err` with why it is refused. For
+/// the fuzz target of the decoder: what it accepts must come back as the same
+/// bytes, so tables that disagree with the records are refused too.
 pub(crate) fn reencode(chunks: &[&[u8]]) -> Result<Vec<u8>, &'static str> {
-    let (tx, rx) = mpsc::channel();
-    for chunk in chunks {
-        let _ = tx.send(Bytes::copy_from_slice(chunk));
+    let (vocab, records) = decode(chunks.concat()).ok_or("payload malformed")?;
+    let mut docs: Vec<Arc<Doc>> = Vec::with_capacity(records.len());
+    for doc in 0..records.len() {
+        let decoded = records.doc(doc).ok_or("record malformed")?;
+        let in_vocabulary = decoded
+            .terms
+            .iter()
+            .all(|(t, _)| (t as usize) < vocab.len());
+        let sorted = docs.last().is_none_or(|d| d.id < decoded.id);
+        if !in_vocabulary || !sorted {
+            return Err("record malformed");
+        }
+        docs.push(decoded.clone());
     }
-    drop(tx);
-    match decode(rx) {
-        Ok((vocab, docs)) => Ok(encode(&docs, &vocab)),
-        Err(Unusable::Rejected(why)) => Err(why),
-        Err(Unusable::Absent) => Err("absent"),
+    let again = Mapped::encode(&docs, records.terms());
+    if again != records.bytes().as_ref() {
+        return Err("tables disagree with the records");
     }
+    Ok(encode(&vocab, &again))
 }
 
 /// What [`save`] did.
@@ -345,26 +277,13 @@ pub(crate) enum Saved {
     Skipped,
 }
 
-/// The payload of an index: its vocabulary, the number of records, then every
-/// record's analysis, each as an item (its length, then its bytes) so that a
-/// reader decodes it chunk by chunk.
-pub(crate) fn encode(docs: &[Arc<Doc>], vocab: &Vocabulary) -> Vec<u8> {
+/// The payload of an index: its vocabulary as an item, then its records and
+/// tables (`mapped`) as they are.
+pub(crate) fn encode(vocab: &Vocabulary, records: &[u8]) -> Vec<u8> {
     let mut w = Writer::default();
     item(&mut w, |w| vocab.write_to(w));
-    item(&mut w, |w| w.len(docs.len()));
-    for doc in docs {
-        item(&mut w, |w| write_doc(w, doc));
-    }
+    w.0.extend_from_slice(records);
     w.0
-}
-
-/// Writes one item: its length, then what `write` writes.
-fn item(w: &mut Writer, write: impl FnOnce(&mut Writer)) {
-    let at = w.0.len();
-    w.u32(0);
-    write(w);
-    let n = u32::try_from(w.0.len() - at - 4).unwrap_or(u32::MAX);
-    w.0[at..at + 4].copy_from_slice(&n.to_le_bytes());
 }
 
 /// Writes the payload of the index built at `generation` (see the module docs
@@ -456,30 +375,6 @@ pub(crate) async fn save(
 mod tests {
     use super::*;
 
-    #[test]
-    fn items_come_out_whole_however_the_payload_is_cut() {
-        let mut w = Writer::default();
-        let bodies: Vec<Vec<u8>> = (0u8..40).map(|i| vec![i; usize::from(i % 7) * 3]).collect();
-        for body in &bodies {
-            item(&mut w, |w| w.0.extend_from_slice(body));
-        }
-        let payload = w.0;
-        for size in 1..=payload.len() {
-            let mut items = Items::default();
-            let mut out: Vec<Vec<u8>> = Vec::new();
-            for chunk in payload.chunks(size) {
-                items
-                    .feed(chunk, &mut |item: &[u8]| {
-                        out.push(item.to_vec());
-                        Some(())
-                    })
-                    .unwrap();
-            }
-            assert!(items.carry.is_empty(), "chunks of {size}");
-            assert_eq!(out, bodies, "chunks of {size}");
-        }
-    }
-
     /// A payload of a valid memory, a quarantined one and an undecodable one.
     fn payload() -> Vec<u8> {
         use chrono::TimeZone;
@@ -535,16 +430,29 @@ mod tests {
             .collect();
         let outcomes: Vec<bool> = docs.iter().map(|d| d.valid().is_some()).collect();
         assert_eq!(outcomes, [true, false, false]);
-        encode(&docs, &vocab.read().unwrap())
+        let vocab = vocab.read().unwrap();
+        encode(&vocab, &Mapped::encode(&docs, vocab.len()))
     }
 
     #[test]
-    fn a_payload_decodes_to_what_was_encoded_however_it_is_cut() {
+    fn a_payload_opens_to_what_was_encoded_however_it_is_cut() {
         let payload = payload();
         for size in [1, 2, 3, 7, 64, payload.len()] {
             let chunks: Vec<&[u8]> = payload.chunks(size).collect();
             assert_eq!(reencode(&chunks).as_ref(), Ok(&payload), "chunks of {size}");
         }
+    }
+
+    #[test]
+    fn the_fuzz_seed_is_a_payload_of_this_format() {
+        let path = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../fuzz/corpus/recall_index/seed-five-memories"
+        );
+        let seed = std::fs::read(path).unwrap();
+        let (size, payload) = seed.split_first().unwrap();
+        let chunks: Vec<&[u8]> = payload.chunks(usize::from(*size)).collect();
+        assert_eq!(reencode(&chunks).as_deref(), Ok(payload));
     }
 
     #[test]
@@ -569,18 +477,5 @@ mod tests {
                 }
             }
         }
-    }
-
-    #[test]
-    fn a_refused_item_stops_the_feed() {
-        let mut w = Writer::default();
-        item(&mut w, |w| w.u8(1));
-        item(&mut w, |w| w.u8(2));
-        let mut seen = 0;
-        let fed = Items::default().feed(&w.0, &mut |item: &[u8]| {
-            seen += 1;
-            (item != [1]).then_some(())
-        });
-        assert_eq!((fed, seen), (None, 1));
     }
 }

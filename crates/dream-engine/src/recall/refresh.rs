@@ -24,16 +24,17 @@ use crate::layout;
 
 use super::analyze::{self, AnalyzeConfig, Doc};
 use super::index::Index;
+use super::mapped::Mapped;
 use super::persist::{self, Unusable};
 use super::vocab::Vocabulary;
 use super::{FirewallVerdict, Recall, RecallError, RecordVerdict};
 
 /// One listed record: its analysis kept from the previous index, or its bytes
-/// read to be analysed (with the previous index's analysis of the same id, kept
-/// when the bytes are the same).
+/// read to be analysed (with the position of the same id in the previous
+/// index, whose analysis is kept when the bytes are the same).
 enum Listed {
     Kept(Arc<Doc>),
-    Read(RecordId, Record, Option<Arc<Doc>>),
+    Read(RecordId, Record, Option<u32>),
 }
 
 /// Changed records are read one by one while they are at most
@@ -43,23 +44,29 @@ const READ_ONE_BY_ONE_FRACTION: usize = 8;
 /// See [`READ_ONE_BY_ONE_FRACTION`].
 const READ_ONE_BY_ONE_MIN: usize = 64;
 
-/// A walk through analyses sorted by id, for ids asked in increasing order.
+/// A walk through an index's records (sorted by id), for ids asked in
+/// increasing order.
 struct Walk<'a> {
-    docs: &'a [Arc<Doc>],
+    records: Option<&'a Mapped>,
     at: usize,
 }
 
 impl<'a> Walk<'a> {
-    fn new(docs: &'a [Arc<Doc>]) -> Self {
-        Walk { docs, at: 0 }
+    fn new(index: Option<&'a Index>) -> Self {
+        Walk {
+            records: index.map(|i| &i.records),
+            at: 0,
+        }
     }
 
-    /// The analysis of `id`, if any.
-    fn find(&mut self, id: &RecordId) -> Option<Arc<Doc>> {
-        while self.at < self.docs.len() && self.docs[self.at].id < *id {
+    /// The position of `id`, if indexed.
+    fn find(&mut self, id: &RecordId) -> Option<u32> {
+        let records = self.records?;
+        while self.at < records.len() && records.head(self.at).is_some_and(|h| h.id < id.as_str()) {
             self.at += 1;
         }
-        self.docs.get(self.at).filter(|d| d.id == *id).cloned()
+        let same = records.head(self.at).is_some_and(|h| h.id == id.as_str());
+        same.then(|| u32::try_from(self.at).ok()).flatten()
     }
 }
 
@@ -112,7 +119,12 @@ impl Recall {
                     if !ours {
                         let vocab = Arc::new(RwLock::new(snapshot.vocab));
                         let loaded = self
-                            .build(snapshot.generation, snapshot.lineage, snapshot.docs, vocab)
+                            .open(
+                                snapshot.generation,
+                                snapshot.lineage,
+                                snapshot.records,
+                                vocab,
+                            )
                             .await?;
                         if loaded.generation == generation {
                             *slot = Some(loaded.clone());
@@ -141,12 +153,10 @@ impl Recall {
         let generation = self.read_generation().await?;
         let mut slot = self.index.lock().await;
         let base = slot.clone();
-        let entries = self
-            .list_values(base.as_ref().map_or(&[][..], |b| &b.docs))
-            .await?;
+        let entries = self.list_values(base.as_deref()).await?;
         if let Some(base) = &base
             && base.generation == generation
-            && same_bytes(&base.docs, &entries)
+            && same_bytes(base, &entries)
         {
             return Ok(base.clone());
         }
@@ -165,10 +175,10 @@ impl Recall {
             .iter_mut()
             .filter(|r| matches!(r.verdict, FirewallVerdict::Used | FirewallVerdict::Conflict));
         for record in shown {
-            let Ok(at) = index.docs.binary_search_by(|d| d.id.cmp(&record.id)) else {
+            let Some(doc) = index.find(&record.id).and_then(|at| index.doc(at)) else {
                 return Ok(false);
             };
-            match self.read_memory(&index.docs[at]).await? {
+            match self.read_memory(doc).await? {
                 Some(memory) => record.memory = Some(Arc::new(memory)),
                 None => return Ok(false),
             }
@@ -203,7 +213,8 @@ impl Recall {
         let config = self.analyze.clone();
         let analysed = tokio::task::spawn_blocking({
             let vocab = Arc::clone(&vocab);
-            move || analyse_all(entries, &scanner, &config, &vocab)
+            let base = base.clone();
+            move || analyse_all(entries, base.as_deref(), &scanner, &config, &vocab)
         })
         .await
         .map_err(|_| RecallError::IndexBuild)?;
@@ -212,7 +223,7 @@ impl Recall {
         if self.persist {
             let payload = {
                 let vocab = built.vocab.read().unwrap_or_else(|e| e.into_inner());
-                persist::encode(&built.docs, &vocab)
+                persist::encode(&vocab, built.records.bytes())
             };
             let saved = persist::save(
                 &self.store,
@@ -244,16 +255,35 @@ impl Recall {
         let subwords = self.options.subwords;
         let built = tokio::task::spawn_blocking(move || {
             if subwords {
-                vocab
-                    .write()
-                    .unwrap_or_else(|e| e.into_inner())
-                    .index_grams();
+                grams(&vocab);
             }
-            Index::build(generation, lineage, docs, vocab, &params)
+            Index::build(generation, lineage, &docs, vocab, &params)
         })
         .await
         .map_err(|_| RecallError::IndexBuild)?;
-        Ok(Arc::new(built))
+        built.map(Arc::new).ok_or(RecallError::IndexBuild)
+    }
+
+    /// The index over persisted records (extending the vocabulary's sub-word
+    /// index first, when sub-words are on).
+    async fn open(
+        &self,
+        generation: u64,
+        lineage: u64,
+        records: Mapped,
+        vocab: Arc<RwLock<Vocabulary>>,
+    ) -> Result<Arc<Index>, RecallError> {
+        let params = self.options.rank;
+        let subwords = self.options.subwords;
+        let opened = tokio::task::spawn_blocking(move || {
+            if subwords {
+                grams(&vocab);
+            }
+            Index::open(generation, lineage, records, vocab, &params)
+        })
+        .await
+        .map_err(|_| RecallError::IndexBuild)?;
+        Ok(Arc::new(opened))
     }
 
     async fn read_generation(&self) -> Result<u64, RecallError> {
@@ -268,7 +298,7 @@ impl Recall {
         let max = self.options.max_memories;
         let too_many = || RecallError::TooManyMemories { max };
         let Some(old) = old else {
-            return self.list_values(&[]).await;
+            return self.list_values(None).await;
         };
         let versions =
             retried(|| layout::list_versions_all(&*self.store, layout::MEMORIES, max)).await?;
@@ -276,24 +306,29 @@ impl Recall {
             return Err(too_many());
         }
         // Both listings are sorted by id, so they are walked together.
-        let mut plan: Vec<(RecordId, Option<Arc<Doc>>, bool)> = Vec::with_capacity(versions.len());
+        let mut plan: Vec<(RecordId, Option<u32>, Option<Arc<Doc>>)> =
+            Vec::with_capacity(versions.len());
         let mut changed = 0usize;
-        let mut walk = Walk::new(&old.docs);
+        let mut walk = Walk::new(Some(old));
         for entry in versions {
             let previous = walk.find(&entry.id);
-            let same = previous
-                .as_ref()
-                .is_some_and(|doc| doc.version == entry.version);
-            changed += usize::from(!same);
-            plan.push((entry.id, previous, same));
+            let kept = previous
+                .filter(|at| {
+                    old.records
+                        .head(*at as usize)
+                        .is_some_and(|h| h.version == entry.version)
+                })
+                .and_then(|at| old.doc(at).cloned());
+            changed += usize::from(kept.is_none());
+            plan.push((entry.id, previous, kept));
         }
         if changed > plan.len() / READ_ONE_BY_ONE_FRACTION + READ_ONE_BY_ONE_MIN {
-            return self.list_values(&old.docs).await;
+            return self.list_values(Some(old)).await;
         }
         let mut out = Vec::with_capacity(plan.len());
-        for (id, previous, same) in plan {
-            if let (Some(doc), true) = (&previous, same) {
-                out.push(Listed::Kept(doc.clone()));
+        for (id, previous, kept) in plan {
+            if let Some(doc) = kept {
+                out.push(Listed::Kept(doc));
                 continue;
             }
             let key = layout::key(layout::MEMORIES, id.clone());
@@ -307,8 +342,8 @@ impl Recall {
     }
 
     /// Every record of `memories` read page by page, each with the analysis of
-    /// the same id in `old` (sorted by id).
-    async fn list_values(&self, old: &[Arc<Doc>]) -> Result<Vec<Listed>, RecallError> {
+    /// the same id in `old`.
+    async fn list_values(&self, old: Option<&Index>) -> Result<Vec<Listed>, RecallError> {
         let max = self.options.max_memories;
         let entries = retried(|| layout::list_all(&*self.store, layout::MEMORIES, max)).await?;
         if entries.len() > max {
@@ -325,36 +360,50 @@ impl Recall {
     }
 }
 
-/// Whether `entries`, every record read, are the records `docs` analysed: the
-/// same ids with the same versions and bytes.
-fn same_bytes(docs: &[Arc<Doc>], entries: &[Listed]) -> bool {
-    docs.len() == entries.len()
-        && docs.iter().zip(entries).all(|(doc, entry)| match entry {
-            Listed::Read(id, record, _) => {
-                *id == doc.id
-                    && record.version == doc.version
-                    && <[u8; 32]>::from(Sha256::digest(&record.value)) == doc.hash
+/// Whether `entries`, every record read, are the records `index` analysed:
+/// the same ids with the same versions and bytes.
+fn same_bytes(index: &Index, entries: &[Listed]) -> bool {
+    index.len() == entries.len()
+        && entries.iter().enumerate().all(|(at, entry)| {
+            let Some(head) = index.records.head(at) else {
+                return false;
+            };
+            match entry {
+                Listed::Read(id, record, _) => {
+                    id.as_str() == head.id
+                        && record.version == head.version
+                        && <[u8; 32]>::from(Sha256::digest(&record.value)) == head.hash
+                }
+                Listed::Kept(kept) => kept.id.as_str() == head.id && kept.version == head.version,
             }
-            Listed::Kept(kept) => Arc::ptr_eq(kept, doc),
         })
+}
+
+/// Extends the vocabulary's sub-word index to every term.
+fn grams(vocab: &RwLock<Vocabulary>) {
+    vocab
+        .write()
+        .unwrap_or_else(|e| e.into_inner())
+        .index_grams();
 }
 
 /// Records analysed on one thread before the work is split across cores.
 const PARALLEL_THRESHOLD: usize = 512;
 
 /// Analyses every listed record that was read, unless its bytes are those of
-/// its previous analysis; kept records keep theirs. The scanner is built on
+/// its previous analysis in `base`; kept records keep theirs. The scanner is built on
 /// first use. New records are analysed on every available core; the vocabulary is
 /// locked only while one record is tokenised, so a recall still on the previous
 /// index never waits for a whole build.
 fn analyse_all(
     entries: Vec<Listed>,
+    base: Option<&Index>,
     scanner: &OnceLock<Scanner>,
     config: &AnalyzeConfig,
     vocab: &RwLock<Vocabulary>,
 ) -> Vec<Arc<Doc>> {
     let mut docs: Vec<Option<Arc<Doc>>> = Vec::with_capacity(entries.len());
-    let mut todo: Vec<(usize, RecordId, Record, Option<Arc<Doc>>)> = Vec::new();
+    let mut todo: Vec<(usize, RecordId, Record, Option<u32>)> = Vec::new();
     for (i, entry) in entries.into_iter().enumerate() {
         match entry {
             Listed::Kept(doc) => docs.push(Some(doc)),
@@ -364,14 +413,18 @@ fn analyse_all(
             }
         }
     }
-    let analyse = |(i, id, record, previous): (usize, RecordId, Record, Option<Arc<Doc>>)| {
+    let analyse = |(i, id, record, previous): (usize, RecordId, Record, Option<u32>)| {
         let hash: [u8; 32] = Sha256::digest(&record.value).into();
-        if let Some(doc) = previous.filter(|d| d.hash == hash) {
+        let same = previous.filter(|at| {
+            base.and_then(|b| b.records.head(*at as usize))
+                .is_some_and(|h| h.hash == hash)
+        });
+        if let Some(doc) = same.and_then(|at| base?.doc(at)) {
             return (
                 i,
                 Arc::new(Doc {
                     version: record.version,
-                    ..Doc::clone(&doc)
+                    ..Doc::clone(doc)
                 }),
             );
         }

@@ -97,7 +97,7 @@ pub(crate) fn unseen_mass(index: &Index) -> f32 {
 /// The share of the query's information `doc` holds (0 to 1).
 pub(crate) fn coverage(index: &Index, doc: u32, words: &[QueryWord]) -> f32 {
     let total: f32 = words.iter().map(|w| w.mass).sum();
-    let Some(record) = index.docs.get(doc as usize) else {
+    let Some(record) = index.doc(doc) else {
         return 0.0;
     };
     if total <= 0.0 {

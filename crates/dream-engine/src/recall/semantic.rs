@@ -200,10 +200,10 @@ impl Recall {
         let mut scopes: HashMap<Scope, u32> = HashMap::new();
         let mut items = Vec::new();
         for entry in entries {
-            let Ok(at) = index.docs.binary_search_by(|d| d.id.cmp(&entry.id)) else {
+            let Some(at) = index.find(&entry.id) else {
                 continue;
             };
-            let Some(valid) = index.docs[at].valid() else {
+            let Some(valid) = index.doc(at).and_then(|d| d.valid()) else {
                 continue;
             };
             let Some(stored) = decode(&entry.record.value) else {
@@ -214,7 +214,7 @@ impl Recall {
             }
             let next = scopes.len() as u32;
             let group = *scopes.entry(valid.scope.clone()).or_insert(next);
-            items.push((at as u32, group, stored.vector));
+            items.push((at, group, stored.vector));
         }
         let loaded = Arc::new(Loaded {
             generation: index.generation,

@@ -5,6 +5,9 @@
 //! persisted index stores these bytes as they are: loading a record's terms is
 //! one walk that checks them and one copy. They are read by walking: the index
 //! does once per build, recall for a handful of records a query.
+//!
+//! A posting list is packed the same way, document ids in place of term ids
+//! ([`Packer`], [`Packed`]), and is read in place from the index's bytes.
 
 use super::analyze::FIELDS;
 use super::wire::{Reader, Writer};
@@ -19,24 +22,73 @@ pub(crate) struct Terms {
     bytes: Box<[u8]>,
 }
 
+/// Packs ids with their counts, one at a time, in increasing id order.
+#[derive(Default)]
+pub(crate) struct Packer {
+    len: u32,
+    previous: u32,
+    w: Writer,
+}
+
+impl Packer {
+    /// Appends `id` (above the previous one) and its counts.
+    pub fn push(&mut self, id: u32, counts: &[u16; FIELDS]) {
+        debug_assert!(id > self.previous || self.len == 0);
+        self.w.var(u64::from(id.wrapping_sub(self.previous)));
+        self.previous = id;
+        self.len = self.len.saturating_add(1);
+        let mask = (0..FIELDS).fold(0u8, |m, f| m | (u8::from(counts[f] > 0) << f));
+        self.w.u8(mask);
+        for c in counts.iter().filter(|c| **c > 0) {
+            self.w.var(u64::from(*c));
+        }
+    }
+
+    /// How many ids were pushed.
+    pub fn len(&self) -> u32 {
+        self.len
+    }
+
+    /// How many bytes they take.
+    pub fn bytes_len(&self) -> usize {
+        self.w.0.len()
+    }
+
+    /// The packed bytes.
+    pub fn into_bytes(self) -> Vec<u8> {
+        self.w.0
+    }
+}
+
+/// Packed ids and counts read in place: `len` of them in `bytes`.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Packed<'a> {
+    pub len: u32,
+    pub bytes: &'a [u8],
+}
+
+impl<'a> Packed<'a> {
+    /// The ids and counts, in increasing id order; stops at a malformed one.
+    pub fn iter(self) -> impl Iterator<Item = Term> + 'a {
+        let mut walk = Walk {
+            r: Reader::new(self.bytes),
+            left: self.len,
+            previous: None,
+        };
+        std::iter::from_fn(move || walk.step())
+    }
+}
+
 impl Terms {
     /// Packs terms sorted by id, each id once.
     pub fn pack(terms: &[Term]) -> Terms {
-        let mut w = Writer::default();
-        let mut previous = 0;
+        let mut packer = Packer::default();
         for (term, counts) in terms {
-            debug_assert!(*term > previous || previous == 0);
-            w.var(u64::from(term.wrapping_sub(previous)));
-            previous = *term;
-            let mask = (0..FIELDS).fold(0u8, |m, f| m | (u8::from(counts[f] > 0) << f));
-            w.u8(mask);
-            for c in counts.iter().filter(|c| **c > 0) {
-                w.var(u64::from(*c));
-            }
+            packer.push(*term, counts);
         }
         Terms {
-            len: u32::try_from(terms.len()).unwrap_or(u32::MAX),
-            bytes: w.0.into_boxed_slice(),
+            len: packer.len(),
+            bytes: packer.into_bytes().into_boxed_slice(),
         }
     }
 
@@ -69,12 +121,11 @@ impl Terms {
 
     /// The terms, in increasing id order.
     pub fn iter(&self) -> impl Iterator<Item = Term> + '_ {
-        let mut walk = Walk {
-            r: Reader::new(&self.bytes),
-            left: self.len,
-            previous: None,
-        };
-        std::iter::from_fn(move || walk.step())
+        Packed {
+            len: self.len,
+            bytes: &self.bytes,
+        }
+        .iter()
     }
 
     /// Whether the record holds `term`.
@@ -83,11 +134,6 @@ impl Terms {
             .map(|(t, _)| t)
             .find(|t| *t >= term)
             .is_some_and(|t| t == term)
-    }
-
-    /// Heap bytes held.
-    pub fn heap_bytes(&self) -> usize {
-        self.bytes.len()
     }
 }
 

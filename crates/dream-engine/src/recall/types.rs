@@ -292,7 +292,8 @@ impl PickerOptions {
 pub struct IndexBytes {
     /// Number of postings (distinct terms per document, summed).
     pub postings: usize,
-    /// Postings and analysed terms.
+    /// The records, postings and tables read in place, and the per-record
+    /// factors (analyses decoded so far aside).
     pub ranking: usize,
     /// The vocabulary's terms and word cache.
     pub vocabulary: usize,
