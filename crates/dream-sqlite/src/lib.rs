@@ -489,9 +489,17 @@ fn take_versions(tx: &Transaction<'_>, count: i64) -> Result<std::ops::Range<i64
     Ok(last - count + 1..last + 1)
 }
 
-fn upsert(tx: &Transaction<'_>, key: &Key, version: i64, value: &[u8]) -> Result<(), StoreError> {
+/// Writes one record with `statement` ([`sql::UPSERT`] or
+/// [`sql::INSERT_ABSENT`]) at `version`; the rows it wrote.
+fn write_record(
+    tx: &Transaction<'_>,
+    statement: &str,
+    key: &Key,
+    version: i64,
+    value: &[u8],
+) -> Result<usize, StoreError> {
     let err = |e| map_err(e, Some(key));
-    tx.prepare_cached(sql::UPSERT)
+    tx.prepare_cached(statement)
         .map_err(err)?
         .execute(rusqlite::params![
             key.namespace.as_str(),
@@ -499,8 +507,7 @@ fn upsert(tx: &Transaction<'_>, key: &Key, version: i64, value: &[u8]) -> Result
             version,
             value
         ])
-        .map_err(err)?;
-    Ok(())
+        .map_err(err)
 }
 
 /// Inserts a record whose precondition is `Absent`, the check and the write in
@@ -511,18 +518,7 @@ fn insert_absent(
     version: i64,
     value: &[u8],
 ) -> Result<(), StoreError> {
-    let err = |e| map_err(e, Some(key));
-    let inserted = tx
-        .prepare_cached(sql::INSERT_ABSENT)
-        .map_err(err)?
-        .execute(rusqlite::params![
-            key.namespace.as_str(),
-            key.id.as_str(),
-            version,
-            value
-        ])
-        .map_err(err)?;
-    if inserted == 1 {
+    if write_record(tx, sql::INSERT_ABSENT, key, version, value)? == 1 {
         return Ok(());
     }
     check_pre(tx, key, Precondition::Absent)?;
@@ -538,7 +534,7 @@ fn put_blocking(
     let tx = begin(conn)?;
     check_write(&tx, key, write)?;
     let version = take_versions(&tx, 1)?.start;
-    upsert(&tx, key, version, value)?;
+    write_record(&tx, sql::UPSERT, key, version, value)?;
     dream_core::failpoint::failpoint(FAILPOINT_PUT);
     tx.commit().map_err(|e| map_err(e, Some(key)))?;
     version_of(key, version)
@@ -585,7 +581,7 @@ fn batch_blocking(
                     insert_absent(&tx, key, version, value)?;
                 } else {
                     check_pre(&tx, key, op.pre())?;
-                    upsert(&tx, key, version, value)?;
+                    write_record(&tx, sql::UPSERT, key, version, value)?;
                 }
                 out.push(BatchOutcome::Put(version_of(key, version)?));
             }
