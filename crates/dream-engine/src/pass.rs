@@ -719,7 +719,7 @@ impl Pass<'_> {
         let Applying { ops, report, .. } = out;
         let g = &p.gated;
         for c in &g.creates {
-            let (text, hash) = self.rendered(&c.memory);
+            let (text, hash) = crate::seal::rendered(self.seal.as_ref(), &c.memory);
             ops.push(Op::create(
                 layout::key(layout::MEMORIES, c.memory.id.clone()),
                 text,
@@ -759,7 +759,7 @@ impl Pass<'_> {
                 self.history_ops(id, &c.before, true, action, &p.pass, now)
                     .await?,
             );
-            let (text, hash) = self.rendered(&c.after);
+            let (text, hash) = crate::seal::rendered(self.seal.as_ref(), &c.after);
             ops.push(Op::replace(
                 layout::key(layout::MEMORIES, id.clone()),
                 text,
@@ -800,7 +800,7 @@ impl Pass<'_> {
             .chain(g.prunes.iter().map(|r| (r, AuditAction::Pruned)));
         for (r, action) in removed {
             let id = &r.memory.id;
-            let (text, hash) = self.rendered(&r.memory);
+            let (text, hash) = crate::seal::rendered(self.seal.as_ref(), &r.memory);
             let trash = TrashRecord {
                 memory_id: id.clone(),
                 scope: r.memory.scope.clone(),

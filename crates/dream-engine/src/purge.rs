@@ -352,7 +352,7 @@ impl Upkeep<'_> {
             ),
         )
         .memory(id)
-        .hash(self.rendered(newest).1);
+        .hash(crate::seal::rendered(self.seal.as_ref(), newest).1);
         // The event even when only trash copies were left: the memory is gone for good.
         let events = vec![Event::MemoryPurged { memory: id.clone() }];
         let pass = self.ids.next(self.now());
@@ -418,7 +418,7 @@ impl Upkeep<'_> {
         self.derived_actions(&mut plan).await?;
         let actions = plan.into_actions();
         let report = report_of(&actions, true);
-        let (_, hash) = self.rendered(newest);
+        let (_, hash) = crate::seal::rendered(self.seal.as_ref(), newest);
         let entry = AuditEntry::new(
             AuditAction::Purged,
             Actor::Person,

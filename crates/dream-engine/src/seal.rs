@@ -19,10 +19,12 @@
 
 use std::fmt;
 
+use dream_core::Memory;
 use hmac::{Hmac, Mac};
 use sha2::Sha256;
 use zeroize::Zeroizing;
 
+use crate::layout::hash_bytes;
 use crate::records::{QuarantineRecord, SessionHeader, SessionRecord};
 
 /// How a sealed plan's bytes begin.
@@ -200,6 +202,18 @@ pub(crate) fn verified(key: Option<&SealKey>, id: &str, text: &[u8]) -> bool {
         None => true,
         Some(key) => std::str::from_utf8(text).is_ok_and(|text| key.verify(id, text)),
     }
+}
+
+/// A memory's Markdown as the engine stores it (sealed under `key` when there
+/// is one) and its hash: the one place a memory is rendered for writing.
+pub(crate) fn rendered(key: Option<&SealKey>, memory: &Memory) -> (String, String) {
+    let text = dream_core::render_memory(memory);
+    let text = match key {
+        Some(key) => key.seal(memory.id.as_str(), &text),
+        None => text,
+    };
+    let hash = hash_bytes(text.as_bytes());
+    (text, hash)
 }
 
 /// The same for a session: its transcript and its status.

@@ -276,17 +276,6 @@ impl State {
             .entries)
     }
 
-    /// A memory's Markdown (sealed when the handle has a key) and its hash.
-    pub(crate) fn rendered(&self, memory: &Memory) -> (String, String) {
-        let text = dream_core::render_memory(memory);
-        let text = match &self.seal {
-            Some(key) => key.seal(memory.id.as_str(), &text),
-            None => text,
-        };
-        let hash = hash_bytes(text.as_bytes());
-        (text, hash)
-    }
-
     /// Whether a stored memory record carries this store's seal (always, without a key).
     /// The one verified read ([`crate::seal::verified`]) for a memory record.
     pub(crate) fn verified(&self, id: &RecordId, record: &Record) -> bool {
@@ -531,7 +520,7 @@ impl State {
             at: now,
             action,
             pass: Some(pass.to_owned()),
-            markdown: self.rendered(&kept).0,
+            markdown: crate::seal::rendered(self.seal.as_ref(), &kept).0,
         };
         let hid = RecordId::new(format!("{prefix}{}", self.ids.next(now)))?;
         ops.push(Op::create(

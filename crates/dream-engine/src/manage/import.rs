@@ -298,7 +298,7 @@ impl Writer<'_> {
                         m.created_at = before.created_at;
                         m.updated_at = now;
                     }
-                    let (text, hash) = self.rendered(&m);
+                    let (text, hash) = crate::seal::rendered(self.seal.as_ref(), &m);
                     match &old {
                         Some((before, record)) => {
                             let pass = batch.id(self, now);

@@ -119,7 +119,7 @@ impl Writer<'_> {
                         id: memory.id.to_string(),
                     });
                 }
-                let (text, _) = self.rendered(&memory);
+                let (text, _) = crate::seal::rendered(self.seal.as_ref(), &memory);
                 ops.push(Op::create(key, text));
             }
             ProposalKind::Update => {
@@ -137,7 +137,7 @@ impl Writer<'_> {
                     )
                     .await?,
                 );
-                let (text, _) = self.rendered(&memory);
+                let (text, _) = crate::seal::rendered(self.seal.as_ref(), &memory);
                 ops.push(Op::put(key, text, Some(&record)));
             }
         }
@@ -153,7 +153,7 @@ impl Writer<'_> {
                     .memory(&memory.id)
                     .sessions(&q.sessions)
                     .rules(rules)
-                    .hash(self.rendered(&memory).1),
+                    .hash(crate::seal::rendered(self.seal.as_ref(), &memory).1),
             ),
         );
         let (generation, gen_record) = self.read_generation().await?;
@@ -260,7 +260,7 @@ impl Writer<'_> {
                 now,
             )
             .await?;
-        let (text, hash) = self.rendered(&after);
+        let (text, hash) = crate::seal::rendered(self.seal.as_ref(), &after);
         ops.push(Op::put(key, text, Some(&record)));
         ops.push(
             self.audit_op(

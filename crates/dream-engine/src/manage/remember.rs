@@ -168,7 +168,7 @@ impl Writer<'_> {
             }
             Admission::Admit { rules } => {
                 let (generation, record) = self.read_generation().await?;
-                let (text, hash) = self.rendered(&memory);
+                let (text, hash) = crate::seal::rendered(self.seal.as_ref(), &memory);
                 let ops = vec![
                     Op::create(layout::key(layout::MEMORIES, memory.id.clone()), text),
                     self.audit_op(
@@ -247,7 +247,7 @@ impl Upkeep<'_> {
         if !verified {
             crate::seal::held(&mut memory);
         }
-        let (text, hash) = self.rendered(&memory);
+        let (text, hash) = crate::seal::rendered(self.seal.as_ref(), &memory);
         let trash = TrashRecord {
             memory_id: id.clone(),
             scope: self.scope.clone(),

@@ -288,7 +288,7 @@ impl Upkeep<'_> {
         }
         let op_id = self.ids.next(now);
         let (generation, gen_record) = self.read_generation().await?;
-        let (text, hash) = self.rendered(&memory);
+        let (text, hash) = crate::seal::rendered(self.seal.as_ref(), &memory);
         let mut ops = Vec::new();
         match &current {
             Some((before, record)) => {
