@@ -287,7 +287,7 @@ fn main() -> ExitCode {
             Command::Scan(_) => unreachable!("handled before the runtime starts"),
         }
     });
-    match outcome.and_then(|found| cli::flush_stdout().map(|()| found)) {
+    match outcome.and_then(|found| cli::output::flush_stdout().map(|()| found)) {
         Ok(Found::Nothing) => ExitCode::SUCCESS,
         Ok(Found::Something) => ExitCode::from(cli::EXIT_FOUND),
         Err(e) => e.report(verbose),

@@ -6,8 +6,8 @@ use clap::Args;
 use dream::engine::FeedEntry;
 
 use super::context::{Access, Global};
-use super::output::{FormatArg, escape};
-use super::{Found, Outcome, flush_stdout, print_json};
+use super::output::{FormatArg, escape, flush_stdout, print_json};
+use super::{Found, Outcome};
 
 /// `dream events [--since SEQ] [--follow] [--json]`.
 #[derive(Debug, Args)]

@@ -2,24 +2,24 @@
 //!
 //! Exit codes: see [`EXIT_CODES`], the one table `dream --help` and the README
 //! show. Everything a command prints on stdout goes through [`out!`] and
-//! [`outln!`] (or [`print_json`]), so a closed stdout (`dream … | head -1`)
+//! [`outln!`] (or [`output::print_json`]), so a closed stdout (`dream … | head -1`)
 //! ends the command quietly with [`EXIT_CLOSED_STDOUT`] instead of a panic.
 
 /// Prints to standard output like `print!`, returning `Result<(), CliError>`:
 /// a closed stdout is [`CliError::closed_stdout`], reported without a message.
 macro_rules! out {
     ($($arg:tt)*) => {
-        $crate::cli::write_stdout(format_args!($($arg)*))
+        $crate::cli::output::write_stdout(format_args!($($arg)*))
     };
 }
 
 /// Prints a line to standard output like `println!`; see [`out!`].
 macro_rules! outln {
     () => {
-        $crate::cli::write_stdout(format_args!("\n"))
+        $crate::cli::output::write_stdout(format_args!("\n"))
     };
     ($($arg:tt)*) => {
-        $crate::cli::write_stdout(format_args!("{}\n", format_args!($($arg)*)))
+        $crate::cli::output::write_stdout(format_args!("{}\n", format_args!($($arg)*)))
     };
 }
 
@@ -50,7 +50,7 @@ pub mod transcripts;
 pub mod transfer;
 
 use std::fmt;
-use std::io::{IsTerminal as _, Write as _};
+use std::io::IsTerminal as _;
 use std::process::ExitCode;
 
 /// Exit code: the command ran and found something worth a look.
@@ -222,25 +222,6 @@ impl Found {
             Found::Nothing
         }
     }
-}
-
-/// Writes to standard output (see [`out!`]); a closed stdout is
-/// [`CliError::closed_stdout`].
-pub fn write_stdout(args: fmt::Arguments<'_>) -> Result<(), CliError> {
-    std::io::stdout()
-        .lock()
-        .write_fmt(args)
-        .map_err(CliError::stdout)
-}
-
-/// Flushes standard output; a closed stdout is [`CliError::closed_stdout`].
-pub fn flush_stdout() -> Result<(), CliError> {
-    std::io::stdout().flush().map_err(CliError::stdout)
-}
-
-/// Prints a value as one line of JSON.
-pub fn print_json<T: serde::Serialize>(value: &T) -> Result<(), CliError> {
-    outln!("{}", serde_json::to_string(value)?)
 }
 
 /// Refuses to read `what` from standard input when it is a terminal, where the

@@ -1,8 +1,10 @@
 //! Output for people: control characters from stored content escaped, colour only
 //! on a terminal, columns aligned. Output for programs is JSON and goes through serde.
+//! Both reach standard output through [`write_stdout`] alone.
 
 use std::borrow::Cow;
-use std::io::IsTerminal;
+use std::fmt;
+use std::io::{IsTerminal, Write as _};
 
 use clap::{Args, ValueEnum};
 use serde::Serialize;
@@ -59,8 +61,8 @@ impl FormatArg {
     ) -> Result<(), CliError> {
         match self.get() {
             Format::Text => text(),
-            Format::Json => super::print_json(&items),
-            Format::Jsonl => items.iter().try_for_each(super::print_json),
+            Format::Json => print_json(&items),
+            Format::Jsonl => items.iter().try_for_each(print_json),
         }
     }
 
@@ -72,7 +74,7 @@ impl FormatArg {
     ) -> Result<(), CliError> {
         match self.get() {
             Format::Text => text(),
-            Format::Json | Format::Jsonl => super::print_json(value),
+            Format::Json | Format::Jsonl => print_json(value),
         }
     }
 }
@@ -102,6 +104,25 @@ pub fn count(n: usize, noun: &str) -> String {
 /// Escapes like [`escape`] but keeps newlines and tabs, for multi-line bodies.
 pub fn escape_body(text: &str) -> Cow<'_, str> {
     dream::core::display::escape_for_display(text, true)
+}
+
+/// Writes to standard output (see [`out!`]); a closed stdout is
+/// [`CliError::closed_stdout`].
+pub fn write_stdout(args: fmt::Arguments<'_>) -> Result<(), CliError> {
+    std::io::stdout()
+        .lock()
+        .write_fmt(args)
+        .map_err(CliError::stdout)
+}
+
+/// Flushes standard output; a closed stdout is [`CliError::closed_stdout`].
+pub fn flush_stdout() -> Result<(), CliError> {
+    std::io::stdout().flush().map_err(CliError::stdout)
+}
+
+/// Prints a value as one line of JSON.
+pub fn print_json<T: serde::Serialize>(value: &T) -> Result<(), CliError> {
+    outln!("{}", serde_json::to_string(value)?)
 }
 
 /// Whether a stream that is (or is not) a terminal may be coloured: only a

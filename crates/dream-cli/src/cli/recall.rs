@@ -15,8 +15,8 @@ use serde_json::{Value, json};
 
 use super::context::{Access, Global, Seal};
 use super::locate::Located;
-use super::output::{Style, escape, escape_body, table};
-use super::{CliError, Found, Outcome, print_json, progress, read_input};
+use super::output::{Style, escape, escape_body, print_json, table};
+use super::{CliError, Found, Outcome, progress, read_input};
 
 /// How `recall` prints.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, ValueEnum)]

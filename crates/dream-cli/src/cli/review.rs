@@ -14,8 +14,8 @@ use dream::engine::{
 };
 
 use super::context::{Access, Global};
-use super::output::{escape, escape_body};
-use super::{CliError, Found, Outcome, flush_stdout};
+use super::output::{escape, escape_body, flush_stdout};
+use super::{CliError, Found, Outcome};
 
 /// What the person decided for one item.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
