@@ -983,6 +983,34 @@ mod tests {
         }
     }
 
+    /// Reopening a store in WAL mode with no WAL left behind does not check the
+    /// file; its first write does, once.
+    #[test]
+    fn the_integrity_check_waits_for_the_first_write() {
+        let dir = tempfile::tempdir().expect("dir");
+        let path = dir.path().join("db.sqlite");
+        let rt = runtime();
+        let checked =
+            |store: &SqliteStore| lock(&store.inner.writer).as_ref().expect("writer").checked;
+        let store = rt.block_on(SqliteStore::open(&path)).expect("create");
+        assert!(checked(&store), "a new file is checked as it is made");
+        rt.block_on(store.close()).expect("close");
+        let store = rt.block_on(SqliteStore::open(&path)).expect("reopen");
+        assert!(
+            !checked(&store),
+            "opening to read does not read the whole file"
+        );
+        let key = Key::new(
+            Namespace::new("ns").expect("ns"),
+            RecordId::new("k").expect("id"),
+        );
+        rt.block_on(store.get(&key)).expect("read");
+        assert!(!checked(&store), "a read does not check the file");
+        rt.block_on(store.put(&key, Bytes::from_static(b"v"), Write::any()))
+            .expect("write");
+        assert!(checked(&store), "the first write checks it");
+    }
+
     #[test]
     fn list_walks_the_primary_key_index_without_sorting() {
         let dir = tempfile::tempdir().expect("dir");

@@ -542,12 +542,21 @@ fn validate(record: &RecordId, memory: &Memory) -> Result<(), Reason> {
     Ok(())
 }
 
-/// Case-folds and collapses white space.
+/// Case-folds and collapses white space: the words, each `to_lowercase`d,
+/// joined by one space.
 fn fold(text: &str) -> String {
-    text.split_whitespace()
-        .map(|w| w.to_lowercase())
-        .collect::<Vec<_>>()
-        .join(" ")
+    let mut out = String::with_capacity(text.len());
+    for word in text.split_whitespace() {
+        if !out.is_empty() {
+            out.push(' ');
+        }
+        if word.is_ascii() {
+            out.extend(word.bytes().map(|b| char::from(b.to_ascii_lowercase())));
+        } else {
+            out.push_str(&word.to_lowercase());
+        }
+    }
+    out
 }
 
 /// The subject key of the conflict rule.
@@ -555,5 +564,29 @@ fn subject_key(memory: &Memory) -> String {
     match memory.metadata.get("subject") {
         Some(serde_json::Value::String(s)) if !s.trim().is_empty() => fold(s),
         _ => fold(&memory.name),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::fold;
+
+    #[test]
+    fn fold_lower_cases_each_word_and_joins_them_with_one_space() {
+        let texts = [
+            "",
+            "   ",
+            "We  ship\ton\n\nFRIDAYS ",
+            " ΟΔΥΣΣΕΥΣ ΣΑΣ Σ straße İstanbul ǅ ",
+            "mixed Ünïcödé and ASCII",
+        ];
+        for text in texts {
+            let reference = text
+                .split_whitespace()
+                .map(str::to_lowercase)
+                .collect::<Vec<_>>()
+                .join(" ");
+            assert_eq!(fold(text), reference, "{text:?}");
+        }
     }
 }
