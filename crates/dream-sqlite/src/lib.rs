@@ -293,7 +293,7 @@ impl SqliteStore {
     fn open_blocking(path: PathBuf, options: SqliteOptions) -> Result<Self, StoreError> {
         schema::prepare_file(&path)?;
         let mut conn = open_connection(&path, &options).map_err(|e| map_err(e, None))?;
-        let checked = schema::open_schema(&mut conn, &path, options.verify, options.busy_timeout)?;
+        let checked = schema::open_schema(&mut conn, options.verify, options.busy_timeout)?;
         let writer = Writer {
             conn,
             checked: checked || !options.verify,

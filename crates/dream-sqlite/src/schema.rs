@@ -222,12 +222,12 @@ pub(crate) fn quick_check(conn: &Connection) -> Result<(), StoreError> {
 /// Validates the database on `conn` and brings its schema to [`SCHEMA_VERSION`].
 /// A foreign, newer or damaged database is refused before anything is written.
 /// With `verify`, the file is checked ([`quick_check`]) here only when opening
-/// it writes: a new or older schema, a file not yet in WAL mode, or a WAL that
-/// holds another connection's frames (the last connection to close copies them
-/// into the file). Returns whether it was checked.
+/// it writes: a new or older schema, or a file not yet in WAL mode. (A WAL's
+/// frames, which the last connection to close copies into the file, were
+/// written by a store that checked the file before its first write.) Returns
+/// whether it was checked.
 pub(crate) fn open_schema(
     conn: &mut Connection,
-    path: &Path,
     verify: bool,
     busy_timeout: Duration,
 ) -> Result<bool, StoreError> {
@@ -237,9 +237,7 @@ pub(crate) fn open_schema(
     let found = read_state(&snapshot)?;
     let writes = match found {
         Found::Empty => true,
-        Found::Dream(version) => {
-            version != SCHEMA_VERSION || !in_wal_mode(&snapshot)? || wal_has_frames(path)
-        }
+        Found::Dream(version) => version != SCHEMA_VERSION || !in_wal_mode(&snapshot)?,
     };
     let checked = verify && writes;
     if checked {
@@ -262,13 +260,6 @@ fn in_wal_mode(conn: &Connection) -> Result<bool, StoreError> {
         .pragma_query_value(None, "journal_mode", |row| row.get(0))
         .map_err(|e| map_err(e, None))?;
     Ok(mode.eq_ignore_ascii_case("wal"))
-}
-
-/// Whether the file's `-wal` holds frames (more than its 32-byte header).
-fn wal_has_frames(path: &Path) -> bool {
-    let mut wal = path.as_os_str().to_owned();
-    wal.push("-wal");
-    std::fs::metadata(wal).is_ok_and(|m| m.len() > 32)
 }
 
 /// Switches the file to WAL, a persistent property of the file, before the first
