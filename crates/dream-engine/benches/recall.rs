@@ -26,10 +26,13 @@
 //!   `persisted_raw_read`, the floor of any load: the manifest and every chunk
 //!   of the `recall` namespace read from the store, nothing decoded or hashed.
 //! - `sqlite/100000` (only with `DREAM_BENCH_SQLITE=1`: filling takes minutes):
-//!   the same pair on dream-sqlite, each iteration a new store handle as a new
+//!   the same pairs on dream-sqlite, each iteration a new store handle as a new
 //!   `dream recall` process opens: `cold_persisted` (open, load the persisted
 //!   index, rank, judge, read again what it shows) beside `persisted_raw_read`
-//!   (open, read the chunks).
+//!   (open, read the chunks); `cold_build` (open, build the index from every
+//!   record, not persisted, and one recall: the first recall after an import,
+//!   but for writing the index) beside `list_and_decode` (open, list and
+//!   `parse_memory` every record).
 //!
 //! Run: `cargo bench -p dream-engine --bench recall -- --warm-up-time 1 --measurement-time 3`.
 
@@ -375,29 +378,7 @@ fn bench_index(c: &mut Criterion) {
             b.iter(|| black_box(rt.block_on(raw_read(&*store))))
         });
         group.bench_function(BenchmarkId::new("list_and_decode", n), |b| {
-            b.iter(|| {
-                rt.block_on(async {
-                    let _ = store.get(&generation_key()).await.unwrap();
-                    let ns = Namespace::new("memories").unwrap();
-                    let mut after: Option<RecordId> = None;
-                    let mut decoded = 0usize;
-                    loop {
-                        let page = store
-                            .list(&ns, after.as_ref(), MAX_LIST_LIMIT)
-                            .await
-                            .unwrap();
-                        for e in &page.entries {
-                            let text = std::str::from_utf8(&e.record.value).unwrap();
-                            decoded += usize::from(parse_memory(text).is_ok());
-                        }
-                        match page.next {
-                            Some(next) => after = Some(next),
-                            None => break,
-                        }
-                    }
-                    black_box(decoded)
-                })
-            })
+            b.iter(|| black_box(rt.block_on(list_and_decode(&*store))))
         });
         let recall = Recall::new(
             store.clone(),
@@ -427,6 +408,29 @@ fn bench_index(c: &mut Criterion) {
         });
     }
     group.finish();
+}
+
+/// The generation read, then every memory listed and decoded (`parse_memory`):
+/// how many decode.
+async fn list_and_decode(store: &dyn RecordStore) -> usize {
+    let _ = store.get(&generation_key()).await.unwrap();
+    let ns = Namespace::new("memories").unwrap();
+    let mut after: Option<RecordId> = None;
+    let mut decoded = 0usize;
+    loop {
+        let page = store
+            .list(&ns, after.as_ref(), MAX_LIST_LIMIT)
+            .await
+            .unwrap();
+        for e in &page.entries {
+            let text = std::str::from_utf8(&e.record.value).unwrap();
+            decoded += usize::from(parse_memory(text).is_ok());
+        }
+        match page.next {
+            Some(next) => after = Some(next),
+            None => return decoded,
+        }
+    }
 }
 
 /// Every value of the `recall` namespace (the persisted index's manifest and
@@ -499,6 +503,21 @@ fn bench_sqlite(c: &mut Criterion) {
     });
     group.bench_function(BenchmarkId::new("persisted_raw_read", n), |b| {
         b.iter(|| black_box(rt.block_on(async { raw_read(&*open().await).await })))
+    });
+    group.bench_function(BenchmarkId::new("cold_build", n), |b| {
+        b.iter(|| {
+            rt.block_on(async {
+                let recall = Recall::new(
+                    open().await,
+                    Arc::new(SystemClock),
+                    RecallOptions::default(),
+                );
+                black_box(recall.recall(&queries[0], &scope, 5).await.unwrap())
+            })
+        })
+    });
+    group.bench_function(BenchmarkId::new("list_and_decode", n), |b| {
+        b.iter(|| black_box(rt.block_on(async { list_and_decode(&*open().await).await })))
     });
     group.finish();
 }

@@ -12,8 +12,11 @@
 //! - **Schema** created and migrated through `PRAGMA user_version`, marked with
 //!   `PRAGMA application_id`. A database of a newer schema version, another
 //!   application's database, or a file that is not SQLite at all → `Incompatible`;
-//!   a damaged one → `Corrupt`. Such a file is never written to. On open the store
-//!   runs `PRAGMA quick_check` (see [`SqliteOptions::verify_on_open`]).
+//!   a damaged one → `Corrupt`. Such a file is never written to: before its first
+//!   write (or at open, when opening writes) the store runs `PRAGMA quick_check`,
+//!   once per open store (see [`SqliteOptions::verify`]), so a command that only
+//!   reads does not read the whole file; SQLite reports a damaged page it reads
+//!   as corrupt, and such a read fails with `Corrupt`.
 //! - **Writes** are compare-and-swap in `BEGIN IMMEDIATE` transactions: the fence
 //!   check, the precondition, the version bump and the write are one transaction.
 //!   Versions come from a store-wide counter row, so they are never reused, not
@@ -145,7 +148,7 @@ pub struct SqliteOptions {
     busy_timeout: Duration,
     readers: usize,
     max_value_size: usize,
-    verify_on_open: bool,
+    verify: bool,
     clock: Arc<dyn Clock>,
 }
 
@@ -156,7 +159,7 @@ impl Default for SqliteOptions {
             busy_timeout: Duration::from_secs(5),
             readers: 4,
             max_value_size: DEFAULT_MAX_VALUE_SIZE,
-            verify_on_open: true,
+            verify: true,
             clock: Arc::new(SystemClock),
         }
     }
@@ -181,7 +184,7 @@ impl SqliteOptions {
     }
 
     /// The defaults: `Full` durability, 5 s busy timeout, 4 readers, 16 MiB values,
-    /// integrity check on open, system clock.
+    /// integrity check before the first write, system clock.
     pub fn new() -> Self {
         Self::default()
     }
@@ -211,10 +214,11 @@ impl SqliteOptions {
         self
     }
 
-    /// Whether opening an existing database runs `PRAGMA quick_check` (default on;
-    /// it reads the whole file, so a very large store may turn it off).
-    pub fn verify_on_open(mut self, verify: bool) -> Self {
-        self.verify_on_open = verify;
+    /// Whether the store runs `PRAGMA quick_check` before its first write (or at
+    /// open, when opening writes), refusing a damaged file with `Corrupt` (default
+    /// on; it reads the whole file once per open store).
+    pub fn verify(mut self, verify: bool) -> Self {
+        self.verify = verify;
         self
     }
 
@@ -233,8 +237,15 @@ pub struct SqliteStore {
 struct Inner {
     path: PathBuf,
     options: SqliteOptions,
-    writer: Mutex<Option<Connection>>,
+    writer: Mutex<Option<Writer>>,
     readers: Pool,
+}
+
+/// The writer connection, and whether the file's integrity is established for
+/// it (checked, or not asked for).
+struct Writer {
+    conn: Connection,
+    checked: bool,
 }
 
 impl fmt::Debug for SqliteStore {
@@ -281,8 +292,12 @@ impl SqliteStore {
 
     fn open_blocking(path: PathBuf, options: SqliteOptions) -> Result<Self, StoreError> {
         schema::prepare_file(&path)?;
-        let mut writer = open_connection(&path, &options).map_err(|e| map_err(e, None))?;
-        schema::open_schema(&mut writer, options.verify_on_open, options.busy_timeout)?;
+        let mut conn = open_connection(&path, &options).map_err(|e| map_err(e, None))?;
+        let checked = schema::open_schema(&mut conn, options.verify, options.busy_timeout)?;
+        let writer = Writer {
+            conn,
+            checked: checked || !options.verify,
+        };
         let reader_path = path.clone();
         let reader_options = options.clone();
         let readers = Pool::new(
@@ -332,7 +347,7 @@ impl SqliteStore {
         tokio::task::spawn_blocking(move || {
             let mut conns = inner.readers.drain();
             if let Some(writer) = lock(&inner.writer).take() {
-                conns.push(writer);
+                conns.push(writer.conn);
             }
             for conn in conns {
                 conn.close().map_err(|(_, e)| map_err(e, None))?;
@@ -358,7 +373,8 @@ impl SqliteStore {
         .map_err(join_err)?
     }
 
-    /// Runs `f` on the writer connection on the blocking pool.
+    /// Runs `f` on the writer connection on the blocking pool, after the file's
+    /// integrity check when none was run yet.
     async fn write<T, F>(&self, f: F) -> Result<T, StoreError>
     where
         T: Send + 'static,
@@ -367,10 +383,14 @@ impl SqliteStore {
         let inner = Arc::clone(&self.inner);
         tokio::task::spawn_blocking(move || {
             let mut writer = lock(&inner.writer);
-            let conn = writer
+            let writer = writer
                 .as_mut()
                 .ok_or_else(|| StoreError::backend(false, "the SQLite store is closed"))?;
-            f(conn)
+            if !writer.checked {
+                schema::quick_check(&writer.conn)?;
+                writer.checked = true;
+            }
+            f(&mut writer.conn)
         })
         .await
         .map_err(join_err)?
@@ -385,7 +405,7 @@ impl Drop for Inner {
     fn drop(&mut self) {
         let mut conns = self.readers.drain();
         if let Some(writer) = lock(&self.writer).take() {
-            conns.push(writer);
+            conns.push(writer.conn);
         }
         if conns.is_empty() {
             return;
@@ -952,7 +972,7 @@ mod tests {
                 ))
                 .expect("open");
             let writer = lock(&store.inner.writer);
-            let writer = writer.as_ref().expect("writer");
+            let writer = &writer.as_ref().expect("writer").conn;
             assert_eq!(synchronous(writer), want, "writer, {durability:?}");
             let mode: String = writer
                 .pragma_query_value(None, "journal_mode", |row| row.get(0))
@@ -961,6 +981,34 @@ mod tests {
             let reader = store.inner.readers.get().expect("reader");
             assert_eq!(synchronous(&reader), want, "reader, {durability:?}");
         }
+    }
+
+    /// Reopening a store in WAL mode with no WAL left behind does not check the
+    /// file; its first write does, once.
+    #[test]
+    fn the_integrity_check_waits_for_the_first_write() {
+        let dir = tempfile::tempdir().expect("dir");
+        let path = dir.path().join("db.sqlite");
+        let rt = runtime();
+        let checked =
+            |store: &SqliteStore| lock(&store.inner.writer).as_ref().expect("writer").checked;
+        let store = rt.block_on(SqliteStore::open(&path)).expect("create");
+        assert!(checked(&store), "a new file is checked as it is made");
+        rt.block_on(store.close()).expect("close");
+        let store = rt.block_on(SqliteStore::open(&path)).expect("reopen");
+        assert!(
+            !checked(&store),
+            "opening to read does not read the whole file"
+        );
+        let key = Key::new(
+            Namespace::new("ns").expect("ns"),
+            RecordId::new("k").expect("id"),
+        );
+        rt.block_on(store.get(&key)).expect("read");
+        assert!(!checked(&store), "a read does not check the file");
+        rt.block_on(store.put(&key, Bytes::from_static(b"v"), Write::any()))
+            .expect("write");
+        assert!(checked(&store), "the first write checks it");
     }
 
     #[test]

@@ -203,7 +203,9 @@ fn check_current_schema(conn: &Connection) -> Result<(), StoreError> {
     }
 }
 
-fn quick_check(conn: &Connection) -> Result<(), StoreError> {
+/// Runs `PRAGMA quick_check` (it reads the whole file); `Corrupt` unless it
+/// reports ok.
+pub(crate) fn quick_check(conn: &Connection) -> Result<(), StoreError> {
     let first: String = conn
         .query_row("PRAGMA quick_check(1)", [], |row| row.get(0))
         .map_err(|e| map_err(e, None))?;
@@ -219,29 +221,45 @@ fn quick_check(conn: &Connection) -> Result<(), StoreError> {
 
 /// Validates the database on `conn` and brings its schema to [`SCHEMA_VERSION`].
 /// A foreign, newer or damaged database is refused before anything is written.
+/// With `verify`, the file is checked ([`quick_check`]) here only when opening
+/// it writes: a new or older schema, or a file not yet in WAL mode. (A WAL's
+/// frames, which the last connection to close copies into the file, were
+/// written by a store that checked the file before its first write.) Returns
+/// whether it was checked.
 pub(crate) fn open_schema(
     conn: &mut Connection,
     verify: bool,
     busy_timeout: Duration,
-) -> Result<(), StoreError> {
+) -> Result<bool, StoreError> {
     // One read transaction, so the application id, the version and the tables are
     // read from one snapshot even while another process initialises the file.
     let snapshot = conn.transaction().map_err(|e| map_err(e, None))?;
     let found = read_state(&snapshot)?;
-    if let Found::Dream(version) = found {
-        if verify {
-            quick_check(&snapshot)?;
-        }
-        if version == SCHEMA_VERSION {
-            check_current_schema(&snapshot)?;
-        }
+    let writes = match found {
+        Found::Empty => true,
+        Found::Dream(version) => version != SCHEMA_VERSION || !in_wal_mode(&snapshot)?,
+    };
+    let checked = verify && writes;
+    if checked {
+        quick_check(&snapshot)?;
+    }
+    if let Found::Dream(SCHEMA_VERSION) = found {
+        check_current_schema(&snapshot)?;
     }
     snapshot.commit().map_err(|e| map_err(e, None))?;
     enable_wal(conn, busy_timeout)?;
-    if matches!(found, Found::Dream(SCHEMA_VERSION)) {
-        return Ok(());
+    if !matches!(found, Found::Dream(SCHEMA_VERSION)) {
+        migrate(conn)?;
     }
-    migrate(conn)
+    Ok(checked)
+}
+
+/// Whether the file is in WAL mode (read inside a transaction, so from its header).
+fn in_wal_mode(conn: &Connection) -> Result<bool, StoreError> {
+    let mode: String = conn
+        .pragma_query_value(None, "journal_mode", |row| row.get(0))
+        .map_err(|e| map_err(e, None))?;
+    Ok(mode.eq_ignore_ascii_case("wal"))
 }
 
 /// Switches the file to WAL, a persistent property of the file, before the first

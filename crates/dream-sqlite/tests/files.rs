@@ -221,35 +221,203 @@ fn truncated_header_is_refused_and_untouched() {
     assert_corrupt_or_incompatible(&err, "truncated header");
 }
 
-#[test]
-fn truncated_database_is_refused_and_untouched() {
-    let dir = tempfile::tempdir().expect("dir");
-    let path = dir.path().join("dream.sqlite");
-    make_store(&path, 200, 1000);
-    let full = std::fs::read(&path).expect("read");
-    assert!(full.len() > 64 * 1024, "the store spans many pages");
-    std::fs::write(&path, &full[..full.len() / 2]).expect("truncate");
-    let err = assert_refused_untouched(&path, "truncated database");
-    assert_corrupt_or_incompatible(&err, "truncated database");
+/// The value record `i` of [`make_store`] holds.
+fn made_value(i: usize, size: usize) -> Vec<u8> {
+    vec![(i % 251) as u8; size]
 }
 
+/// `Corrupt`, or what `check` says is right; never anything else.
+fn corrupt_or<T: std::fmt::Debug>(
+    read: Result<T, StoreError>,
+    what: &str,
+    check: impl FnOnce(&T) -> bool,
+) {
+    match read {
+        Err(StoreError::Corrupt { .. }) => {}
+        Ok(value) => assert!(check(&value), "{what}: wrong data read: {value:?}"),
+        Err(err) => panic!("{what}: expected Corrupt or the right data, got {err:?}"),
+    }
+}
+
+/// A damaged store made by [`make_store`]: its open is refused with `Corrupt`,
+/// or it opens and every read gives `Corrupt` or the records as written (never
+/// other bytes, never a record missing) while every write is refused with
+/// `Corrupt`. Either way the file is left byte for byte as it was, its
+/// sidecars gone once the store is closed.
+fn assert_damage_never_misread_nor_written(path: &Path, records: usize, size: usize, what: &str) {
+    let before = std::fs::read(path).expect("read before");
+    runtime().block_on(async {
+        let store = match SqliteStore::open(path).await {
+            Err(StoreError::Corrupt { .. }) => return,
+            Err(err) => panic!("{what}: open: expected Corrupt or a store, got {err:?}"),
+            Ok(store) => store,
+        };
+        let items = Namespace::new("items").expect("ns");
+        for i in 0..records {
+            let read = store.get(&key("items", &format!("r{i:04}"))).await;
+            corrupt_or(read, what, |r| {
+                r.as_ref()
+                    .is_some_and(|r| r.value[..] == made_value(i, size)[..])
+            });
+        }
+        let mut listed = 0usize;
+        let mut after: Option<RecordId> = None;
+        loop {
+            let page = match store.list(&items, after.as_ref(), 50).await {
+                Ok(page) => page,
+                Err(err) => break corrupt_or::<()>(Err(err), what, |_| true),
+            };
+            for entry in &page.entries {
+                assert_eq!(entry.id.as_str(), format!("r{listed:04}"), "{what}: list");
+                assert_eq!(
+                    entry.record.value[..],
+                    made_value(listed, size)[..],
+                    "{what}"
+                );
+                listed += 1;
+            }
+            match page.next {
+                Some(next) => after = Some(next),
+                None => {
+                    assert_eq!(listed, records, "{what}: a listing missed records");
+                    break;
+                }
+            }
+        }
+        let versions = store.list_versions(&items, None, records).await;
+        corrupt_or(versions, what, |page| {
+            page.entries.len() == records
+                && (page.entries.iter().enumerate())
+                    .all(|(i, e)| e.id.as_str() == format!("r{i:04}"))
+        });
+        corrupt_or(store.namespaces().await, what, |ns| {
+            ns == std::slice::from_ref(&items)
+        });
+
+        let value = || Bytes::from_static(b"new");
+        let refusals = [
+            store
+                .put(&key("items", "new"), value(), Write::any())
+                .await
+                .err(),
+            store
+                .put(&key("items", "r0000"), value(), Write::any())
+                .await
+                .err(),
+            store
+                .delete(&key("items", "r0001"), Write::any())
+                .await
+                .err(),
+            (store.write_batch(
+                &[dream_core::store::BatchOp::Put {
+                    key: key("items", "batched"),
+                    value: value(),
+                    pre: dream_core::Precondition::Any,
+                }],
+                None,
+            ))
+            .await
+            .err(),
+            (store.try_lease(
+                &dream_core::LockName::new("dream").expect("lock"),
+                Duration::from_secs(5),
+            ))
+            .await
+            .err(),
+            store.compact().await.err(),
+        ];
+        for refusal in refusals {
+            assert!(
+                matches!(refusal, Some(StoreError::Corrupt { .. })),
+                "{what}: a write must be refused with Corrupt, got {refusal:?}"
+            );
+        }
+        store.close().await.expect("close");
+    });
+    assert_eq!(
+        std::fs::read(path).expect("read after"),
+        before,
+        "{what}: file changed"
+    );
+    for suffix in ["-wal", "-shm", "-journal"] {
+        assert!(
+            !sidecar(path, suffix).exists(),
+            "{what}: {suffix} left behind"
+        );
+    }
+}
+
+/// A store of 200 records of 1,000 bytes, damaged by `damage` (given the
+/// file's bytes and its page size).
+fn damaged_store(dir: &Path, damage: impl FnOnce(&mut Vec<u8>, usize)) -> PathBuf {
+    let path = dir.join("dream.sqlite");
+    make_store(&path, 200, 1000);
+    let mut bytes = std::fs::read(&path).expect("read");
+    assert!(bytes.len() > 64 * 1024, "the store spans many pages");
+    let page_size = u16::from_be_bytes([bytes[16], bytes[17]]) as usize;
+    damage(&mut bytes, page_size);
+    std::fs::write(&path, &bytes).expect("write");
+    path
+}
+
+/// Damage done to a store file's bytes, given its page size.
+type Damage = fn(&mut Vec<u8>, usize);
+
 #[test]
-fn corrupted_page_is_refused_and_untouched() {
+fn damaged_database_is_never_misread_nor_written() {
+    let damages: [(&str, Damage); 5] = [
+        ("truncated", |bytes, _| bytes.truncate(bytes.len() / 2)),
+        ("every b-tree page header smashed", |bytes, page_size| {
+            for page in 1..bytes.len() / page_size {
+                let at = page * page_size;
+                bytes[at..at + 12].copy_from_slice(&[0xEE; 12]);
+            }
+        }),
+        ("one page zeroed", |bytes, page_size| {
+            let at = bytes.len() / page_size / 2 * page_size;
+            bytes[at..at + page_size].fill(0);
+        }),
+        ("one page header smashed", |bytes, page_size| {
+            let at = bytes.len() / page_size / 3 * page_size;
+            bytes[at..at + 12].copy_from_slice(&[0xEE; 12]);
+        }),
+        (
+            "one page's cell pointers out of bounds",
+            |bytes, page_size| {
+                let at = bytes.len() / page_size * 2 / 3 * page_size;
+                let header = if matches!(bytes[at], 2 | 5) { 12 } else { 8 };
+                bytes[at + header..at + header + 16].fill(0xFF);
+            },
+        ),
+    ];
+    for (what, damage) in damages {
+        let dir = tempfile::tempdir().expect("dir");
+        let path = damaged_store(dir.path(), damage);
+        assert_damage_never_misread_nor_written(&path, 200, 1000, what);
+    }
+}
+
+/// A damaged file not yet in WAL mode: switching it would write, so the open
+/// itself checks it and refuses it untouched.
+#[test]
+fn damaged_database_out_of_wal_mode_is_refused_at_open_untouched() {
     let dir = tempfile::tempdir().expect("dir");
     let path = dir.path().join("dream.sqlite");
     make_store(&path, 200, 1000);
+    {
+        let conn = Connection::open(&path).expect("open raw");
+        conn.pragma_update(None, "journal_mode", "delete")
+            .expect("leave WAL mode");
+    }
     let mut bytes = std::fs::read(&path).expect("read");
     let page_size = u16::from_be_bytes([bytes[16], bytes[17]]) as usize;
-    // Smash the header of every b-tree page after the first.
-    for page in 1..bytes.len() / page_size {
-        let at = page * page_size;
-        bytes[at..at + 12].copy_from_slice(&[0xEE; 12]);
-    }
+    let at = bytes.len() / page_size / 2 * page_size;
+    bytes[at..at + page_size].fill(0);
     std::fs::write(&path, &bytes).expect("write");
-    let err = assert_refused_untouched(&path, "corrupted pages");
+    let err = assert_refused_untouched(&path, "damaged rollback-journal file");
     assert!(
         matches!(err, StoreError::Corrupt { .. }),
-        "corrupted pages: expected Corrupt, got {err:?}"
+        "damaged rollback-journal file: expected Corrupt, got {err:?}"
     );
 }
 

@@ -4,7 +4,7 @@
 //! never stale.
 
 use std::borrow::Cow;
-use std::sync::{RwLock, RwLockWriteGuard};
+use std::collections::HashMap;
 
 use chrono::{DateTime, NaiveDate, Utc};
 use dream_core::{Memory, MemoryStatus, RecordId, Scope, Version, parse_memory};
@@ -161,18 +161,104 @@ impl Doc {
     }
 }
 
-/// Analyses one record's bytes.
+/// The distinct words one thread's records hold (each once per language), in
+/// the order first met. The vocabulary interns them afterwards, one thread's
+/// lexicon after another in record order ([`Lexicon::intern`]): term ids are
+/// then those of records tokenised one after another, however the records were
+/// split across threads, and no thread waits for the vocabulary while it works.
+#[derive(Debug, Default)]
+pub(crate) struct Lexicon {
+    /// Per language (in `Language::ALL` order): word → its index in `order`.
+    seen: Vec<HashMap<Box<str>, u32>>,
+    order: Vec<(Box<str>, Language)>,
+}
+
+impl Lexicon {
+    /// The index of `word` in `language`, noting it when new.
+    fn word(&mut self, word: &str, language: Language) -> u32 {
+        let slot = Language::ALL
+            .iter()
+            .position(|l| *l == language)
+            .unwrap_or(0);
+        if self.seen.len() <= slot {
+            self.seen.resize_with(slot + 1, HashMap::new);
+        }
+        if let Some(at) = self.seen[slot].get(word) {
+            return *at;
+        }
+        let at = u32::try_from(self.order.len()).unwrap_or(u32::MAX);
+        self.seen[slot].insert(Box::from(word), at);
+        self.order.push((Box::from(word), language));
+        at
+    }
+
+    /// Each word's term in `vocab` (new terms interned in the order the words
+    /// were met), `None` for a stop word.
+    pub fn intern(&self, vocab: &mut Vocabulary) -> Vec<Option<u32>> {
+        self.order
+            .iter()
+            .map(|(word, language)| vocab.term(word, *language))
+            .collect()
+    }
+}
+
+/// A record analysed but for its term ids: its words as indexes into the
+/// [`Lexicon`] of the thread that analysed it, until [`Tokenised::finish`].
+#[derive(Debug)]
+pub(crate) struct Tokenised {
+    doc: Doc,
+    /// Each word in order: its lexicon index shifted left by 3, or its field.
+    words: Vec<u64>,
+}
+
+impl Tokenised {
+    /// The analysis, its words' terms given by `terms` (what its lexicon's
+    /// [`Lexicon::intern`] returned).
+    pub fn finish(self, terms: &[Option<u32>]) -> Doc {
+        let mut occurrences: Vec<(u32, usize)> = Vec::with_capacity(self.words.len());
+        let mut lengths = [0u32; FIELDS];
+        for word in self.words {
+            let field = (word & 7) as usize;
+            if let Some(term) = terms.get((word >> 3) as usize).copied().flatten() {
+                occurrences.push((term, field));
+                lengths[field] = lengths[field].saturating_add(1);
+            }
+        }
+        occurrences.sort_unstable();
+        let mut counted: Vec<(u32, [u16; FIELDS])> = Vec::new();
+        for (term, field) in occurrences {
+            match counted.last_mut() {
+                Some((last, counts)) if *last == term => {
+                    counts[field] = counts[field].saturating_add(1);
+                }
+                _ => {
+                    let mut counts = [0u16; FIELDS];
+                    counts[field] = 1;
+                    counted.push((term, counts));
+                }
+            }
+        }
+        Doc {
+            terms: Terms::pack(&counted),
+            lengths,
+            ..self.doc
+        }
+    }
+}
+
+/// Analyses one record's bytes, whose SHA-256 is `hash`, noting its words in
+/// `lexicon`.
 pub(crate) fn analyze(
     id: RecordId,
     version: Version,
     bytes: &[u8],
+    hash: [u8; 32],
     scanner: &Scanner,
     config: &AnalyzeConfig,
-    vocab: &RwLock<Vocabulary>,
-) -> Doc {
-    let hash: [u8; 32] = Sha256::digest(bytes).into();
+    lexicon: &mut Lexicon,
+) -> Tokenised {
     let (text, parsed) = decode(bytes);
-    let (outcome, (terms, lengths, language), id_flagged) = match parsed {
+    let (outcome, (words, language), id_flagged) = match parsed {
         Err(codec_error) => {
             // Step 2 before step 3: an undecodable record is still scanned as text,
             // and so is the id it is stored under.
@@ -191,7 +277,7 @@ pub(crate) fn analyze(
                     corrupt: true,
                 }
             };
-            let tokens = tokenised(["", "", "", &text, ""], config, &mut write(vocab));
+            let tokens = tokenised(["", "", "", &text, ""], config, lexicon);
             (outcome, tokens, id_flagged)
         }
         Ok(memory) => {
@@ -215,7 +301,7 @@ pub(crate) fn analyze(
                 &*memory.content,
                 kind_words(memory.kind),
             ];
-            let tokens = tokenised(fields, config, &mut write(vocab));
+            let tokens = tokenised(fields, config, lexicon);
             let outcome = match refused {
                 Some(outcome) => outcome,
                 None => {
@@ -228,16 +314,35 @@ pub(crate) fn analyze(
             (outcome, tokens, id_flagged)
         }
     };
-    Doc {
-        id,
-        version,
-        hash,
-        outcome,
-        terms,
-        lengths,
-        language,
-        id_flagged,
+    Tokenised {
+        doc: Doc {
+            id,
+            version,
+            hash,
+            outcome,
+            terms: Terms::default(),
+            lengths: [0; FIELDS],
+            language,
+            id_flagged,
+        },
+        words,
     }
+}
+
+/// One record analysed alone, its terms interned in `vocab` at once.
+#[cfg(test)]
+pub(crate) fn analyze_alone(
+    id: RecordId,
+    version: Version,
+    bytes: &[u8],
+    scanner: &Scanner,
+    config: &AnalyzeConfig,
+    vocab: &mut Vocabulary,
+) -> Doc {
+    let mut lexicon = Lexicon::default();
+    let hash = Sha256::digest(bytes).into();
+    let tokenised = analyze(id, version, bytes, hash, scanner, config, &mut lexicon);
+    tokenised.finish(&lexicon.intern(vocab))
 }
 
 /// A record's text (lossy when it is not UTF-8) and the memory it holds, or
@@ -258,46 +363,23 @@ pub(crate) fn memory(bytes: &[u8]) -> Option<Memory> {
     decode(bytes).1.ok()
 }
 
-/// The vocabulary, locked for one record's tokenisation only.
-fn write(vocab: &RwLock<Vocabulary>) -> RwLockWriteGuard<'_, Vocabulary> {
-    vocab.write().unwrap_or_else(|e| e.into_inner())
-}
+/// A record's words (see [`Tokenised::words`]) and its language.
+type Words = (Vec<u64>, Language);
 
-/// Term ids with their per-field counts, field lengths, and the language.
-type Tokens = (Terms, [u32; FIELDS], Language);
-
-fn tokenised(fields: [&str; FIELDS], config: &AnalyzeConfig, vocab: &mut Vocabulary) -> Tokens {
+fn tokenised(fields: [&str; FIELDS], config: &AnalyzeConfig, lexicon: &mut Lexicon) -> Words {
     let mut detector = Detector::default();
     // The kind's words are ours, not the record's: they do not vote on its language.
     for text in &fields[..FIELDS - 1] {
         tokenize::for_each_word(text, |w| detector.add(w));
     }
     let language = detector.language(config.languages, config.default_language);
-    let mut occurrences: Vec<(u32, usize)> = Vec::new();
-    let mut lengths = [0u32; FIELDS];
-    for (field, text) in fields.iter().enumerate() {
+    let mut words: Vec<u64> = Vec::new();
+    for (field, text) in (0u64..).zip(fields) {
         tokenize::for_each_word(text, |w| {
-            if let Some(term) = vocab.term(w, language) {
-                occurrences.push((term, field));
-                lengths[field] = lengths[field].saturating_add(1);
-            }
+            words.push(u64::from(lexicon.word(w, language)) << 3 | field);
         });
     }
-    occurrences.sort_unstable();
-    let mut terms: Vec<(u32, [u16; FIELDS])> = Vec::new();
-    for (term, field) in occurrences {
-        match terms.last_mut() {
-            Some((last, counts)) if *last == term => {
-                counts[field] = counts[field].saturating_add(1);
-            }
-            _ => {
-                let mut counts = [0u16; FIELDS];
-                counts[field] = 1;
-                terms.push((term, counts));
-            }
-        }
-    }
-    (Terms::pack(&terms), lengths, language)
+    (words, language)
 }
 
 /// Step 2 for a decoded memory. Its free text and metadata go through `scan_json`
@@ -460,12 +542,21 @@ fn validate(record: &RecordId, memory: &Memory) -> Result<(), Reason> {
     Ok(())
 }
 
-/// Case-folds and collapses white space.
+/// Case-folds and collapses white space: the words, each `to_lowercase`d,
+/// joined by one space.
 fn fold(text: &str) -> String {
-    text.split_whitespace()
-        .map(|w| w.to_lowercase())
-        .collect::<Vec<_>>()
-        .join(" ")
+    let mut out = String::with_capacity(text.len());
+    for word in text.split_whitespace() {
+        if !out.is_empty() {
+            out.push(' ');
+        }
+        if word.is_ascii() {
+            out.extend(word.bytes().map(|b| char::from(b.to_ascii_lowercase())));
+        } else {
+            out.push_str(&word.to_lowercase());
+        }
+    }
+    out
 }
 
 /// The subject key of the conflict rule.
@@ -473,5 +564,29 @@ fn subject_key(memory: &Memory) -> String {
     match memory.metadata.get("subject") {
         Some(serde_json::Value::String(s)) if !s.trim().is_empty() => fold(s),
         _ => fold(&memory.name),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::fold;
+
+    #[test]
+    fn fold_lower_cases_each_word_and_joins_them_with_one_space() {
+        let texts = [
+            "",
+            "   ",
+            "We  ship\ton\n\nFRIDAYS ",
+            " ΟΔΥΣΣΕΥΣ ΣΑΣ Σ straße İstanbul ǅ ",
+            "mixed Ünïcödé and ASCII",
+        ];
+        for text in texts {
+            let reference = text
+                .split_whitespace()
+                .map(str::to_lowercase)
+                .collect::<Vec<_>>()
+                .join(" ");
+            assert_eq!(fold(text), reference, "{text:?}");
+        }
     }
 }

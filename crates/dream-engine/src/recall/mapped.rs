@@ -509,12 +509,11 @@ fn tie_break_ranks(docs: &[Arc<Doc>]) -> Vec<u32> {
 
 #[cfg(test)]
 mod tests {
-    use std::sync::RwLock;
 
     use chrono::TimeZone;
     use dream_core::{Memory, MemoryId, MemoryKind, SessionId, Version, render_memory};
 
-    use super::super::analyze::{AnalyzeConfig, analyze};
+    use super::super::analyze::{AnalyzeConfig, analyze_alone};
     use super::super::tokenize::{Language, LanguageSet};
     use super::super::vocab::Vocabulary;
     use super::*;
@@ -553,15 +552,22 @@ mod tests {
             seal: None,
         };
         let scanner = crate::scan::memory_scanner();
-        let vocab = RwLock::new(Vocabulary::default());
+        let mut vocab = Vocabulary::default();
         let docs = records
             .into_iter()
             .map(|(id, bytes)| {
                 let id = RecordId::new(id).unwrap();
-                Arc::new(analyze(id, Version(1), &bytes, &scanner, &config, &vocab))
+                Arc::new(analyze_alone(
+                    id,
+                    Version(1),
+                    &bytes,
+                    &scanner,
+                    &config,
+                    &mut vocab,
+                ))
             })
             .collect();
-        let terms = vocab.read().unwrap().len();
+        let terms = vocab.len();
         (docs, terms)
     }
 

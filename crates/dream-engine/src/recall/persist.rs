@@ -412,25 +412,24 @@ mod tests {
             seal: None,
         };
         let scanner = crate::scan::memory_scanner();
-        let vocab = std::sync::RwLock::new(Vocabulary::default());
+        let mut vocab = Vocabulary::default();
         let docs: Vec<Arc<Doc>> = records
             .into_iter()
             .map(|(id, bytes)| {
                 let id = RecordId::new(id).unwrap();
-                let doc = super::super::analyze::analyze(
+                let doc = super::super::analyze::analyze_alone(
                     id,
                     dream_core::Version(1),
                     &bytes,
                     &scanner,
                     &config,
-                    &vocab,
+                    &mut vocab,
                 );
                 Arc::new(doc)
             })
             .collect();
         let outcomes: Vec<bool> = docs.iter().map(|d| d.valid().is_some()).collect();
         assert_eq!(outcomes, [true, false, false]);
-        let vocab = vocab.read().unwrap();
         encode(&vocab, &Mapped::encode(&docs, vocab.len()))
     }
 

@@ -390,17 +390,47 @@ fn grams(vocab: &RwLock<Vocabulary>) {
 /// Records analysed on one thread before the work is split across cores.
 const PARALLEL_THRESHOLD: usize = 512;
 
+/// One record of [`analyse_all`] on its way: its analysis kept from the base
+/// (the same bytes), or tokenised and waiting for its term ids.
+enum Pending {
+    Kept(Arc<Doc>),
+    Tokenised(Box<analyze::Tokenised>),
+}
+
 /// Analyses every listed record that was read, unless its bytes are those of
 /// its previous analysis in `base`; kept records keep theirs. The scanner is built on
-/// first use. New records are analysed on every available core; the vocabulary is
-/// locked only while one record is tokenised, so a recall still on the previous
-/// index never waits for a whole build.
+/// first use. New records are analysed on every available core, each part noting
+/// its words in its own lexicon; the vocabulary is then locked only while the
+/// parts' new words are interned in record order (so the term ids do not depend
+/// on the split), and a recall still on the previous index never waits for a
+/// whole build.
 fn analyse_all(
     entries: Vec<Listed>,
     base: Option<&Index>,
     scanner: &OnceLock<Scanner>,
     config: &AnalyzeConfig,
     vocab: &RwLock<Vocabulary>,
+) -> Vec<Arc<Doc>> {
+    let reads = entries
+        .iter()
+        .filter(|e| matches!(e, Listed::Read(..)))
+        .count();
+    let parts = if reads > PARALLEL_THRESHOLD {
+        std::thread::available_parallelism().map_or(1, |n| n.get())
+    } else {
+        1
+    };
+    analyse_in_parts(entries, base, scanner, config, vocab, parts)
+}
+
+/// [`analyse_all`] with the records to analyse cut into `parts`.
+fn analyse_in_parts(
+    entries: Vec<Listed>,
+    base: Option<&Index>,
+    scanner: &OnceLock<Scanner>,
+    config: &AnalyzeConfig,
+    vocab: &RwLock<Vocabulary>,
+    parts: usize,
 ) -> Vec<Arc<Doc>> {
     let mut docs: Vec<Option<Arc<Doc>>> = Vec::with_capacity(entries.len());
     let mut todo: Vec<(usize, RecordId, Record, Option<u32>)> = Vec::new();
@@ -413,52 +443,166 @@ fn analyse_all(
             }
         }
     }
-    let analyse = |(i, id, record, previous): (usize, RecordId, Record, Option<u32>)| {
+    let analyse = |(id, record, previous): (RecordId, Record, Option<u32>),
+                   lexicon: &mut analyze::Lexicon| {
         let hash: [u8; 32] = Sha256::digest(&record.value).into();
         let same = previous.filter(|at| {
             base.and_then(|b| b.records.head(*at as usize))
                 .is_some_and(|h| h.hash == hash)
         });
         if let Some(doc) = same.and_then(|at| base?.doc(at)) {
-            return (
-                i,
-                Arc::new(Doc {
-                    version: record.version,
-                    ..Doc::clone(doc)
-                }),
-            );
+            return Pending::Kept(Arc::new(Doc {
+                version: record.version,
+                ..Doc::clone(doc)
+            }));
         }
         let scanner = scanner.get_or_init(crate::scan::memory_scanner);
-        let doc = analyze::analyze(id, record.version, &record.value, scanner, config, vocab);
-        (i, Arc::new(doc))
+        Pending::Tokenised(Box::new(analyze::analyze(
+            id,
+            record.version,
+            &record.value,
+            hash,
+            scanner,
+            config,
+            lexicon,
+        )))
     };
-    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let done: Vec<(usize, Arc<Doc>)> = if threads > 1 && todo.len() > PARALLEL_THRESHOLD {
-        let chunk = todo.len().div_ceil(threads);
-        let mut chunks: Vec<Vec<_>> = Vec::new();
-        let mut rest = todo.into_iter();
-        loop {
-            let part: Vec<_> = rest.by_ref().take(chunk).collect();
-            if part.is_empty() {
-                break;
-            }
-            chunks.push(part);
-        }
-        std::thread::scope(|scope| {
-            let handles: Vec<_> = chunks
-                .into_iter()
-                .map(|part| scope.spawn(move || part.into_iter().map(analyse).collect::<Vec<_>>()))
-                .collect();
-            handles
-                .into_iter()
-                .flat_map(|h| h.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
-                .collect()
-        })
-    } else {
-        todo.into_iter().map(analyse).collect()
+    let tokenised = on_threads(split(todo, parts), |part| {
+        let mut lexicon = analyze::Lexicon::default();
+        let pending: Vec<(usize, Pending)> = part
+            .into_iter()
+            .map(|(i, id, record, previous)| (i, analyse((id, record, previous), &mut lexicon)))
+            .collect();
+        (lexicon, pending)
+    });
+    let terms: Vec<Vec<Option<u32>>> = {
+        let mut vocab = vocab.write().unwrap_or_else(|e| e.into_inner());
+        tokenised
+            .iter()
+            .map(|(lexicon, _)| lexicon.intern(&mut vocab))
+            .collect()
     };
-    for (i, doc) in done {
+    let finished = on_threads(
+        tokenised
+            .into_iter()
+            .map(|(_, pending)| pending)
+            .zip(&terms)
+            .collect(),
+        |(pending, terms)| {
+            pending
+                .into_iter()
+                .map(|(i, p)| match p {
+                    Pending::Kept(doc) => (i, doc),
+                    Pending::Tokenised(t) => (i, Arc::new(t.finish(terms))),
+                })
+                .collect::<Vec<_>>()
+        },
+    );
+    for (i, doc) in finished.into_iter().flatten() {
         docs[i] = Some(doc);
     }
     docs.into_iter().flatten().collect()
+}
+
+/// `items` cut into at most `parts` runs of about equal length, in order.
+fn split<T>(items: Vec<T>, parts: usize) -> Vec<Vec<T>> {
+    let chunk = items.len().div_ceil(parts.max(1)).max(1);
+    let mut out: Vec<Vec<T>> = Vec::with_capacity(parts);
+    let mut rest = items.into_iter();
+    loop {
+        let part: Vec<T> = rest.by_ref().take(chunk).collect();
+        if part.is_empty() {
+            return out;
+        }
+        out.push(part);
+    }
+}
+
+/// `work` on each part, on a thread of its own when there are several; the
+/// results in the parts' order.
+fn on_threads<T: Send, R: Send>(parts: Vec<T>, work: impl Fn(T) -> R + Sync) -> Vec<R> {
+    if parts.len() < 2 {
+        return parts.into_iter().map(work).collect();
+    }
+    let work = &work;
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = parts
+            .into_iter()
+            .map(|part| scope.spawn(move || work(part)))
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
+            .collect()
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::recall::mapped::Mapped;
+    use crate::recall::tokenize::{Language, LanguageSet};
+
+    /// The same records analysed in one part and in several give the same
+    /// vocabulary (term ids in the same order) and the same index bytes.
+    #[test]
+    fn analyses_do_not_depend_on_how_the_records_are_split() {
+        let config = AnalyzeConfig {
+            languages: LanguageSet::of(&[Language::English, Language::German]),
+            default_language: Language::English,
+            quarantine_suspicious: false,
+            seal: None,
+        };
+        let texts = [
+            "We ship on Fridays after the review.",
+            "Die Tests laufen mit vitest und der Server startet neu.",
+            "The runner uses jest; deploys wait for Monday.",
+            "not a memory",
+        ];
+        let listed = || -> Vec<Listed> {
+            (0..40)
+                .map(|i| {
+                    let id = RecordId::new(format!("m{i:03}")).unwrap();
+                    let mut memory = dream_core::Memory::new(
+                        dream_core::MemoryId::new(id.as_str()).unwrap(),
+                        dream_core::MemoryKind::ALL[i % 4],
+                        format!("note {i}"),
+                        texts[(i + 1) % texts.len()].to_owned(),
+                        format!("{} {}", texts[i % texts.len()], i * 7),
+                        chrono::DateTime::UNIX_EPOCH,
+                    );
+                    memory.tags = vec![format!("tag{}", i % 5)];
+                    let bytes = if i % 9 == 0 {
+                        texts[i % texts.len()].as_bytes().to_vec()
+                    } else {
+                        dream_core::render_memory(&memory).into_bytes()
+                    };
+                    let record = Record {
+                        value: bytes.into(),
+                        version: dream_core::Version(i as u64 + 1),
+                    };
+                    Listed::Read(id, record, None)
+                })
+                .collect()
+        };
+        let scanner = OnceLock::new();
+        let built = |parts: usize| {
+            let vocab = RwLock::new(Vocabulary::default());
+            let docs = analyse_in_parts(listed(), None, &scanner, &config, &vocab, parts);
+            let vocab = vocab.into_inner().unwrap();
+            let names: Vec<String> = (0..vocab.len())
+                .map(|t| vocab.name(u32::try_from(t).unwrap()).to_owned())
+                .collect();
+            (names, Mapped::encode(&docs, vocab.len()))
+        };
+        let (names, bytes) = built(1);
+        assert!(names.len() > 20, "the records hold words");
+        for parts in [2, 3, 7] {
+            assert_eq!(
+                built(parts),
+                (names.clone(), bytes.clone()),
+                "{parts} parts"
+            );
+        }
+    }
 }
