@@ -21,8 +21,7 @@
 //! What the rule-based consolidator reads in messages the answer cites nowhere
 //! is proposed as that consolidator proposes it, unless the model, asked about
 //! that sentence alone ([`Consolidator::judges_lasting`]), judges it not
-//! lasting and names what it is instead ([`confirmed`]; the kinds a "no" may
-//! name are `llm::NOT_LASTING_KINDS`); the gate judges it like any other proposal. So the
+//! lasting ([`confirmed`]); the gate judges it like any other proposal. So the
 //! rules find and the model vetoes: one reading of what is memory for both
 //! consolidators. Sessions whose statement the answer held back (a malformed
 //! create) get no floor: they stay pending for the model.
