@@ -23,7 +23,7 @@ use crate::error::DreamError;
 use crate::layout;
 
 use super::analyze::{self, AnalyzeConfig, Doc};
-use super::index::Index;
+use super::index::{Index, RankParams};
 use super::mapped::Mapped;
 use super::persist::{self, Unusable};
 use super::vocab::Vocabulary;
@@ -242,8 +242,7 @@ impl Recall {
         Ok(built)
     }
 
-    /// Builds the index over analysed records (extending the vocabulary's
-    /// sub-word index first, when sub-words are on).
+    /// Builds the index over analysed records.
     async fn build(
         &self,
         generation: u64,
@@ -251,21 +250,15 @@ impl Recall {
         docs: Vec<Arc<Doc>>,
         vocab: Arc<RwLock<Vocabulary>>,
     ) -> Result<Arc<Index>, RecallError> {
-        let params = self.options.rank;
-        let subwords = self.options.subwords;
-        let built = tokio::task::spawn_blocking(move || {
-            if subwords {
-                grams(&vocab);
-            }
-            Index::build(generation, lineage, &docs, vocab, &params)
-        })
-        .await
-        .map_err(|_| RecallError::IndexBuild)?;
+        let built = self
+            .with_grams(vocab, move |vocab, params| {
+                Index::build(generation, lineage, &docs, vocab, params)
+            })
+            .await?;
         built.map(Arc::new).ok_or(RecallError::IndexBuild)
     }
 
-    /// The index over persisted records (extending the vocabulary's sub-word
-    /// index first, when sub-words are on).
+    /// The index over persisted records.
     async fn open(
         &self,
         generation: u64,
@@ -273,17 +266,32 @@ impl Recall {
         records: Mapped,
         vocab: Arc<RwLock<Vocabulary>>,
     ) -> Result<Arc<Index>, RecallError> {
+        let opened = self
+            .with_grams(vocab, move |vocab, params| {
+                Index::open(generation, lineage, records, vocab, params)
+            })
+            .await?;
+        Ok(Arc::new(opened))
+    }
+
+    /// Runs `make` on the blocking pool once the vocabulary's sub-word index
+    /// covers every term (when sub-words are on), as building and opening an
+    /// index both need.
+    async fn with_grams<T: Send + 'static>(
+        &self,
+        vocab: Arc<RwLock<Vocabulary>>,
+        make: impl FnOnce(Arc<RwLock<Vocabulary>>, &RankParams) -> T + Send + 'static,
+    ) -> Result<T, RecallError> {
         let params = self.options.rank;
         let subwords = self.options.subwords;
-        let opened = tokio::task::spawn_blocking(move || {
+        tokio::task::spawn_blocking(move || {
             if subwords {
                 grams(&vocab);
             }
-            Index::open(generation, lineage, records, vocab, &params)
+            make(vocab, &params)
         })
         .await
-        .map_err(|_| RecallError::IndexBuild)?;
-        Ok(Arc::new(opened))
+        .map_err(|_| RecallError::IndexBuild)
     }
 
     async fn read_generation(&self) -> Result<u64, RecallError> {
