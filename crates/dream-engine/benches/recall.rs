@@ -413,43 +413,37 @@ fn bench_index(c: &mut Criterion) {
 /// The generation read, then every memory listed and decoded (`parse_memory`):
 /// how many decode.
 async fn list_and_decode(store: &dyn RecordStore) -> usize {
-    let _ = store.get(&generation_key()).await.unwrap();
-    let ns = Namespace::new("memories").unwrap();
-    let mut after: Option<RecordId> = None;
     let mut decoded = 0usize;
-    loop {
-        let page = store
-            .list(&ns, after.as_ref(), MAX_LIST_LIMIT)
-            .await
-            .unwrap();
-        for e in &page.entries {
-            let text = std::str::from_utf8(&e.record.value).unwrap();
-            decoded += usize::from(parse_memory(text).is_ok());
-        }
-        match page.next {
-            Some(next) => after = Some(next),
-            None => return decoded,
-        }
-    }
+    each_value(store, "memories", MAX_LIST_LIMIT, |value| {
+        let text = std::str::from_utf8(value).unwrap();
+        decoded += usize::from(parse_memory(text).is_ok());
+    })
+    .await;
+    decoded
 }
 
 /// Every value of the `recall` namespace (the persisted index's manifest and
 /// chunks) read through `store`, after the generation: their total length.
 async fn raw_read(store: &dyn RecordStore) -> usize {
-    let _ = store.get(&generation_key()).await.unwrap();
-    let ns = Namespace::new("recall").unwrap();
-    let mut after: Option<RecordId> = None;
     let mut bytes = 0usize;
+    each_value(store, "recall", 8, |value| bytes += value.len()).await;
+    bytes
+}
+
+/// Reads the generation, then lists namespace `ns` through `store`, `limit`
+/// records a page, handing each value to `each`.
+async fn each_value(store: &dyn RecordStore, ns: &str, limit: usize, mut each: impl FnMut(&[u8])) {
+    let _ = store.get(&generation_key()).await.unwrap();
+    let ns = Namespace::new(ns).unwrap();
+    let mut after: Option<RecordId> = None;
     loop {
-        let page = store.list(&ns, after.as_ref(), 8).await.unwrap();
-        bytes += page
-            .entries
-            .iter()
-            .map(|e| e.record.value.len())
-            .sum::<usize>();
+        let page = store.list(&ns, after.as_ref(), limit).await.unwrap();
+        for e in &page.entries {
+            each(&e.record.value);
+        }
         match page.next {
             Some(next) => after = Some(next),
-            None => return bytes,
+            None => return,
         }
     }
 }
