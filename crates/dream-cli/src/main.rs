@@ -41,7 +41,7 @@ enum Command {
     /// Remember one memory (pinned), through the same write gate as a dream.
     Remember(memory::RememberArgs),
     /// List the scope's memories.
-    List(cli::output::FormatArg),
+    List(cli::streams::FormatArg),
     /// Show one memory.
     Show(memory::ShowArgs),
     /// Forget a memory (to the trash), or purge it with --purge.
@@ -59,7 +59,7 @@ enum Command {
     /// (--matching TEXT); --dry-run lists what would go.
     Purge(cli::purge::PurgeArgs),
     /// List the trash.
-    Trash(cli::output::FormatArg),
+    Trash(cli::streams::FormatArg),
     /// List, release or drop quarantined proposals.
     Quarantine(memory::QuarantineArgs),
     /// Read the audit log.
@@ -67,7 +67,7 @@ enum Command {
     /// The store's change feed (every process's events), from a cursor; --follow waits for more.
     Events(cli::events::EventsArgs),
     /// Counts for the scope.
-    Stats(cli::output::FormatArg),
+    Stats(cli::streams::FormatArg),
     /// Import memories from JSONL through the write gate.
     Import(transfer::ImportArgs),
     /// Export the scope's memories as JSONL.
@@ -287,7 +287,7 @@ fn main() -> ExitCode {
             Command::Scan(_) => unreachable!("handled before the runtime starts"),
         }
     });
-    match outcome.and_then(|found| cli::output::flush_stdout().map(|()| found)) {
+    match outcome.and_then(|found| cli::streams::flush_stdout().map(|()| found)) {
         Ok(Found::Nothing) => ExitCode::SUCCESS,
         Ok(Found::Something) => ExitCode::from(cli::EXIT_FOUND),
         Err(e) => e.report(verbose),
@@ -303,7 +303,7 @@ fn init_tracing(verbose: u8) {
     };
     let filter = tracing_subscriber::EnvFilter::try_from_env("DREAM_LOG")
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(level));
-    let colour = cli::output::colour_allowed(std::io::IsTerminal::is_terminal(&std::io::stderr()));
+    let colour = cli::streams::colour_allowed(std::io::IsTerminal::is_terminal(&std::io::stderr()));
     let _ = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr)

@@ -22,7 +22,7 @@ use dream::engine::{Dream, MAX_IMPORT};
 use rustix::fs::{Mode, OFlags};
 use serde_json::{Map, Value, json};
 
-use super::output::escape;
+use super::streams::escape;
 use super::{CliError, Found, Outcome};
 
 /// The metadata key naming where an imported memory came from:

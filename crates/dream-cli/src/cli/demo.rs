@@ -15,7 +15,7 @@ use dream::core::{
 use dream::engine::recall::FirewallVerdict;
 use dream::engine::{Dream, Options};
 
-use super::output::{Style, escape, escape_body, table};
+use super::streams::{Style, escape, escape_body, table};
 use super::{CliError, Found, Outcome};
 
 /// A format-valid but fake OpenAI-style key, built at run time so no key-shaped

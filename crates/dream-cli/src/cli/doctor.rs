@@ -5,7 +5,7 @@ use clap::Args;
 
 use super::context::{Access, Global};
 use super::models::LlmChoice;
-use super::output::{FormatArg, Style, count, escape};
+use super::streams::{FormatArg, Style, count, escape};
 use super::{Found, Outcome};
 
 /// `dream doctor [--format text|json|jsonl]`.

@@ -6,7 +6,7 @@ use clap::Args;
 use dream::engine::FeedEntry;
 
 use super::context::{Access, Global};
-use super::output::{FormatArg, escape, flush_stdout, print_json};
+use super::streams::{FormatArg, escape, flush_stdout, print_json};
 use super::{Found, Outcome};
 
 /// `dream events [--since SEQ] [--follow] [--json]`.

@@ -23,7 +23,7 @@ use dream::core::store_url::{Place, StoreUrl};
 
 use super::CliError;
 use super::config::FileConfig;
-use super::output::escape;
+use super::streams::escape;
 
 /// The environment variable naming a default store.
 pub const STORE_ENV: &str = "DREAM_STORE";

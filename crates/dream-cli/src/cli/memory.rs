@@ -8,8 +8,8 @@ use dream::engine::{Confirmed, NewMemory, Remembered};
 use serde::Deserialize;
 
 use super::context::{Access, Global};
-use super::output::{FormatArg, Style, escape, escape_body, table};
-use super::{CliError, Found, Outcome, read_piped_stdin};
+use super::streams::{FormatArg, Style, escape, escape_body, read_piped_stdin, table};
+use super::{CliError, Found, Outcome};
 
 /// `dream remember`: one memory from flags, or a JSON object on stdin.
 #[derive(Debug, Args)]
@@ -242,7 +242,7 @@ pub async fn list(global: &Global, output: FormatArg) -> Outcome {
         out!("{}", table(&rows))?;
         outln!(
             "{} in scope {}",
-            super::output::count(memories.len(), "memory|memories"),
+            super::streams::count(memories.len(), "memory|memories"),
             dream.scope()
         )
     })?;
@@ -376,7 +376,7 @@ pub async fn history(global: &Global, args: IdArgs) -> Outcome {
         out!("{}", table(&rows))?;
         outln!(
             "{} of {id}",
-            super::output::count(entries.len(), "prior version")
+            super::streams::count(entries.len(), "prior version")
         )
     })?;
     Ok(Found::Nothing)

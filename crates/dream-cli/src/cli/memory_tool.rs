@@ -11,8 +11,8 @@ use dream::engine::Dream;
 use dream::engine::memory_tool::MemoryTool;
 
 use super::context::{Access, Global};
-use super::output::{FormatArg, escape_body};
-use super::{CliError, Found, Outcome, read_piped_stdin};
+use super::streams::{FormatArg, escape_body, read_piped_stdin};
+use super::{CliError, Found, Outcome};
 
 /// Largest tool input read from stdin: a file's text is bounded by the memory
 /// content limit, and the rest is a path or two.

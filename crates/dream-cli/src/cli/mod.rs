@@ -2,24 +2,24 @@
 //!
 //! Exit codes: see [`EXIT_CODES`], the one table `dream --help` and the README
 //! show. Everything a command prints on stdout goes through [`out!`] and
-//! [`outln!`] (or [`output::print_json`]), so a closed stdout (`dream … | head -1`)
+//! [`outln!`] (or [`streams::print_json`]), so a closed stdout (`dream … | head -1`)
 //! ends the command quietly with [`EXIT_CLOSED_STDOUT`] instead of a panic.
 
 /// Prints to standard output like `print!`, returning `Result<(), CliError>`:
 /// a closed stdout is [`CliError::closed_stdout`], reported without a message.
 macro_rules! out {
     ($($arg:tt)*) => {
-        $crate::cli::output::write_stdout(format_args!($($arg)*))
+        $crate::cli::streams::write_stdout(format_args!($($arg)*))
     };
 }
 
 /// Prints a line to standard output like `println!`; see [`out!`].
 macro_rules! outln {
     () => {
-        $crate::cli::output::write_stdout(format_args!("\n"))
+        $crate::cli::streams::write_stdout(format_args!("\n"))
     };
     ($($arg:tt)*) => {
-        $crate::cli::output::write_stdout(format_args!("{}\n", format_args!($($arg)*)))
+        $crate::cli::streams::write_stdout(format_args!("{}\n", format_args!($($arg)*)))
     };
 }
 
@@ -37,7 +37,6 @@ pub mod mcp;
 pub mod memory;
 pub mod memory_tool;
 pub mod models;
-pub mod output;
 pub mod pass;
 pub mod purge;
 pub mod recall;
@@ -46,11 +45,11 @@ pub mod review;
 pub mod scan;
 pub mod seal;
 pub mod stores;
+pub mod streams;
 pub mod transcripts;
 pub mod transfer;
 
 use std::fmt;
-use std::io::IsTerminal as _;
 use std::process::ExitCode;
 
 /// Exit code: the command ran and found something worth a look.
@@ -161,10 +160,10 @@ impl CliError {
         }
         // An error may quote what it refuses (a bad argument, a line of input, a
         // provider's answer): never a secret in it.
-        eprintln!("error: {}", output::escape(&redact_secrets(&self.message)));
+        eprintln!("error: {}", streams::escape(&redact_secrets(&self.message)));
         if verbose {
             for source in &self.sources {
-                eprintln!("  caused by: {}", output::escape(&redact_secrets(source)));
+                eprintln!("  caused by: {}", streams::escape(&redact_secrets(source)));
             }
         }
         ExitCode::from(self.code)
@@ -224,43 +223,6 @@ impl Found {
     }
 }
 
-/// Refuses to read `what` from standard input when it is a terminal, where the
-/// command would wait silently; `how` says how to provide it instead.
-pub fn stdin_not_terminal(stdin_is_terminal: bool, what: &str, how: &str) -> Result<(), CliError> {
-    if stdin_is_terminal {
-        return Err(CliError::usage(format!(
-            "expected {what} on standard input, but it is a terminal: {how}"
-        )));
-    }
-    Ok(())
-}
-
-/// Reads standard input for `what`, refusing a terminal (see [`stdin_not_terminal`]).
-pub fn read_piped_stdin(what: &str, how: &str) -> Result<String, CliError> {
-    stdin_not_terminal(std::io::stdin().is_terminal(), what, how)?;
-    read_input(None)
-}
-
-/// Reads a named file, or standard input for `-` or no file.
-pub fn read_input(file: Option<&std::path::Path>) -> Result<String, CliError> {
-    use std::io::Read;
-    match file {
-        Some(path) if path.as_os_str() != "-" => std::fs::read_to_string(path).map_err(|e| {
-            CliError::usage(format!(
-                "cannot read {}: {e}",
-                output::escape(&path.display().to_string())
-            ))
-        }),
-        _ => {
-            let mut text = String::new();
-            std::io::stdin()
-                .read_to_string(&mut text)
-                .map_err(|e| CliError::usage(format!("cannot read standard input: {e}")))?;
-            Ok(text)
-        }
-    }
-}
-
 /// A progress bar on stderr (hidden when stderr is not a terminal).
 pub fn progress(len: u64, what: &str) -> indicatif::ProgressBar {
     let bar = indicatif::ProgressBar::with_draw_target(
@@ -292,18 +254,6 @@ pub fn working(what: &str) -> indicatif::ProgressBar {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn stdin_is_read_only_when_it_is_not_a_terminal() {
-        assert!(stdin_not_terminal(false, "a session", "give a file").is_ok());
-        let refused = stdin_not_terminal(true, "a session", "give a file (dream log FILE)")
-            .expect_err("a terminal is refused");
-        assert_eq!(
-            refused.to_string(),
-            "expected a session on standard input, but it is a terminal: give a file (dream log FILE)"
-        );
-        assert!(!refused.closed_stdout);
-    }
 
     #[test]
     fn a_broken_pipe_on_stdout_is_a_quiet_exit_and_other_write_errors_are_not() {

@@ -501,7 +501,7 @@ async fn fetch(args: FetchArgs) -> super::Outcome {
     outln!(
         "{repo}@{commit}: {} dimensions, in {}",
         embedder.dimensions(),
-        super::output::escape(&snapshot.display().to_string())
+        super::streams::escape(&snapshot.display().to_string())
     )?;
     Ok(super::Found::Nothing)
 }

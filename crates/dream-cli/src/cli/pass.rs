@@ -9,8 +9,8 @@ use dream::engine::{DreamReport, PassStage, SkipReason};
 
 use super::context::{Access, Global};
 use super::models::LlmChoice;
-use super::output::{FormatArg, Style, count, escape};
-use super::{CliError, Found, Outcome, read_input, read_piped_stdin};
+use super::streams::{FormatArg, Style, count, escape, read_input, read_piped_stdin};
+use super::{CliError, Found, Outcome};
 
 /// `dream log [FILE|-]`.
 #[derive(Debug, Args)]

@@ -11,7 +11,7 @@ use dream::core::Scope;
 use dream::engine::PurgeReport;
 
 use super::context::{Access, Global};
-use super::output::FormatArg;
+use super::streams::FormatArg;
 use super::{CliError, Found, Outcome};
 
 /// `dream purge (--scope NAME | --matching TEXT) [--dry-run] [--yes-purge-scope NAME]`.

@@ -15,8 +15,8 @@ use serde_json::{Value, json};
 
 use super::context::{Access, Global, Seal};
 use super::locate::Located;
-use super::output::{Style, escape, escape_body, print_json, table};
-use super::{CliError, Found, Outcome, progress, read_input};
+use super::streams::{Style, escape, escape_body, print_json, read_input, read_piped_stdin, table};
+use super::{CliError, Found, Outcome, progress};
 
 /// How `recall` prints.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, ValueEnum)]
@@ -88,7 +88,7 @@ struct PromptHook {
 /// The query a prompt hook's JSON on stdin asks: its `prompt`, trimmed, cut to
 /// [`MAX_QUERY_BYTES`] at a character boundary (a long prompt is still a question).
 fn hook_query() -> Result<String, CliError> {
-    let text = super::read_piped_stdin(
+    let text = read_piped_stdin(
         "a hook's JSON",
         "--hook reads {\"prompt\": …} from standard input, as agent hooks pass it",
     )?;

@@ -178,7 +178,7 @@ fn conversion_error(err: dream::encrypted::EncryptionError) -> CliError {
             CliError::usage(format!(
                 "record {} does not open with this key (a wrong key, or the record was altered); \
                  nothing was lost: run the command again with the store's key",
-                super::output::escape(&key.to_string())
+                super::streams::escape(&key.to_string())
             ))
         }
         other => other.into(),
@@ -198,7 +198,7 @@ async fn from_plain(
             keys::load(Some(path), NEW_KEY_ENV)?,
             format!(
                 "--key-file {}",
-                super::output::escape(&path.display().to_string())
+                super::streams::escape(&path.display().to_string())
             ),
         ),
         None => (
@@ -206,7 +206,7 @@ async fn from_plain(
             match &global.key_file {
                 Some(path) => format!(
                     "--key-file {}",
-                    super::output::escape(&path.display().to_string())
+                    super::streams::escape(&path.display().to_string())
                 ),
                 None => keys::KEY_ENV.to_owned(),
             },
@@ -333,7 +333,7 @@ pub async fn key(args: KeyArgs) -> Outcome {
 
     let KeyCommand::New { out } = args.command;
     let material = dream::encrypted::KeyMaterial::generate()?;
-    let shown = super::output::escape(&out.display().to_string()).into_owned();
+    let shown = super::streams::escape(&out.display().to_string()).into_owned();
     let mut file = std::fs::OpenOptions::new()
         .write(true)
         .create_new(true)

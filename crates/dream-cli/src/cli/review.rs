@@ -14,7 +14,7 @@ use dream::engine::{
 };
 
 use super::context::{Access, Global};
-use super::output::{escape, escape_body, flush_stdout};
+use super::streams::{escape, escape_body, flush_stdout};
 use super::{CliError, Found, Outcome};
 
 /// What the person decided for one item.

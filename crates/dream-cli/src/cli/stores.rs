@@ -31,7 +31,7 @@ pub fn info_before_made(url: &str) -> Result<dream::core::StoreInfo, CliError> {
         Backend::Sqlite => sqlite_info(),
         Backend::Redis | Backend::Postgres => Err(CliError::usage(format!(
             "the store {} cannot be made later",
-            super::output::escape(url)
+            super::streams::escape(url)
         ))),
     }
 }
@@ -197,8 +197,8 @@ fn parent_exists(path: &Path) -> Result<(), CliError> {
     match parent {
         Some(dir) if !dir.is_dir() => Err(CliError::usage(format!(
             "cannot create the store {}: the directory {} does not exist",
-            super::output::escape(&path.display().to_string()),
-            super::output::escape(&dir.display().to_string())
+            super::streams::escape(&path.display().to_string()),
+            super::streams::escape(&dir.display().to_string())
         ))),
         _ => Ok(()),
     }

@@ -9,8 +9,8 @@ use dream::engine::{Dream, Logged};
 use serde::Deserialize;
 
 use super::context::{Access, Global};
-use super::output::{FormatArg, count, escape};
-use super::{CliError, Found, Outcome, progress, read_input, read_piped_stdin};
+use super::streams::{FormatArg, count, escape, read_input, read_piped_stdin};
+use super::{CliError, Found, Outcome, progress};
 
 /// The most session files one directory import reads.
 pub const MAX_FILES: usize = 100_000;

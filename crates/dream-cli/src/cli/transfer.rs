@@ -15,8 +15,8 @@ use serde_json::{Map, Value};
 use super::agent_memory;
 use super::context::{Access, Global};
 use super::memory::parse_kind;
-use super::output::{FormatArg, Style, count, escape, escape_body};
-use super::{CliError, Found, Outcome, progress, read_input};
+use super::streams::{FormatArg, Style, count, escape, escape_body, read_input};
+use super::{CliError, Found, Outcome, progress};
 
 /// What `dream export` writes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, ValueEnum)]

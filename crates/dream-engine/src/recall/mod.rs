@@ -56,7 +56,6 @@
 
 mod analyze;
 mod brief;
-mod codec;
 pub mod context;
 mod dates;
 pub mod eval;
@@ -287,8 +286,11 @@ impl Recall {
         let (hits, relevance) = match hits {
             Some(hits) => hits,
             None => {
-                self.ranked(&index, query, scope, (pool, other_pool), &mut ranker)
-                    .await
+                let (mut hits, relevance) = self
+                    .ranked(&index, query, scope, (pool, other_pool), &mut ranker)
+                    .await;
+                self.weigh_dates(&index, query, &mut hits);
+                (hits, relevance)
             }
         };
         let now = self.clock.now();
@@ -347,43 +349,32 @@ impl Recall {
         ))
     }
 
-    /// The candidates without a picker: BM25F (unless [`RecallOptions::lexical`]
-    /// is off) fused with the vectors when [`RecallOptions::vectors`] is set
-    /// (see `fusion`), then those of the time the query names first (see
-    /// [`RankParams::date_weight`]); and which of them reach the query's
-    /// relevance floor (see `relevance`). When the query cannot be embedded,
-    /// BM25F alone, and `ranker` says why.
-    async fn ranked(
-        &self,
-        index: &Index,
-        query: &str,
-        scope: &Scope,
-        (pool, other_pool): (usize, usize),
-        ranker: &mut Ranker,
-    ) -> (Vec<Hit>, Relevance) {
+    /// Puts the candidates of the time the query names first (see
+    /// [`RankParams::date_weight`]): their scores times `1 +` the weight, then
+    /// sorted again.
+    fn weigh_dates(&self, index: &Index, query: &str, hits: &mut [Hit]) {
         let weight = self.options.rank.date_weight;
-        let when = if weight > 0.0 {
-            dates::find(query, self.clock.now().date_naive())
-        } else {
-            None
-        };
-        let (mut hits, relevance) = self
-            .fused(index, query, scope, (pool, other_pool), ranker)
-            .await;
-        if let Some(span) = when {
-            for hit in &mut hits {
-                let dated = index.doc(hit.doc).and_then(|d| d.valid());
-                if dated.is_some_and(|v| dates::dated_in(v, &span)) {
-                    hit.score *= 1.0 + weight;
-                }
-            }
-            hits.sort_by(|a, b| b.score.total_cmp(&a.score));
+        if weight <= 0.0 {
+            return;
         }
-        (hits, relevance)
+        let Some(span) = dates::find(query, self.clock.now().date_naive()) else {
+            return;
+        };
+        for hit in hits.iter_mut() {
+            let dated = index.doc(hit.doc).and_then(|d| d.valid());
+            if dated.is_some_and(|v| dates::dated_in(v, &span)) {
+                hit.score *= 1.0 + weight;
+            }
+        }
+        hits.sort_by(|a, b| b.score.total_cmp(&a.score));
     }
 
-    /// [`Recall::ranked`] before time is weighed.
-    async fn fused(
+    /// The candidates without a picker: BM25F (unless [`RecallOptions::lexical`]
+    /// is off) fused with the vectors when [`RecallOptions::vectors`] is set
+    /// (see `fusion`); and which of them reach the query's relevance floor (see
+    /// `relevance`). When the query cannot be embedded, BM25F alone, and `ranker`
+    /// says why. The time the query names is weighed after ([`Recall::weigh_dates`]).
+    async fn ranked(
         &self,
         index: &Index,
         query: &str,

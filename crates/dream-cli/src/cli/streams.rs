@@ -1,5 +1,7 @@
-//! Output for people: control characters from stored content escaped, colour only
-//! on a terminal, columns aligned. Output for programs is JSON and goes through serde.
+//! The standard streams. Input: a named file, or standard input when it is piped
+//! (a terminal is refused, where a command would wait silently). Output for
+//! people: control characters from stored content escaped, colour only on a
+//! terminal, columns aligned. Output for programs is JSON and goes through serde.
 //! Both reach standard output through [`write_stdout`] alone.
 
 use std::borrow::Cow;
@@ -202,9 +204,58 @@ pub fn table(rows: &[Vec<String>]) -> String {
     out
 }
 
+/// Refuses to read `what` from standard input when it is a terminal, where the
+/// command would wait silently; `how` says how to provide it instead.
+pub fn stdin_not_terminal(stdin_is_terminal: bool, what: &str, how: &str) -> Result<(), CliError> {
+    if stdin_is_terminal {
+        return Err(CliError::usage(format!(
+            "expected {what} on standard input, but it is a terminal: {how}"
+        )));
+    }
+    Ok(())
+}
+
+/// Reads standard input for `what`, refusing a terminal (see [`stdin_not_terminal`]).
+pub fn read_piped_stdin(what: &str, how: &str) -> Result<String, CliError> {
+    stdin_not_terminal(std::io::stdin().is_terminal(), what, how)?;
+    read_input(None)
+}
+
+/// Reads a named file, or standard input for `-` or no file.
+pub fn read_input(file: Option<&std::path::Path>) -> Result<String, CliError> {
+    use std::io::Read;
+    match file {
+        Some(path) if path.as_os_str() != "-" => std::fs::read_to_string(path).map_err(|e| {
+            CliError::usage(format!(
+                "cannot read {}: {e}",
+                escape(&path.display().to_string())
+            ))
+        }),
+        _ => {
+            let mut text = String::new();
+            std::io::stdin()
+                .read_to_string(&mut text)
+                .map_err(|e| CliError::usage(format!("cannot read standard input: {e}")))?;
+            Ok(text)
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn stdin_is_read_only_when_it_is_not_a_terminal() {
+        assert!(stdin_not_terminal(false, "a session", "give a file").is_ok());
+        let refused = stdin_not_terminal(true, "a session", "give a file (dream log FILE)")
+            .expect_err("a terminal is refused");
+        assert_eq!(
+            refused.to_string(),
+            "expected a session on standard input, but it is a terminal: give a file (dream log FILE)"
+        );
+        assert!(!refused.closed_stdout);
+    }
 
     #[test]
     fn escapes_terminal_controls() {
