@@ -17,9 +17,13 @@ stored by the pass and by recall's backfill), as a fully local user would.
 
 The blind half (blind.jsonl) is for scoring only: log every run on it in its
 LOOKS.md. `--misses` prints the rows that failed (never on the blind half).
+`--keep DIR` keeps the store and every raw answer there (each pass's JSON and
+stderr, the listing, each question's recall), to find where a row was lost.
 """
 import argparse
 import collections
+import contextlib
+import os
 import json
 import subprocess
 import sys
@@ -47,6 +51,7 @@ def main():
     parser.add_argument("--misses", action="store_true")
     parser.add_argument("--limit", type=int, default=5, help="memories recalled per question")
     parser.add_argument("--rows", type=int, default=0, help="score only the first N rows")
+    parser.add_argument("--keep", help="keep the store and every raw output in this directory")
     parser.add_argument("--embedding-model", help="a local embedding model directory (--embedder local)")
     parser.add_argument("pass_flags", nargs=argparse.REMAINDER)
     a = parser.parse_args()
@@ -59,13 +64,22 @@ def main():
     if a.misses and a.corpus.endswith("blind.jsonl"):
         sys.exit("--misses is for development sets only: the blind half is scored, never read")
 
-    with tempfile.TemporaryDirectory() as tmp:
+    if a.keep:
+        os.makedirs(f"{a.keep}/recall", exist_ok=True)
+
+    def keep(name, text):
+        if a.keep:
+            with open(f"{a.keep}/{name}", "w", encoding="utf-8") as f:
+                f.write(text)
+
+    with contextlib.nullcontext(a.keep) if a.keep else tempfile.TemporaryDirectory() as tmp:
         store = f"fs:{tmp}/.dream"
         sessions = []
         for row in rows:
             message = json.dumps([{"role": "user", "content": row["text"]}])
             out = run(a.dream, store, ["log", "-", "--format", "json"], stdin=message)
             sessions.append(json.loads(out.stdout)["session"])
+        keep("sessions.json", json.dumps({r["id"]: s for r, s in zip(rows, sessions)}, indent=1))
 
         refusals = collections.Counter()
         started = time.monotonic()
@@ -73,6 +87,8 @@ def main():
         while True:
             out = run(a.dream, store, [*flags, "dream", "--force", "--format", "json"], check=False)
             passes += 1
+            keep(f"pass-{passes}.json", out.stdout)
+            keep(f"pass-{passes}.stderr", out.stderr)
             if out.returncode not in (0, 1):
                 sys.exit(f"dream: exit {out.returncode}: {out.stderr.strip()}")
             report = json.loads(out.stdout)
@@ -90,7 +106,9 @@ def main():
             # recall would then rank by words alone.
             run(a.dream, store, [*embed, "model", "embed"])
 
-        memories = json.loads(run(a.dream, store, ["list", "--format", "json"]).stdout)
+        listed = run(a.dream, store, ["list", "--format", "json"]).stdout
+        keep("list.json", listed)
+        memories = json.loads(listed)
         content_of = {m["id"]: m["content"] for m in memories}
         by_session = {}
         for m in memories:
@@ -109,6 +127,7 @@ def main():
                 out = run(a.dream, store, [*embed, "recall", row["question"], "--limit", str(a.limit), "--format", "json"], check=False)
                 if out.returncode not in (0, 1):
                     sys.exit(f"recall: exit {out.returncode}: {out.stderr.strip()}")
+                keep(f"recall/{row['id']}.json", out.stdout)
                 result = json.loads(out.stdout)
                 # Recall's records name the memory; its text is the store's.
                 if any(r.get("verdict") == "used" and holds_all(content_of.get(r["id"], ""), row["must"])
