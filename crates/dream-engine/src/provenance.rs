@@ -454,12 +454,15 @@ fn same_stem(a: &str, b: &str) -> bool {
 /// Whether an update of `before` into `after` still speaks of the memory's
 /// subject: its new description or content names a word of the old name or
 /// description, keeps an identifier of the old name, or keeps at least a quarter
-/// of the old content's words. An update that does none of these asserts
-/// something else: that is a new memory superseding this one, never an
-/// in-place rewrite.
+/// of the old content's words; and it does not drop what the old content
+/// stated ([`drops_what_it_said`]). An update that fails asserts something
+/// else: that is a new memory superseding this one, never an in-place rewrite.
 pub(crate) fn keeps_subject(before: &Memory, after: &Memory) -> bool {
     if before.content == after.content && before.description == after.description {
         return true;
+    }
+    if drops_what_it_said(before, after) {
+        return false;
     }
     let new_text = format!("{}\n{}", after.description, after.content);
     let new_words = subject_words(&new_text);
@@ -477,6 +480,26 @@ pub(crate) fn keeps_subject(before: &Memory, after: &Memory) -> bool {
     let said = subject_words(&before.content);
     let shared = said.iter().filter(|w| kept(w)).count();
     shared >= 1 && shared as f64 >= PERSON_WORD_SHARE * said.len() as f64
+}
+
+/// Whether `after`'s content keeps none of the identifying tokens (numbers,
+/// names, identifiers) `before`'s content stated, and no more than half of its
+/// words: every fact the memory held would be gone, whatever the name or
+/// description still says. A fact changing in place keeps most of the words
+/// around it ("time out after 30s" → "after 60s") or another of the facts. A
+/// content of facts alone ("8080") is left to the name and description.
+fn drops_what_it_said(before: &Memory, after: &Memory) -> bool {
+    let stated = identifying_in_sentence(&before.content);
+    if stated.is_empty() || !stated.is_disjoint(&identifying_in_sentence(&after.content)) {
+        return false;
+    }
+    let said = subject_words(&before.content);
+    let new_words = subject_words(&after.content);
+    let kept = said
+        .iter()
+        .filter(|w| new_words.iter().any(|n| n == *w || same_stem(w, n)))
+        .count();
+    !said.is_empty() && kept * 2 <= said.len()
 }
 
 /// The words of a subject: alphabetic, three letters or more, case-folded,
@@ -693,5 +716,33 @@ mod tests {
         );
         changed.content = "Billing closes at noon.".to_owned();
         assert!(!keeps_subject(&service, &changed));
+    }
+
+    #[test]
+    fn an_update_that_drops_every_fact_of_the_memory_is_another_statement() {
+        let details = memory(
+            "Personal details",
+            "I'm 41, 180cm and about 75kg, if you need that for training plans.",
+        );
+        // A description echoing the name does not make it the same subject.
+        let mut other = details.clone();
+        other.description = "personal details of the user".to_owned();
+        other.content = "My brother Tom is vegan, so meal plans need to be plant-based.".to_owned();
+        assert!(
+            !keeps_subject(&details, &other),
+            "no number kept, one word of five"
+        );
+        // Facts changing in place stay an update.
+        let mut older = details.clone();
+        older.content =
+            "I'm 42 now, 180cm and about 78kg, if you need that for training plans.".to_owned();
+        assert!(keeps_subject(&details, &older), "keeps 180cm");
+        let timeout = memory("Request timeout", "Requests time out after 30s.");
+        let mut longer = timeout.clone();
+        longer.content = "Requests now time out after 60s.".to_owned();
+        assert!(
+            keeps_subject(&timeout, &longer),
+            "every fact changed, the words kept"
+        );
     }
 }

@@ -774,6 +774,52 @@ async fn remember_and_imports_go_through_the_same_gate() {
     ));
 }
 
+/// A small model answering a new session with an update of an unrelated
+/// memory, its description echoing that memory's name: what the memory said
+/// (every number of it) would be gone from every current memory, unreported.
+#[tokio::test]
+async fn an_update_that_drops_what_a_memory_said_is_refused_and_the_memory_kept() {
+    let model = ScriptedModel::new();
+    let h = Harness::new(quick()).with_model(&model);
+    let said = "I'm 41, 180cm and about 75kg, if you need that for training plans.";
+    model.push_text(answer(
+        json!({"create": [{"name": "Personal details", "kind": "user",
+        "content": said, "evidence": [{"session": "S1", "message": 0}]}]}),
+    ));
+    h.dream.log_session(user(said)).await.unwrap();
+    let id = h.dream.dream(true).await.unwrap().created[0].clone();
+
+    h.clock.advance(Days::hours(1));
+    model.push_text(answer(json!({"update": [{"id": id.as_str(),
+        "description": "personal details of the user",
+        "content": "My brother Tom is vegan, so meal plans need to be plant-based.",
+        "evidence": [{"session": "S1", "message": 0}]}]})));
+    h.dream
+        .log_session(user(
+            "My brother Tom is vegan, so meal plans need to be plant-based.",
+        ))
+        .await
+        .unwrap();
+    let report = h.dream.dream(true).await.unwrap();
+    assert_eq!(
+        report.held_back.len(),
+        1,
+        "the session stays pending: {report:#?}"
+    );
+    assert_eq!(report.refused.len(), 1, "{report:#?}");
+    assert_eq!(report.refused[0].action, "update");
+    assert!(
+        report.refused[0]
+            .reason
+            .contains("no longer shares the memory's subject"),
+        "{}",
+        report.refused[0].reason
+    );
+    let kept = h.dream.get(&id).await.unwrap().unwrap();
+    assert_eq!(kept.content, said);
+    assert!(h.dream.history(&id).await.unwrap().is_empty());
+}
+
 #[tokio::test]
 async fn an_update_that_changes_the_subject_is_refused_and_the_memory_kept() {
     let model = ScriptedModel::new();
