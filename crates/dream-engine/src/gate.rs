@@ -925,6 +925,17 @@ impl<'b> Judge<'_, 'b> {
                 return self.refuse_for(&named, "update", t, reason, RefusalCause::Refused);
             }
         };
+        if after.content == known.memory.content && !provenance::restates(&after, &cited) {
+            return self.refuse_for(
+                &named,
+                "update",
+                t,
+                "the update keeps the memory's content but restates nothing of it: its \
+                 cited messages name none of what the memory says (propose a create for \
+                 what they say)",
+                RefusalCause::Refused,
+            );
+        }
         if known.memory.status != MemoryStatus::Active {
             support.by_person = provenance::support_of(&after_tokens, &after.content, &cited)
                 .is_ok_and(|whole| whole.by_person);

@@ -519,6 +519,23 @@ fn subject_words(text: &str) -> BTreeSet<String> {
         .collect()
 }
 
+/// Whether the cited messages restate `memory`: they name one of its content's
+/// identifying tokens or, when it has none, share one of its words. An update
+/// that keeps a memory's content rests on them only as a restatement; citing a
+/// message it does not restate would consume that message's session with
+/// nothing it said kept.
+pub(crate) fn restates(memory: &Memory, cited: &[Cited<'_>]) -> bool {
+    let stated = identifying_in_sentence(&memory.content);
+    if stated.is_empty() {
+        let texts: Vec<&str> = cited.iter().map(|c| c.text).collect();
+        return shares_any_word(&memory.content, &texts);
+    }
+    cited.iter().any(|c| {
+        let text = c.text.to_lowercase();
+        stated.iter().any(|t| contains_token(&text, t))
+    })
+}
+
 /// Whether `texts` share at least one of the content's words.
 fn shares_any_word(content: &str, texts: &[&str]) -> bool {
     let said: Vec<String> = texts.iter().flat_map(|t| content_words(t)).collect();

@@ -820,6 +820,50 @@ async fn an_update_that_drops_what_a_memory_said_is_refused_and_the_memory_kept(
     assert!(h.dream.history(&id).await.unwrap().is_empty());
 }
 
+/// A model answering a new session with an update that leaves an unrelated
+/// memory as it was and only adds the session to its sources: the session
+/// would be consumed, and nothing it said kept anywhere.
+#[tokio::test]
+async fn an_update_that_carries_nothing_of_its_cited_message_is_refused() {
+    let model = ScriptedModel::new();
+    let h = Harness::new(quick()).with_model(&model);
+    let said = "Morning deploys start at 9am CET.";
+    model.push_text(answer(
+        json!({"create": [{"name": "Morning deploy", "kind": "project",
+        "content": said, "evidence": [{"session": "S1", "message": 0}]}]}),
+    ));
+    h.dream.log_session(user(said)).await.unwrap();
+    let id = h.dream.dream(true).await.unwrap().created[0].clone();
+
+    h.clock.advance(Days::hours(1));
+    model.push_text(answer(json!({"update": [{"id": id.as_str(),
+        "tags": ["schedule"],
+        "evidence": [{"session": "S1", "message": 0}]}]})));
+    let night = h
+        .dream
+        .log_session(user(
+            "I work night shifts as a nurse, so my morning is like 6pm.",
+        ))
+        .await
+        .unwrap();
+    let report = h.dream.dream(true).await.unwrap();
+    assert_eq!(
+        report.held_back.len(),
+        1,
+        "the session stays pending: {report:#?}"
+    );
+    assert_eq!(report.held_back[0].session, night, "{report:#?}");
+    assert_eq!(report.refused.len(), 1, "{report:#?}");
+    assert!(
+        report.refused[0].reason.contains("restates nothing"),
+        "{}",
+        report.refused[0].reason
+    );
+    let kept = h.dream.get(&id).await.unwrap().unwrap();
+    assert_eq!(kept.content, said);
+    assert!(!kept.sources.contains(&night), "{kept:#?}");
+}
+
 #[tokio::test]
 async fn an_update_that_changes_the_subject_is_refused_and_the_memory_kept() {
     let model = ScriptedModel::new();
