@@ -68,6 +68,11 @@ impl LazyStore {
         }
         match &self.first_write.create {
             Some((url, _)) if super::locate::made(url) && !self.making.load(Ordering::SeqCst) => {
+                // A write of this process may have made it since the first look:
+                // `opened` is set before `making` is cleared.
+                if let Some(store) = self.opened.get() {
+                    return Ok(Some(store));
+                }
                 Err(refused(CliError::usage(
                     "the project's store was made by another process after `dream mcp` started: \
                  restart the MCP server (a new session) to use it",
