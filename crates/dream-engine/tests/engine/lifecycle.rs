@@ -256,15 +256,13 @@ async fn updates_keep_a_bounded_history_and_purge_removes_every_copy() {
         ..quick()
     })
     .with_model(&model);
-    model.push_text(answer(
-        json!({"create": [{"name": "Deploy day", "kind": "project",
-        "content": "Deploys happen on Mondays.", "evidence": [{"session": "S1", "message": 0}]}]}),
-    ));
-    h.dream
-        .log_session(user("We deploy on Mondays."))
-        .await
-        .unwrap();
-    let id = h.dream.dream(true).await.unwrap().created[0].clone();
+    let id = created_by_model(
+        &h,
+        &model,
+        ("Deploy day", "project", "Deploys happen on Mondays."),
+        "We deploy on Mondays.",
+    )
+    .await;
     for (i, day) in ["Tuesdays", "Wednesdays", "Thursdays"].iter().enumerate() {
         h.clock.advance(Days::hours(1));
         model.push_text(answer(json!({"update": [{"id": id.as_str(),
@@ -774,6 +772,19 @@ async fn remember_and_imports_go_through_the_same_gate() {
     ));
 }
 
+/// A memory the scripted model creates from one logged message, as a first pass.
+async fn created_by_model(
+    h: &Harness,
+    model: &ScriptedModel,
+    (name, kind, content): (&str, &str, &str),
+    message: &str,
+) -> dream_core::MemoryId {
+    model.push_text(answer(json!({"create": [{"name": name, "kind": kind,
+        "content": content, "evidence": [{"session": "S1", "message": 0}]}]})));
+    h.dream.log_session(user(message)).await.unwrap();
+    h.dream.dream(true).await.unwrap().created[0].clone()
+}
+
 /// A small model answering a new session with an update of an unrelated
 /// memory, its description echoing that memory's name: what the memory said
 /// (every number of it) would be gone from every current memory, unreported.
@@ -782,12 +793,7 @@ async fn an_update_that_drops_what_a_memory_said_is_refused_and_the_memory_kept(
     let model = ScriptedModel::new();
     let h = Harness::new(quick()).with_model(&model);
     let said = "I'm 41, 180cm and about 75kg, if you need that for training plans.";
-    model.push_text(answer(
-        json!({"create": [{"name": "Personal details", "kind": "user",
-        "content": said, "evidence": [{"session": "S1", "message": 0}]}]}),
-    ));
-    h.dream.log_session(user(said)).await.unwrap();
-    let id = h.dream.dream(true).await.unwrap().created[0].clone();
+    let id = created_by_model(&h, &model, ("Personal details", "user", said), said).await;
 
     h.clock.advance(Days::hours(1));
     model.push_text(answer(json!({"update": [{"id": id.as_str(),
@@ -828,12 +834,7 @@ async fn an_update_that_carries_nothing_of_its_cited_message_is_refused() {
     let model = ScriptedModel::new();
     let h = Harness::new(quick()).with_model(&model);
     let said = "Morning deploys start at 9am CET.";
-    model.push_text(answer(
-        json!({"create": [{"name": "Morning deploy", "kind": "project",
-        "content": said, "evidence": [{"session": "S1", "message": 0}]}]}),
-    ));
-    h.dream.log_session(user(said)).await.unwrap();
-    let id = h.dream.dream(true).await.unwrap().created[0].clone();
+    let id = created_by_model(&h, &model, ("Morning deploy", "project", said), said).await;
 
     h.clock.advance(Days::hours(1));
     model.push_text(answer(json!({"update": [{"id": id.as_str(),
@@ -868,15 +869,13 @@ async fn an_update_that_carries_nothing_of_its_cited_message_is_refused() {
 async fn an_update_that_changes_the_subject_is_refused_and_the_memory_kept() {
     let model = ScriptedModel::new();
     let h = Harness::new(quick()).with_model(&model);
-    model.push_text(answer(
-        json!({"create": [{"name": "Deploy day", "kind": "project",
-        "content": "Deploys happen on Mondays.", "evidence": [{"session": "S1", "message": 0}]}]}),
-    ));
-    h.dream
-        .log_session(user("We deploy on Mondays."))
-        .await
-        .unwrap();
-    let id = h.dream.dream(true).await.unwrap().created[0].clone();
+    let id = created_by_model(
+        &h,
+        &model,
+        ("Deploy day", "project", "Deploys happen on Mondays."),
+        "We deploy on Mondays.",
+    )
+    .await;
 
     // A model that rewrites the memory into another statement altogether.
     h.clock.advance(Days::hours(1));
