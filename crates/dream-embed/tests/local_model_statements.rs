@@ -22,9 +22,9 @@ use common::minilm;
 async fn local_model_keeps_and_finds_the_statements_by_meaning() {
     let Some(dir) = minilm() else { return };
     let embedder = Arc::new(LocalEmbedder::load(&dir, "all-MiniLM-L6-v2").unwrap());
-    let mut files = vec!["dev.jsonl", "dev2.jsonl"];
+    let mut files = vec!["dev.jsonl", "dev2.jsonl", "dev4.jsonl"];
     if std::env::var_os("DREAM_SCORE_BLIND").is_some_and(|v| v == "1") {
-        files.push("blind.jsonl");
+        files.extend(["blind.jsonl", "blind4.jsonl"]);
     }
     for file in files {
         let words = score(file, None).await;

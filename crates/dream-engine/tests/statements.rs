@@ -39,6 +39,24 @@ async fn second_development_set() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn third_development_set() {
+    let s = score("dev3.jsonl", None).await;
+    report("dev3.jsonl", &s);
+    assert!(pct(s.stored, s.durable) >= 88.0, "durable kept");
+    assert!(
+        pct(s.chatter_stored, s.non_memories) <= 24.0,
+        "non-memories stored"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn fourth_development_set() {
+    let s = score("dev4.jsonl", None).await;
+    report("dev4.jsonl", &s);
+    assert_eq!(s.absent, 30, "every absent question is asked");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn blind_half() {
     let s = score("blind.jsonl", None).await;
     report("blind.jsonl", &s);

@@ -18,6 +18,7 @@ use serde::Deserialize;
 struct Row {
     id: String,
     kind: String,
+    #[serde(default)]
     text: String,
     #[serde(default)]
     question: String,
@@ -37,6 +38,10 @@ pub struct Scores {
     pub used: usize,
     pub non_memories: usize,
     pub chatter_stored: usize,
+    /// Questions about nothing the file states (`absent` rows), and how many
+    /// of them had a memory recalled `used`.
+    pub absent: usize,
+    pub absent_answered: usize,
     pub by_category: BTreeMap<String, (usize, usize)>,
     pub misses: Vec<String>,
     pub refused: Vec<String>,
@@ -62,9 +67,11 @@ fn holds_all(text: &str, must: &[String]) -> bool {
 }
 
 /// Logs every row as its own session, dreams offline until nothing is
-/// pending, then asks each durable row's question.
+/// pending, then asks each durable row's question, and each absent row's (a
+/// question about nothing the file states, which must recall nothing `used`).
 pub async fn score(file: &str, embedder: Option<Arc<dyn Embedder>>) -> Scores {
-    let rows = rows(file);
+    let (absent, rows): (Vec<Row>, Vec<Row>) =
+        rows(file).into_iter().partition(|r| r.kind == "absent");
     let clock = ManualClock::new(
         chrono::DateTime::parse_from_rfc3339("2026-03-02T09:00:00Z")
             .unwrap()
@@ -160,6 +167,21 @@ pub async fn score(file: &str, embedder: Option<Arc<dyn Embedder>>) -> Scores {
             }
         }
     }
+    for row in &absent {
+        s.absent += 1;
+        let result = recall
+            .recall(&row.question, dream.scope(), RECALL_LIMIT)
+            .await
+            .unwrap();
+        let used: Vec<&str> = result.used().map(|m| m.content.as_str()).collect();
+        if !used.is_empty() {
+            s.absent_answered += 1;
+            s.misses.push(format!(
+                "{} absent {:?} -> used {used:?}",
+                row.id, row.question
+            ));
+        }
+    }
     s
 }
 
@@ -183,6 +205,14 @@ pub fn report(file: &str, s: &Scores) {
         s.chatter_stored,
         pct(s.chatter_stored, s.non_memories)
     );
+    if s.absent > 0 {
+        eprintln!(
+            "absent questions {}: answered with a used memory {} ({:.1} %)",
+            s.absent,
+            s.absent_answered,
+            pct(s.absent_answered, s.absent)
+        );
+    }
     for (category, (n, stored)) in &s.by_category {
         eprintln!("  {category:<18} {stored}/{n}");
     }
