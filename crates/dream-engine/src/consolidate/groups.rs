@@ -131,15 +131,25 @@ pub(crate) async fn consolidate(
 }
 
 /// What the offline consolidator proposes for `sub` from messages `answer`
-/// cites in none of its creates and updates, leaving out the sessions whose
+/// cites in none of its creates and updates (an update counts only when it
+/// targets a memory the group was shown), leaving out the sessions whose
 /// statement `answer` held back ([`confirmed`] trims `supersedes` to what it
 /// keeps).
 fn floor(sub: &Batch, answer: &Plan) -> Plan {
+    // An update of a memory the group was not shown ("S1", a made-up id) can
+    // only be refused: what it cites is still uncited.
+    let shown: HashSet<&str> = sub.memories.iter().map(|m| m.id.as_str()).collect();
     let cited: HashSet<(&str, usize)> = answer
         .creates
         .iter()
         .flat_map(|c| &c.evidence)
-        .chain(answer.updates.iter().flat_map(|u| &u.evidence))
+        .chain(
+            answer
+                .updates
+                .iter()
+                .filter(|u| shown.contains(u.target.trim()))
+                .flat_map(|u| &u.evidence),
+        )
         .map(|e| (e.session.trim(), e.message))
         .collect();
     let held: HashSet<&str> = answer
@@ -435,6 +445,38 @@ mod tests {
         // The malformed create of the second group holds that group's session.
         assert_eq!(merged.dropped.len(), 1);
         assert_eq!(merged.dropped[0].cites, ["S2"]);
+    }
+
+    #[test]
+    fn an_update_of_a_memory_never_shown_leaves_its_message_to_the_floor() {
+        let mut group = sub(1);
+        group.sessions[0].messages = vec![dream_core::Message::new(
+            dream_core::Role::User,
+            "Customer emails go out through Postmark.",
+        )];
+        let answer = Plan::from_json(&json!({"update": [
+            {"id": "S1", "content": "Customer emails go out through Postmark.",
+             "evidence": [{"session": "S1", "message": 0}], "sources": ["S1"]}
+        ]}))
+        .unwrap();
+        let offered = floor(&group, &answer);
+        assert_eq!(offered.creates.len(), 1, "{offered:?}");
+        assert!(offered.creates[0].content.contains("Postmark"));
+        // An update of a memory the group was shown keeps its message.
+        group.memories = vec![dream_core::Memory::new(
+            dream_core::MemoryId::new("m1").unwrap(),
+            dream_core::MemoryKind::Project,
+            "Email",
+            "",
+            "Customer emails go out through Mailgun.",
+            chrono::Utc::now(),
+        )];
+        let answer = Plan::from_json(&json!({"update": [
+            {"id": "m1", "content": "Customer emails go out through Postmark.",
+             "evidence": [{"session": "S1", "message": 0}], "sources": ["S1"]}
+        ]}))
+        .unwrap();
+        assert!(floor(&group, &answer).creates.is_empty());
     }
 
     #[test]
