@@ -57,6 +57,13 @@ async fn fourth_development_set() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn fifth_development_set() {
+    let s = score("dev5.jsonl", None).await;
+    report("dev5.jsonl", &s);
+    assert!(s.durable == 80 && s.non_memories == 120, "the whole set");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn blind_half() {
     let s = score("blind.jsonl", None).await;
     report("blind.jsonl", &s);

@@ -112,6 +112,19 @@ const QUESTION_OPENERS: &[&str] = &[
     "czy",
     "wie",
     "hoe",
+    "wat",
+    "waar",
+    "wo",
+    "wer",
+    "welk",
+    "quoi",
+    "où",
+    "quem",
+    "chi",
+    "cosa",
+    "jak",
+    "jaki",
+    "kto",
 ];
 
 /// Interjections, greetings, thanks and acknowledgements.
@@ -393,6 +406,20 @@ const TASK_VERBS: &[&str] = &[
     "daj",
     "pokaż",
     "spróbuj",
+    "forget",
+    "ignore",
+    "stel",
+    "hazme",
+    "escríbeme",
+    "explícame",
+    "muéstrame",
+    "fais-moi",
+    "écris-moi",
+    "explique-moi",
+    "fammi",
+    "scrivimi",
+    "spiegami",
+    "faça",
 ];
 
 /// Words that make an imperative a standing rule rather than a request for now.
@@ -439,6 +466,11 @@ const HEDGES: &[&str] = &[
     "forse",
     "misschien",
     "może",
+    "idea",
+    "because",
+    "bc",
+    "cause",
+    "'cause",
 ];
 
 /// Phrases that report someone else's words, plans dropped, or talk about the
@@ -477,6 +509,17 @@ const REPORTED: &[&str] = &[
     " quis dizer ",
     " intendevo ",
     " thinking out loud ",
+    " ik bedoelde ",
+    " already said ",
+    " already explained ",
+    " already told ",
+    " schon erklärt ",
+    " schon gesagt ",
+    " déjà dit ",
+    " déjà expliqué ",
+    " nie o to ",
+    " not what i asked ",
+    " not what i meant ",
 ];
 
 /// Words that point at the conversation itself.
@@ -530,6 +573,11 @@ const CHATTER: &[&str] = &[
     "no worries",
     "never mind",
     "nevermind",
+    "appreciate it",
+    "crazy how",
+    "funny how",
+    "wild how",
+    "vs",
 ];
 
 /// Passing states: "I'm tired" says how the person is now, not who they are.
@@ -641,6 +689,15 @@ const OTHERS_SAY: &[&str] = &[
     " laut der ",
     " selon ",
     " según ",
+    " pense que ",
+    " piensa que ",
+    " acha que ",
+    " pensa che ",
+    " denkt dat ",
+    " denkt dass ",
+    " uważa że ",
+    " mówi że ",
+    " twierdzi ",
 ];
 
 /// What is true only now: a time of today, a progress, an incident, where the
@@ -695,11 +752,15 @@ const NOW: &[&str] = &[
     " last night ",
     " ahora mismo ",
     " en este momento ",
-    " agora ",
-    " jetzt ",
-    " maintenant ",
-    " adesso ",
-    " teraz ",
+    " demain ",
+    " weer ",
+    " eta ",
+    " woke me ",
+    " is late ",
+    " throwing ",
+    " crashing ",
+    " spiking ",
+    " vorhin ",
 ];
 
 /// Feelings and verdicts of the moment ("yaml is cursed lol", "this codebase is
@@ -828,6 +889,10 @@ pub(super) fn passing(sentence: &str) -> bool {
         first,
         "still" | "almost" | "finally" | "currently" | "feeling"
     ) {
+        return true;
+    }
+    // "Frustrated with myself, …": a feeling first.
+    if FEELINGS.contains(&first) && !matches!(first, "good" | "great" | "bad" | "done" | "glad") {
         return true;
     }
     // "Sto ancora debuggando …", "estoy migrando …": a progressive of the
@@ -996,7 +1061,7 @@ const IRREGULAR_PAST: &[&str] = &[
 /// "just switched to pnpm", "I just started at Acme".
 const CHANGES: &[&str] = &[
     "switch", "mov", "migrat", "start", "join", "adopt", "chang", "bought", "hir", "sign", "got",
-    "becam", "convert", "married", "retir", "left",
+    "becam", "convert", "married", "retir", "left", "turn",
 ];
 
 /// Months and their short forms, in the languages the lists hold ("may" and
@@ -1137,6 +1202,30 @@ fn has_horizon(w: &[String]) -> bool {
         })
 }
 
+/// Thanks, in the languages the lists hold.
+const THANKS: &[&str] = &[
+    "thanks",
+    "thank",
+    "thx",
+    "ty",
+    "danke",
+    "merci",
+    "gracias",
+    "grazie",
+    "obrigado",
+    "obrigada",
+    "dzięki",
+    "dziękuję",
+    "bedankt",
+];
+
+/// Words after a thanks that make it a thank-you: "thanks for …", "thank you
+/// so much", "merci pour …".
+const THANKS_FOR: &[&str] = &[
+    "for", "a", "so", "again", "very", "much", "you", "pela", "pelo", "por", "für", "pour", "per",
+    "voor", "za", "mille", "tanto", "muchas", "beaucoup", "vielmals", "schön", "wel",
+];
+
 /// Words after a first "no" that make it a reply, not a negation.
 const NO_IDIOMS: &[&str] = &[
     "worries", "worry", "problem", "problems", "prob", "probs", "way", "idea", "rush", "clue",
@@ -1214,7 +1303,9 @@ static PASTED: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
         | ^at\s+\S.*\(.*:\d+ | ^File\s+".*",\s+line\s+\d | \bHTTP/\d
         | \b(SELECT|INSERT|UPDATE|DELETE|CREATE|ALTER|DROP)\s.*\b(FROM|INTO|TABLE|SET|INDEX)\b
         | ^\d{4}-\d\d-\d\d[T\s]\d\d:\d\d | ^\[[a-z][a-z\ -]*\]\s | \)\s*=>\s
-        | ^(Erreur|Fehler|Errore|Erro|Error|Błąd|Fout)\s*:
+        | ^(Erreur|Fehler|Errore|Erro|Error|Błąd|Fout)\s*: | ^[\w\ ]{0,40}\b(error|exception)\s*:
+        | \b\d+\s+errors?\b.*\b\d+\s+warnings?\b | \b[a-z_]\w*\.[a-z_]\w*\(
+        | ^\w+(\.\w+){2,}:\s | ^(Author|Date|From|To|Subject|Sent|Cc|Commit):\s
         | \b[A-Z]{2,}(\s+[A-Z]{2,}){4}\b | ^Plan:\s+\d | ^(\#|//)\s
         | ^[\w.-]+:\s+(Error|error|ERROR)\b | ^(Error|ERROR):
         "#,
@@ -1276,7 +1367,7 @@ pub(super) fn is_durable(sentence: &str, names_something: bool) -> bool {
     };
     // "tabs not spaces", "vim over emacs": a choice said in three words.
     let contrast = w.len() == 3
-        && matches!(w[1].as_str(), "not" | "over" | "never" | "before")
+        && (matches!(w[1].as_str(), "not" | "over" | "never" | "before") || w[2] == "only")
         && !DEICTIC.contains(&first);
     if w.len() < 3 || (w.len() < 4 && !names_something && !has(HABIT) && !contrast) {
         return false;
@@ -1311,6 +1402,14 @@ pub(super) fn is_durable(sentence: &str, names_something: bool) -> bool {
     if INTERJECTIONS.contains(&first) && !names_something && !negation {
         return false;
     }
+    // "thanks a ton for the 3-hour session", "obrigado pela ajuda com o DAG":
+    // a thank-you, whatever it names.
+    if THANKS.contains(&first)
+        && w.get(1)
+            .is_some_and(|x| THANKS_FOR.contains(&x.as_str()) || THANKS.contains(&x.as_str()))
+    {
+        return false;
+    }
     if CHATTER.iter().any(|p| lower.contains(&format!(" {p} "))) {
         return false;
     }
@@ -1339,6 +1438,7 @@ pub(super) fn is_durable(sentence: &str, names_something: bool) -> bool {
             && next
                 .first()
                 .is_some_and(|x| PASSING_STATES.contains(&x.as_str()))
+            && !has_horizon(&w)
         {
             return false;
         }
@@ -1360,7 +1460,18 @@ pub(super) fn is_durable(sentence: &str, names_something: bool) -> bool {
         ]
         .iter()
         .any(|p| lower.contains(p));
-    if asks && !habit {
+    // "I need a regex for …", "need a Terraform snippet": something wanted now.
+    let wants = {
+        let at = usize::from(first == "i");
+        w.get(at).is_some_and(|x| x == "need")
+            && w.get(at + 1)
+                .is_some_and(|x| matches!(x.as_str(), "a" | "an" | "some"))
+    };
+    // "the function below needs type hints": about what is on the screen.
+    let on_screen = w
+        .windows(3)
+        .any(|p| p[0] == "the" && matches!(p[2].as_str(), "below" | "above"));
+    if (asks || wants || on_screen) && !habit {
         return false;
     }
     // A bare imperative about something in the conversation ("use the helper
@@ -1510,6 +1621,41 @@ mod tests {
             "[rejected] feature -> feature (non-fast-forward)",
             "const ids = rows.map((r) => r.id)",
             "ERROR 1 at LINE 3: SELECT name FROM users",
+        ] {
+            assert!(looks_pasted(s), "{s}");
+        }
+    }
+
+    #[test]
+    fn thanks_wants_and_what_is_on_screen_are_not_statements() {
+        for s in [
+            "thanks so much for the 2 hour pairing session",
+            "merci pour le script de migration vers Postgres 16",
+            "I need a bash one-liner to count lines in src",
+            "the query above returns duplicates for order 42",
+            "Hazme un resumen de la reunión",
+        ] {
+            assert!(passing(s) || !is_durable(s, true), "{s}");
+        }
+        for s in [
+            "dark mode only",
+            "I'm off for all of August",
+            "I need eight hours of sleep or I'm useless",
+        ] {
+            assert!(!passing(s) && is_durable(s, false), "{s}");
+        }
+        for s in [
+            "Overwhelmed by the migration tickets",
+            "appreciate it, the build is green",
+        ] {
+            assert!(passing(s) || !is_durable(s, false), "{s}");
+        }
+        for s in [
+            "Build finished with 3 errors and 12 warnings",
+            "Upload failed error: quota exceeded for bucket logs",
+            "result = client.fetch(url, timeout=5)",
+            "app.workers.sync.SyncTimeout: job took too long",
+            "Subject: Q3 planning moved to Thursday",
         ] {
             assert!(looks_pasted(s), "{s}");
         }
