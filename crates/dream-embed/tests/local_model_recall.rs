@@ -290,14 +290,15 @@ async fn local_model_hybrid_recall_on_the_dev_paraphrases() {
     }
     assert!(scores[1].recall_at(5) > scores[2].recall_at(5));
     assert!(scores[1].recall_at(5) > scores[0].recall_at(5));
-    // What the default floor was tuned to on this half (70 of 74 kept, 36 %
-    // of the unanswerable questions' memories stopped).
+    // What the default floor does on this half (margin 2.5, coverage 0.4,
+    // 2026-12-07: 72 of 74 kept, 23.6 % of the unanswerable questions'
+    // memories stopped; margin 3 and 0.5 kept 70 and stopped 36 %).
     assert!(
-        hybrid_floor.kept * 100 >= hybrid_floor.ranked * 90,
+        hybrid_floor.kept * 100 >= hybrid_floor.ranked * 95,
         "{hybrid_floor:?}"
     );
     assert!(
-        hybrid_floor.used_anyway * 100 <= hybrid_floor.used_before * 70,
+        hybrid_floor.used_anyway * 100 <= hybrid_floor.used_before * 80,
         "{hybrid_floor:?}"
     );
     assert!(words.kept * 100 >= words.ranked * 80, "{words:?}");
@@ -383,14 +384,16 @@ async fn local_model_floor_on_questions_about_nothing_stored() {
     print_floor("dev4 words+model, no floor", &off);
     assert_eq!(off.silent, 0, "no floor: every question admits something");
     // Floors just under what the default floor measured on this set
-    // (2026-12-07: words+model kept 91 of 98 ranked, stopped 39.6 % of what
-    // the absent questions would have admitted; words kept 77 of 78, 61.1 %).
+    // (2026-12-07, margin 2.5 and coverage 0.4: words+model kept 95 of 98
+    // ranked, stopped 26.2 % of what the absent questions would have
+    // admitted, 3 of 30 silent; margin 3 and 0.5: 91, 39.6 %, 5 of 30; words
+    // kept 77 of 78, 61.1 %).
     assert!(
-        hybrid_floor.kept * 100 >= hybrid_floor.ranked * 90,
+        hybrid_floor.kept * 100 >= hybrid_floor.ranked * 95,
         "{hybrid_floor:?}"
     );
     assert!(
-        hybrid_floor.used_anyway * 100 <= hybrid_floor.used_before * 65,
+        hybrid_floor.used_anyway * 100 <= hybrid_floor.used_before * 80,
         "{hybrid_floor:?}"
     );
     assert!(words.kept * 100 >= words.ranked * 95, "{words:?}");
