@@ -133,6 +133,45 @@ async fn floor(
     out
 }
 
+/// Recall options with `floor`, by words and the local model or words alone.
+fn floored(embedder: &Arc<LocalEmbedder>, floor: RelevanceFloor, vectors: bool) -> RecallOptions {
+    let mut options = if vectors {
+        hybrid(embedder, FusionParams::default().lexical_weight)
+    } else {
+        RecallOptions::default()
+    };
+    options.relevance = floor;
+    options
+}
+
+/// Exploration, when asked (FLOOR_GRID="2.5,0.5,0.12;3,0.6,0.2": margin,
+/// coverage with vectors, coverage with words only): each floor's table row.
+async fn explore_floors(
+    label: &str,
+    store: &Arc<MemoryStore>,
+    embedder: &Arc<LocalEmbedder>,
+    questions: &[(String, Option<String>)],
+) {
+    let Ok(grid) = std::env::var("FLOOR_GRID") else {
+        return;
+    };
+    for cell in grid.split(';') {
+        let v: Vec<f32> = cell.split(',').map(|x| x.parse().unwrap()).collect();
+        let f = RelevanceFloor {
+            margin: v[0],
+            coverage_with_vectors: v[1],
+            coverage: v[2],
+        };
+        for (mode, vectors) in [("words+model", true), ("words", false)] {
+            let options = floored(embedder, f, vectors);
+            print_floor(
+                &format!("{label}{mode} {cell}"),
+                &floor(store, options, questions).await,
+            );
+        }
+    }
+}
+
 fn print_floor(label: &str, f: &Floor) {
     println!(
         "{label:<34} gold kept {:>3}/{:<3} lost {:>4.1} % | unanswerable: used {:>3} of {:>3} before \
@@ -245,35 +284,8 @@ async fn local_model_hybrid_recall_on_the_dev_paraphrases() {
             (row.question.clone().unwrap(), gold.map(|(_, m)| m.clone()))
         })
         .collect();
-    let with = |floor: RelevanceFloor, vectors: bool| {
-        let mut options = if vectors {
-            hybrid(&embedder, FusionParams::default().lexical_weight)
-        } else {
-            RecallOptions::default()
-        };
-        options.relevance = floor;
-        options
-    };
-    if let Ok(grid) = std::env::var("FLOOR_GRID") {
-        // Exploration (FLOOR_GRID="2.5,0.5,0.12;3,0.6,0.2"): margin, coverage
-        // with vectors, coverage with words only.
-        for cell in grid.split(';') {
-            let v: Vec<f32> = cell.split(',').map(|x| x.parse().unwrap()).collect();
-            let f = RelevanceFloor {
-                margin: v[0],
-                coverage_with_vectors: v[1],
-                coverage: v[2],
-            };
-            print_floor(
-                &format!("words+model {cell}"),
-                &floor(&store, with(f, true), &questions).await,
-            );
-            print_floor(
-                &format!("words {cell}"),
-                &floor(&store, with(f, false), &questions).await,
-            );
-        }
-    }
+    let with = |floor, vectors| floored(&embedder, floor, vectors);
+    explore_floors("", &store, &embedder, &questions).await;
     let words = floor(&store, with(RelevanceFloor::default(), false), &questions).await;
     let hybrid_floor = floor(&store, with(RelevanceFloor::default(), true), &questions).await;
     print_floor("words, default floor", &words);
@@ -349,33 +361,8 @@ async fn local_model_floor_on_questions_about_nothing_stored() {
             }
         })
         .collect();
-    let with = |floor: RelevanceFloor, vectors: bool| {
-        let mut options = if vectors {
-            hybrid(&embedder, FusionParams::default().lexical_weight)
-        } else {
-            RecallOptions::default()
-        };
-        options.relevance = floor;
-        options
-    };
-    if let Ok(grid) = std::env::var("FLOOR_GRID") {
-        for cell in grid.split(';') {
-            let v: Vec<f32> = cell.split(',').map(|x| x.parse().unwrap()).collect();
-            let f = RelevanceFloor {
-                margin: v[0],
-                coverage_with_vectors: v[1],
-                coverage: v[2],
-            };
-            print_floor(
-                &format!("dev4 words+model {cell}"),
-                &floor(&store, with(f, true), &questions).await,
-            );
-            print_floor(
-                &format!("dev4 words {cell}"),
-                &floor(&store, with(f, false), &questions).await,
-            );
-        }
-    }
+    let with = |floor, vectors| floored(&embedder, floor, vectors);
+    explore_floors("dev4 ", &store, &embedder, &questions).await;
     let words = floor(&store, with(RelevanceFloor::default(), false), &questions).await;
     let hybrid_floor = floor(&store, with(RelevanceFloor::default(), true), &questions).await;
     let off = floor(&store, with(RelevanceFloor::OFF, true), &questions).await;

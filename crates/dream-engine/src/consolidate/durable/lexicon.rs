@@ -547,42 +547,11 @@ pub(super) const CHATTER: &[&str] = &[
     "vs",
 ];
 
-/// Passing states: "I'm tired" says how the person is now, not who they are.
+/// Passing states besides the feelings ([`FEELINGS`]): "I'm busy", "I'm
+/// back" say how the person is now, not who they are.
 pub(super) const PASSING_STATES: &[&str] = &[
-    "tired",
-    "exhausted",
-    "sleepy",
-    "hungry",
-    "bored",
-    "stressed",
-    "happy",
-    "sad",
-    "excited",
-    "annoyed",
-    "frustrated",
-    "confused",
-    "sick",
-    "busy",
-    "back",
-    "here",
-    "done",
-    "late",
-    "ready",
-    "stuck",
-    "lost",
-    "sorry",
-    "glad",
-    "curious",
-    "so",
-    "really",
-    "just",
-    "still",
-    "about",
-    "going",
-    "off",
-    "away",
-    "free",
-    "around",
+    "sick", "busy", "back", "here", "late", "ready", "stuck", "lost", "sorry", "curious", "so",
+    "really", "just", "still", "about", "going", "off", "away", "free", "around",
 ];
 
 /// Words and phrases of a thought not yet decided, anywhere in a sentence: "we

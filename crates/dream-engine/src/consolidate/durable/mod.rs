@@ -89,7 +89,7 @@ pub(super) fn passing(sentence: &str) -> bool {
         return true;
     }
     // "Frustrated with myself, …": a feeling first.
-    if FEELINGS.contains(&first) && !matches!(first, "good" | "great" | "bad" | "done" | "glad") {
+    if passing_feeling(first) && !matches!(first, "done" | "glad") {
         return true;
     }
     // "Sto ancora debuggando …", "estoy migrando …": a progressive of the
@@ -178,6 +178,12 @@ pub(super) fn passing(sentence: &str) -> bool {
         .get(1)
         .is_some_and(|x| matches!(x.as_str(), "a" | "an" | "me" | "us"))
         && w.get(2).is_none_or(|x| x != "note")
+}
+
+/// Whether `word` names a feeling of the moment ("tired", "anxious"); "good",
+/// "great" and "bad" also judge lasting things ("I'm good at SQL").
+fn passing_feeling(word: &str) -> bool {
+    FEELINGS.contains(&word) && !matches!(word, "good" | "great" | "bad")
 }
 
 /// Whether `word` is a month's name or its short form.
@@ -399,7 +405,7 @@ pub(super) fn is_durable(sentence: &str, names_something: bool) -> bool {
         if i == 0
             && next
                 .first()
-                .is_some_and(|x| PASSING_STATES.contains(&x.as_str()))
+                .is_some_and(|x| PASSING_STATES.contains(&x.as_str()) || passing_feeling(x))
             && !has_horizon(&w)
         {
             return false;
