@@ -211,7 +211,7 @@ pub(crate) fn support_of(
     // Content that shares no word with anything it cites ("Understood." for
     // "Releases go out on Thursdays") is not what the messages say.
     let cited_texts: Vec<&str> = folded.iter().map(String::as_str).collect();
-    if !content_words(content).is_empty() && !shares_any_word(content, &cited_texts) {
+    if !shares_at_least(content, &cited_texts, 0.0) {
         return Err("its content says nothing its cited messages say".into());
     }
     let mut roles: Vec<Role> = cited.iter().map(|c| c.role).collect();
@@ -521,43 +521,44 @@ fn subject_words(text: &str) -> BTreeSet<String> {
         .collect()
 }
 
-/// Whether the cited messages restate `memory`: they name one of its content's
-/// identifying tokens or, when it has none, share one of its words. An update
-/// that keeps a memory's content rests on them only as a restatement; citing a
-/// message it does not restate would consume that message's session with
-/// nothing it said kept.
+/// Whether the cited messages restate `memory`: they hold at least half of its
+/// content's words and name one of its identifying tokens, if it has any. An
+/// update that keeps a memory's content rests on them only as a restatement;
+/// citing a message it does not restate would consume that message's session
+/// with nothing it said kept ("always metric units for me" does not restate
+/// "always check with Tomasz before touching the schema" for sharing "always").
 pub(crate) fn restates(memory: &Memory, cited: &[Cited<'_>]) -> bool {
+    let texts: Vec<&str> = cited.iter().map(|c| c.text).collect();
     let stated = identifying_in_sentence(&memory.content);
-    if stated.is_empty() {
-        let texts: Vec<&str> = cited.iter().map(|c| c.text).collect();
-        return shares_any_word(&memory.content, &texts);
-    }
-    cited.iter().any(|c| {
-        let text = c.text.to_lowercase();
-        stated.iter().any(|t| contains_token(&text, t))
-    })
+    let names = stated.is_empty()
+        || cited.iter().any(|c| {
+            let text = c.text.to_lowercase();
+            stated.iter().any(|t| contains_token(&text, t))
+        });
+    names && shares_at_least(&memory.content, &texts, RESTATED_WORD_SHARE)
 }
 
-/// Whether `texts` share at least one of the content's words.
-fn shares_any_word(content: &str, texts: &[&str]) -> bool {
-    let said: Vec<String> = texts.iter().flat_map(|t| content_words(t)).collect();
-    content_words(content)
-        .iter()
-        .any(|w| said.iter().any(|s| same_stem(w, s)))
-}
+/// The share of a memory's content words its restatement holds, at least.
+const RESTATED_WORD_SHARE: f64 = 0.5;
 
 /// Whether the person's messages share at least a quarter of the content's words.
 fn shares_wording(content: &str, person: &[&str]) -> bool {
+    shares_at_least(content, person, PERSON_WORD_SHARE)
+}
+
+/// Whether `texts` hold at least one and at least `share` of the content's
+/// words (by stem); a content without words is held.
+fn shares_at_least(content: &str, texts: &[&str], share: f64) -> bool {
     let words = content_words(content);
     if words.is_empty() {
         return true;
     }
-    let said: Vec<String> = person.iter().flat_map(|t| content_words(t)).collect();
+    let said: Vec<String> = texts.iter().flat_map(|t| content_words(t)).collect();
     let shared = words
         .iter()
         .filter(|w| said.iter().any(|s| same_stem(w, s)))
         .count();
-    shared >= 1 && shared as f64 >= PERSON_WORD_SHARE * words.len() as f64
+    shared >= 1 && shared as f64 >= share * words.len() as f64
 }
 
 #[cfg(test)]

@@ -866,6 +866,47 @@ async fn an_update_that_carries_nothing_of_its_cited_message_is_refused() {
 }
 
 #[tokio::test]
+async fn an_update_that_shares_one_word_with_its_cited_message_restates_nothing() {
+    // Seen with the 1.5B model on dev4: "I live in Leipzig, moved here from
+    // Dublin in 2019" cited by an update that left "feature flags live in
+    // unleash" as it was; the session was consumed for the shared "live".
+    let model = ScriptedModel::new();
+    let h = Harness::new(quick()).with_model(&model);
+    let said = "feature flags live in unleash";
+    let id = created_by_model(&h, &model, ("Feature flags", "project", said), said).await;
+
+    h.clock.advance(Days::hours(1));
+    model.push_text(answer(json!({"update": [{"id": id.as_str(),
+        "content": said,
+        "evidence": [{"session": "S1", "message": 0}]}]})));
+    let moved = h
+        .dream
+        .log_session(user("I live in Leipzig, moved here from Dublin in 2019"))
+        .await
+        .unwrap();
+    let report = h.dream.dream(true).await.unwrap();
+    assert!(
+        report
+            .refused
+            .iter()
+            .any(|r| r.reason.contains("restates nothing")),
+        "{report:#?}"
+    );
+    let kept = h.dream.get(&id).await.unwrap().unwrap();
+    assert!(!kept.sources.contains(&moved), "{kept:#?}");
+    assert!(
+        report.held_back.iter().any(|b| b.session == moved)
+            || h.dream
+                .list()
+                .await
+                .unwrap()
+                .iter()
+                .any(|m| m.sources.contains(&moved) && m.content.contains("Leipzig")),
+        "the session is pending or its own words are kept: {report:#?}"
+    );
+}
+
+#[tokio::test]
 async fn an_update_that_changes_the_subject_is_refused_and_the_memory_kept() {
     let model = ScriptedModel::new();
     let h = Harness::new(quick()).with_model(&model);
