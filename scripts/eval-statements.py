@@ -15,8 +15,9 @@ with nothing after `--` the offline consolidator. `--embedding-model DIR`
 recalls by words and meaning with the built-in local embedder (vectors are
 stored by the pass and by recall's backfill), as a fully local user would.
 
-The blind half (blind.jsonl) is for scoring only: log every run on it in its
-LOOKS.md. `--misses` prints the rows that failed (never on the blind half).
+The blind halves (blind*.jsonl) are for scoring only: log every run on one in
+LOOKS.md. `--misses` prints the rows that failed (never on a blind half), and
+`--keep` keeps the raw outputs that would show them (refused on one too).
 `--keep DIR` keeps the store and every raw answer there (each pass's JSON and
 stderr, the listing, each question's recall), to find where a row was lost.
 """
@@ -65,8 +66,8 @@ def main():
     # asked after the pass, and a memory recalled `used` for one is a false alarm.
     absent = [r for r in rows if r["kind"] == "absent"]
     rows = [r for r in rows if r["kind"] != "absent"]
-    if a.misses and a.corpus.endswith("blind.jsonl"):
-        sys.exit("--misses is for development sets only: the blind half is scored, never read")
+    if (a.misses or a.keep) and os.path.basename(a.corpus).startswith("blind"):
+        sys.exit("--misses and --keep are for development sets only: a blind half is scored, never read")
 
     if a.keep:
         os.makedirs(f"{a.keep}/recall", exist_ok=True)

@@ -34,7 +34,8 @@ impl Span {
 /// of its words.
 type TimeExpression = (Span, Range<usize>);
 
-const MONTHS: [&str; 12] = [
+/// The English months, in order.
+pub(crate) const MONTHS: [&str; 12] = [
     "january",
     "february",
     "march",

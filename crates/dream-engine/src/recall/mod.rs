@@ -57,7 +57,7 @@
 mod analyze;
 mod brief;
 pub mod context;
-mod dates;
+pub(crate) mod dates;
 pub mod eval;
 mod firewall;
 mod fusion;

@@ -189,7 +189,10 @@ pub fn pct(part: usize, whole: usize) -> f64 {
     100.0 * part as f64 / whole.max(1) as f64
 }
 
+/// Prints the scores of `file`; a blind half's only as aggregates (no
+/// category, refusal or miss is shown, whatever `DREAM_CORPUS_MISSES` says).
 pub fn report(file: &str, s: &Scores) {
+    let held_out = file.starts_with("blind");
     eprintln!("== statements/{file}");
     eprintln!(
         "durable {}: stored {} ({:.1} %), recalled used {} ({:.1} %)",
@@ -213,7 +216,7 @@ pub fn report(file: &str, s: &Scores) {
             pct(s.absent_answered, s.absent)
         );
     }
-    for (category, (n, stored)) in &s.by_category {
+    for (category, (n, stored)) in s.by_category.iter().filter(|_| !held_out) {
         eprintln!("  {category:<18} {stored}/{n}");
     }
     eprintln!(
@@ -221,7 +224,7 @@ pub fn report(file: &str, s: &Scores) {
         s.refused.len(),
         s.stuck
     );
-    if std::env::var_os("DREAM_CORPUS_MISSES").is_some() {
+    if std::env::var_os("DREAM_CORPUS_MISSES").is_some() && !held_out {
         for r in &s.refused {
             eprintln!("  refused {r}");
         }

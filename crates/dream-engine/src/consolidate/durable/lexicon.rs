@@ -862,20 +862,10 @@ pub(super) const CHANGES: &[&str] = &[
     "becam", "convert", "married", "retir", "left", "turn",
 ];
 
-/// Months and their short forms, in the languages the lists hold ("may" and
-/// Italian "mai", which are other words too, are left out).
-pub(super) const MONTHS: &[&str] = &[
-    "january",
-    "february",
-    "march",
-    "april",
-    "june",
-    "july",
-    "august",
-    "september",
-    "october",
-    "november",
-    "december",
+/// Months' short forms, and their names in the other languages the lists hold
+/// (Italian "mai", another word too, is left out); the English names are
+/// recall's ([`crate::recall::dates::MONTHS`]).
+pub(super) const OTHER_MONTHS: &[&str] = &[
     "jan",
     "feb",
     "mar",

@@ -186,9 +186,10 @@ fn passing_feeling(word: &str) -> bool {
     FEELINGS.contains(&word) && !matches!(word, "good" | "great" | "bad")
 }
 
-/// Whether `word` is a month's name or its short form.
+/// Whether `word` is a month's name or its short form ("may", another word
+/// too, is not taken for one).
 fn is_month(word: &str) -> bool {
-    MONTHS.contains(&word)
+    (word != "may" && crate::recall::dates::MONTHS.contains(&word)) || OTHER_MONTHS.contains(&word)
 }
 
 /// Whether the word after "since" is a date ("since March", "since 2024",
