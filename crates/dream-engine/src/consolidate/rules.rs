@@ -309,6 +309,10 @@ static CLAUSE: LazyLock<Regex> = LazyLock::new(|| {
     )
     .expect("static regex")
 });
+/// Where a sentence's comma or dash clauses part, to read each on its own when
+/// one of them is of the moment.
+static COMMA_CLAUSE: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r",\s+|\s+[—–-]\s+").expect("static regex"));
 /// Where a statement runs into a request or question of the moment ("the cron
 /// runs at 2am UTC, can you check the logs?"): they are read as two sentences.
 static REQUEST_CLAUSE: LazyLock<Regex> = LazyLock::new(|| {
@@ -851,9 +855,20 @@ fn has_own_subject(clause: &str) -> bool {
 /// each a statement ("Call me Sam, and I prefer dark mode"), else at most one.
 fn recognise_all(sentence: &str, session: &BatchSession, message: usize) -> Vec<Statement> {
     // "Bob says we should never deploy on Fridays, but I'm not sure": not
-    // decided, whichever clause says so.
-    if durable::passing(&PREAMBLE.replace(sentence.trim(), "")) {
-        return Vec::new();
+    // decided, whichever clause says so. Beside a clause of the moment, a
+    // clause that names a habit still stands ("our demo is every second
+    // wednesday at 14:00, the one today went fine"); any other is read as
+    // more of the moment ("the deploy failed today, backfill is at 62%").
+    let whole = PREAMBLE.replace(sentence.trim(), "");
+    if durable::passing(&whole) {
+        if durable::passing_throughout(&whole) {
+            return Vec::new();
+        }
+        return COMMA_CLAUSE
+            .split(sentence)
+            .filter_map(|clause| recognise(clause, session, message))
+            .filter(|s| durable::habitual(&s.content))
+            .collect();
     }
     // Each clause runs from its opener to where the next joiner begins.
     let mut spans = vec![(0, sentence.len())];
@@ -1108,6 +1123,39 @@ mod tests {
             "",
         ] {
             assert!(!states_something(passing, at), "{passing}");
+        }
+    }
+
+    #[test]
+    fn a_habit_beside_a_clause_of_the_moment_is_kept_and_the_moment_is_not() {
+        let session = BatchSession {
+            reference: "S1".to_owned(),
+            id: SessionId::new("clauses").expect("a valid id"),
+            created_at: chrono::Utc::now(),
+            messages: Vec::new(),
+            flags: Vec::new(),
+        };
+        let contents = |text: &str| -> Vec<String> {
+            message_statements(text, &session, 0)
+                .into_iter()
+                .map(|s| s.content)
+                .collect()
+        };
+        assert_eq!(
+            contents(
+                "fyi our sprint demo is every second wednesday at 14:00, the one today went fine"
+            ),
+            ["Our sprint demo is every second wednesday at 14:00."]
+        );
+        for passing in [
+            // Only the moment, in every clause that is not a habit.
+            "the deploy failed today, backfill is at 62%",
+            "flight's delayed again, we land at 6",
+            // Not decided, or not the person's, whichever clause says so.
+            "we should always deploy on fridays, not sure today is the day",
+            "Bob says we always deploy on fridays, the one today went fine",
+        ] {
+            assert!(contents(passing).is_empty(), "{passing}");
         }
     }
 

@@ -42,6 +42,29 @@ mod tests;
 
 use lexicon::*;
 
+/// Whether no clause of a sentence is the person's own decision: a thought
+/// not yet decided, someone else's opinion or words, or pasted output ("Bob
+/// says we should never deploy on Fridays, but I'm not sure"). The rest of
+/// what makes a sentence [`passing`] (news of today, a mood) may sit in one
+/// clause beside a lasting one ("our demo is every second wednesday at 14:00,
+/// the one today went fine").
+pub(super) fn passing_throughout(sentence: &str) -> bool {
+    let s = sentence.trim();
+    if looks_pasted(s) {
+        return true;
+    }
+    let lower = format!(" {} ", words(s).join(" "));
+    [UNDECIDED, OTHERS_SAY, REPORTED]
+        .iter()
+        .any(|list| list.iter().any(|p| lower.contains(p)))
+}
+
+/// Whether a sentence names a habit or a standing rule ("every", "always",
+/// "never", "must" and their likes in the lists' languages).
+pub(super) fn habitual(sentence: &str) -> bool {
+    words(sentence).iter().any(|w| HABIT.contains(&w.as_str()))
+}
+
 /// Whether a sentence is true only now or is not the person's own decision,
 /// whatever its shape: a thought not yet decided, someone else's opinion,
 /// progress and incidents, a passing mood, a request about what is at hand, a
@@ -49,14 +72,14 @@ use lexicon::*;
 /// consolidator asks this first: "Bob says we should never deploy on Fridays"
 /// has a rule's shape and is still not the person's rule.
 pub(super) fn passing(sentence: &str) -> bool {
-    let s = sentence.trim();
-    if looks_pasted(s) {
+    if passing_throughout(sentence) {
         return true;
     }
+    let s = sentence.trim();
     let w = words(s);
     let lower = format!(" {} ", w.join(" "));
     let any = |list: &[&str]| list.iter().any(|p| lower.contains(p));
-    if any(UNDECIDED) || any(OTHERS_SAY) || any(REPORTED) || any(MOOD) {
+    if any(MOOD) {
         return true;
     }
     // "We decided to drop IE11 this week" is a decision, whenever it is made.
