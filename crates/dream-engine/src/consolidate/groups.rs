@@ -18,15 +18,16 @@
 //! The offline reading is a floor under a group's answer ([`floor`]): a small
 //! model often answers an empty list for a plain statement ("Customer emails go
 //! out through Postmark."), and its silence must not drop what the person said.
-//! What the rule-based consolidator reads in messages the answer cites nowhere
-//! is proposed as that consolidator proposes it, unless the model, asked about
-//! that sentence alone ([`Consolidator::judges_lasting`]), judges it not
-//! lasting ([`confirmed`]); the gate judges it like any other proposal. So the
+//! What the rule-based consolidator reads in messages the answer cites nowhere,
+//! or says only in part, is proposed as that consolidator proposes it, unless
+//! the model, asked about that sentence alone
+//! ([`Consolidator::judges_lasting`]), judges it not lasting ([`confirmed`]);
+//! the gate judges it like any other proposal. So the
 //! rules find and the model vetoes: one reading of what is memory for both
 //! consolidators. Sessions whose statement the answer held back (a malformed
 //! create) get no floor: they stay pending for the model.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
 use dream_core::{Memory, TokenUsage};
 
@@ -131,27 +132,34 @@ pub(crate) async fn consolidate(
 }
 
 /// What the offline consolidator proposes for `sub` from messages `answer`
-/// cites in none of its creates and updates (an update counts only when it
-/// targets a memory the group was shown), leaving out the sessions whose
-/// statement `answer` held back ([`confirmed`] trims `supersedes` to what it
-/// keeps).
+/// leaves unsaid, leaving out the sessions whose statement `answer` held back
+/// ([`confirmed`] trims `supersedes` to what it keeps). A message is unsaid
+/// for a statement when no create or update of the answer cites it (an update
+/// counts only when it targets a memory the group was shown), or when what
+/// they say of it does not [`cover`] the statement: a small model's create
+/// often keeps one clause of a message ("if I ask for meal plans keep carbs in
+/// mind", without "I'm type 1 diabetic").
 fn floor(sub: &Batch, answer: &Plan) -> Plan {
     // An update of a memory the group was not shown ("S1", a made-up id) can
-    // only be refused: what it cites is still uncited.
-    let shown: HashSet<&str> = sub.memories.iter().map(|m| m.id.as_str()).collect();
-    let cited: HashSet<(&str, usize)> = answer
+    // only be refused: what it cites is still unsaid. An update that keeps the
+    // content says of its messages what the memory says.
+    let shown: HashMap<&str, &Memory> = sub.memories.iter().map(|m| (m.id.as_str(), m)).collect();
+    let mut said: HashMap<(&str, usize), String> = HashMap::new();
+    let creates = answer
         .creates
         .iter()
-        .flat_map(|c| &c.evidence)
-        .chain(
-            answer
-                .updates
-                .iter()
-                .filter(|u| shown.contains(u.target.trim()))
-                .flat_map(|u| &u.evidence),
-        )
-        .map(|e| (e.session.trim(), e.message))
-        .collect();
+        .map(|c| (c.content.as_str(), &c.evidence));
+    let updates = answer.updates.iter().filter_map(|u| {
+        let memory = shown.get(u.target.trim())?;
+        Some((u.content.as_deref().unwrap_or(&memory.content), &u.evidence))
+    });
+    for (content, evidence) in creates.chain(updates) {
+        for e in evidence {
+            let text = said.entry((e.session.trim(), e.message)).or_default();
+            text.push_str(content);
+            text.push('\n');
+        }
+    }
     let held: HashSet<&str> = answer
         .dropped
         .iter()
@@ -164,11 +172,13 @@ fn floor(sub: &Batch, answer: &Plan) -> Plan {
             }
         })
         .collect();
-    let free = |evidence: &[crate::plan::Citation]| {
+    let unsaid = |evidence: &[crate::plan::Citation], content: Option<&str>| {
         !evidence.is_empty()
             && evidence.iter().all(|e| {
-                !cited.contains(&(e.session.as_str(), e.message))
-                    && !held.contains(e.session.as_str())
+                !held.contains(e.session.as_str())
+                    && said
+                        .get(&(e.session.as_str(), e.message))
+                        .is_none_or(|text| content.is_some_and(|c| !cover(text, c)))
             })
     };
     let offline = super::RuleBasedConsolidator::new().plan(sub);
@@ -176,15 +186,29 @@ fn floor(sub: &Batch, answer: &Plan) -> Plan {
         creates: offline
             .creates
             .into_iter()
-            .filter(|c| free(&c.evidence))
+            .filter(|c| unsaid(&c.evidence, Some(&c.content)))
             .collect(),
         updates: offline
             .updates
             .into_iter()
-            .filter(|u| free(&u.evidence))
+            .filter(|u| unsaid(&u.evidence, None))
             .collect(),
         ..Plan::default()
     }
+}
+
+/// Whether `said` (what a model's answer says of a message) covers `statement`
+/// (what the offline reading reads there): it names every identifying token of
+/// the statement (numbers, names, identifiers) and two thirds of its content
+/// words.
+fn cover(said: &str, statement: &str) -> bool {
+    let names_all = crate::provenance::identifying_in_sentence(statement)
+        .iter()
+        .all(|t| !crate::provenance::token_spans(said, t).is_empty());
+    let terms = content_terms(statement);
+    let said_terms = content_terms(said);
+    let shared = terms.iter().filter(|t| said_terms.contains(*t)).count();
+    names_all && shared * 3 >= terms.len() * 2
 }
 
 /// `floor` without what `consolidator` judges not lasting: each such statement

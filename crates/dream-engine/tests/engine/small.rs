@@ -388,6 +388,52 @@ async fn a_statement_the_model_leaves_uncited_is_kept_by_the_offline_reading() {
 }
 
 #[tokio::test]
+async fn a_statement_the_model_keeps_in_part_is_kept_whole_by_the_offline_reading() {
+    // The model's create keeps one clause of the message and drops a name it
+    // states ("never Kubernetes"): the offline reading proposes the whole
+    // statement beside it, and the model is asked about it as about any floor.
+    let model = ScriptedModel::new();
+    model.push_text(
+        json!({"create": [{"name": "Deploys", "kind": "project",
+                           "content": "We deploy the billing service with Nomad.",
+                           "evidence": [{"session": "S1", "message": 0}]}]})
+        .to_string(),
+    );
+    model.push_text(LASTING);
+    let h = Harness::new(per_request(Some(1))).with_model(&model);
+    let session = h.dream.log_session(user(STATEMENTS[0])).await.unwrap();
+    let report = h.dream.dream(true).await.unwrap();
+    assert_eq!(model.requests().len(), 2, "{:#?}", model.requests());
+    assert!(model.requests()[1].user.contains("never Kubernetes"));
+    assert_eq!(report.sessions_consumed, std::slice::from_ref(&session));
+    let mut contents = Vec::new();
+    for id in &report.created {
+        contents.push(h.dream.get(id).await.unwrap().unwrap().content);
+    }
+    assert!(
+        contents.iter().any(|c| c.contains("never Kubernetes")),
+        "{contents:#?}"
+    );
+}
+
+#[tokio::test]
+async fn a_statement_the_model_keeps_whole_in_its_own_words_gets_no_second_memory() {
+    // Covered: every name of the statement and most of its words.
+    let model = ScriptedModel::new();
+    model.push_text(
+        json!({"create": [{"name": "Deploys", "kind": "project",
+                           "content": "The billing service is deployed with Nomad, never with Kubernetes.",
+                           "evidence": [{"session": "S1", "message": 0}]}]})
+        .to_string(),
+    );
+    let h = Harness::new(per_request(Some(1))).with_model(&model);
+    h.dream.log_session(user(STATEMENTS[0])).await.unwrap();
+    let report = h.dream.dream(true).await.unwrap();
+    assert_eq!(model.requests().len(), 1, "no floor, no judgement");
+    assert!(report.created.len() <= 1, "{report:#?}");
+}
+
+#[tokio::test]
 async fn a_session_whose_statement_the_model_garbled_gets_no_floor() {
     // The answer held the statement back (a malformed create): the session
     // waits for the model, and nothing is proposed for it meanwhile.
