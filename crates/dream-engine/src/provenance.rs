@@ -482,15 +482,17 @@ pub(crate) fn keeps_subject(before: &Memory, after: &Memory) -> bool {
     shared >= 1 && shared as f64 >= PERSON_WORD_SHARE * said.len() as f64
 }
 
-/// Whether `after`'s content keeps none of the identifying tokens (numbers,
-/// names, identifiers) `before`'s content stated, and no more than half of its
-/// words: every fact the memory held would be gone, whatever the name or
-/// description still says. A fact changing in place keeps most of the words
-/// around it ("time out after 30s" → "after 60s") or another of the facts. A
-/// content of facts alone ("8080") is left to the name and description.
+/// Whether `after`'s content drops an identifying token (a number, name or
+/// identifier) `before`'s content stated, and keeps no more than half of its
+/// words: a fact the memory held would be gone, whatever the name or
+/// description still says ("1:1 with Priya biweekly, tuesdays 4pm" rewritten
+/// as "my manager is Priya Raman, she's in Toronto" keeps Priya and loses the
+/// meeting). A fact changing in place keeps most of the words around it ("time
+/// out after 30s" → "after 60s"). A content of facts alone ("8080") is left to
+/// the name and description.
 fn drops_what_it_said(before: &Memory, after: &Memory) -> bool {
     let stated = identifying_in_sentence(&before.content);
-    if stated.is_empty() || !stated.is_disjoint(&identifying_in_sentence(&after.content)) {
+    if stated.is_subset(&identifying_in_sentence(&after.content)) {
         return false;
     }
     let said = subject_words(&before.content);
@@ -763,6 +765,19 @@ mod tests {
         assert!(
             keeps_subject(&timeout, &longer),
             "every fact changed, the words kept"
+        );
+        // Seen with a 1.5B model: one name kept, the meeting gone.
+        let meeting = memory(
+            "Priya biweekly meetings",
+            "1:1 with Priya biweekly, tuesdays 4pm my time",
+        );
+        let mut manager = meeting.clone();
+        manager.content =
+            "my manager is Priya Raman, she's in Toronto so we only overlap in my afternoons"
+                .to_owned();
+        assert!(
+            !keeps_subject(&meeting, &manager),
+            "4pm dropped, one word of four kept"
         );
     }
 }
