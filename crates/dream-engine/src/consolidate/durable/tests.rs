@@ -1,5 +1,10 @@
 use super::*;
 
+/// The offline reading of one sentence: not passing, and durable.
+fn states(sentence: &str, names_something: bool) -> bool {
+    !passing(sentence) && is_durable(sentence, names_something)
+}
+
 #[test]
 fn statements_without_trigger_words_are_durable() {
     for s in [
@@ -14,7 +19,7 @@ fn statements_without_trigger_words_are_durable() {
         "I'm allergic to peanuts",
         "certs are issued by Let's Encrypt through cert-manager",
     ] {
-        assert!(is_durable(s, true), "{s}");
+        assert!(states(s, true), "{s}");
     }
 }
 
@@ -27,7 +32,6 @@ fn questions_requests_status_and_chatter_are_not() {
         "Please convert this loop into a list comprehension",
         "can you rename this function to parse_config",
         "I'm looking at the logs now",
-        "Running the migration on staging at the moment",
         "still waiting on CI",
         "ugh what a day",
         "this bug is driving me nuts",
@@ -36,7 +40,7 @@ fn questions_requests_status_and_chatter_are_not() {
         "I'm so tired",
         "let's wrap this PR up",
     ] {
-        assert!(!is_durable(s, false), "{s}");
+        assert!(!states(s, false), "{s}");
     }
 }
 
@@ -51,6 +55,8 @@ fn what_is_true_only_now_or_not_yet_decided_passes_whatever_its_shape() {
         "I'm at the dentist so replies will be slow",
         "standup is cancelled today",
         "Rebuilding the docker image now",
+        "Running the migration on staging at the moment",
+        "the deploy uses the old key at the moment, rotate it later",
         "Still chasing that flaky integration test",
         "I pushed the hotfix to staging",
         "Always use double quotes in this file please",
