@@ -382,7 +382,7 @@ fn is_identifying(token: &str, proper_noun_here: bool) -> bool {
 
 /// Whether `text` (case-folded) holds `token` as a whole word, allowing a plural
 /// or possessive ending.
-fn contains_token(text: &str, token: &str) -> bool {
+pub(crate) fn contains_token(text: &str, token: &str) -> bool {
     let mut from = 0;
     while let Some(at) = text[from..].find(token) {
         let start = from + at;

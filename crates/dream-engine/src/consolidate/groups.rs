@@ -202,9 +202,11 @@ fn floor(sub: &Batch, answer: &Plan) -> Plan {
 /// the statement (numbers, names, identifiers) and two thirds of its content
 /// words.
 fn cover(said: &str, statement: &str) -> bool {
-    let names_all = crate::provenance::identifying_in_sentence(statement)
+    use crate::provenance::{contains_token, identifying_in_sentence};
+    let said_folded = said.to_lowercase();
+    let names_all = identifying_in_sentence(statement)
         .iter()
-        .all(|t| !crate::provenance::token_spans(said, t).is_empty());
+        .all(|t| contains_token(&said_folded, t));
     let terms = content_terms(statement);
     let said_terms = content_terms(said);
     let shared = terms.iter().filter(|t| said_terms.contains(*t)).count();

@@ -786,14 +786,19 @@ fn message_statements(text: &str, session: &BatchSession, message: usize) -> Vec
 /// gate asks it of a model's proposal that rests on the person's messages
 /// alone, so both consolidators share one reading of what is memory.
 pub(crate) fn states_something(text: &str, at: DateTime<Utc>) -> bool {
-    let session = BatchSession {
+    !message_statements(text, &lone_session("judged", at), 0).is_empty()
+}
+
+/// A session of no messages, `S1` of its batch, to read a text as one of its
+/// messages.
+fn lone_session(id: &str, at: DateTime<Utc>) -> BatchSession {
+    BatchSession {
         reference: "S1".to_owned(),
-        id: SessionId::new("judged").expect("a valid id"),
+        id: SessionId::new(id).expect("a valid id"),
         created_at: at,
         messages: Vec::new(),
         flags: Vec::new(),
-    };
-    !message_statements(text, &session, 0).is_empty()
+    }
 }
 
 /// Abbreviations whose dot ends no sentence.
@@ -1128,13 +1133,7 @@ mod tests {
 
     #[test]
     fn a_habit_beside_a_clause_of_the_moment_is_kept_and_the_moment_is_not() {
-        let session = BatchSession {
-            reference: "S1".to_owned(),
-            id: SessionId::new("clauses").expect("a valid id"),
-            created_at: chrono::Utc::now(),
-            messages: Vec::new(),
-            flags: Vec::new(),
-        };
+        let session = lone_session("clauses", chrono::Utc::now());
         let contents = |text: &str| -> Vec<String> {
             message_statements(text, &session, 0)
                 .into_iter()
@@ -1161,13 +1160,7 @@ mod tests {
 
     #[test]
     fn a_tool_named_by_what_it_does_is_named_in_the_persons_words() {
-        let session = BatchSession {
-            reference: "S1".to_owned(),
-            id: SessionId::new("named").expect("a valid id"),
-            created_at: chrono::Utc::now(),
-            messages: Vec::new(),
-            flags: Vec::new(),
-        };
+        let session = lone_session("named", chrono::Utc::now());
         let named = |text: &str| {
             let found = message_statements(text, &session, 0);
             assert_eq!(found.len(), 1, "{text}");

@@ -50,13 +50,20 @@ use lexicon::*;
 /// the one today went fine").
 pub(super) fn passing_throughout(sentence: &str) -> bool {
     let s = sentence.trim();
-    if looks_pasted(s) {
-        return true;
-    }
-    let lower = format!(" {} ", words(s).join(" "));
+    looks_pasted(s) || not_decided_or_not_theirs(&spaced(&words(s)))
+}
+
+/// [`passing_throughout`]'s word lists, on a sentence's [`spaced`] words.
+fn not_decided_or_not_theirs(lower: &str) -> bool {
     [UNDECIDED, OTHERS_SAY, REPORTED]
         .iter()
         .any(|list| list.iter().any(|p| lower.contains(p)))
+}
+
+/// Words joined by single spaces, with a space at each end, so a phrase of
+/// the lists (" decided ") matches whole words only.
+fn spaced(w: &[String]) -> String {
+    format!(" {} ", w.join(" "))
 }
 
 /// Whether a sentence names a habit or a standing rule ("every", "always",
@@ -72,16 +79,19 @@ pub(super) fn habitual(sentence: &str) -> bool {
 /// consolidator asks this first: "Bob says we should never deploy on Fridays"
 /// has a rule's shape and is still not the person's rule.
 pub(super) fn passing(sentence: &str) -> bool {
-    if passing_throughout(sentence) {
+    let s = sentence.trim();
+    if looks_pasted(s) {
         return true;
     }
-    let s = sentence.trim();
     let w = words(s);
-    let lower = format!(" {} ", w.join(" "));
+    let lower = spaced(&w);
     let any = |list: &[&str]| list.iter().any(|p| lower.contains(p));
     // "right now", "at the moment", "brb": whatever rule's shape it has ("the
     // deploy uses X at the moment").
-    if any(MOOD) || EPHEMERAL.iter().any(|p| lower.contains(&format!(" {p} "))) {
+    if not_decided_or_not_theirs(&lower)
+        || any(MOOD)
+        || EPHEMERAL.iter().any(|p| lower.contains(&format!(" {p} ")))
+    {
         return true;
     }
     // "We decided to drop IE11 this week" is a decision, whenever it is made.
