@@ -10,7 +10,7 @@ use dream_core::{Memory, MemoryKind, Message, ModelError, RecordStore, Role};
 use dream_engine::{
     AuditAction, DreamError, Event, NewMemory, Options, Remembered, SessionStatus, SkipReason,
 };
-use serde_json::json;
+use serde_json::{Value, json};
 
 use crate::common::*;
 
@@ -785,6 +785,24 @@ async fn created_by_model(
     h.dream.dream(true).await.unwrap().created[0].clone()
 }
 
+/// An hour later, a pass over a new session of `message` that the model
+/// answers with an update of `id` changing `fields` and citing that message:
+/// the new session and the pass's report.
+async fn updated_by_model(
+    h: &Harness,
+    model: &ScriptedModel,
+    id: &dream_core::MemoryId,
+    mut fields: Value,
+    message: &str,
+) -> (dream_core::SessionId, dream_engine::DreamReport) {
+    h.clock.advance(Days::hours(1));
+    fields["id"] = json!(id.as_str());
+    fields["evidence"] = json!([{"session": "S1", "message": 0}]);
+    model.push_text(answer(json!({ "update": [fields] })));
+    let session = h.dream.log_session(user(message)).await.unwrap();
+    (session, h.dream.dream(true).await.unwrap())
+}
+
 /// A small model answering a new session with an update of an unrelated
 /// memory, its description echoing that memory's name: what the memory said
 /// (every number of it) would be gone from every current memory, unreported.
@@ -795,18 +813,15 @@ async fn an_update_that_drops_what_a_memory_said_is_refused_and_the_memory_kept(
     let said = "I'm 41, 180cm and about 75kg, if you need that for training plans.";
     let id = created_by_model(&h, &model, ("Personal details", "user", said), said).await;
 
-    h.clock.advance(Days::hours(1));
-    model.push_text(answer(json!({"update": [{"id": id.as_str(),
-        "description": "personal details of the user",
-        "content": "My brother Tom is vegan, so meal plans need to be plant-based.",
-        "evidence": [{"session": "S1", "message": 0}]}]})));
-    h.dream
-        .log_session(user(
-            "My brother Tom is vegan, so meal plans need to be plant-based.",
-        ))
-        .await
-        .unwrap();
-    let report = h.dream.dream(true).await.unwrap();
+    let vegan = "My brother Tom is vegan, so meal plans need to be plant-based.";
+    let (_, report) = updated_by_model(
+        &h,
+        &model,
+        &id,
+        json!({"description": "personal details of the user", "content": vegan}),
+        vegan,
+    )
+    .await;
     assert_eq!(
         report.held_back.len(),
         1,
@@ -836,18 +851,14 @@ async fn an_update_that_carries_nothing_of_its_cited_message_is_refused() {
     let said = "Morning deploys start at 9am CET.";
     let id = created_by_model(&h, &model, ("Morning deploy", "project", said), said).await;
 
-    h.clock.advance(Days::hours(1));
-    model.push_text(answer(json!({"update": [{"id": id.as_str(),
-        "tags": ["schedule"],
-        "evidence": [{"session": "S1", "message": 0}]}]})));
-    let night = h
-        .dream
-        .log_session(user(
-            "I work night shifts as a nurse, so my morning is like 6pm.",
-        ))
-        .await
-        .unwrap();
-    let report = h.dream.dream(true).await.unwrap();
+    let (night, report) = updated_by_model(
+        &h,
+        &model,
+        &id,
+        json!({"tags": ["schedule"]}),
+        "I work night shifts as a nurse, so my morning is like 6pm.",
+    )
+    .await;
     assert_eq!(
         report.held_back.len(),
         1,
@@ -875,16 +886,14 @@ async fn an_update_that_shares_one_word_with_its_cited_message_restates_nothing(
     let said = "feature flags live in unleash";
     let id = created_by_model(&h, &model, ("Feature flags", "project", said), said).await;
 
-    h.clock.advance(Days::hours(1));
-    model.push_text(answer(json!({"update": [{"id": id.as_str(),
-        "content": said,
-        "evidence": [{"session": "S1", "message": 0}]}]})));
-    let moved = h
-        .dream
-        .log_session(user("I live in Leipzig, moved here from Dublin in 2019"))
-        .await
-        .unwrap();
-    let report = h.dream.dream(true).await.unwrap();
+    let (moved, report) = updated_by_model(
+        &h,
+        &model,
+        &id,
+        json!({"content": said}),
+        "I live in Leipzig, moved here from Dublin in 2019",
+    )
+    .await;
     assert!(
         report
             .refused

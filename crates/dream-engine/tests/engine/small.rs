@@ -145,11 +145,7 @@ async fn the_large_model_path_sends_the_whole_batch_at_once() {
 #[tokio::test]
 async fn a_group_whose_answer_is_unusable_stays_pending_and_the_others_go_on() {
     let model = ScriptedModel::new();
-    model.push_text(
-        json!({"create": [{"name": "Deploys", "kind": "project", "content": STATEMENTS[0],
-                           "evidence": [{"session": "S1", "message": 0}]}]})
-        .to_string(),
-    );
+    model.push_text(deploys_created_as(STATEMENTS[0]));
     model.push_text("Sure! Here are the memories you asked for.");
     // A small model's classic: the schema's alternation copied as the kind.
     model.push_text(
@@ -205,11 +201,7 @@ async fn a_group_whose_answer_is_unusable_stays_pending_and_the_others_go_on() {
 #[tokio::test]
 async fn a_model_that_fails_stops_the_asking_and_nothing_is_lost() {
     let model = ScriptedModel::new();
-    model.push_text(
-        json!({"create": [{"name": "Deploys", "kind": "project", "content": STATEMENTS[0],
-                           "evidence": [{"session": "S1", "message": 0}]}]})
-        .to_string(),
-    );
+    model.push_text(deploys_created_as(STATEMENTS[0]));
     model.push(Err(ModelError::Timeout));
     let h = Harness::new(per_request(Some(1))).with_model(&model);
     for s in STATEMENTS {
@@ -329,11 +321,7 @@ async fn a_statement_the_model_leaves_uncited_is_kept_by_the_offline_reading() {
     let model = ScriptedModel::new();
     model.push_text(json!({"create": [], "update": [], "delete": []}).to_string());
     model.push_text(LASTING);
-    model.push_text(
-        json!({"create": [{"name": "Deploys", "kind": "project", "content": STATEMENTS[0],
-                           "evidence": [{"session": "S1", "message": 0}]}]})
-        .to_string(),
-    );
+    model.push_text(deploys_created_as(STATEMENTS[0]));
     // Asked about LaunchDarkly, the model cannot tell: the statement stays.
     model.push_text("Sure!");
     model.push_text("{}");
@@ -387,18 +375,23 @@ async fn a_statement_the_model_leaves_uncited_is_kept_by_the_offline_reading() {
     assert!(!kept.iter().any(|(s, _)| s.contains(&chatter)), "{kept:#?}");
 }
 
+/// A model's answer creating one memory of the deploys, with `content`, from
+/// the first message of S1.
+fn deploys_created_as(content: &str) -> String {
+    json!({"create": [{"name": "Deploys", "kind": "project", "content": content,
+                       "evidence": [{"session": "S1", "message": 0}]}]})
+    .to_string()
+}
+
 #[tokio::test]
 async fn a_statement_the_model_keeps_in_part_is_kept_whole_by_the_offline_reading() {
     // The model's create keeps one clause of the message and drops a name it
     // states ("never Kubernetes"): the offline reading proposes the whole
     // statement beside it, and the model is asked about it as about any floor.
     let model = ScriptedModel::new();
-    model.push_text(
-        json!({"create": [{"name": "Deploys", "kind": "project",
-                           "content": "We deploy the billing service with Nomad.",
-                           "evidence": [{"session": "S1", "message": 0}]}]})
-        .to_string(),
-    );
+    model.push_text(deploys_created_as(
+        "We deploy the billing service with Nomad.",
+    ));
     model.push_text(LASTING);
     let h = Harness::new(per_request(Some(1))).with_model(&model);
     let session = h.dream.log_session(user(STATEMENTS[0])).await.unwrap();
@@ -420,12 +413,9 @@ async fn a_statement_the_model_keeps_in_part_is_kept_whole_by_the_offline_readin
 async fn a_statement_the_model_keeps_whole_in_its_own_words_gets_no_second_memory() {
     // Covered: every name of the statement and most of its words.
     let model = ScriptedModel::new();
-    model.push_text(
-        json!({"create": [{"name": "Deploys", "kind": "project",
-                           "content": "The billing service is deployed with Nomad, never with Kubernetes.",
-                           "evidence": [{"session": "S1", "message": 0}]}]})
-        .to_string(),
-    );
+    model.push_text(deploys_created_as(
+        "The billing service is deployed with Nomad, never with Kubernetes.",
+    ));
     let h = Harness::new(per_request(Some(1))).with_model(&model);
     h.dream.log_session(user(STATEMENTS[0])).await.unwrap();
     let report = h.dream.dream(true).await.unwrap();
