@@ -20,7 +20,7 @@
 use std::fmt;
 
 use dream_core::Memory;
-use hmac::{Hmac, Mac};
+use hmac::{Hmac, KeyInit, Mac};
 use sha2::Sha256;
 use zeroize::Zeroizing;
 
@@ -347,6 +347,22 @@ mod tests {
             now,
         );
         ("m1".to_owned(), render_memory(&m))
+    }
+
+    /// Seals written by an earlier build must verify after any change of the
+    /// HMAC or SHA-2 crates: the values below were computed outside Rust
+    /// (Python's `hmac` module) over the same domain, label and bytes.
+    #[test]
+    fn tags_are_hmac_sha256_over_domain_label_and_bytes() {
+        let key = SealKey::from_bytes([7; 32]);
+        assert_eq!(
+            hex::encode(key.tag("recall-index", b"index bytes")),
+            "b715edd7c41d5983d25faf9836ad1ea0c06a054cac5587ae8f9c93476ffd4c26"
+        );
+        assert_eq!(
+            hex::encode(key.mac("m1", b"body").finalize().into_bytes()),
+            "9ced5574fd7551a8b473ede6c328777a4460a44b330bfed0459ee26b1ee3b48c"
+        );
     }
 
     #[test]
