@@ -85,7 +85,8 @@ pub struct Options {
     pub claim_ttl: Duration,
     /// How long a mutation waits for the store lease before answering `Busy`.
     pub lease_wait: Duration,
-    /// Output token limit for the LLM consolidator.
+    /// Output token limit for the LLM consolidator: the most any request asks
+    /// for (each asks for no more than its text needs; see `LlmConsolidator::request`).
     pub max_tokens: u32,
     /// After `log_session`, check the gates and dream in the background
     /// (the session just logged does not count towards the gate).

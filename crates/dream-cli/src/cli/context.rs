@@ -67,8 +67,8 @@ pub struct Global {
     /// the whole batch with openai and anthropic).
     #[arg(long, global = true, value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
     pub sessions_per_request: Option<u16>,
-    /// Output tokens one model answer may take (default 4096); a small local
-    /// model is faster and rambles less with a few hundred.
+    /// Output tokens one model answer may take at most (default 4096); each
+    /// request asks for no more than twice the text it shows plus 256.
     #[arg(long, global = true, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     pub max_tokens: Option<u32>,
     /// Seconds one attempt of a model call may take (default 60).

@@ -95,6 +95,10 @@ This request's data tag: <statement_{TAG}>.";
 /// Output tokens of the one-sentence question's answer.
 const LASTING_MAX_TOKENS: u32 = 16;
 
+/// Output tokens any answer may use beyond what [`answer_limit`] allows for
+/// the text its request shows.
+const ANSWER_BASE_TOKENS: u32 = 256;
+
 /// Characters of one memory's content shown to the model.
 const MEMORY_CONTENT_CHARS: usize = 1_500;
 /// Bytes of the existing-memories section; beyond it memories show name and description only.
@@ -113,16 +117,30 @@ impl LlmConsolidator {
         LlmConsolidator { model, max_tokens }
     }
 
-    /// Builds the request for a batch with the frame suffix `tag`.
+    /// Builds the request for a batch with the frame suffix `tag`; its output
+    /// limit is [`answer_limit`].
     pub fn request(&self, batch: &Batch, tag: &str) -> CompletionRequest {
+        let user = user_prompt(batch, tag);
         CompletionRequest {
             system: SYSTEM_RULES.replace("{TAG}", tag),
-            user: user_prompt(batch, tag),
+            max_tokens: answer_limit(self.max_tokens, &user),
+            user,
             json: true,
-            max_tokens: self.max_tokens,
             temperature: 0.0,
         }
     }
+}
+
+/// The output limit of a request showing `user`: `max_tokens` at most, and no
+/// more than an answer that restates all it shows twice over (about four bytes
+/// a token) plus [`ANSWER_BASE_TOKENS`]. Every proposal's content rests on the
+/// messages and memories shown, so a usable answer fits; a small model caught
+/// repeating one proposal until the limit (seen with a 0.5B model: 3,000
+/// tokens, two and a half minutes, for one short session) is cut off in
+/// seconds, and its session stays pending as an unusable answer.
+fn answer_limit(max_tokens: u32, user: &str) -> u32 {
+    let shown = u32::try_from(user.len() / 4).unwrap_or(u32::MAX);
+    max_tokens.min(ANSWER_BASE_TOKENS.saturating_add(shown.saturating_mul(2)))
 }
 
 /// A fresh random frame suffix: 12 lowercase letters and digits.

@@ -61,7 +61,7 @@ fn every_call_gets_a_fresh_frame_suffix_and_every_field_is_sanitized() {
     b.memories.push(memory);
     let r = c.request(&b, "abc123def456");
     assert!(r.json);
-    assert_eq!(r.max_tokens, 1000);
+    assert!(r.max_tokens <= 1000);
     assert!(r.system.contains("<session_abc123def456 ...>"));
     assert!(
         r.user
@@ -79,6 +79,34 @@ fn every_call_gets_a_fresh_frame_suffix_and_every_field_is_sanitized() {
         );
     }
     assert_eq!(r.user.matches("<\u{200B}").count(), 8);
+}
+
+#[test]
+fn one_short_session_asks_for_a_short_answer_and_a_long_one_for_room() {
+    let c = LlmConsolidator::new(Arc::new(ScriptedModel::new()), 4096);
+    let short = c.request(&batch("We deploy the billing service with Nomad."), "t");
+    // Room for a few proposals restating the message, not for 3,000 tokens of
+    // one proposal repeated.
+    assert!(
+        (400..1200).contains(&short.max_tokens),
+        "{}",
+        short.max_tokens
+    );
+    let message = "Our release train leaves every second Tuesday at 10:00 UTC. ".repeat(40);
+    let long = c.request(&batch(&message), "t");
+    // The message alone is about 600 tokens; restating it must fit.
+    assert!(
+        long.max_tokens > short.max_tokens + 1000,
+        "{}",
+        long.max_tokens
+    );
+}
+
+#[test]
+fn a_request_never_asks_for_more_than_max_tokens() {
+    let c = LlmConsolidator::new(Arc::new(ScriptedModel::new()), 700);
+    let r = c.request(&batch(&"a lasting statement of mine. ".repeat(400)), "t");
+    assert_eq!(r.max_tokens, 700);
 }
 
 #[tokio::test]
