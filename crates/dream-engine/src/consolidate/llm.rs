@@ -118,7 +118,7 @@ impl LlmConsolidator {
     }
 
     /// Builds the request for a batch with the frame suffix `tag`; its output
-    /// limit is [`answer_limit`].
+    /// limit is `answer_limit`: no more than the request's text needs.
     pub fn request(&self, batch: &Batch, tag: &str) -> CompletionRequest {
         let user = user_prompt(batch, tag);
         CompletionRequest {
